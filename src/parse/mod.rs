@@ -1,0 +1,72 @@
+//! Parsers for captured tool output: pure functions from text to typed data.
+//!
+//! One file per tool. Every parser returns a serde-serialisable struct whose field names are the
+//! contract of SPEC §3 "Parsers"; [`parse`] dispatches by KIND (the `fabcheck parse KIND` name)
+//! and returns JSON, which the engine turns into Rhai maps.
+
+use serde::Serialize;
+
+/// Unrecognisable input: names the KIND and the first line that did not fit.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("cannot parse `{kind}` output: {reason} (line {line}: {text:?})")]
+pub struct ParseError {
+    pub kind: &'static str,
+    /// 1-based line number of the first line that did not fit (0 = empty input).
+    pub line: usize,
+    pub text: String,
+    pub reason: String,
+}
+
+impl ParseError {
+    pub fn new(kind: &'static str, line: usize, text: &str, reason: impl Into<String>) -> Self {
+        let mut text = text.to_string();
+        if text.len() > 200 {
+            let mut cut = 200;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+        }
+        ParseError { kind, line, text, reason: reason.into() }
+    }
+}
+
+/// (KIND for `fabcheck parse`, Rhai function name in the `parse::` namespace, input description).
+pub const KINDS: &[(&str, &str, &str)] = &[
+    ("ethtool", "ethtool", "ethtool IFACE"),
+    ("ethtool-driver", "ethtool_driver", "ethtool -i IFACE"),
+    ("ethtool-stats", "ethtool_stats", "ethtool -S IFACE"),
+    ("eee", "eee", "ethtool --show-eee IFACE"),
+    ("bonding", "bonding", "/proc/net/bonding/BOND"),
+    ("perftest", "perftest", "ib_write_bw / ib_read_bw / ib_send_bw / *_lat, client or server"),
+    ("nccl", "nccl", "nccl-tests *_perf text output or its -J JSON"),
+    ("iperf3", "iperf3", "iperf3 -J JSON"),
+    ("ip-addr", "ip_addr", "ip -j addr"),
+    ("ibdev2netdev", "ibdev2netdev", "ibdev2netdev"),
+    ("rdma-link", "rdma_link", "rdma link"),
+    ("ofed-info", "ofed_info", "ofed_info -s"),
+    ("ping", "ping", "iputils ping"),
+];
+
+fn to_json<T: Serialize>(v: T) -> serde_json::Value {
+    serde_json::to_value(v).expect("parser output is always serialisable")
+}
+
+/// Parse `text` as tool output of `kind`; unknown kinds are an error listing the known ones.
+pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
+    match kind {
+        // one arm per KIND, e.g. "ethtool" => ethtool::parse(text).map(to_json),
+        _ => {
+            let _ = (text, to_json::<()>);
+            Err(ParseError::new(
+                "unknown",
+                0,
+                kind,
+                format!(
+                    "unknown KIND `{kind}`; known kinds: {}",
+                    KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
+                ),
+            ))
+        }
+    }
+}
