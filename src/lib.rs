@@ -3,4 +3,10 @@
 //! Data flows one way: `cli` → `inventory` + `engine` → `primitives` → `transport`;
 //! results → `report`.
 
+pub mod cli;
+pub mod engine;
+pub mod inventory;
 pub mod parse;
+pub mod primitives;
+pub mod report;
+pub mod transport;

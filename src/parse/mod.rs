@@ -27,7 +27,12 @@ impl ParseError {
             }
             text.truncate(cut);
         }
-        ParseError { kind, line, text, reason: reason.into() }
+        ParseError {
+            kind,
+            line,
+            text,
+            reason: reason.into(),
+        }
     }
 }
 
@@ -38,8 +43,16 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("ethtool-stats", "ethtool_stats", "ethtool -S IFACE"),
     ("eee", "eee", "ethtool --show-eee IFACE"),
     ("bonding", "bonding", "/proc/net/bonding/BOND"),
-    ("perftest", "perftest", "ib_write_bw / ib_read_bw / ib_send_bw / *_lat, client or server"),
-    ("nccl", "nccl", "nccl-tests *_perf text output or its -J JSON"),
+    (
+        "perftest",
+        "perftest",
+        "ib_write_bw / ib_read_bw / ib_send_bw / *_lat, client or server",
+    ),
+    (
+        "nccl",
+        "nccl",
+        "nccl-tests *_perf text output or its -J JSON",
+    ),
     ("iperf3", "iperf3", "iperf3 -J JSON"),
     ("ip-addr", "ip_addr", "ip -j addr"),
     ("ibdev2netdev", "ibdev2netdev", "ibdev2netdev"),

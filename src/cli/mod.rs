@@ -1,0 +1,187 @@
+//! Command line (SPEC §1): clap-derive definitions and dispatch. Exit codes: 0 all passed or
+//! skipped, 1 a test failed or errored, 2 usage/inventory/compile error, 3 interrupted.
+
+mod misc;
+mod run;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_INTERRUPTED: i32 = 3;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fabcheck",
+    version,
+    about = "Scripted acceptance and regression tests for GPU cluster network fabrics"
+)]
+pub struct Cli {
+    /// More logs on stderr (-v debug, -vv trace); RUST_LOG is honoured.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Print only failures and the summary.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct Target {
+    /// Inventory file (TOML).
+    #[arg(short = 'i', long = "inventory")]
+    pub inventory: Option<PathBuf>,
+    /// Node set to work on: `spark-[01-06]`, `gpu[1-3,7]`, `@group`.
+    #[arg(short = 'w', long = "nodes")]
+    pub nodes: Option<String>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunArgs {
+    /// Script files, directories (every *.rhai) or quoted glob patterns.
+    #[arg(required = true)]
+    pub scripts: Vec<String>,
+    #[command(flatten)]
+    pub target: Target,
+    /// Write JUnit XML here.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Write JSON results here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report here.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+    /// Run only tests whose name contains this (repeatable; `tag:NAME` selects by tag).
+    #[arg(long)]
+    pub filter: Vec<String>,
+    /// Script parameter, read with param("KEY") (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Parallel nodes at most.
+    #[arg(long)]
+    pub fanout: Option<usize>,
+    /// Default test timeout and cap of every command (500ms, 30s, 5m).
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Print remote commands instead of running them; check reachability only.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Allow tests that change nodes (write files, restart services, apply netplan).
+    #[arg(long)]
+    pub allow_changes: bool,
+    /// Save every remote command and its output in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// Answer commands from transcripts in DIR instead of real nodes.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
+    /// Compare metrics with an earlier --json result.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Directory overriding the embedded stdlib modules (also FABCHECK_STDLIB).
+    #[arg(long, value_name = "DIR")]
+    pub stdlib: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run scripts and write reports.
+    Run(RunArgs),
+    /// Compile only: syntax and unknown-function errors.
+    Check {
+        #[arg(required = true)]
+        scripts: Vec<String>,
+    },
+    /// The test names a run would produce.
+    List {
+        #[arg(required = true)]
+        scripts: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        #[arg(long)]
+        filter: Vec<String>,
+    },
+    /// Ad-hoc fan-out of one command; identical outputs grouped (like clush -b).
+    Exec {
+        #[command(flatten)]
+        target: Target,
+        #[arg(long)]
+        fanout: Option<usize>,
+        #[arg(long)]
+        timeout: Option<String>,
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Expand and print the inventory.
+    Nodes {
+        #[arg(short = 'i', long = "inventory")]
+        inventory: Option<PathBuf>,
+        nodeset: Option<String>,
+    },
+    /// Parse captured tool output (stdin if no FILE) and print JSON.
+    Parse { kind: String, file: Option<PathBuf> },
+    /// Side-by-side table of metrics from several --json results.
+    Compare {
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        #[arg(long, default_value = "markdown")]
+        format: String,
+    },
+    /// Reference of every script function, generated from the engine.
+    Doc,
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "fabcheck=debug,info",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    init_tracing(cli.verbose);
+    match cli.command {
+        Command::Run(a) => run::run(a, cli.quiet),
+        Command::Check { scripts } => run::check(&scripts),
+        Command::List {
+            scripts,
+            target,
+            set,
+            filter,
+        } => run::list(&scripts, &target, &set, &filter),
+        Command::Exec {
+            target,
+            fanout,
+            timeout,
+            command,
+        } => misc::exec(&target, fanout, timeout.as_deref(), &command),
+        Command::Nodes { inventory, nodeset } => {
+            misc::nodes(inventory.as_deref(), nodeset.as_deref())
+        }
+        Command::Parse { kind, file } => misc::parse(&kind, file.as_deref()),
+        Command::Compare { results, format } => misc::compare(&results, &format),
+        Command::Doc => misc::doc(),
+    }
+}

@@ -1,0 +1,301 @@
+//! `assert`, `assert_eq`, `assert_ge`, `assert_le`, `assert_within`, `fail`, `skip`, `warn`,
+//! `metric`, `param`. Failure messages carry expected and actual values and the script
+//! file:line of the assertion.
+
+use super::context;
+use super::signal::{self, RhaiErr};
+use crate::report::model::Metric;
+use rhai::{Dynamic, Engine, Map, NativeCallContext};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+fn at(ctx: &NativeCallContext) -> String {
+    let file = ctx
+        .call_source()
+        .map(str::to_string)
+        .unwrap_or_else(context::file);
+    match ctx.call_position().line() {
+        Some(l) => format!("{file}:{l}"),
+        None => file,
+    }
+}
+
+/// A value as a person reads it in a message: strings quoted, `()` as null.
+pub fn show(v: &Dynamic) -> String {
+    if v.is_unit() {
+        "null".into()
+    } else if v.is_string() {
+        format!("{:?}", v.to_string())
+    } else if v.is_float() {
+        let f = v.as_float().unwrap_or(f64::NAN);
+        let s = format!("{f:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+fn num(v: &Dynamic) -> Option<f64> {
+    if let Ok(i) = v.as_int() {
+        return Some(i as f64);
+    }
+    v.as_float().ok()
+}
+
+fn fail(ctx: &NativeCallContext, msg: &str, what: String) -> RhaiErr {
+    let text = if msg.is_empty() {
+        what
+    } else {
+        format!("{msg}: {what}")
+    };
+    signal::failure(format!("{text} at {}", at(ctx)), ctx.call_position())
+}
+
+/// A missing value (`null` from a parser, no metric) means the check could not be made.
+fn need_num(ctx: &NativeCallContext, v: &Dynamic, role: &str, msg: &str) -> Result<f64, RhaiErr> {
+    num(v).ok_or_else(|| {
+        let m = if msg.is_empty() {
+            String::new()
+        } else {
+            format!("{msg}: ")
+        };
+        signal::error(
+            format!(
+                "{m}{role} value is {} ({}), not a number; the check could not be made at {}",
+                show(v),
+                v.type_name(),
+                at(ctx)
+            ),
+            ctx.call_position(),
+        )
+    })
+}
+
+fn values_equal(ctx: &NativeCallContext, a: &Dynamic, b: &Dynamic) -> bool {
+    if let (Some(x), Some(y)) = (num(a), num(b)) {
+        return x == y;
+    }
+    if a.type_id() != b.type_id() {
+        return false;
+    }
+    ctx.call_native_fn::<bool>("==", (a.clone(), b.clone()))
+        .unwrap_or_else(|_| a.to_string() == b.to_string())
+}
+
+pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
+    engine.register_fn(
+        "assert",
+        |ctx: NativeCallContext, cond: bool, msg: &str| -> Result<(), RhaiErr> {
+            if cond {
+                Ok(())
+            } else {
+                Err(fail(&ctx, msg, "expected true, got false".into()))
+            }
+        },
+    );
+    engine.register_fn(
+        "assert",
+        |ctx: NativeCallContext, cond: bool| -> Result<(), RhaiErr> {
+            if cond {
+                Ok(())
+            } else {
+                Err(fail(&ctx, "assertion", "expected true, got false".into()))
+            }
+        },
+    );
+    engine.register_fn(
+        "assert_eq",
+        |ctx: NativeCallContext,
+         actual: Dynamic,
+         expected: Dynamic,
+         msg: &str|
+         -> Result<(), RhaiErr> {
+            if values_equal(&ctx, &actual, &expected) {
+                Ok(())
+            } else {
+                Err(fail(
+                    &ctx,
+                    msg,
+                    format!("expected {}, actual {}", show(&expected), show(&actual)),
+                ))
+            }
+        },
+    );
+    engine.register_fn(
+        "assert_ge",
+        |ctx: NativeCallContext, actual: Dynamic, min: Dynamic, msg: &str| -> Result<(), RhaiErr> {
+            let a = need_num(&ctx, &actual, "actual", msg)?;
+            let m = need_num(&ctx, &min, "minimum", msg)?;
+            if a >= m {
+                Ok(())
+            } else {
+                Err(fail(
+                    &ctx,
+                    msg,
+                    format!("expected >= {}, actual {}", show(&min), show(&actual)),
+                ))
+            }
+        },
+    );
+    engine.register_fn(
+        "assert_le",
+        |ctx: NativeCallContext, actual: Dynamic, max: Dynamic, msg: &str| -> Result<(), RhaiErr> {
+            let a = need_num(&ctx, &actual, "actual", msg)?;
+            let m = need_num(&ctx, &max, "maximum", msg)?;
+            if a <= m {
+                Ok(())
+            } else {
+                Err(fail(
+                    &ctx,
+                    msg,
+                    format!("expected <= {}, actual {}", show(&max), show(&actual)),
+                ))
+            }
+        },
+    );
+    engine.register_fn(
+        "assert_within",
+        |ctx: NativeCallContext,
+         actual: Dynamic,
+         reference: Dynamic,
+         tol: Dynamic,
+         msg: &str|
+         -> Result<(), RhaiErr> {
+            let a = need_num(&ctx, &actual, "actual", msg)?;
+            let r = need_num(&ctx, &reference, "reference", msg)?;
+            let t = need_num(&ctx, &tol, "tolerance", msg)?;
+            let dev = if r == 0.0 {
+                if a == 0.0 {
+                    0.0
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                (a - r).abs() / r.abs() * 100.0
+            };
+            if dev <= t {
+                Ok(())
+            } else {
+                Err(fail(
+                    &ctx,
+                    msg,
+                    format!(
+                        "expected {} ± {}%, actual {} ({:.1}% off)",
+                        show(&reference),
+                        show(&tol),
+                        show(&actual),
+                        dev
+                    ),
+                ))
+            }
+        },
+    );
+    engine.register_fn(
+        "fail",
+        |ctx: NativeCallContext, msg: &str| -> Result<(), RhaiErr> {
+            Err(signal::failure(
+                format!("{msg} at {}", at(&ctx)),
+                ctx.call_position(),
+            ))
+        },
+    );
+    engine.register_fn(
+        "skip",
+        |ctx: NativeCallContext, reason: &str| -> Result<(), RhaiErr> {
+            Err(signal::skip(reason, ctx.call_position()))
+        },
+    );
+    engine.register_fn(
+        "error",
+        |ctx: NativeCallContext, msg: &str| -> Result<(), RhaiErr> {
+            Err(signal::error(
+                format!("{msg} at {}", at(&ctx)),
+                ctx.call_position(),
+            ))
+        },
+    );
+    engine.register_fn("warn", |ctx: NativeCallContext, msg: &str| {
+        let line = format!("{msg} at {}", at(&ctx));
+        if context::with(|c| c.warnings.push(line.clone())).is_none() {
+            tracing::warn!("{line}");
+        }
+    });
+    fn record(
+        ctx: &NativeCallContext,
+        name: &str,
+        value: Dynamic,
+        unit: &str,
+        opts: Option<Map>,
+    ) -> Result<(), RhaiErr> {
+        let v = need_num(ctx, &value, &format!("metric {name}:"), "")?;
+        let mut m = Metric {
+            name: name.to_string(),
+            value: v,
+            unit: unit.to_string(),
+            tolerance_pct: None,
+            higher_is_better: true,
+        };
+        if let Some(o) = opts {
+            if let Some(t) = o.get("tolerance_pct").and_then(num) {
+                m.tolerance_pct = Some(t);
+            }
+            if let Some(h) = o.get("higher_is_better").and_then(|d| d.as_bool().ok()) {
+                m.higher_is_better = h;
+            }
+        }
+        context::with(|c| {
+            c.metrics.retain(|x| x.name != m.name);
+            c.metrics.push(m);
+        });
+        Ok(())
+    }
+    engine.register_fn(
+        "metric",
+        |ctx: NativeCallContext, name: &str, value: Dynamic, unit: &str| {
+            record(&ctx, name, value, unit, None)
+        },
+    );
+    engine.register_fn(
+        "metric",
+        |ctx: NativeCallContext, name: &str, value: Dynamic, unit: &str, opts: Map| {
+            record(&ctx, name, value, unit, Some(opts))
+        },
+    );
+    let p = params.clone();
+    engine.register_fn(
+        "param",
+        move |ctx: NativeCallContext, key: &str| -> Result<Dynamic, RhaiErr> {
+            p.get(key).cloned().ok_or_else(|| {
+                signal::skip(
+                    format!("missing input: give --set {key}=VALUE"),
+                    ctx.call_position(),
+                )
+            })
+        },
+    );
+    let p = params;
+    engine.register_fn("param", move |key: &str, default: Dynamic| -> Dynamic {
+        p.get(key).cloned().unwrap_or(default)
+    });
+    engine.register_fn("log", |msg: &str| context::log_line(msg));
+    // Rhai's trim() trims in place and returns (); trimmed() returns the trimmed copy.
+    engine.register_fn("trimmed", |s: &str| s.trim().to_string());
+}
+
+/// `--set KEY=VALUE`: numbers and booleans are typed, the rest stays a string.
+pub fn typed_param(v: &str) -> Dynamic {
+    let t = v.trim();
+    if let Ok(i) = t.parse::<i64>() {
+        return Dynamic::from(i);
+    }
+    if let Ok(f) = t.parse::<f64>() {
+        if f.is_finite() {
+            return Dynamic::from(f);
+        }
+    }
+    match t {
+        "true" => Dynamic::from(true),
+        "false" => Dynamic::from(false),
+        _ => Dynamic::from(v.to_string()),
+    }
+}

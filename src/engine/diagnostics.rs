@@ -1,0 +1,201 @@
+//! Compile-time problems with a code frame of the offending line (hurl-style), and the
+//! unknown-function check of `fabcheck check`.
+
+use rhai::{ASTNode, Engine, Expr, Stmt, AST};
+use std::collections::BTreeSet;
+use std::fmt;
+
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub file: String,
+    pub line: Option<usize>,
+    pub col: Option<usize>,
+    pub message: String,
+    pub hint: Option<String>,
+    /// The offending source line, for the code frame.
+    pub source_line: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn plain(file: &str, message: String, hint: &str) -> Diagnostic {
+        Diagnostic {
+            file: file.into(),
+            line: None,
+            col: None,
+            message,
+            hint: Some(hint.into()),
+            source_line: None,
+        }
+    }
+
+    pub fn at(
+        file: &str,
+        source: &str,
+        line: Option<usize>,
+        col: Option<usize>,
+        message: String,
+        hint: Option<String>,
+    ) -> Diagnostic {
+        let source_line = line
+            .and_then(|l| source.lines().nth(l.saturating_sub(1)))
+            .map(str::to_string);
+        Diagnostic {
+            file: file.into(),
+            line,
+            col,
+            message,
+            hint,
+            source_line,
+        }
+    }
+
+    pub fn from_parse_error(file: &str, source: &str, e: &rhai::ParseError) -> Diagnostic {
+        let mut msg = e.0.to_string();
+        if let Some(i) = msg.rfind(" (line ") {
+            msg.truncate(i);
+        }
+        Diagnostic::at(
+            file,
+            source,
+            e.1.line(),
+            e.1.position(),
+            format!("syntax error: {msg}"),
+            Some(
+                "fix the script; `fabcheck check SCRIPT` re-checks it without running anything"
+                    .into(),
+            ),
+        )
+    }
+
+    /// `file:line:col`
+    pub fn location(&self) -> String {
+        match (self.line, self.col) {
+            (Some(l), Some(c)) => format!("{}:{l}:{c}", self.file),
+            (Some(l), None) => format!("{}:{l}", self.file),
+            _ => self.file.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "error: {}", self.message)?;
+        writeln!(f, "  --> {}", self.location())?;
+        if let (Some(l), Some(src)) = (self.line, &self.source_line) {
+            let w = l.to_string().len();
+            writeln!(f, "{:w$} |", "")?;
+            writeln!(f, "{l} | {src}")?;
+            if let Some(c) = self.col {
+                writeln!(f, "{:w$} | {}^", "", " ".repeat(c.saturating_sub(1)))?;
+            }
+        }
+        if let Some(h) = &self.hint {
+            writeln!(f, "  = hint: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+const KEYWORD_FUNCTIONS: &[&str] = &[
+    "print",
+    "debug",
+    "type_of",
+    "eval",
+    "Fn",
+    "call",
+    "curry",
+    "is_def_var",
+    "is_def_fn",
+    "is_shared",
+    "throw",
+];
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Names of every function the engine knows (registered, standard library and operators).
+pub fn known_functions(engine: &Engine) -> BTreeSet<String> {
+    engine
+        .gen_fn_signatures(true)
+        .into_iter()
+        .filter_map(|s| {
+            let name = s.split('(').next()?.trim().to_string();
+            // signatures may be prefixed by a namespace (`parse::ethtool`) or `get$`
+            Some(name.rsplit("::").next().unwrap_or(&name).to_string())
+        })
+        .collect()
+}
+
+/// Calls to functions that exist nowhere: not registered, not defined in the script, not a
+/// variable holding a function pointer. Each with a "did you mean".
+pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
+    let mut known = known_functions(engine);
+    known.extend(KEYWORD_FUNCTIONS.iter().map(|s| s.to_string()));
+    for f in ast.iter_functions() {
+        known.insert(f.name.to_string());
+        known.extend(f.params.iter().map(|p| p.to_string()));
+    }
+    let mut calls: Vec<(String, rhai::Position)> = Vec::new();
+    ast.walk(&mut |path: &[ASTNode]| {
+        match path.last() {
+            Some(ASTNode::Expr(Expr::FnCall(call, pos)))
+            | Some(ASTNode::Stmt(Stmt::FnCall(call, pos)))
+                if call.namespace.is_empty() && call.op_token.is_none() =>
+            {
+                calls.push((call.name.to_string(), *pos));
+            }
+            Some(ASTNode::Stmt(Stmt::Var(x, _, _))) => {
+                known.insert(x.0.name.to_string());
+            }
+            _ => {}
+        }
+        true
+    });
+    let registered: Vec<String> = known_functions(engine).into_iter().collect();
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (name, pos) in calls {
+        let is_ident = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !is_ident
+            || known.contains(&name)
+            || name.contains('$')
+            || !seen.insert((name.clone(), pos.line()))
+        {
+            continue;
+        }
+        let best = registered
+            .iter()
+            .map(|k| (edit_distance(&name, k), k))
+            .filter(|(d, _)| *d <= 3)
+            .min();
+        let hint = match best {
+            Some((_, k)) => format!("did you mean `{k}`? (`fabcheck doc` lists every function)"),
+            None => "`fabcheck doc` lists every function scripts can call".into(),
+        };
+        out.push(Diagnostic::at(
+            file,
+            source,
+            pos.line(),
+            pos.position(),
+            format!("unknown function `{name}`"),
+            Some(hint),
+        ));
+    }
+    out
+}

@@ -1,0 +1,148 @@
+//! The Rhai engine: script loading with explicit limits, the test registry, assertions and the
+//! runner that turns registered tests into results.
+
+pub mod assertions;
+pub mod context;
+pub mod diagnostics;
+pub mod registry;
+pub mod runner;
+pub mod signal;
+pub mod stdlib;
+
+use crate::primitives::RunEnv;
+use crate::transport::cancel;
+use diagnostics::Diagnostic;
+use rhai::{Dynamic, Engine, Module, AST};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A compiled script with its own engine and test registry.
+pub struct Script {
+    pub path: PathBuf,
+    /// The script's name in reports (file stem, e.g. `five_step_acceptance`).
+    pub name: String,
+    pub source: String,
+    pub engine: Arc<Engine>,
+    pub ast: Arc<AST>,
+    pub registry: registry::SharedRegistry,
+}
+
+/// Limits are explicit: debug builds have much lower defaults than release builds.
+fn apply_limits(engine: &mut Engine) {
+    engine.set_max_call_levels(96);
+    engine.set_max_expr_depths(256, 128);
+    engine.set_max_string_size(64 * 1024 * 1024);
+    engine.set_max_array_size(1_000_000);
+    engine.set_max_map_size(200_000);
+    engine.set_max_modules(256);
+    engine.set_max_operations(0); // unlimited count; runaway loops stop at the test timeout
+}
+
+/// An engine with every fabcheck function registered (no test registry attached).
+pub fn new_engine(
+    env: &Arc<RunEnv>,
+    registry: registry::SharedRegistry,
+    script_dir: &Path,
+) -> Engine {
+    let mut engine = Engine::new();
+    apply_limits(&mut engine);
+    engine.on_progress(|_| {
+        if cancel::interrupted() {
+            Some(Dynamic::from("interrupted"))
+        } else if context::past_deadline() {
+            Some(Dynamic::from("timeout"))
+        } else {
+            None
+        }
+    });
+    engine.on_print(|s| context::log_line(s));
+    engine.on_debug(|s, _src, pos| context::log_line(&format!("[debug {pos}] {s}")));
+    registry::register(&mut engine, registry);
+    assertions::register(&mut engine, env.params.clone());
+    crate::primitives::register(&mut engine, env.clone());
+    engine.register_static_module("parse", Arc::new(parse_module()));
+    engine.set_module_resolver(stdlib::Resolver::new(
+        script_dir.to_path_buf(),
+        env.stdlib_dir.clone(),
+    ));
+    engine
+}
+
+/// `parse::ethtool(text)` etc.: the same parsers as `fabcheck parse KIND`.
+fn parse_module() -> Module {
+    let mut m = Module::new();
+    for (kind, fname, _) in crate::parse::KINDS {
+        let kind: &'static str = kind;
+        m.set_native_fn(
+            *fname,
+            move |text: &str| -> Result<Dynamic, Box<rhai::EvalAltResult>> {
+                let v = crate::parse::parse(kind, text)
+                    .map_err(|e| signal::error(e.to_string(), rhai::Position::NONE))?;
+                rhai::serde::to_dynamic(v)
+            },
+        );
+    }
+    m
+}
+
+/// Read and compile a script; syntax errors and unknown functions are diagnostics (exit 2).
+pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
+    let display = path.display().to_string();
+    let source = std::fs::read_to_string(path).map_err(|e| {
+        vec![Diagnostic::plain(
+            &display,
+            format!("cannot read the script: {e}"),
+            "check the path and its permissions",
+        )]
+    })?;
+    let registry: registry::SharedRegistry = Arc::new(Mutex::new(registry::Registry::default()));
+    let dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut engine = new_engine(env, registry.clone(), &dir);
+    let mut ast = engine
+        .compile(&source)
+        .map_err(|e| vec![Diagnostic::from_parse_error(&display, &source, &e)])?;
+    ast.set_source(display.clone());
+    // Closures run later (each test) without the top level's imports: make every top-level
+    // `import "X" as Y;` visible everywhere by registering the module under Y.
+    let resolver = stdlib::Resolver::new(dir.clone(), env.stdlib_dir.clone());
+    let mut imported = Vec::new();
+    for stmt in ast.statements() {
+        if let rhai::Stmt::Import(x, pos) = stmt {
+            if let rhai::Expr::StringConstant(path, _) = &x.0 {
+                use rhai::ModuleResolver;
+                let m = resolver.resolve(&engine, Some(&display), path, *pos).map_err(|e| {
+                    vec![Diagnostic::at(&display, &source, pos.line(), pos.position(), format!("cannot import `{path}`: {}", first_line(&e.to_string())), Some(format!("stdlib modules: {}; other paths are relative to the script's folder", stdlib::EMBEDDED.iter().map(|m| m.0).collect::<Vec<_>>().join(", "))))]
+                })?;
+                if !x.1.name.is_empty() {
+                    imported.push((x.1.name.to_string(), m));
+                }
+            }
+        }
+    }
+    for (alias, m) in imported {
+        engine.register_static_module(alias, m);
+    }
+    let unknown = diagnostics::unknown_functions(&engine, &ast, &display, &source);
+    if !unknown.is_empty() {
+        return Err(unknown);
+    }
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| display.clone());
+    Ok(Script {
+        path: path.to_path_buf(),
+        name,
+        source,
+        engine: Arc::new(engine),
+        ast: Arc::new(ast),
+        registry,
+    })
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}

@@ -1,0 +1,191 @@
+//! `test`, `test_each`: the script's top level registers tests; the runner runs them later.
+
+use super::signal::{self, RhaiErr};
+use crate::primitives::NodeRef;
+use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Clone)]
+pub struct TestDef {
+    pub name: String,
+    /// Set for `test_each` testcases: the node passed to the closure.
+    pub node: Option<NodeRef>,
+    pub func: FnPtr,
+    pub timeout: Option<Duration>,
+    pub tags: Vec<String>,
+    pub retries: u32,
+    /// Needs `--allow-changes` (option `changes: true`); skipped without it.
+    pub changes: bool,
+    pub line: Option<usize>,
+    /// Testcases registered by one `test_each` share a group and run concurrently.
+    pub group: Option<usize>,
+}
+
+#[derive(Default)]
+pub struct Registry {
+    pub tests: Vec<TestDef>,
+    groups: usize,
+}
+
+pub type SharedRegistry = Arc<Mutex<Registry>>;
+
+#[derive(Default)]
+struct Opts {
+    timeout: Option<Duration>,
+    tags: Vec<String>,
+    retries: u32,
+    changes: bool,
+}
+
+fn parse_opts(map: &Map, pos: rhai::Position) -> Result<Opts, RhaiErr> {
+    let mut o = Opts::default();
+    for (k, v) in map {
+        match k.as_str() {
+            "timeout" => {
+                let s = v.to_string();
+                let d = if v.is_int() {
+                    Duration::from_secs(v.as_int().unwrap_or(0).max(0) as u64)
+                } else {
+                    crate::inventory::parse_duration(&s)
+                        .map_err(|e| signal::error(format!("test option timeout: {e}"), pos))?
+                };
+                o.timeout = Some(d);
+            }
+            "tags" => {
+                let arr = v.clone().try_cast::<Array>().ok_or_else(|| {
+                    signal::error(
+                        "test option tags must be an array of strings, e.g. tags: [\"rdma\"]",
+                        pos,
+                    )
+                })?;
+                o.tags = arr.into_iter().map(|t| t.to_string()).collect();
+            }
+            "retries" => {
+                o.retries = v
+                    .as_int()
+                    .map_err(|_| signal::error("test option retries must be a whole number", pos))?
+                    .clamp(0, 100) as u32;
+            }
+            "changes" => o.changes = v.as_bool().unwrap_or(false),
+            other => {
+                return Err(signal::error(format!("unknown test option `{other}`; options are timeout, tags, retries, changes"), pos));
+            }
+        }
+    }
+    Ok(o)
+}
+
+fn add(
+    reg: &SharedRegistry,
+    ctx: &NativeCallContext,
+    name: &str,
+    node: Option<NodeRef>,
+    opts: Opts,
+    func: FnPtr,
+    group: Option<usize>,
+) {
+    let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
+    // GitLab keeps only the first of duplicate (classname, name) pairs: keep names unique.
+    let mut unique = name.to_string();
+    let mut n = 2;
+    while r.tests.iter().any(|t| {
+        t.name == unique && t.node.as_ref().map(|x| x.name()) == node.as_ref().map(|x| x.name())
+    }) {
+        unique = format!("{name} ({n})");
+        n += 1;
+    }
+    r.tests.push(TestDef {
+        name: unique,
+        node,
+        func,
+        timeout: opts.timeout,
+        tags: opts.tags,
+        retries: opts.retries,
+        changes: opts.changes,
+        line: ctx.call_position().line(),
+        group,
+    });
+}
+
+fn each(
+    reg: &SharedRegistry,
+    ctx: &NativeCallContext,
+    nodes: Array,
+    name: &str,
+    opts: Opts,
+    func: FnPtr,
+) -> Result<(), RhaiErr> {
+    let group = {
+        let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
+        r.groups += 1;
+        r.groups
+    };
+    for d in nodes {
+        let Some(n) = d.clone().try_cast::<NodeRef>() else {
+            return Err(signal::error(
+                format!(
+                    "test_each needs an array of nodes (from nodes()), got an element of type {}",
+                    d.type_name()
+                ),
+                ctx.call_position(),
+            ));
+        };
+        let label = format!("{name} [{}]", n.name());
+        add(
+            reg,
+            ctx,
+            &label,
+            Some(n),
+            Opts {
+                timeout: opts.timeout,
+                tags: opts.tags.clone(),
+                retries: opts.retries,
+                changes: opts.changes,
+            },
+            func.clone(),
+            Some(group),
+        );
+    }
+    Ok(())
+}
+
+pub fn register(engine: &mut Engine, reg: SharedRegistry) {
+    let r = reg.clone();
+    engine.register_fn(
+        "test",
+        move |ctx: NativeCallContext, name: &str, f: FnPtr| {
+            add(&r, &ctx, name, None, Opts::default(), f, None)
+        },
+    );
+    let r = reg.clone();
+    engine.register_fn(
+        "test",
+        move |ctx: NativeCallContext, name: &str, opts: Map, f: FnPtr| -> Result<(), RhaiErr> {
+            let o = parse_opts(&opts, ctx.call_position())?;
+            add(&r, &ctx, name, None, o, f, None);
+            Ok(())
+        },
+    );
+    let r = reg.clone();
+    engine.register_fn(
+        "test_each",
+        move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr| {
+            each(&r, &ctx, nodes, name, Opts::default(), f)
+        },
+    );
+    let r = reg;
+    engine.register_fn(
+        "test_each",
+        move |ctx: NativeCallContext,
+              nodes: Array,
+              name: &str,
+              opts: Map,
+              f: FnPtr|
+              -> Result<(), RhaiErr> {
+            let o = parse_opts(&opts, ctx.call_position())?;
+            each(&r, &ctx, nodes, name, o, f)
+        },
+    );
+    let _ = Dynamic::UNIT;
+}

@@ -1,0 +1,326 @@
+//! Runs a compiled script: its top level registers tests, then the tests run in order
+//! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
+
+use super::context::{self, TestCtx};
+use super::registry::TestDef;
+use super::signal::{classify, Ending, SignalKind};
+use super::Script;
+use crate::report::model::{cap, Attempt, Status, SuiteResult, TestResult};
+use crate::transport::cancel;
+use rhai::{Dynamic, Scope};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What the runner tells the console while it works.
+pub trait Observer: Sync {
+    fn suite_started(&self, _name: &str, _tests: usize) {}
+    fn test_started(&self, _name: &str) {}
+    fn test_finished(&self, _t: &TestResult) {}
+}
+
+pub struct NoObserver;
+impl Observer for NoObserver {}
+
+pub struct RunOptions {
+    pub filters: Vec<String>,
+    pub default_timeout: Duration,
+    pub fanout: usize,
+    pub allow_changes: bool,
+    pub dry_run: bool,
+}
+
+/// Size of the output kept per testcase in reports.
+pub const OUTPUT_CAP: usize = 64 * 1024;
+const STACK: usize = 16 * 1024 * 1024;
+
+fn timestamp() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Run the script's top level (registration). Returns an error testcase if it failed.
+pub fn register_tests(script: &Script, timeout: Duration) -> Option<TestResult> {
+    context::set_file(&script.path.display().to_string());
+    context::install(TestCtx::new(
+        "(script top level)",
+        &script.path.display().to_string(),
+        timeout,
+    ));
+    let started = Instant::now();
+    let res = script
+        .engine
+        .run_ast_with_scope(&mut Scope::new(), &script.ast);
+    let ctx = context::take();
+    let err = res.err()?;
+    let mut t = blank(script, "(script top level)", None, Some(1));
+    let (status, message, detail) = ending_to_outcome(&err, timeout);
+    t.status = if status == Status::Skipped {
+        Status::Skipped
+    } else {
+        Status::Error
+    };
+    t.message = Some(format!("the script's top level stopped: {message}"));
+    t.detail = detail;
+    t.duration_ms = started.elapsed().as_millis() as u64;
+    if let Some(c) = ctx {
+        absorb(&mut t, c);
+    }
+    Some(t)
+}
+
+fn blank(script: &Script, name: &str, node: Option<String>, line: Option<usize>) -> TestResult {
+    TestResult {
+        name: name.to_string(),
+        classname: match &node {
+            Some(n) => format!("{}.{}", script.name, n.replace('.', "_")),
+            None => script.name.clone(),
+        },
+        node,
+        file: script.path.display().to_string(),
+        line,
+        tags: vec![],
+        status: Status::Pass,
+        message: None,
+        detail: None,
+        duration_ms: 0,
+        warnings: vec![],
+        metrics: vec![],
+        commands: vec![],
+        output: String::new(),
+        attempts: vec![],
+    }
+}
+
+fn absorb(t: &mut TestResult, c: TestCtx) {
+    t.metrics = c.metrics;
+    t.warnings = c.warnings;
+    t.commands.extend(c.commands);
+    t.output.push_str(&c.output);
+}
+
+fn ending_to_outcome(
+    err: &rhai::EvalAltResult,
+    timeout: Duration,
+) -> (Status, String, Option<String>) {
+    match classify(err) {
+        Ending::Signal(s) => {
+            let st = match s.kind {
+                SignalKind::Failure => Status::Failure,
+                SignalKind::Error => Status::Error,
+                SignalKind::Skip => Status::Skipped,
+            };
+            (st, s.message, s.detail)
+        }
+        Ending::Terminated(tok) if tok == "interrupted" => {
+            (Status::Error, "interrupted (Ctrl-C / SIGTERM)".into(), None)
+        }
+        Ending::Terminated(_) => (
+            Status::Error,
+            format!("test timed out after {}", crate::transport::human(timeout)),
+            None,
+        ),
+        Ending::Runtime(m) => (Status::Error, m, None),
+    }
+}
+
+/// Run one test with its retries.
+fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
+    let mut t = blank(
+        script,
+        &def.name,
+        def.node.as_ref().map(|n| n.name().to_string()),
+        def.line,
+    );
+    t.tags = def.tags.clone();
+    let started = Instant::now();
+    if cancel::interrupted() {
+        t.status = Status::Skipped;
+        t.message = Some("not run: the run was interrupted".into());
+        return t;
+    }
+    if def.changes && !opts.allow_changes {
+        t.status = Status::Skipped;
+        t.message = Some("needs --allow-changes (this test changes nodes)".into());
+        return t;
+    }
+    let timeout = def.timeout.unwrap_or(opts.default_timeout);
+    let file = script.path.display().to_string();
+    for attempt in 0..=def.retries {
+        context::set_file(&file);
+        context::install(TestCtx::new(&def.name, &file, timeout));
+        let a_start = Instant::now();
+        let res = match &def.node {
+            Some(n) => {
+                def.func
+                    .call::<Dynamic>(&script.engine, &script.ast, (Dynamic::from(n.clone()),))
+            }
+            None => def.func.call::<Dynamic>(&script.engine, &script.ast, ()),
+        };
+        let ctx = context::take();
+        let (status, message, detail) = match &res {
+            Ok(_) => (Status::Pass, None, None),
+            Err(e) => {
+                let (s, m, d) = ending_to_outcome(e, timeout);
+                (s, Some(m), d)
+            }
+        };
+        if def.retries > 0 {
+            t.output.push_str(&format!(
+                "--- attempt {} of {}: {}{}\n",
+                attempt + 1,
+                def.retries + 1,
+                status.label(),
+                message
+                    .as_ref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default()
+            ));
+        }
+        t.attempts.push(Attempt {
+            status,
+            message: message.clone(),
+            duration_ms: a_start.elapsed().as_millis() as u64,
+        });
+        // Keep the last attempt's measurements; every attempt's commands and output.
+        t.metrics.clear();
+        t.warnings.clear();
+        if let Some(c) = ctx {
+            absorb(&mut t, c);
+        }
+        t.status = status;
+        t.message = message;
+        t.detail = detail;
+        let done = matches!(status, Status::Pass | Status::Skipped) || cancel::interrupted();
+        if done {
+            break;
+        }
+    }
+    if def.retries > 0 && t.status == Status::Pass && t.attempts.len() > 1 {
+        t.warnings.push(format!(
+            "flaky: passed on attempt {} of {}",
+            t.attempts.len(),
+            def.retries + 1
+        ));
+    }
+    if opts.dry_run && t.status != Status::Skipped {
+        t.detail = Some(format!(
+            "dry run outcome would be {}: {}",
+            t.status.label(),
+            t.message.clone().unwrap_or_default()
+        ));
+        t.status = Status::Skipped;
+        t.message = Some("dry run: remote commands were printed, not run".into());
+    }
+    t.output = cap(&t.output, OUTPUT_CAP);
+    t.duration_ms = started.elapsed().as_millis() as u64;
+    t
+}
+
+fn matches_filter(def: &TestDef, filters: &[String]) -> bool {
+    filters.is_empty()
+        || filters.iter().any(|f| {
+            def.name.contains(f.as_str())
+                || def
+                    .tags
+                    .iter()
+                    .any(|t| f.strip_prefix("tag:") == Some(t.as_str()))
+        })
+}
+
+/// The tests a run would produce (after filtering), for `fabcheck list`.
+pub fn selected(script: &Script, filters: &[String]) -> Vec<TestDef> {
+    let reg = script.registry.lock().unwrap_or_else(|p| p.into_inner());
+    reg.tests
+        .iter()
+        .filter(|d| matches_filter(d, filters))
+        .cloned()
+        .collect()
+}
+
+/// Run a script: top level, then its tests. Always returns a result (nothing is lost).
+pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> SuiteResult {
+    let started = Instant::now();
+    let stamp = timestamp();
+    let mut results: Vec<TestResult> = Vec::new();
+    if let Some(t) = register_tests(script, opts.default_timeout) {
+        obs.test_finished(&t);
+        results.push(t);
+    }
+    let defs = selected(script, &opts.filters);
+    obs.suite_started(&script.name, defs.len());
+    let mut i = 0;
+    while i < defs.len() {
+        let group = defs[i].group;
+        let mut j = i + 1;
+        while group.is_some() && j < defs.len() && defs[j].group == group {
+            j += 1;
+        }
+        let batch = &defs[i..j];
+        if batch.len() == 1 {
+            obs.test_started(&batch[0].name);
+            let t = std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn_scoped(s, || run_one(script, &batch[0], opts))
+                    .expect("spawn test thread")
+                    .join()
+            });
+            let t = t.unwrap_or_else(|_| panicked(script, &batch[0]));
+            obs.test_finished(&t);
+            results.push(t);
+        } else {
+            let slots: Vec<Mutex<Option<TestResult>>> =
+                batch.iter().map(|_| Mutex::new(None)).collect();
+            let next = AtomicUsize::new(0);
+            let workers = opts.fanout.max(1).min(batch.len());
+            std::thread::scope(|s| {
+                for _ in 0..workers {
+                    std::thread::Builder::new()
+                        .stack_size(STACK)
+                        .spawn_scoped(s, || loop {
+                            let k = next.fetch_add(1, Ordering::SeqCst);
+                            if k >= batch.len() {
+                                break;
+                            }
+                            obs.test_started(&batch[k].name);
+                            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                run_one(script, &batch[k], opts)
+                            }))
+                            .unwrap_or_else(|_| panicked(script, &batch[k]));
+                            obs.test_finished(&r);
+                            *slots[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                        })
+                        .expect("spawn test thread");
+                }
+            });
+            for (k, s) in slots.into_iter().enumerate() {
+                results.push(
+                    s.into_inner()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .unwrap_or_else(|| panicked(script, &batch[k])),
+                );
+            }
+        }
+        i = j;
+    }
+    SuiteResult {
+        name: script.name.clone(),
+        file: script.path.display().to_string(),
+        timestamp: stamp,
+        duration_ms: started.elapsed().as_millis() as u64,
+        tests: results,
+    }
+}
+
+fn panicked(script: &Script, def: &TestDef) -> TestResult {
+    let mut t = blank(
+        script,
+        &def.name,
+        def.node.as_ref().map(|n| n.name().to_string()),
+        def.line,
+    );
+    t.status = Status::Error;
+    t.message =
+        Some("internal error: the test thread panicked (a fabcheck bug; please report it)".into());
+    t
+}

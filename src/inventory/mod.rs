@@ -1,0 +1,480 @@
+//! Inventory (TOML, SPEC §2): nodes, their fabric interfaces and addresses, groups, SSH settings.
+
+pub mod nodeset;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A bad inventory: where (file:line:col) and what is wrong. Exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{location}: {message}")]
+pub struct InventoryError {
+    pub location: String,
+    pub message: String,
+}
+
+/// One physical port with its logical interfaces/RDMA devices (a DGX Spark QSFP port shows up
+/// as two of each that share the port's bandwidth).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PortSpec {
+    pub name: String,
+    #[serde(default)]
+    pub interfaces: Vec<String>,
+    #[serde(default)]
+    pub rdma_devices: Vec<String>,
+}
+
+/// Fields allowed in `[defaults]` and in each `[[node]]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fields {
+    name: Option<toml::Spanned<String>>,
+    host: Option<String>,
+    port: Option<u16>,
+    user: Option<String>,
+    connect_timeout: Option<String>,
+    command_timeout: Option<String>,
+    fanout: Option<usize>,
+    known_hosts: Option<String>,
+    ssh_config: Option<String>,
+    interfaces: Option<Vec<String>>,
+    fabric_ips: Option<Vec<String>>,
+    rdma_devices: Option<Vec<String>>,
+    ports: Option<Vec<PortSpec>>,
+    vars: Option<toml::Table>,
+    transport: Option<String>,
+    replay_dir: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    /// Set for simulated clusters: every report says the run was simulated, and why.
+    simulation: Option<String>,
+    #[serde(default)]
+    defaults: Fields,
+    #[serde(default)]
+    node: Vec<toml::Spanned<Fields>>,
+    #[serde(default)]
+    groups: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KnownHosts {
+    Strict,
+    AcceptNew,
+    Off,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    Ssh,
+    Local,
+    Replay,
+}
+
+/// A fully resolved node.
+#[derive(Debug, Clone, Serialize)]
+pub struct Node {
+    pub name: String,
+    pub host: String,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    #[serde(with = "humantime_serde_secs")]
+    pub connect_timeout: Duration,
+    #[serde(with = "humantime_serde_secs")]
+    pub command_timeout: Duration,
+    pub known_hosts: KnownHosts,
+    pub ssh_config: Option<PathBuf>,
+    pub interfaces: Vec<String>,
+    pub fabric_ips: Vec<String>,
+    pub rdma_devices: Vec<String>,
+    pub ports: Vec<PortSpec>,
+    pub vars: serde_json::Value,
+    pub transport: TransportKind,
+    pub replay_dir: Option<PathBuf>,
+}
+
+mod humantime_serde_secs {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+}
+
+/// The resolved inventory.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inventory {
+    pub source: Option<PathBuf>,
+    pub simulation: Option<String>,
+    pub nodes: Vec<Node>,
+    pub groups: BTreeMap<String, String>,
+    pub fanout: usize,
+}
+
+pub const DEFAULT_FANOUT: usize = 64;
+
+/// Parse a human duration (`500ms`, `30s`, `5m`; a bare number is seconds).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs >= 0.0 && secs.is_finite() {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+    }
+    humantime::parse_duration(t)
+        .map_err(|e| format!("`{s}` is not a duration like 500ms, 30s or 5m ({e})"))
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
+    (line, col)
+}
+
+/// Validate a name that will reach a remote shell or a file name (node, interface, device).
+pub fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 255
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:@%".contains(c))
+        && !s.starts_with('-')
+}
+
+impl Inventory {
+    /// Nodes named on the command line without an inventory: hosts are the names.
+    pub fn from_nodeset(expr: &str) -> Result<Inventory, InventoryError> {
+        let names = nodeset::expand(expr, &BTreeMap::new()).map_err(|e| InventoryError {
+            location: "-w".into(),
+            message: e.to_string(),
+        })?;
+        let nodes = names.into_iter().map(|n| Node::bare(&n)).collect();
+        Ok(Inventory {
+            source: None,
+            simulation: None,
+            nodes,
+            groups: BTreeMap::new(),
+            fanout: DEFAULT_FANOUT,
+        })
+    }
+
+    /// One node `localhost` on the local transport (scripts run without any inventory).
+    pub fn local() -> Inventory {
+        let mut n = Node::bare("localhost");
+        n.transport = TransportKind::Local;
+        Inventory {
+            source: None,
+            simulation: None,
+            nodes: vec![n],
+            groups: BTreeMap::new(),
+            fanout: DEFAULT_FANOUT,
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        let text = std::fs::read_to_string(path).map_err(|e| InventoryError {
+            location: path.display().to_string(),
+            message: format!("cannot read the inventory: {e}"),
+        })?;
+        Self::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Inventory, InventoryError> {
+        let at = |offset: usize, message: String| {
+            let (l, c) = line_col(text, offset);
+            InventoryError {
+                location: format!("{}:{l}:{c}", path.display()),
+                message,
+            }
+        };
+        let file: File = toml::from_str(text).map_err(|e| {
+            let off = e.span().map(|s| s.start).unwrap_or(0);
+            at(
+                off,
+                format!(
+                    "{} (see SPEC §2 for the inventory format)",
+                    e.message().trim()
+                ),
+            )
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let d = &file.defaults;
+        let mut nodes: Vec<Node> = Vec::new();
+        let mut first_seen: BTreeMap<String, usize> = BTreeMap::new();
+        for spanned in &file.node {
+            let start = spanned.span().start;
+            let f = spanned.get_ref();
+            let Some(name) = &f.name else {
+                return Err(at(start, "a [[node]] has no `name`; add name = \"spark-01\" (or a node set like \"spark-[01-06]\")".into()));
+            };
+            let name_at = name.span().start;
+            let names = nodeset::expand(name.get_ref(), &BTreeMap::new())
+                .map_err(|e| at(name_at, e.to_string()))?;
+            let hosts: Vec<String> = match &f.host {
+                None => names.clone(),
+                Some(h) if names.len() == 1 => vec![h.clone()],
+                Some(h) => {
+                    let hs = nodeset::expand(h, &BTreeMap::new())
+                        .map_err(|e| at(name_at, e.to_string()))?;
+                    if hs.len() != names.len() {
+                        return Err(at(
+                            name_at,
+                            format!("`{}` names {} nodes but host `{h}` names {}; give one host per node", name.get_ref(), names.len(), hs.len()),
+                        ));
+                    }
+                    hs
+                }
+            };
+            for (n, host) in names.iter().zip(hosts) {
+                if let Some(line) = first_seen.get(n) {
+                    return Err(at(name_at, format!("node `{n}` is declared twice (first at line {line}); node names must be unique")));
+                }
+                first_seen.insert(n.clone(), line_col(text, name_at).0);
+                let node = Node::resolve(n, host, f, d, base)
+                    .map_err(|m| at(start, format!("node `{n}`: {m}")))?;
+                nodes.push(node);
+            }
+        }
+        if nodes.is_empty() {
+            return Err(InventoryError {
+                location: path.display().to_string(),
+                message: "the inventory declares no node; add a [[node]] table with a name".into(),
+            });
+        }
+        for (g, def) in &file.groups {
+            let members = nodeset::expand(def, &file.groups).map_err(|e| InventoryError {
+                location: format!("{} [groups] {g}", path.display()),
+                message: e.to_string(),
+            })?;
+            if let Some(unknown) = members.iter().find(|m| !first_seen.contains_key(*m)) {
+                return Err(InventoryError {
+                    location: format!("{} [groups] {g}", path.display()),
+                    message: format!(
+                        "group `{g}` names `{unknown}`, which is not a [[node]] of this inventory"
+                    ),
+                });
+            }
+        }
+        let fanout = d.fanout.unwrap_or(DEFAULT_FANOUT).max(1);
+        Ok(Inventory {
+            source: Some(path.to_path_buf()),
+            simulation: file.simulation,
+            nodes,
+            groups: file.groups,
+            fanout,
+        })
+    }
+
+    /// Nodes selected by a node set (names and `@group`s of this inventory), in inventory order
+    /// for groups and in the given order otherwise.
+    pub fn select(&self, expr: &str) -> Result<Vec<&Node>, String> {
+        let names = nodeset::expand(expr, &self.groups).map_err(|e| e.to_string())?;
+        names
+            .iter()
+            .map(|n| {
+                self.nodes.iter().find(|x| &x.name == n).ok_or_else(|| {
+                    let all: Vec<String> = self.nodes.iter().map(|x| x.name.clone()).collect();
+                    format!(
+                        "node `{n}` is not in the inventory (it has {})",
+                        nodeset::fold(&all)
+                    )
+                })
+            })
+            .collect()
+    }
+
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+}
+
+impl Node {
+    pub fn bare(name: &str) -> Node {
+        Node {
+            name: name.to_string(),
+            host: name.to_string(),
+            port: None,
+            user: None,
+            connect_timeout: Duration::from_secs(10),
+            command_timeout: Duration::from_secs(120),
+            known_hosts: KnownHosts::Strict,
+            ssh_config: None,
+            interfaces: vec![],
+            fabric_ips: vec![],
+            rdma_devices: vec![],
+            ports: vec![],
+            vars: serde_json::json!({}),
+            transport: TransportKind::Ssh,
+            replay_dir: None,
+        }
+    }
+
+    fn resolve(
+        name: &str,
+        host: String,
+        f: &Fields,
+        d: &Fields,
+        base: &Path,
+    ) -> Result<Node, String> {
+        macro_rules! pick {
+            ($field:ident) => {
+                f.$field.clone().or_else(|| d.$field.clone())
+            };
+        }
+        let dur = |v: Option<String>, def: u64, what: &str| -> Result<Duration, String> {
+            match v {
+                None => Ok(Duration::from_secs(def)),
+                Some(s) => parse_duration(&s).map_err(|e| format!("{what}: {e}")),
+            }
+        };
+        let known_hosts = match pick!(known_hosts).as_deref() {
+            None | Some("strict") => KnownHosts::Strict,
+            Some("accept-new") => KnownHosts::AcceptNew,
+            Some("off") => KnownHosts::Off,
+            Some(o) => {
+                return Err(format!(
+                    "known_hosts = \"{o}\" is not one of strict, accept-new, off"
+                ))
+            }
+        };
+        let transport = match pick!(transport).as_deref() {
+            None | Some("ssh") => TransportKind::Ssh,
+            Some("local") => TransportKind::Local,
+            Some("replay") => TransportKind::Replay,
+            Some(o) => {
+                return Err(format!(
+                    "transport = \"{o}\" is not one of ssh, local, replay"
+                ))
+            }
+        };
+        let expand_path = |p: String| -> PathBuf {
+            let p = if let Some(rest) = p.strip_prefix("~/") {
+                std::env::var("HOME")
+                    .map(|h| format!("{h}/{rest}"))
+                    .unwrap_or(p)
+            } else {
+                p
+            };
+            let pb = PathBuf::from(p);
+            if pb.is_relative() {
+                base.join(pb)
+            } else {
+                pb
+            }
+        };
+        let replay_dir = pick!(replay_dir).map(expand_path);
+        if transport == TransportKind::Replay && replay_dir.is_none() {
+            return Err("transport = \"replay\" needs replay_dir = \"DIR\" (a --record transcript directory)".into());
+        }
+        let interfaces = pick!(interfaces).unwrap_or_default();
+        let rdma_devices = pick!(rdma_devices).unwrap_or_default();
+        for i in interfaces.iter().chain(rdma_devices.iter()) {
+            if !valid_name(i) {
+                return Err(format!("`{i}` is not a valid interface or device name"));
+            }
+        }
+        let fabric_ips = pick!(fabric_ips).unwrap_or_default();
+        for ip in &fabric_ips {
+            if ip.parse::<std::net::IpAddr>().is_err() {
+                return Err(format!("fabric_ips: `{ip}` is not an IP address"));
+            }
+        }
+        if !valid_name(&host) {
+            return Err(format!("host `{host}` is not a valid host name or address"));
+        }
+        let user = pick!(user);
+        if let Some(u) = &user {
+            if !valid_name(u) {
+                return Err(format!("user `{u}` is not a valid user name"));
+            }
+        }
+        let vars = match pick!(vars) {
+            Some(t) => serde_json::to_value(t).map_err(|e| e.to_string())?,
+            None => serde_json::json!({}),
+        };
+        Ok(Node {
+            name: name.to_string(),
+            host,
+            port: pick!(port),
+            user,
+            connect_timeout: dur(pick!(connect_timeout), 10, "connect_timeout")?,
+            command_timeout: dur(pick!(command_timeout), 120, "command_timeout")?,
+            known_hosts,
+            ssh_config: pick!(ssh_config).map(expand_path),
+            interfaces,
+            fabric_ips,
+            rdma_devices,
+            ports: pick!(ports).unwrap_or_default(),
+            vars,
+            transport,
+            replay_dir,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Inventory, InventoryError> {
+        Inventory::parse(s, Path::new("inv.toml"))
+    }
+
+    #[test]
+    fn nodesets_defaults_and_groups() {
+        let inv = parse(
+            r#"
+[defaults]
+user = "nvidia"
+command_timeout = "30s"
+[[node]]
+name = "spark-01"
+host = "10.0.0.11"
+interfaces = ["enp1s0f1np1"]
+[[node]]
+name = "spark-[02-03]"
+[groups]
+fabric = "spark-[01-03]"
+"#,
+        )
+        .unwrap();
+        assert_eq!(inv.nodes.len(), 3);
+        assert_eq!(inv.nodes[0].host, "10.0.0.11");
+        assert_eq!(inv.nodes[2].host, "spark-03");
+        assert_eq!(inv.nodes[1].user.as_deref(), Some("nvidia"));
+        assert_eq!(inv.nodes[1].command_timeout, Duration::from_secs(30));
+        assert_eq!(inv.select("@fabric").unwrap().len(), 3);
+        assert!(inv
+            .select("spark-09")
+            .unwrap_err()
+            .contains("not in the inventory"));
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let e = parse("[defaults]\nuser = \"a\"\n[[node]]\nname = \"x\"\nspeed = 3\n").unwrap_err();
+        assert!(e.location.starts_with("inv.toml:5:"), "{e}");
+        assert!(e.message.contains("speed"), "{e}");
+        let e = parse("[[node]]\nname = \"a\"\n[[node]]\nname = \"a\"\n").unwrap_err();
+        assert!(e.location.starts_with("inv.toml:4:"), "{e}");
+        assert!(e.message.contains("declared twice"), "{e}");
+        let e = parse("[[node]]\nname = \"a\"\n[groups]\ng = \"b\"\n").unwrap_err();
+        assert!(e.message.contains("`b`"), "{e}");
+        let e =
+            parse("[[node]]\nname = \"a\"\ninterfaces = [\"eth0; touch /tmp/x\"]\n").unwrap_err();
+        assert!(e.message.contains("not a valid interface"), "{e}");
+        assert!(parse("[[node]\n")
+            .unwrap_err()
+            .location
+            .starts_with("inv.toml:1:"));
+    }
+}

@@ -1,0 +1,168 @@
+//! Console output: one line per finished test, a live "running" line on a terminal, plain
+//! line-by-line text when stdout is not a terminal or `CI` is set, a summary at the end.
+
+use super::model::{RunResult, Status, TestResult};
+use crate::engine::runner::Observer;
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+
+pub struct Console {
+    live: bool,
+    quiet: bool,
+    color: bool,
+    running: Mutex<Vec<String>>,
+}
+
+impl Console {
+    pub fn new(quiet: bool) -> Console {
+        let tty = std::io::stdout().is_terminal();
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+        Console {
+            live: tty && !ci,
+            quiet,
+            color: tty && !ci && std::env::var_os("NO_COLOR").is_none(),
+            running: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn paint(&self, s: Status) -> String {
+        let label = format!("{:5}", s.label());
+        if !self.color {
+            return label;
+        }
+        let code = match s {
+            Status::Pass => "32",
+            Status::Failure => "31",
+            Status::Error => "35",
+            Status::Skipped => "33",
+        };
+        format!("\x1b[{code}m{label}\x1b[0m")
+    }
+
+    fn redraw(&self, running: &[String]) {
+        if !self.live {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = write!(out, "\r\x1b[K");
+        if !running.is_empty() {
+            let first: Vec<&str> = running.iter().take(3).map(String::as_str).collect();
+            let more = if running.len() > 3 {
+                format!(" +{} more", running.len() - 3)
+            } else {
+                String::new()
+            };
+            let _ = write!(out, "  running: {}{more}", first.join(", "));
+        }
+        let _ = out.flush();
+    }
+
+    pub fn print_header(&self, run_label: &str) {
+        if !self.quiet {
+            println!("{run_label}");
+        }
+    }
+
+    pub fn summary(&self, run: &RunResult, reports: &[String]) {
+        let c = run.counts();
+        let mut out = std::io::stdout().lock();
+        if self.live {
+            let _ = write!(out, "\r\x1b[K");
+        }
+        let problems: Vec<&TestResult> = run
+            .suites
+            .iter()
+            .flat_map(|s| &s.tests)
+            .filter(|t| matches!(t.status, Status::Failure | Status::Error))
+            .collect();
+        if !problems.is_empty() {
+            let _ = writeln!(out, "\nProblems:");
+            for t in problems {
+                let _ = writeln!(
+                    out,
+                    "  {} {} ({}): {}",
+                    t.status.label(),
+                    t.name,
+                    t.classname,
+                    t.message.clone().unwrap_or_default()
+                );
+            }
+        }
+        if let Some(sim) = &run.simulation {
+            let _ = writeln!(
+                out,
+                "\nNOTE: SIMULATED cluster ({sim}); no real node was contacted."
+            );
+        }
+        if run.interrupted {
+            let _ = writeln!(out, "\nInterrupted: partial results.");
+        }
+        let _ = writeln!(
+            out,
+            "\n{} tests: {} passed, {} failed, {} errors, {} skipped ({:.1}s)",
+            c.total(),
+            c.pass,
+            c.failure,
+            c.error,
+            c.skipped,
+            run.duration_ms as f64 / 1000.0
+        );
+        for r in reports {
+            let _ = writeln!(out, "{r}");
+        }
+    }
+}
+
+impl Observer for Console {
+    fn suite_started(&self, name: &str, tests: usize) {
+        if !self.quiet {
+            let clear = if self.live { "\r\x1b[K" } else { "" };
+            let _ = writeln!(std::io::stdout().lock(), "{clear}== {name}: {tests} tests");
+        }
+    }
+
+    fn test_started(&self, name: &str) {
+        let mut r = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        r.push(name.to_string());
+        self.redraw(&r);
+    }
+
+    fn test_finished(&self, t: &TestResult) {
+        let mut r = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = r.iter().position(|n| n == &t.name) {
+            r.remove(i);
+        }
+        let show = !self.quiet || matches!(t.status, Status::Failure | Status::Error);
+        if show {
+            let mut out = std::io::stdout().lock();
+            if self.live {
+                let _ = write!(out, "\r\x1b[K");
+            }
+            let msg = match (&t.status, &t.message) {
+                (Status::Pass, _) | (_, None) => String::new(),
+                (_, Some(m)) => format!("\n        {}", super::one_line(m)),
+            };
+            let metrics: Vec<String> = t
+                .metrics
+                .iter()
+                .map(|m| format!("{}={} {}", m.name, m.value, m.unit))
+                .collect();
+            let metrics = if metrics.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", metrics.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "{} {} ({:.1}s){metrics}{msg}",
+                self.paint(t.status),
+                t.name,
+                t.duration_ms as f64 / 1000.0
+            );
+            for w in &t.warnings {
+                let _ = writeln!(out, "        warning: {w}");
+            }
+        }
+        self.redraw(&r);
+    }
+}

@@ -1,0 +1,144 @@
+//! JUnit XML through quick-junit: one `testsuite` per script, `failure` for assertions,
+//! `error` for infrastructure, `skipped` with the reason; metrics as testsuite properties
+//! `<test name>/<metric>`; commands and capped output in `system-out`. Valid against Jenkins'
+//! xunit schema (no testsuites uuid/timestamp; no flaky elements: attempts go to system-out).
+
+use super::model::{RunResult, Status, TestResult};
+use super::{clean_text, one_line};
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use std::time::Duration;
+
+fn system_out(t: &TestResult, simulation: Option<&str>) -> String {
+    let mut s = String::new();
+    if let Some(sim) = simulation {
+        s.push_str(&format!("SIMULATED CLUSTER: {sim}\n"));
+    }
+    if let Some(l) = t.line {
+        s.push_str(&format!("test at {}:{l}\n", t.file));
+    }
+    for w in &t.warnings {
+        s.push_str(&format!("warning: {w}\n"));
+    }
+    for m in &t.metrics {
+        s.push_str(&format!("metric {} = {} {}\n", m.name, m.value, m.unit));
+    }
+    if !t.output.is_empty() {
+        s.push_str("--- output\n");
+        s.push_str(&t.output);
+        if !t.output.ends_with('\n') {
+            s.push('\n');
+        }
+    }
+    for c in &t.commands {
+        s.push_str(&format!(
+            "--- {}$ {}  (exit {}, {} ms)\n",
+            c.node,
+            c.command,
+            c.exit_code
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "-".into()),
+            c.duration_ms
+        ));
+        if let Some(e) = &c.error {
+            s.push_str(&format!("error: {e}\n"));
+        }
+        if !c.stdout.is_empty() {
+            s.push_str(&c.stdout);
+            if !c.stdout.ends_with('\n') {
+                s.push('\n');
+            }
+        }
+        if !c.stderr.is_empty() {
+            s.push_str("[stderr]\n");
+            s.push_str(&c.stderr);
+            if !c.stderr.ends_with('\n') {
+                s.push('\n');
+            }
+        }
+    }
+    clean_text(&super::model::cap(&s, 256 * 1024))
+}
+
+fn case(t: &TestResult, simulation: Option<&str>) -> TestCase {
+    let mut status = match t.status {
+        Status::Pass => TestCaseStatus::success(),
+        Status::Failure => TestCaseStatus::non_success(NonSuccessKind::Failure),
+        Status::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
+        Status::Skipped => TestCaseStatus::skipped(),
+    };
+    if t.status != Status::Pass {
+        if let Some(m) = &t.message {
+            status.set_message(one_line(m));
+        }
+        let mut body = t.message.clone().unwrap_or_default();
+        if let Some(d) = &t.detail {
+            body.push('\n');
+            body.push_str(d);
+        }
+        if t.attempts.len() > 1 {
+            for (i, a) in t.attempts.iter().enumerate() {
+                body.push_str(&format!(
+                    "\nattempt {}: {} {}",
+                    i + 1,
+                    a.status.label(),
+                    a.message.clone().unwrap_or_default()
+                ));
+            }
+        }
+        if t.status != Status::Skipped {
+            status.set_type(match t.status {
+                Status::Failure => "assertion",
+                _ => "infrastructure",
+            });
+            status.set_description(clean_text(&body));
+        }
+    }
+    let mut c = TestCase::new(clean_text(&t.name), status);
+    c.set_classname(clean_text(&t.classname));
+    c.set_time(Duration::from_millis(t.duration_ms));
+    c.extra.insert("file".into(), t.file.clone().into());
+    if let Some(l) = t.line {
+        c.extra.insert("line".into(), l.to_string().into());
+    }
+    c.set_system_out(system_out(t, simulation));
+    c
+}
+
+pub fn render(run: &RunResult) -> String {
+    let mut report = Report::new(if run.simulation.is_some() {
+        "fabcheck (SIMULATED cluster)"
+    } else {
+        "fabcheck"
+    });
+    report.set_time(Duration::from_millis(run.duration_ms));
+    for s in &run.suites {
+        let mut suite = TestSuite::new(clean_text(&s.name));
+        if let Ok(ts) = chrono::DateTime::parse_from_rfc3339(&s.timestamp) {
+            suite.set_timestamp(ts);
+        }
+        suite.set_time(Duration::from_millis(s.duration_ms));
+        suite.extra.insert("file".into(), s.file.clone().into());
+        if let Some(sim) = &run.simulation {
+            suite.add_property(Property::new("simulation", clean_text(sim)));
+        }
+        if run.interrupted {
+            suite.add_property(Property::new("interrupted", "true"));
+        }
+        for t in &s.tests {
+            for m in &t.metrics {
+                suite.add_property(Property::new(
+                    clean_text(&format!("{}/{}", t.name, m.name)),
+                    format!("{}", m.value),
+                ));
+            }
+        }
+        for t in &s.tests {
+            suite.add_test_case(case(t, run.simulation.as_deref()));
+        }
+        report.add_test_suite(suite);
+    }
+    report.to_string().unwrap_or_else(|e| {
+        // quick-junit only fails on I/O; keep the file well-formed whatever happens.
+        format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"fabcheck\"><testsuite name=\"fabcheck\" tests=\"1\" errors=\"1\"><testcase name=\"report\"><error message=\"{}\"/></testcase></testsuite></testsuites>\n", one_line(&e.to_string()).replace(['"', '<', '>', '&'], "_"))
+    })
+}

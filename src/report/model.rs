@@ -1,0 +1,168 @@
+//! The results of a run: what the engine produces and every reporter reads.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Failure,
+    Error,
+    Skipped,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Failure => "FAIL",
+            Status::Error => "ERROR",
+            Status::Skipped => "SKIP",
+        }
+    }
+}
+
+/// A number recorded with `metric(name, value, unit)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    /// Allowed regression against a baseline, in percent (default 10); `higher_is_better`
+    /// decides which direction counts as worse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance_pct: Option<f64>,
+    #[serde(default = "yes")]
+    pub higher_is_better: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One remote (or local) command run during a test.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandLog {
+    pub node: String,
+    pub command: String,
+    pub exit_code: Option<i64>,
+    pub duration_ms: u64,
+    /// Capped head and tail of stdout / stderr (full output goes to --record transcripts).
+    pub stdout: String,
+    pub stderr: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One attempt of a test (a test with `retries` may have several).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Attempt {
+    pub status: Status,
+    pub message: Option<String>,
+    pub duration_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TestResult {
+    pub name: String,
+    /// `<script>` or `<script>.<node>`: (classname, name) is unique in a run.
+    pub classname: String,
+    pub node: Option<String>,
+    pub file: String,
+    pub line: Option<usize>,
+    pub tags: Vec<String>,
+    pub status: Status,
+    /// One line: what failed, with expected and actual values and script file:line.
+    pub message: Option<String>,
+    /// The longer story (stderr tails, the error chain).
+    pub detail: Option<String>,
+    pub duration_ms: u64,
+    pub warnings: Vec<String>,
+    pub metrics: Vec<Metric>,
+    pub commands: Vec<CommandLog>,
+    /// What the script printed (`print`) and the test's log lines.
+    pub output: String,
+    pub attempts: Vec<Attempt>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteResult {
+    pub name: String,
+    pub file: String,
+    pub timestamp: String,
+    pub duration_ms: u64,
+    pub tests: Vec<TestResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolVersion {
+    pub node: String,
+    pub tool: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub fabcheck_version: String,
+    pub started: String,
+    pub duration_ms: u64,
+    pub inventory: Option<String>,
+    /// Set when the run used a simulated cluster: every report says so.
+    pub simulation: Option<String>,
+    pub interrupted: bool,
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub suites: Vec<SuiteResult>,
+    #[serde(default)]
+    pub tool_versions: Vec<ToolVersion>,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub pass: usize,
+    pub failure: usize,
+    pub error: usize,
+    pub skipped: usize,
+}
+
+impl Counts {
+    pub fn total(&self) -> usize {
+        self.pass + self.failure + self.error + self.skipped
+    }
+}
+
+impl RunResult {
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for t in self.suites.iter().flat_map(|s| &s.tests) {
+            match t.status {
+                Status::Pass => c.pass += 1,
+                Status::Failure => c.failure += 1,
+                Status::Error => c.error += 1,
+                Status::Skipped => c.skipped += 1,
+            }
+        }
+        c
+    }
+}
+
+/// Keep the head and tail of a long text, with a marker saying how much was cut.
+pub fn cap(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let half = max / 2;
+    let mut h = half;
+    while !text.is_char_boundary(h) {
+        h -= 1;
+    }
+    let mut t = text.len() - half;
+    while !text.is_char_boundary(t) {
+        t += 1;
+    }
+    format!(
+        "{}\n[... {} bytes cut by fabcheck; the full output is in --record transcripts ...]\n{}",
+        &text[..h],
+        t - h,
+        &text[t..]
+    )
+}

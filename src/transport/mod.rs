@@ -1,0 +1,179 @@
+//! How commands reach nodes: `ssh` (OpenSSH, multiplexed), `local` (this machine), `replay`
+//! (recorded transcripts); `record` wraps any of them and saves every command.
+
+pub mod cancel;
+pub mod local;
+pub mod record;
+pub mod replay;
+pub mod ssh;
+
+use crate::inventory::Node;
+use std::time::Duration;
+
+/// A command to run on a node. `command` is a shell command line (run by `sh -c`).
+#[derive(Debug, Clone, Default)]
+pub struct CmdRequest {
+    pub command: String,
+    pub timeout: Duration,
+    pub env: Vec<(String, String)>,
+    pub sudo: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CmdOutput {
+    pub stdout: String,
+    pub stderr: String,
+    /// None when the process was killed by a signal.
+    pub exit_code: Option<i64>,
+    pub duration: Duration,
+}
+
+/// Infrastructure problems: the check could not be made (an `error` outcome, never a failure).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TransportError {
+    #[error("{node}: cannot connect to {host}: {cause}")]
+    Unreachable {
+        node: String,
+        host: String,
+        cause: String,
+    },
+    #[error("{node}: authentication failed for {user}@{host}: {cause}")]
+    Auth {
+        node: String,
+        host: String,
+        user: String,
+        cause: String,
+    },
+    #[error("{node}: host key verification failed for {host}: {cause}")]
+    HostKey {
+        node: String,
+        host: String,
+        cause: String,
+    },
+    #[error("{node}: connection lost while running `{command}`: {cause}")]
+    Dropped {
+        node: String,
+        command: String,
+        cause: String,
+    },
+    #[error("{node}: `{command}` timed out after {timeout}; it was killed on the node")]
+    Timeout {
+        node: String,
+        command: String,
+        timeout: String,
+    },
+    #[error("{node}: interrupted")]
+    Interrupted { node: String },
+    #[error("{node}: {message}")]
+    Other { node: String, message: String },
+}
+
+/// Something that runs commands on nodes. Implementations bound every command by
+/// `req.timeout` on the node itself and leave nothing running after a timeout or interrupt.
+pub trait Transport: Send + Sync {
+    fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError>;
+    /// Kill whatever this run still has running on the nodes (interrupt path).
+    fn cleanup(&self) {}
+    /// Close connections at the end of a run.
+    fn close(&self) {}
+    /// Check that a node is reachable without running anything that changes it.
+    fn probe(&self, node: &Node) -> Result<(), TransportError> {
+        self.run(
+            node,
+            &CmdRequest {
+                command: "true".into(),
+                timeout: node.connect_timeout,
+                ..Default::default()
+            },
+        )
+        .map(|_| ())
+    }
+}
+
+/// The marker put into every command line fabcheck starts on a node (`sh -c CMD <marker>`), so
+/// that an interrupt can find and kill exactly this run's processes and nothing else.
+pub fn run_marker() -> &'static str {
+    static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MARKER.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        format!("fabcheck-{}-{:x}", std::process::id(), nanos)
+    })
+}
+
+/// The full remote command line: env, sudo and a node-side timeout around `sh -c CMD`.
+/// `timeout -k 5` sends TERM at the deadline and KILL 5 s later to the whole process group.
+pub fn wrap_command(req: &CmdRequest) -> String {
+    let secs = req.timeout.as_secs_f64().max(0.1);
+    let mut parts: Vec<String> = Vec::new();
+    if req.sudo {
+        parts.push("sudo -n".into());
+    }
+    if !req.env.is_empty() {
+        parts.push("env".into());
+        for (k, v) in &req.env {
+            parts.push(quote(&format!("{k}={v}")));
+        }
+    }
+    parts.push(format!("timeout -k 5 {secs:.1}"));
+    parts.push("sh -c".into());
+    parts.push(quote(&req.command));
+    parts.push(run_marker().to_string());
+    parts.join(" ")
+}
+
+/// POSIX shell single-quoting.
+pub fn quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Human form of a duration for messages.
+pub fn human(d: Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{}ms", d.as_millis())
+    } else if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+/// Turn captured bytes into text without failing on invalid UTF-8.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_defuses_shell_syntax() {
+        assert_eq!(quote("enp1s0f1np1"), "enp1s0f1np1");
+        assert_eq!(quote("eth0; touch /tmp/x"), "'eth0; touch /tmp/x'");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn wrapped_command_has_node_side_timeout_and_marker() {
+        let w = wrap_command(&CmdRequest {
+            command: "echo hi".into(),
+            timeout: Duration::from_secs(30),
+            env: vec![("NCCL_DEBUG".into(), "INFO".into())],
+            sudo: false,
+        });
+        assert!(
+            w.starts_with("env NCCL_DEBUG=INFO timeout -k 5 30.0 sh -c 'echo hi' fabcheck-"),
+            "{w}"
+        );
+    }
+}

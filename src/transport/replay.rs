@@ -1,0 +1,157 @@
+//! `--replay DIR` / `transport = "replay"`: answer commands from recorded transcripts
+//! (`DIR/<node>.jsonl` from `--record`, or hand-built `DIR/<node>.toml` with `[[command]]`
+//! tables). The same command recorded several times is answered in order (the last answer
+//! repeats). An unknown command is an error naming the nearest recorded commands.
+
+use super::record::Entry;
+use super::{CmdOutput, CmdRequest, Transport, TransportError};
+use crate::inventory::Node;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+#[derive(Default)]
+struct NodeScript {
+    entries: HashMap<String, Vec<Entry>>,
+    served: HashMap<String, usize>,
+}
+
+pub struct ReplayTransport {
+    /// Transcript dir per node (CLI `--replay` overrides the inventory's `replay_dir`).
+    dir_override: Option<PathBuf>,
+    loaded: Mutex<HashMap<String, Result<NodeScript, String>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TomlTranscript {
+    #[serde(default)]
+    command: Vec<Entry>,
+}
+
+fn load(dir: &Path, node: &str) -> Result<NodeScript, String> {
+    let mut s = NodeScript::default();
+    let jsonl = dir.join(format!("{node}.jsonl"));
+    let toml_path = dir.join(format!("{node}.toml"));
+    let mut entries: Vec<Entry> = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(&jsonl) {
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            entries.push(
+                serde_json::from_str(line).map_err(|e| {
+                    format!("{}:{}: bad transcript line: {e}", jsonl.display(), i + 1)
+                })?,
+            );
+        }
+    } else if let Ok(text) = std::fs::read_to_string(&toml_path) {
+        let t: TomlTranscript = toml::from_str(&text)
+            .map_err(|e| format!("{}: bad transcript: {}", toml_path.display(), e.message()))?;
+        entries = t.command;
+    } else {
+        return Err(format!(
+            "no transcript for node `{node}` in {} (expected {node}.jsonl or {node}.toml)",
+            dir.display()
+        ));
+    }
+    for mut e in entries {
+        if let Some(f) = &e.stdout_file {
+            let p = dir.join(f);
+            e.stdout = std::fs::read_to_string(&p).map_err(|err| {
+                format!("transcript for `{node}` points at {}: {err}", p.display())
+            })?;
+        }
+        s.entries.entry(e.command.clone()).or_default().push(e);
+    }
+    Ok(s)
+}
+
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().take(300).collect();
+    let b: Vec<char> = b.chars().take(300).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+impl ReplayTransport {
+    pub fn new(dir_override: Option<PathBuf>) -> ReplayTransport {
+        ReplayTransport {
+            dir_override,
+            loaded: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl Transport for ReplayTransport {
+    fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        let other = |message: String| TransportError::Other {
+            node: node.name.clone(),
+            message,
+        };
+        let dir = self
+            .dir_override
+            .clone()
+            .or_else(|| node.replay_dir.clone())
+            .ok_or_else(|| other("replay transport without a transcript directory".into()))?;
+        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        let script = loaded
+            .entry(node.name.clone())
+            .or_insert_with(|| load(&dir, &node.name));
+        let script = script.as_mut().map_err(|e| other(e.clone()))?;
+        let Some(list) = script.entries.get(&req.command) else {
+            let mut near: Vec<(usize, &String)> = script
+                .entries
+                .keys()
+                .map(|k| (distance(k, &req.command), k))
+                .collect();
+            near.sort();
+            let names: Vec<String> = near.iter().take(3).map(|(_, k)| format!("`{k}`")).collect();
+            return Err(other(format!(
+                "replay: `{}` was not recorded for this node; nearest recorded: {}",
+                req.command,
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        };
+        let n = script.served.entry(req.command.clone()).or_insert(0);
+        let e = &list[(*n).min(list.len() - 1)];
+        *n += 1;
+        if let Some(err) = &e.error {
+            return Err(other(format!("(replayed) {err}")));
+        }
+        Ok(CmdOutput {
+            stdout: e.stdout.clone(),
+            stderr: e.stderr.clone(),
+            exit_code: e.exit_code.or(Some(0)),
+            duration: Duration::from_millis(e.duration_ms),
+        })
+    }
+    fn probe(&self, _node: &Node) -> Result<(), TransportError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn nearest_commands_rank_by_edit_distance() {
+        assert!(
+            super::distance("ethtool fab0", "ethtool fab1")
+                < super::distance("ethtool fab0", "ip -j addr")
+        );
+    }
+}
