@@ -1,0 +1,179 @@
+//! Integration-test harness: runs the built `fabcheck` binary through a small fluent builder
+//! (in the style of `just`'s tests) and reads back its reports.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fabcheck"))
+}
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shared JUnit schema (Jenkins xunit, 2018-04 revision); looked up beside the checkout.
+pub fn junit_schema() -> Option<PathBuf> {
+    let candidates = [repo().join("../shared/junit/jenkins-xunit-junit-10-2018-04.xsd"), repo().join("tests/junit/jenkins-xunit-junit-10-2018-04.xsd")];
+    candidates.into_iter().find(|p| p.exists())
+}
+
+pub struct Fab {
+    dir: tempdir::TempDir,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    junit: bool,
+    json: bool,
+}
+
+pub struct Outcome {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub junit: Option<String>,
+    pub json: Option<Value>,
+    pub dir: PathBuf,
+    _keep: Option<tempdir::TempDir>,
+}
+
+pub mod tempdir {
+    use std::path::{Path, PathBuf};
+    pub struct TempDir(PathBuf);
+    impl TempDir {
+        pub fn new(tag: &str) -> TempDir {
+            let n = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+            let p = std::env::temp_dir().join(format!("fabcheck-test-{tag}-{}-{n}", std::process::id()));
+            std::fs::create_dir_all(&p).unwrap();
+            TempDir(p)
+        }
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+impl Fab {
+    pub fn new() -> Fab {
+        Fab { dir: tempdir::TempDir::new("run"), args: vec![], env: vec![], junit: false, json: false }
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Write a file into the test's temp dir (scripts, inventories).
+    pub fn file(self, name: &str, content: &str) -> Fab {
+        let p = self.dir.path().join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(p, content).unwrap();
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<str>>(mut self, a: I) -> Fab {
+        self.args.extend(a.into_iter().map(|s| s.as_ref().replace("{dir}", &self.dir.path().display().to_string())));
+        self
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> Fab {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    /// Ask for JUnit and JSON reports (read back into the outcome).
+    pub fn reports(mut self) -> Fab {
+        self.junit = true;
+        self.json = true;
+        self
+    }
+
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(bin());
+        c.args(&self.args).current_dir(self.dir.path()).env("CI", "true").stdin(Stdio::null());
+        if self.junit {
+            c.arg("--junit").arg(self.dir.path().join("out/junit.xml"));
+        }
+        if self.json {
+            c.arg("--json").arg(self.dir.path().join("out/result.json"));
+        }
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    pub fn run(mut self) -> Outcome {
+        let out = self.command().output().expect("run fabcheck");
+        let mut o = self.outcome(out);
+        o._keep = Some(std::mem::replace(&mut self.dir, tempdir::TempDir::new("spent")));
+        o
+    }
+
+    pub fn outcome(&self, out: std::process::Output) -> Outcome {
+        let junit = std::fs::read_to_string(self.dir.path().join("out/junit.xml")).ok();
+        let json = std::fs::read_to_string(self.dir.path().join("out/result.json")).ok().map(|s| serde_json::from_str(&s).expect("result.json is JSON"));
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            junit,
+            json,
+            dir: self.dir.path().to_path_buf(),
+            _keep: None,
+        }
+    }
+}
+
+impl Outcome {
+    pub fn tests(&self) -> Vec<Value> {
+        let j = self.json.as_ref().expect("a JSON report");
+        j["suites"].as_array().unwrap().iter().flat_map(|s| s["tests"].as_array().unwrap().clone()).collect()
+    }
+
+    /// The test with this exact name (panics with the list of names when absent).
+    pub fn test(&self, name: &str) -> Value {
+        let all = self.tests();
+        all.iter().find(|t| t["name"] == name).cloned().unwrap_or_else(|| {
+            panic!("no test named {name:?}; have {:?}\nstdout:\n{}\nstderr:\n{}", all.iter().map(|t| t["name"].clone()).collect::<Vec<_>>(), self.stdout, self.stderr)
+        })
+    }
+
+    pub fn status(&self, name: &str) -> String {
+        self.test(name)["status"].as_str().unwrap().to_string()
+    }
+
+    pub fn message(&self, name: &str) -> String {
+        self.test(name)["message"].as_str().unwrap_or("").to_string()
+    }
+
+    pub fn code(&self, expected: i32) -> &Outcome {
+        assert_eq!(self.code, expected, "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    /// The JUnit file validates against Jenkins' xunit schema (xmllint) and loads in Python's
+    /// junitparser; returns the junitparser summary line.
+    pub fn junit_is_valid(&self) -> String {
+        let path = self.dir.join("out/junit.xml");
+        assert!(path.exists(), "no JUnit written\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        validate_junit(&path)
+    }
+}
+
+pub fn validate_junit(path: &Path) -> String {
+    let schema = junit_schema().expect("the JUnit schema (../shared/junit) is present");
+    let x = Command::new("xmllint").arg("--noout").arg("--schema").arg(&schema).arg(path).output().expect("xmllint is installed (libxml2-utils)");
+    assert!(x.status.success(), "JUnit does not validate:\n{}\n{}", String::from_utf8_lossy(&x.stderr), std::fs::read_to_string(path).unwrap_or_default());
+    let py = "import sys, junitparser\nx = junitparser.JUnitXml.fromfile(sys.argv[1])\nn = 0\nfor s in x:\n    for c in s:\n        n += 1\nprint('junitparser cases', n)\n";
+    let p = Command::new("python3").arg("-c").arg(py).arg(path).output().expect("python3");
+    assert!(p.status.success(), "junitparser cannot load the JUnit: {}", String::from_utf8_lossy(&p.stderr));
+    String::from_utf8_lossy(&p.stdout).trim().to_string()
+}
