@@ -4,8 +4,20 @@ mod common;
 use common::Fab;
 
 fn outcomes() -> common::Outcome {
-    let script = std::fs::read_to_string(common::repo().join("tests/scripts/core_outcomes.rhai")).unwrap();
-    Fab::new().file("core_outcomes.rhai", &script).args(["run", "core_outcomes.rhai", "--set", "n=5", "--set", "flag=true"]).reports().run()
+    let script =
+        std::fs::read_to_string(common::repo().join("tests/scripts/core_outcomes.rhai")).unwrap();
+    Fab::new()
+        .file("core_outcomes.rhai", &script)
+        .args([
+            "run",
+            "core_outcomes.rhai",
+            "--set",
+            "n=5",
+            "--set",
+            "flag=true",
+        ])
+        .reports()
+        .run()
 }
 
 #[test]
@@ -15,16 +27,33 @@ fn every_outcome_of_the_test_model() {
     assert_eq!(o.status("passes with a metric"), "pass");
     assert_eq!(o.status("assertion fails"), "failure");
     let m = o.message("assertion fails");
-    assert!(m.contains("expected >= 90") && m.contains("actual 80.5") && m.contains("core_outcomes.rhai:13"), "{m}");
+    assert!(
+        m.contains("expected >= 90")
+            && m.contains("actual 80.5")
+            && m.contains("core_outcomes.rhai:13"),
+        "{m}"
+    );
     assert_eq!(o.status("skipped with reason"), "skipped");
     assert!(o.message("skipped with reason").contains("no RDMA device"));
     assert_eq!(o.status("missing binary is an error"), "error");
-    assert!(o.message("missing binary is an error").contains("command not found"));
+    assert!(o
+        .message("missing binary is an error")
+        .contains("command not found"));
     assert_eq!(o.status("nonzero exit from sh fails"), "failure");
-    assert!(o.message("nonzero exit from sh fails").contains("exited with 3: oops"), "{}", o.message("nonzero exit from sh fails"));
+    assert!(
+        o.message("nonzero exit from sh fails")
+            .contains("exited with 3: oops"),
+        "{}",
+        o.message("nonzero exit from sh fails")
+    );
     assert_eq!(o.status("run returns data"), "pass");
     assert_eq!(o.status("script runtime error"), "error");
-    assert!(o.message("script runtime error").contains("core_outcomes.rhai:37"), "{}", o.message("script runtime error"));
+    assert!(
+        o.message("script runtime error")
+            .contains("core_outcomes.rhai:37"),
+        "{}",
+        o.message("script runtime error")
+    );
     assert_eq!(o.status("runaway loop times out"), "error");
     assert!(o.message("runaway loop times out").contains("timed out"));
     assert_eq!(o.status("hung command times out"), "error");
@@ -32,20 +61,44 @@ fn every_outcome_of_the_test_model() {
     assert_eq!(o.status("null value is an error, not a pass"), "error");
     assert_eq!(o.status("per node [localhost]"), "pass");
     assert_eq!(o.status("flaky retried"), "failure");
-    assert_eq!(o.test("flaky retried")["attempts"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        o.test("flaky retried")["attempts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     assert_eq!(o.status("param missing skips"), "skipped");
-    assert!(o.message("param missing skips").contains("--set batch_size="));
+    assert!(o
+        .message("param missing skips")
+        .contains("--set batch_size="));
     assert_eq!(o.status("param typed"), "pass");
     assert_eq!(o.status("warn does not fail"), "pass");
-    assert_eq!(o.test("warn does not fail")["warnings"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        o.test("warn does not fail")["warnings"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     // metrics in JSON and as JUnit testsuite properties
     let t = o.test("passes with a metric");
     assert_eq!(t["metrics"][0]["name"], "rail_gbps");
     assert_eq!(t["metrics"][0]["value"], 95.5);
     let junit = o.junit.clone().unwrap();
-    assert!(junit.contains(r#"<property name="passes with a metric/rail_gbps" value="95.5"/>"#), "{junit}");
-    assert!(junit.contains("<failure message=\"per-rail bandwidth"), "failure element for assertions");
-    assert!(junit.contains("<error message=\"fabcheck_no_such_binary") || junit.contains("<error message=\"localhost: `fabcheck_no_such_binary"), "error element for infrastructure");
+    assert!(
+        junit.contains(r#"<property name="passes with a metric/rail_gbps" value="95.5"/>"#),
+        "{junit}"
+    );
+    assert!(
+        junit.contains("<failure message=\"per-rail bandwidth"),
+        "failure element for assertions"
+    );
+    assert!(
+        junit.contains("<error message=\"fabcheck_no_such_binary")
+            || junit.contains("<error message=\"localhost: `fabcheck_no_such_binary"),
+        "error element for infrastructure"
+    );
     assert!(junit.contains("printed by the script"));
     let summary = o.junit_is_valid();
     assert!(summary.contains("cases 15"), "{summary}");
@@ -53,42 +106,87 @@ fn every_outcome_of_the_test_model() {
 
 #[test]
 fn all_pass_or_skip_is_exit_0() {
-    Fab::new().file("ok.rhai", "test(\"a\", || { assert(true, \"t\"); });\ntest(\"b\", || { skip(\"later\"); });\n").args(["run", "ok.rhai"]).reports().run().code(0);
+    Fab::new()
+        .file(
+            "ok.rhai",
+            "test(\"a\", || { assert(true, \"t\"); });\ntest(\"b\", || { skip(\"later\"); });\n",
+        )
+        .args(["run", "ok.rhai"])
+        .reports()
+        .run()
+        .code(0);
 }
 
 #[test]
 fn check_reports_syntax_errors_with_a_code_frame() {
-    let o = Fab::new().file("bad.rhai", "test(\"a\", || {\n    let y = (1 + ;\n});\n").args(["check", "bad.rhai"]).run();
+    let o = Fab::new()
+        .file("bad.rhai", "test(\"a\", || {\n    let y = (1 + ;\n});\n")
+        .args(["check", "bad.rhai"])
+        .run();
     o.code(2);
     assert!(o.stderr.contains("bad.rhai:2:18"), "{}", o.stderr);
-    assert!(o.stderr.contains("let y = (1 + ;") && o.stderr.contains('^'), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("let y = (1 + ;") && o.stderr.contains('^'),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
 fn check_reports_unknown_functions_with_a_suggestion() {
-    let o = Fab::new().file("typo.rhai", "let f = nodes();\ntest(\"a\", || {\n    asert_eq(1, 1, \"x\");\n});\n").args(["check", "typo.rhai"]).run();
+    let o = Fab::new()
+        .file(
+            "typo.rhai",
+            "let f = nodes();\ntest(\"a\", || {\n    asert_eq(1, 1, \"x\");\n});\n",
+        )
+        .args(["check", "typo.rhai"])
+        .run();
     o.code(2);
-    assert!(o.stderr.contains("unknown function `asert_eq`") && o.stderr.contains("typo.rhai:3:5"), "{}", o.stderr);
-    assert!(o.stderr.contains("did you mean `assert_eq`"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("unknown function `asert_eq`") && o.stderr.contains("typo.rhai:3:5"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains("did you mean `assert_eq`"),
+        "{}",
+        o.stderr
+    );
     // and `run` refuses to start such a script
-    Fab::new().file("typo.rhai", "asert(true, \"x\");\n").args(["run", "typo.rhai"]).reports().run().code(2);
+    Fab::new()
+        .file("typo.rhai", "asert(true, \"x\");\n")
+        .args(["run", "typo.rhai"])
+        .reports()
+        .run()
+        .code(2);
 }
 
 #[test]
 fn bad_inventory_is_exit_2_with_file_and_line() {
     let o = Fab::new()
-        .file("inv.toml", "[defaults]\nuser = \"nvidia\"\n\n[[node]]\nname = \"spark-01\"\nspeeed = 3\n")
+        .file(
+            "inv.toml",
+            "[defaults]\nuser = \"nvidia\"\n\n[[node]]\nname = \"spark-01\"\nspeeed = 3\n",
+        )
         .file("s.rhai", "test(\"a\", || {});\n")
         .args(["run", "s.rhai", "-i", "inv.toml"])
         .run();
     o.code(2);
-    assert!(o.stderr.contains("inv.toml:6:1") && o.stderr.contains("speeed"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("inv.toml:6:1") && o.stderr.contains("speeed"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
 fn filter_and_list() {
     let s = "test(\"step 1: ping\", || {});\ntest(\"step 2: ssh\", || { fail(\"no\"); });\n";
-    let o = Fab::new().file("s.rhai", s).args(["run", "s.rhai", "--filter", "step 1"]).reports().run();
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "--filter", "step 1"])
+        .reports()
+        .run();
     o.code(0);
     assert_eq!(o.tests().len(), 1);
     let l = Fab::new().file("s.rhai", s).args(["list", "s.rhai"]).run();
@@ -109,7 +207,11 @@ test_each(nodes(), "barrier", |n| {
     let f = Fab::new().file("inv.toml", inv).file("s.rhai", script);
     let d = f.dir().join("barrier");
     std::fs::create_dir_all(&d).unwrap();
-    let o = f.args(["run", "s.rhai", "-i", "inv.toml", "--set"]).args([format!("dir={}", d.display())]).reports().run();
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--set"])
+        .args([format!("dir={}", d.display())])
+        .reports()
+        .run();
     o.code(0);
     assert_eq!(o.tests().len(), 4);
     assert_eq!(o.test("barrier [n3]")["classname"], "s.n3");
@@ -117,7 +219,11 @@ test_each(nodes(), "barrier", |n| {
 
 #[test]
 fn duplicate_names_stay_unique_in_junit() {
-    let o = Fab::new().file("d.rhai", "test(\"same\", || {});\ntest(\"same\", || {});\n").args(["run", "d.rhai"]).reports().run();
+    let o = Fab::new()
+        .file("d.rhai", "test(\"same\", || {});\ntest(\"same\", || {});\n")
+        .args(["run", "d.rhai"])
+        .reports()
+        .run();
     o.code(0);
     assert_eq!(o.tests()[1]["name"], "same (2)");
 }
@@ -131,12 +237,24 @@ test("hostile", || {
 });
 "#;
     let sh = r"printf '\033[31mred\033[0m ]]> <&> \001\002 \377\376 bad utf8'; printf '\000nul'; head -c 3000000 /dev/zero | tr '\0' x";
-    let o = Fab::new().file("h.rhai", script).file("hostile.sh", sh).args(["run", "h.rhai"]).reports().run();
+    let o = Fab::new()
+        .file("h.rhai", script)
+        .file("hostile.sh", sh)
+        .args(["run", "h.rhai"])
+        .reports()
+        .run();
     o.code(1);
     o.junit_is_valid();
     let junit = o.junit.clone().unwrap();
-    assert!(junit.len() < 400_000, "JUnit stays small: {} bytes", junit.len());
-    assert!(junit.contains("bytes cut by fabcheck"), "cap marker present");
+    assert!(
+        junit.len() < 400_000,
+        "JUnit stays small: {} bytes",
+        junit.len()
+    );
+    assert!(
+        junit.contains("bytes cut by fabcheck"),
+        "cap marker present"
+    );
     assert!(!junit.contains('\u{1b}'));
 }
 
@@ -146,24 +264,54 @@ fn record_then_replay_gives_the_same_outcomes() {
     let script = "test(\"uname\", || { let r = node(\"a\").run(\"echo recorded-$((6*7))\"); assert_eq(r.stdout.trimmed(), \"recorded-42\", \"out\"); });\n";
     let f = Fab::new().file("inv.toml", inv).file("s.rhai", script);
     let rec = f.dir().join("rec");
-    let o = f.args(["run", "s.rhai", "-i", "inv.toml", "--record"]).args([rec.display().to_string()]).reports().run();
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--record"])
+        .args([rec.display().to_string()])
+        .reports()
+        .run();
     o.code(0);
     assert!(rec.join("a.jsonl").exists());
-    let replayed = Fab::new().file("inv.toml", inv).file("s.rhai", script).args(["run", "s.rhai", "-i", "inv.toml", "--replay"]).args([rec.display().to_string()]).reports().run();
+    let replayed = Fab::new()
+        .file("inv.toml", inv)
+        .file("s.rhai", script)
+        .args(["run", "s.rhai", "-i", "inv.toml", "--replay"])
+        .args([rec.display().to_string()])
+        .reports()
+        .run();
     replayed.code(0);
     // An unknown command names the nearest recorded ones.
     let other = "test(\"x\", || { node(\"a\").run(\"echo recorded-43\"); });\n";
-    let r = Fab::new().file("inv.toml", inv).file("s.rhai", other).args(["run", "s.rhai", "-i", "inv.toml", "--replay"]).args([rec.display().to_string()]).reports().run();
+    let r = Fab::new()
+        .file("inv.toml", inv)
+        .file("s.rhai", other)
+        .args(["run", "s.rhai", "-i", "inv.toml", "--replay"])
+        .args([rec.display().to_string()])
+        .reports()
+        .run();
     r.code(1);
-    assert!(r.message("x").contains("nearest recorded: `echo recorded-$((6*7))`"), "{}", r.message("x"));
+    assert!(
+        r.message("x")
+            .contains("nearest recorded: `echo recorded-$((6*7))`"),
+        "{}",
+        r.message("x")
+    );
 }
 
 #[test]
 fn top_level_error_is_reported_not_lost() {
-    let o = Fab::new().file("t.rhai", "test(\"before\", || {});\nlet n = node(\"nope\");\n").args(["run", "t.rhai"]).reports().run();
+    let o = Fab::new()
+        .file(
+            "t.rhai",
+            "test(\"before\", || {});\nlet n = node(\"nope\");\n",
+        )
+        .args(["run", "t.rhai"])
+        .reports()
+        .run();
     o.code(1);
     assert_eq!(o.status("(script top level)"), "error");
-    assert!(o.message("(script top level)").contains("`nope` is not in the inventory"));
+    assert!(o
+        .message("(script top level)")
+        .contains("`nope` is not in the inventory"));
     assert_eq!(o.status("before"), "pass");
     o.junit_is_valid();
 }

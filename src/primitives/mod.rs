@@ -2,6 +2,10 @@
 //! cluster primitives built on them. Every command goes through [`RunEnv::exec`]: bounded by a
 //! timeout, logged into the current test, errors mapped to test errors naming the node.
 
+pub mod cluster;
+pub mod node_methods;
+pub mod pair;
+
 use crate::engine::context;
 use crate::engine::signal::{self, RhaiErr};
 use crate::inventory::{Inventory, Node, TransportKind};

@@ -117,6 +117,8 @@ pub fn wrap_command(req: &CmdRequest) -> String {
             parts.push(quote(&format!("{k}={v}")));
         }
     }
+    // Tools live in sbin on many nodes, but a non-root login shell has no sbin on its PATH.
+    parts.push("PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\"".into());
     parts.push(format!("timeout -k 5 {secs:.1}"));
     parts.push("sh -c".into());
     parts.push(quote(&req.command));

@@ -1,21 +1,339 @@
-//! `transport = "ssh"`: OpenSSH.
+//! `transport = "ssh"`: OpenSSH through the `openssh` crate. One multiplexed master
+//! connection per node (native-mux; `FABCHECK_SSH_MUX=process` switches to process-mux),
+//! opened on first use and reused by every command of the run. Commands are bounded on the
+//! node (`timeout -k`), at most [`PER_CONNECTION`] run at once per connection (below sshd's
+//! default `MaxSessions 10`), and at most [`HANDSHAKES`] handshakes are in flight at once
+//! (below sshd's default `MaxStartups 10`), with retries when sshd drops a handshake.
 
-use super::{CmdOutput, CmdRequest, Transport, TransportError};
-use crate::inventory::Node;
+use super::{cancel, human, text, wrap_command, CmdOutput, CmdRequest, Transport, TransportError};
+use crate::inventory::{KnownHosts, Node};
+use openssh::{KnownHosts as Kh, Session, SessionBuilder};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{OnceCell, Semaphore};
+
+/// Concurrent commands per connection.
+pub const PER_CONNECTION: usize = 8;
+/// Simultaneous SSH handshakes.
+pub const HANDSHAKES: usize = 8;
+
+struct Conn {
+    session: OnceCell<Result<Arc<Session>, TransportError>>,
+    slots: Semaphore,
+}
 
 pub struct SshTransport {
-    #[allow(dead_code)]
-    fanout: usize,
+    rt: tokio::runtime::Runtime,
+    conns: Mutex<HashMap<String, Arc<Conn>>>,
+    handshakes: Arc<Semaphore>,
+    control_dir: PathBuf,
+    process_mux: bool,
 }
 
 impl SshTransport {
-    pub fn new(fanout: usize) -> SshTransport {
-        SshTransport { fanout }
+    pub fn new(_fanout: usize) -> SshTransport {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .thread_name("fabcheck-ssh")
+            .build()
+            .expect("tokio runtime");
+        // Short and private: control socket paths are limited to 108 bytes.
+        let control_dir = std::env::temp_dir().join(format!("fc-{}", std::process::id()));
+        SshTransport {
+            rt,
+            conns: Mutex::new(HashMap::new()),
+            handshakes: Arc::new(Semaphore::new(HANDSHAKES)),
+            control_dir,
+            process_mux: std::env::var("FABCHECK_SSH_MUX").is_ok_and(|v| v == "process"),
+        }
+    }
+
+    fn conn(&self, node: &Node) -> Arc<Conn> {
+        let mut m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        m.entry(node.name.clone())
+            .or_insert_with(|| {
+                Arc::new(Conn {
+                    session: OnceCell::new(),
+                    slots: Semaphore::new(PER_CONNECTION),
+                })
+            })
+            .clone()
+    }
+
+    fn builder(&self, node: &Node) -> SessionBuilder {
+        let mut b = SessionBuilder::default();
+        if let Some(u) = &node.user {
+            b.user(u.clone());
+        }
+        if let Some(p) = node.port {
+            b.port(p);
+        }
+        if let Some(cfg) = &node.ssh_config {
+            b.config_file(cfg);
+        }
+        b.connect_timeout(node.connect_timeout);
+        b.server_alive_interval(Duration::from_secs(15));
+        b.known_hosts_check(match node.known_hosts {
+            KnownHosts::Strict => Kh::Strict,
+            KnownHosts::AcceptNew => Kh::Add,
+            KnownHosts::Off => Kh::Accept,
+        });
+        b.control_directory(&self.control_dir);
+        b
+    }
+
+    async fn connect(&self, node: &Node) -> Result<Arc<Session>, TransportError> {
+        let _ = std::fs::create_dir_all(&self.control_dir);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ =
+                std::fs::set_permissions(&self.control_dir, std::fs::Permissions::from_mode(0o700));
+        }
+        let b = self.builder(node);
+        let mut last = None;
+        for attempt in 0..4u32 {
+            if cancel::interrupted() {
+                return Err(TransportError::Interrupted {
+                    node: node.name.clone(),
+                });
+            }
+            let permit = self
+                .handshakes
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("semaphore open");
+            let res = if self.process_mux {
+                b.connect(&node.host).await
+            } else {
+                b.connect_mux(&node.host).await
+            };
+            drop(permit);
+            match res {
+                Ok(s) => return Ok(Arc::new(s)),
+                Err(e) => {
+                    let err = classify_connect_error(node, &e);
+                    // sshd's MaxStartups drops handshakes at random: retry those with backoff.
+                    let transient = matches!(&err, TransportError::Unreachable { cause, .. } if cause.contains("kex_exchange_identification") || cause.contains("Connection reset") || cause.contains("Connection closed by"));
+                    last = Some(err);
+                    if !transient {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100 * 2u64.pow(attempt))).await;
+                }
+            }
+        }
+        Err(last.expect("at least one attempt"))
+    }
+
+    async fn run_async(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        let conn = self.conn(node);
+        let session = conn
+            .session
+            .get_or_init(|| self.connect(node))
+            .await
+            .clone()?;
+        let _slot = conn.slots.acquire().await.expect("semaphore open");
+        let start = Instant::now();
+        let line = wrap_command(req);
+        let mut cmd = session.raw_command(&line);
+        let fut = cmd.output();
+        // The node kills the command at req.timeout (and KILLs 5 s later); wait a little longer.
+        let grace = req.timeout + Duration::from_secs(8);
+        tokio::pin!(fut);
+        let out = loop {
+            tokio::select! {
+                r = &mut fut => break r,
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                    if cancel::interrupted() {
+                        return Err(TransportError::Interrupted { node: node.name.clone() });
+                    }
+                    if start.elapsed() > grace {
+                        return Err(TransportError::Timeout { node: node.name.clone(), command: req.command.clone(), timeout: human(req.timeout) });
+                    }
+                }
+            }
+        };
+        let duration = start.elapsed();
+        match out {
+            Ok(o) => {
+                let code = o.status.code().map(i64::from);
+                // `timeout` exits 124 (TERM worked) or 137 (KILL needed) at the deadline.
+                if matches!(code, Some(124) | Some(137))
+                    && duration + Duration::from_millis(200) >= req.timeout
+                {
+                    return Err(TransportError::Timeout {
+                        node: node.name.clone(),
+                        command: req.command.clone(),
+                        timeout: human(req.timeout),
+                    });
+                }
+                if code == Some(255) && self.process_mux {
+                    return Err(TransportError::Dropped {
+                        node: node.name.clone(),
+                        command: req.command.clone(),
+                        cause: text(&o.stderr).trim().to_string(),
+                    });
+                }
+                Ok(CmdOutput {
+                    stdout: text(&o.stdout),
+                    stderr: text(&o.stderr),
+                    exit_code: code,
+                    duration,
+                })
+            }
+            Err(e) => Err(TransportError::Dropped {
+                node: node.name.clone(),
+                command: req.command.clone(),
+                cause: error_chain(&e),
+            }),
+        }
+    }
+
+    fn sessions(&self) -> Vec<(String, Arc<Session>)> {
+        let m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        m.iter()
+            .filter_map(|(n, c)| {
+                c.session
+                    .get()
+                    .and_then(|r| r.as_ref().ok())
+                    .map(|s| (n.clone(), s.clone()))
+            })
+            .collect()
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        cur = c.source();
+    }
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn classify_connect_error(node: &Node, e: &openssh::Error) -> TransportError {
+    let cause = error_chain(e);
+    let user = node
+        .user
+        .clone()
+        .unwrap_or_else(|| "(ssh default user)".into());
+    if cause.contains("Host key verification failed")
+        || cause.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+        || cause.contains("No ED25519 host key is known")
+        || cause.contains("host key for")
+    {
+        TransportError::HostKey {
+            node: node.name.clone(),
+            host: node.host.clone(),
+            cause,
+        }
+    } else if cause.contains("Permission denied")
+        || cause.contains("Too many authentication failures")
+    {
+        TransportError::Auth {
+            node: node.name.clone(),
+            host: node.host.clone(),
+            user,
+            cause,
+        }
+    } else {
+        TransportError::Unreachable {
+            node: node.name.clone(),
+            host: node.host.clone(),
+            cause,
+        }
     }
 }
 
 impl Transport for SshTransport {
-    fn run(&self, node: &Node, _req: &CmdRequest) -> Result<CmdOutput, TransportError> {
-        Err(TransportError::Other { node: node.name.clone(), message: "the SSH transport is not available yet in this build; use transport = \"local\" or --replay".into() })
+    fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        self.rt.block_on(self.run_async(node, req))
     }
+
+    fn probe(&self, node: &Node) -> Result<(), TransportError> {
+        self.run(
+            node,
+            &CmdRequest {
+                command: "true".into(),
+                timeout: node.connect_timeout,
+                ..Default::default()
+            },
+        )
+        .map(|_| ())
+    }
+
+    /// Interrupt path: kill this run's processes on every connected node. Every command line
+    /// carries the run marker; `timeout` forwards the TERM to the command's process group.
+    fn cleanup(&self) {
+        let marker = super::run_marker().to_string();
+        let sessions = self.sessions();
+        self.rt.block_on(async {
+            let futs = sessions.iter().map(|(_, s)| {
+                let cmd = format!(
+                    "pkill -TERM -f -- {m}; sleep 1; pkill -KILL -f -- {m}; true",
+                    m = super::quote(&marker)
+                );
+                async move {
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(5), s.raw_command(cmd).output())
+                            .await;
+                }
+            });
+            futures_join_all(futs).await;
+        });
+    }
+
+    fn close(&self) {
+        let conns: Vec<Arc<Conn>> = self
+            .conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .map(|(_, c)| c)
+            .collect();
+        self.rt.block_on(async {
+            for c in conns {
+                if let Ok(c) = Arc::try_unwrap(c) {
+                    if let Some(Ok(s)) = c.session.into_inner() {
+                        if let Ok(s) = Arc::try_unwrap(s) {
+                            let _ = tokio::time::timeout(Duration::from_secs(5), s.close()).await;
+                        }
+                    }
+                }
+            }
+        });
+        let _ = std::fs::remove_dir_all(&self.control_dir);
+    }
+}
+
+async fn futures_join_all<F: std::future::Future<Output = ()>>(futs: impl Iterator<Item = F>) {
+    let mut set = Vec::new();
+    for f in futs {
+        set.push(f);
+    }
+    // Small N: run them concurrently by pinning in a local join.
+    let mut pinned: Vec<std::pin::Pin<Box<F>>> = set.into_iter().map(Box::pin).collect();
+    std::future::poll_fn(|cx| {
+        pinned.retain_mut(|f| f.as_mut().poll(cx).is_pending());
+        if pinned.is_empty() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
 }

@@ -16,7 +16,10 @@ pub fn repo() -> PathBuf {
 
 /// The shared JUnit schema (Jenkins xunit, 2018-04 revision); looked up beside the checkout.
 pub fn junit_schema() -> Option<PathBuf> {
-    let candidates = [repo().join("../shared/junit/jenkins-xunit-junit-10-2018-04.xsd"), repo().join("tests/junit/jenkins-xunit-junit-10-2018-04.xsd")];
+    let candidates = [
+        repo().join("../shared/junit/jenkins-xunit-junit-10-2018-04.xsd"),
+        repo().join("tests/junit/jenkins-xunit-junit-10-2018-04.xsd"),
+    ];
     candidates.into_iter().find(|p| p.exists())
 }
 
@@ -43,8 +46,12 @@ pub mod tempdir {
     pub struct TempDir(PathBuf);
     impl TempDir {
         pub fn new(tag: &str) -> TempDir {
-            let n = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-            let p = std::env::temp_dir().join(format!("fabcheck-test-{tag}-{}-{n}", std::process::id()));
+            let n = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos();
+            let p = std::env::temp_dir()
+                .join(format!("fabcheck-test-{tag}-{}-{n}", std::process::id()));
             std::fs::create_dir_all(&p).unwrap();
             TempDir(p)
         }
@@ -61,7 +68,13 @@ pub mod tempdir {
 
 impl Fab {
     pub fn new() -> Fab {
-        Fab { dir: tempdir::TempDir::new("run"), args: vec![], env: vec![], junit: false, json: false }
+        Fab {
+            dir: tempdir::TempDir::new("run"),
+            args: vec![],
+            env: vec![],
+            junit: false,
+            json: false,
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -79,7 +92,10 @@ impl Fab {
     }
 
     pub fn args<I: IntoIterator<Item = S>, S: AsRef<str>>(mut self, a: I) -> Fab {
-        self.args.extend(a.into_iter().map(|s| s.as_ref().replace("{dir}", &self.dir.path().display().to_string())));
+        self.args.extend(a.into_iter().map(|s| {
+            s.as_ref()
+                .replace("{dir}", &self.dir.path().display().to_string())
+        }));
         self
     }
 
@@ -97,7 +113,10 @@ impl Fab {
 
     pub fn command(&self) -> Command {
         let mut c = Command::new(bin());
-        c.args(&self.args).current_dir(self.dir.path()).env("CI", "true").stdin(Stdio::null());
+        c.args(&self.args)
+            .current_dir(self.dir.path())
+            .env("CI", "true")
+            .stdin(Stdio::null());
         if self.junit {
             c.arg("--junit").arg(self.dir.path().join("out/junit.xml"));
         }
@@ -113,13 +132,18 @@ impl Fab {
     pub fn run(mut self) -> Outcome {
         let out = self.command().output().expect("run fabcheck");
         let mut o = self.outcome(out);
-        o._keep = Some(std::mem::replace(&mut self.dir, tempdir::TempDir::new("spent")));
+        o._keep = Some(std::mem::replace(
+            &mut self.dir,
+            tempdir::TempDir::new("spent"),
+        ));
         o
     }
 
     pub fn outcome(&self, out: std::process::Output) -> Outcome {
         let junit = std::fs::read_to_string(self.dir.path().join("out/junit.xml")).ok();
-        let json = std::fs::read_to_string(self.dir.path().join("out/result.json")).ok().map(|s| serde_json::from_str(&s).expect("result.json is JSON"));
+        let json = std::fs::read_to_string(self.dir.path().join("out/result.json"))
+            .ok()
+            .map(|s| serde_json::from_str(&s).expect("result.json is JSON"));
         Outcome {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -135,15 +159,28 @@ impl Fab {
 impl Outcome {
     pub fn tests(&self) -> Vec<Value> {
         let j = self.json.as_ref().expect("a JSON report");
-        j["suites"].as_array().unwrap().iter().flat_map(|s| s["tests"].as_array().unwrap().clone()).collect()
+        j["suites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s["tests"].as_array().unwrap().clone())
+            .collect()
     }
 
     /// The test with this exact name (panics with the list of names when absent).
     pub fn test(&self, name: &str) -> Value {
         let all = self.tests();
-        all.iter().find(|t| t["name"] == name).cloned().unwrap_or_else(|| {
-            panic!("no test named {name:?}; have {:?}\nstdout:\n{}\nstderr:\n{}", all.iter().map(|t| t["name"].clone()).collect::<Vec<_>>(), self.stdout, self.stderr)
-        })
+        all.iter()
+            .find(|t| t["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| {
+                panic!(
+                    "no test named {name:?}; have {:?}\nstdout:\n{}\nstderr:\n{}",
+                    all.iter().map(|t| t["name"].clone()).collect::<Vec<_>>(),
+                    self.stdout,
+                    self.stderr
+                )
+            })
     }
 
     pub fn status(&self, name: &str) -> String {
@@ -151,11 +188,18 @@ impl Outcome {
     }
 
     pub fn message(&self, name: &str) -> String {
-        self.test(name)["message"].as_str().unwrap_or("").to_string()
+        self.test(name)["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
     }
 
     pub fn code(&self, expected: i32) -> &Outcome {
-        assert_eq!(self.code, expected, "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, expected,
+            "exit code\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 
@@ -163,17 +207,42 @@ impl Outcome {
     /// junitparser; returns the junitparser summary line.
     pub fn junit_is_valid(&self) -> String {
         let path = self.dir.join("out/junit.xml");
-        assert!(path.exists(), "no JUnit written\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert!(
+            path.exists(),
+            "no JUnit written\nstdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
         validate_junit(&path)
     }
 }
 
 pub fn validate_junit(path: &Path) -> String {
     let schema = junit_schema().expect("the JUnit schema (../shared/junit) is present");
-    let x = Command::new("xmllint").arg("--noout").arg("--schema").arg(&schema).arg(path).output().expect("xmllint is installed (libxml2-utils)");
-    assert!(x.status.success(), "JUnit does not validate:\n{}\n{}", String::from_utf8_lossy(&x.stderr), std::fs::read_to_string(path).unwrap_or_default());
+    let x = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(&schema)
+        .arg(path)
+        .output()
+        .expect("xmllint is installed (libxml2-utils)");
+    assert!(
+        x.status.success(),
+        "JUnit does not validate:\n{}\n{}",
+        String::from_utf8_lossy(&x.stderr),
+        std::fs::read_to_string(path).unwrap_or_default()
+    );
     let py = "import sys, junitparser\nx = junitparser.JUnitXml.fromfile(sys.argv[1])\nn = 0\nfor s in x:\n    for c in s:\n        n += 1\nprint('junitparser cases', n)\n";
-    let p = Command::new("python3").arg("-c").arg(py).arg(path).output().expect("python3");
-    assert!(p.status.success(), "junitparser cannot load the JUnit: {}", String::from_utf8_lossy(&p.stderr));
+    let p = Command::new("python3")
+        .arg("-c")
+        .arg(py)
+        .arg(path)
+        .output()
+        .expect("python3");
+    assert!(
+        p.status.success(),
+        "junitparser cannot load the JUnit: {}",
+        String::from_utf8_lossy(&p.stderr)
+    );
     String::from_utf8_lossy(&p.stdout).trim().to_string()
 }
