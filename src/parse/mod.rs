@@ -6,6 +6,15 @@
 
 use serde::Serialize;
 
+mod util;
+
+pub mod bonding;
+pub mod eee;
+pub mod ethtool;
+pub mod ethtool_driver;
+pub mod ethtool_stats;
+pub mod perftest;
+
 /// Unrecognisable input: names the KIND and the first line that did not fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("cannot parse `{kind}` output: {reason} (line {line}: {text:?})")]
@@ -27,7 +36,12 @@ impl ParseError {
             }
             text.truncate(cut);
         }
-        ParseError { kind, line, text, reason: reason.into() }
+        ParseError {
+            kind,
+            line,
+            text,
+            reason: reason.into(),
+        }
     }
 }
 
@@ -38,8 +52,16 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("ethtool-stats", "ethtool_stats", "ethtool -S IFACE"),
     ("eee", "eee", "ethtool --show-eee IFACE"),
     ("bonding", "bonding", "/proc/net/bonding/BOND"),
-    ("perftest", "perftest", "ib_write_bw / ib_read_bw / ib_send_bw / *_lat, client or server"),
-    ("nccl", "nccl", "nccl-tests *_perf text output or its -J JSON"),
+    (
+        "perftest",
+        "perftest",
+        "ib_write_bw / ib_read_bw / ib_send_bw / *_lat, client or server",
+    ),
+    (
+        "nccl",
+        "nccl",
+        "nccl-tests *_perf text output or its -J JSON",
+    ),
     ("iperf3", "iperf3", "iperf3 -J JSON"),
     ("ip-addr", "ip_addr", "ip -j addr"),
     ("ibdev2netdev", "ibdev2netdev", "ibdev2netdev"),
@@ -55,18 +77,20 @@ fn to_json<T: Serialize>(v: T) -> serde_json::Value {
 /// Parse `text` as tool output of `kind`; unknown kinds are an error listing the known ones.
 pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
     match kind {
-        // one arm per KIND, e.g. "ethtool" => ethtool::parse(text).map(to_json),
-        _ => {
-            let _ = (text, to_json::<()>);
-            Err(ParseError::new(
-                "unknown",
-                0,
-                kind,
-                format!(
-                    "unknown KIND `{kind}`; known kinds: {}",
-                    KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
-                ),
-            ))
-        }
+        "ethtool" => ethtool::parse(text).map(to_json),
+        "ethtool-driver" => ethtool_driver::parse(text).map(to_json),
+        "ethtool-stats" => ethtool_stats::parse(text).map(to_json),
+        "eee" => eee::parse(text).map(to_json),
+        "bonding" => bonding::parse(text).map(to_json),
+        "perftest" => perftest::parse(text).map(to_json),
+        _ => Err(ParseError::new(
+            "unknown",
+            0,
+            kind,
+            format!(
+                "unknown KIND `{kind}`; known kinds: {}",
+                KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
+            ),
+        )),
     }
 }
