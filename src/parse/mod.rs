@@ -13,6 +13,7 @@ pub mod eee;
 pub mod ethtool;
 pub mod ethtool_driver;
 pub mod ethtool_stats;
+pub mod nccl;
 pub mod perftest;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
@@ -83,6 +84,7 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "eee" => eee::parse(text).map(to_json),
         "bonding" => bonding::parse(text).map(to_json),
         "perftest" => perftest::parse(text).map(to_json),
+        "nccl" => nccl::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,
