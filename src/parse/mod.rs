@@ -13,8 +13,14 @@ pub mod eee;
 pub mod ethtool;
 pub mod ethtool_driver;
 pub mod ethtool_stats;
+pub mod ibdev2netdev;
+pub mod ip_addr;
+pub mod iperf3;
 pub mod nccl;
+pub mod ofed_info;
 pub mod perftest;
+pub mod ping;
+pub mod rdma_link;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -85,6 +91,12 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "bonding" => bonding::parse(text).map(to_json),
         "perftest" => perftest::parse(text).map(to_json),
         "nccl" => nccl::parse(text).map(to_json),
+        "iperf3" => iperf3::parse(text).map(to_json),
+        "ip-addr" => ip_addr::parse(text).map(to_json),
+        "ibdev2netdev" => ibdev2netdev::parse(text).map(to_json),
+        "rdma-link" => rdma_link::parse(text).map(to_json),
+        "ofed-info" => ofed_info::parse(text).map(to_json),
+        "ping" => ping::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,
