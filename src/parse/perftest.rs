@@ -113,26 +113,44 @@ fn columns(header: &str) -> Vec<Col> {
 fn unfuse(tokens: Vec<&str>) -> Vec<String> {
     let mut out = Vec::new();
     for t in tokens {
-        match regex!(r"^(\d+\.\d{2})(\d+\.\d+)$").captures(t) {
-            Some(c) if t.matches('.').count() == 2 => {
+        if t.matches('.').count() == 2 {
+            if let Some(c) = regex!(r"^(\d+\.\d{2})(\d+\.\d+)$").captures(t) {
                 out.push(c[1].to_string());
                 out.push(c[2].to_string());
+                continue;
             }
-            _ => out.push(t.to_string()),
         }
+        out.push(t.to_string());
     }
     out
 }
 
+/// A result row starts with two integer columns (bytes, iterations).
+fn is_row(line: &str) -> bool {
+    let mut it = line.split_whitespace();
+    let int =
+        |t: Option<&str>| t.is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+    int(it.next()) && int(it.next())
+}
+
 fn is_error(line: &str) -> bool {
-    regex!(
-        r"(?i)^(couldn't|could not|unable to|failed to|error|\w+: couldn't|ib device .* not found|no ib devices? found|port number \d+ state is down|.*\bnot found\b)"
-    )
-    .is_match(line)
+    const PREFIXES: &[&str] = &["couldn't", "could not", "unable to", "failed to", "error"];
+    let lower = line.to_ascii_lowercase();
+    PREFIXES.iter().any(|p| lower.starts_with(p))
+        || lower.contains(": couldn't")
+        || lower.contains("not found")
+        || lower.starts_with("no ib device")
 }
 
 fn is_warning(line: &str) -> bool {
-    regex!(r"(?i)^(warning|conflicting cpu frequency|using sampled cpu speed)").is_match(line)
+    let lower = line.to_ascii_lowercase();
+    [
+        "warning",
+        "conflicting cpu frequency",
+        "using sampled cpu speed",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p))
 }
 
 /// Factor from the reported unit to Gbit/s, `None` for unknown units.
@@ -169,48 +187,8 @@ pub fn parse(text: &str) -> Result<Perftest, ParseError> {
         if t.is_empty() || t.starts_with("---") || t.starts_with("****") {
             continue;
         }
-        if t.contains("Waiting for client to connect") {
-            banner = true;
-            continue;
-        }
-        if let Some(c) = regex!(r"^(\S.*\b(?:BW|Latency) Test)$").captures(t) {
-            out.test.get_or_insert_with(|| c[1].to_string());
-            continue;
-        }
-        if t.starts_with("#bytes") {
-            table_headers += 1;
-            if table_headers == 2 {
-                out.warnings.push(format!(
-                    "line {n}: second result table header (server and client output interleaved)"
-                ));
-            }
-            let c = columns(t);
-            if c.contains(&Col::Avg) {
-                let unit = regex!(r"BW average\[([^\]]*)\]")
-                    .captures(t)
-                    .map(|c| c[1].to_string());
-                factor = unit.as_deref().and_then(to_gbps);
-                if factor.is_none() {
-                    out.warnings
-                        .push(format!("line {n}: unknown bandwidth unit {unit:?}"));
-                }
-                out.units_reported = unit;
-            } else {
-                out.units_reported = Some("usec".into());
-            }
-            cols = Some(c);
-            continue;
-        }
-        if is_warning(t) {
-            out.warnings.push(t.to_string());
-            continue;
-        }
-        if is_error(t) {
-            out.errors.push(t.to_string());
-            continue;
-        }
         if let Some(cols) = cols.as_ref() {
-            if regex!(r"^\d+\s+\d+\s").is_match(t) {
+            if is_row(t) {
                 let tokens = unfuse(t.split_whitespace().collect());
                 let bytes = tokens.first().and_then(|v| v.parse::<u64>().ok());
                 let iterations = tokens.get(1).and_then(|v| v.parse::<u64>().ok());
@@ -251,10 +229,53 @@ pub fn parse(text: &str) -> Result<Perftest, ParseError> {
                 continue;
             }
         }
+        if t.contains("Waiting for client to connect") {
+            banner = true;
+            continue;
+        }
+        if t.ends_with(" Test") && regex!(r"^\S.*\s(?:BW|Latency) Test$").is_match(t) {
+            out.test.get_or_insert_with(|| t.to_string());
+            continue;
+        }
+        if t.starts_with("#bytes") {
+            table_headers += 1;
+            if table_headers == 2 {
+                out.warnings.push(format!(
+                    "line {n}: second result table header (server and client output interleaved)"
+                ));
+            }
+            let c = columns(t);
+            if c.contains(&Col::Avg) {
+                let unit = regex!(r"BW average\[([^\]]*)\]")
+                    .captures(t)
+                    .map(|c| c[1].to_string());
+                factor = unit.as_deref().and_then(to_gbps);
+                if factor.is_none() {
+                    out.warnings
+                        .push(format!("line {n}: unknown bandwidth unit {unit:?}"));
+                }
+                out.units_reported = unit;
+            } else {
+                out.units_reported = Some("usec".into());
+            }
+            cols = Some(c);
+            continue;
+        }
+        if is_warning(t) {
+            out.warnings.push(t.to_string());
+            continue;
+        }
+        if is_error(t) {
+            out.errors.push(t.to_string());
+            continue;
+        }
         if t.starts_with("local address:") || t.starts_with("remote address:") {
             continue;
         }
         if t.starts_with("GID:") {
+            continue;
+        }
+        if !t.contains(':') {
             continue;
         }
         for (key, value) in header_pairs(t) {
