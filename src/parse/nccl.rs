@@ -215,12 +215,15 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
         )
         .captures(t)
         {
+            let (Ok(rank), Ok(device)) = (c[1].parse(), c[5].parse()) else {
+                continue;
+            };
             out.devices.push(Device {
-                rank: c[1].parse().unwrap_or(u32::MAX),
+                rank,
                 group: c.get(2).and_then(|m| m.as_str().parse().ok()),
                 pid: c[3].parse().ok(),
                 host: c[4].to_string(),
-                device: c[5].parse().unwrap_or(u32::MAX),
+                device,
                 bus_id: c[6].to_string(),
                 name: c[7].trim().to_string(),
             });
@@ -423,4 +426,55 @@ fn parse_json(text: &str) -> Result<Nccl, ParseError> {
     }
     finish(&mut out);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_codes() {
+        assert_eq!(version_from_code(22809), "2.28.9");
+        assert_eq!(version_from_code(23003), "2.30.3");
+        assert_eq!(version_from_code(2708), "2.7.8");
+    }
+
+    #[test]
+    fn collective_names() {
+        assert_eq!(
+            collective_from_binary("./build/all_reduce_perf").as_deref(),
+            Some("all_reduce")
+        );
+        assert_eq!(
+            collective_from_binary("all_reduce_perf_mpi").as_deref(),
+            Some("all_reduce")
+        );
+        assert_eq!(collective_from_binary("_perf"), None);
+        assert_eq!(collective_from_binary("hostname"), None);
+    }
+
+    #[test]
+    fn row_layouts() {
+        let new = Layout {
+            redop: true,
+            root: true,
+        };
+        let r = parse_row("8 2 float sum -1 6.94 0.00 0.00 0 0.60 0.01 0.00 N/A", new).unwrap();
+        assert_eq!(
+            (r.size_bytes, r.root, r.in_place.wrong),
+            (8, Some(-1), None)
+        );
+        let old = Layout {
+            redop: false,
+            root: false,
+        };
+        let r = parse_row(
+            "48 12 float 57.30 0.00 0.00 1e+00 57.09 0.00 0.00 0e+00",
+            old,
+        )
+        .unwrap();
+        assert_eq!(r.out_of_place.wrong, Some(1.0));
+        assert!(parse_row("8 2 float sum -1 6.94 0.00 0.00 0 0.60 0.01 0.00", new).is_none());
+        assert!(parse_row("8 2 float sum -1 x 0.00 0.00 0 0.60 0.01 0.00 0", new).is_none());
+    }
 }

@@ -367,3 +367,37 @@ fn convert_units(out: &mut Perftest, factor: Option<f64>) {
         r.bw_peak_gbps = r.bw_peak_gbps.map(|v| v * factor);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fused_latency_columns_are_split() {
+        assert_eq!(
+            unfuse(vec!["928.05", "2465.901216.65", "37330.73"]),
+            ["928.05", "2465.90", "1216.65", "37330.73"]
+        );
+        assert_eq!(unfuse(vec!["1.2.3"]), ["1.2.3"]);
+    }
+
+    #[test]
+    fn rows_and_units() {
+        assert!(is_row(" 65536      1000             328.64"));
+        assert!(!is_row("#bytes #iterations"));
+        assert!(!is_row("2e3f9af7 1 2"));
+        assert_eq!(to_gbps("MB/sec"), Some(0.008388608));
+        assert_eq!(to_gbps("Gb/sec"), Some(1.0));
+        assert_eq!(to_gbps("furlongs"), None);
+    }
+
+    #[test]
+    fn error_and_warning_lines() {
+        assert!(is_error("Couldn't connect to 1.2.3.4:18515"));
+        assert!(is_error("IB device rxe2 not found"));
+        assert!(!is_error(" Dual-port       : OFF"));
+        assert!(is_warning(
+            "WARNING: BW peak won't be measured in this run."
+        ));
+    }
+}
