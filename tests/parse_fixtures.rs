@@ -138,10 +138,10 @@ const FIXTURES: &[(&str, &str)] = &[
     ("rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt", "foreign_tools_rejected"),
     ("rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt", "foreign_tools_rejected"),
     ("rdma/ibv_devices-dgx-spark-rocep-naming.txt", "foreign_tools_rejected"),
-    ("rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt", "foreign_tools_rejected"),
-    ("rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", "foreign_tools_rejected"),
-    ("rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt", "foreign_tools_rejected"),
-    ("rdma/ibv_devinfo-v-softroce-rxe0.txt", "foreign_tools_rejected"),
+    ("rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt", "ibv_devinfo_8x_cx7_ib"),
+    ("rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", "ibv_devinfo_dgx_spark"),
+    ("rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt", "ibv_devinfo_mlx4_two_ports"),
+    ("rdma/ibv_devinfo-v-softroce-rxe0.txt", "ibv_devinfo_verbose_rxe"),
     ("rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt", "ofed_info_doca"),
     ("rdma/rdma-link-show-old-format-bf3-roce-lag-mlx5_bond-indented.txt", "rdma_link_old_format"),
     ("rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt", "rdma_link_new_format"),
@@ -1420,6 +1420,82 @@ fn lab_ping() {
     assert_eq!(unknown.transmitted, None);
 }
 
+// ---------------------------------------------------------------- ibv-devinfo (extra KIND)
+
+#[test]
+fn ibv_devinfo_8x_cx7_ib() {
+    let d = parse::ibv_devinfo::parse(&fx(
+        "rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt",
+    ))
+    .unwrap();
+    let names: Vec<_> = d.iter().map(|d| d.hca_id.as_str()).collect();
+    assert_eq!(
+        names,
+        ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+    );
+    assert!(d
+        .iter()
+        .all(|d| d.fw_ver.as_deref() == Some("28.41.1000") && d.vendor_part_id == Some(4129)));
+    assert_eq!(d[0].board_id.as_deref(), Some("DEL0000000036"));
+    let p = &d[0].ports[0];
+    assert_eq!(p.state.as_deref(), Some("PORT_ACTIVE"));
+    assert_eq!(p.link_layer.as_deref(), Some("InfiniBand"));
+    assert_eq!(
+        (p.sm_lid, p.port_lid, p.active_mtu),
+        (Some(5790), Some(3697), Some(4096))
+    );
+}
+
+#[test]
+fn ibv_devinfo_dgx_spark() {
+    let d = parse::ibv_devinfo::parse(&fx(
+        "rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt",
+    ))
+    .unwrap();
+    assert_eq!(d.len(), 4);
+    assert_eq!(d[2].hca_id, "roceP2p1s0f0");
+    let states: Vec<_> = d
+        .iter()
+        .map(|d| d.ports[0].state.as_deref().unwrap())
+        .collect();
+    assert_eq!(states.iter().filter(|s| **s == "PORT_DOWN").count(), 2);
+    assert_eq!(d[0].ports[0].state.as_deref(), Some("PORT_DOWN"));
+    assert_eq!(d[0].ports[0].active_mtu, Some(1024));
+    assert_eq!(d[1].ports[0].active_mtu, Some(4096));
+    assert!(d
+        .iter()
+        .all(|d| d.ports[0].link_layer.as_deref() == Some("Ethernet")));
+    assert_eq!(d[0].fw_ver.as_deref(), Some("28.45.4028"));
+}
+
+#[test]
+fn ibv_devinfo_mlx4_two_ports() {
+    let d = parse::ibv_devinfo::parse(&fx("rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt"))
+        .unwrap();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].fw_ver.as_deref(), Some("2.42.5000"));
+    assert_eq!(d[0].vendor_part_id, Some(4099));
+    assert_eq!(d[0].phys_port_cnt, Some(2));
+    assert_eq!(d[0].ports.len(), 2);
+    assert_eq!(d[0].ports[0].link_layer.as_deref(), Some("InfiniBand"));
+    assert_eq!(d[0].ports[1].state.as_deref(), Some("PORT_DOWN"));
+    assert_eq!(d[0].ports[1].link_layer.as_deref(), Some("Ethernet"));
+}
+
+#[test]
+fn ibv_devinfo_verbose_rxe() {
+    let d = parse::ibv_devinfo::parse(&fx("rdma/ibv_devinfo-v-softroce-rxe0.txt")).unwrap();
+    assert_eq!(d[0].hca_id, "rxe0");
+    assert_eq!(d[0].vendor_id.as_deref(), Some("0xffffff"));
+    assert_eq!(d[0].fw_ver.as_deref(), Some("0.0.0"));
+    let p = &d[0].ports[0];
+    assert_eq!(p.active_speed.as_deref(), Some("2.5 Gbps"));
+    assert_eq!(p.active_width.as_deref(), Some("1X"));
+    assert_eq!(p.phys_state.as_deref(), Some("LINK_UP"));
+    assert_eq!(p.active_mtu, Some(1024));
+    assert!(p.gids.iter().any(|g| g == "::ffff:10.0.0.1, RoCE v2"));
+}
+
 // ---------------------------------------------------------------- tools without a KIND
 
 #[test]
@@ -1434,10 +1510,6 @@ fn foreign_tools_rejected() {
         "rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt",
         "rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt",
         "rdma/ibv_devices-dgx-spark-rocep-naming.txt",
-        "rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt",
-        "rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt",
-        "rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt",
-        "rdma/ibv_devinfo-v-softroce-rxe0.txt",
     ] {
         let errs = rejected_by_all(&fx(f));
         // the nearest parsers point at the first line of the foreign output
@@ -1517,6 +1589,10 @@ fn dispatcher_covers_every_kind() {
             "rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt",
         ),
         ("ping", "lab/ping-4-ok.txt"),
+        (
+            "ibv-devinfo",
+            "rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt",
+        ),
     ];
     assert_eq!(samples.len(), parse::KINDS.len());
     for (kind, f) in samples {

@@ -4,7 +4,7 @@
 //! files up to `MAX_TRUNCATIONS` lines, evenly spaced points beyond that) and then given
 //! `FABCHECK_FUZZ_ITERS` (default 20) pseudo-random mutants each: lines deleted / duplicated /
 //! swapped, bytes flipped, garbage inserted, numbers replaced by huge or odd values, very long
-//! lines, truncation mid-line — plus a few synthetic inputs. All 13 parsers run on every mutant
+//! lines, truncation mid-line — plus a few synthetic inputs. Every KIND's parser runs on every mutant
 //! inside `catch_unwind`. The PRNG is a seeded xorshift64*, so failures are reproducible; set
 //! `FABCHECK_FUZZ_SEED` to explore other sequences.
 

@@ -14,6 +14,7 @@ pub mod ethtool;
 pub mod ethtool_driver;
 pub mod ethtool_stats;
 pub mod ibdev2netdev;
+pub mod ibv_devinfo;
 pub mod ip_addr;
 pub mod iperf3;
 pub mod nccl;
@@ -75,6 +76,7 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("rdma-link", "rdma_link", "rdma link"),
     ("ofed-info", "ofed_info", "ofed_info -s"),
     ("ping", "ping", "iputils ping"),
+    ("ibv-devinfo", "ibv_devinfo", "ibv_devinfo [-v]"),
 ];
 
 fn to_json<T: Serialize>(v: T) -> serde_json::Value {
@@ -97,6 +99,7 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "rdma-link" => rdma_link::parse(text).map(to_json),
         "ofed-info" => ofed_info::parse(text).map(to_json),
         "ping" => ping::parse(text).map(to_json),
+        "ibv-devinfo" => ibv_devinfo::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,
