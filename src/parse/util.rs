@@ -6,10 +6,15 @@ use super::ParseError;
 macro_rules! regex {
     ($re:literal $(,)?) => {{
         static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-        RE.get_or_init(|| regex::Regex::new($re).expect("regex literal is valid"))
+        RE.get_or_init(|| $crate::parse::util::compile($re))
     }};
 }
 pub(crate) use regex;
+
+/// Compile a regex literal (only called once per `regex!` call site, via its `OnceLock`).
+pub(crate) fn compile(re: &str) -> regex::Regex {
+    regex::Regex::new(re).expect("regex literal is valid")
+}
 
 /// Lines with 1-based numbers; `\r` from CRLF captures is dropped.
 pub(crate) fn numbered(text: &str) -> impl Iterator<Item = (usize, &str)> {
