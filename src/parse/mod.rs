@@ -6,6 +6,23 @@
 
 use serde::Serialize;
 
+mod util;
+
+pub mod bonding;
+pub mod eee;
+pub mod ethtool;
+pub mod ethtool_driver;
+pub mod ethtool_stats;
+pub mod ibdev2netdev;
+pub mod ibv_devinfo;
+pub mod ip_addr;
+pub mod iperf3;
+pub mod nccl;
+pub mod ofed_info;
+pub mod perftest;
+pub mod ping;
+pub mod rdma_link;
+
 /// Unrecognisable input: names the KIND and the first line that did not fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("cannot parse `{kind}` output: {reason} (line {line}: {text:?})")]
@@ -59,6 +76,7 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("rdma-link", "rdma_link", "rdma link"),
     ("ofed-info", "ofed_info", "ofed_info -s"),
     ("ping", "ping", "iputils ping"),
+    ("ibv-devinfo", "ibv_devinfo", "ibv_devinfo [-v]"),
 ];
 
 fn to_json<T: Serialize>(v: T) -> serde_json::Value {
@@ -68,18 +86,28 @@ fn to_json<T: Serialize>(v: T) -> serde_json::Value {
 /// Parse `text` as tool output of `kind`; unknown kinds are an error listing the known ones.
 pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
     match kind {
-        // one arm per KIND, e.g. "ethtool" => ethtool::parse(text).map(to_json),
-        _ => {
-            let _ = (text, to_json::<()>);
-            Err(ParseError::new(
-                "unknown",
-                0,
-                kind,
-                format!(
-                    "unknown KIND `{kind}`; known kinds: {}",
-                    KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
-                ),
-            ))
-        }
+        "ethtool" => ethtool::parse(text).map(to_json),
+        "ethtool-driver" => ethtool_driver::parse(text).map(to_json),
+        "ethtool-stats" => ethtool_stats::parse(text).map(to_json),
+        "eee" => eee::parse(text).map(to_json),
+        "bonding" => bonding::parse(text).map(to_json),
+        "perftest" => perftest::parse(text).map(to_json),
+        "nccl" => nccl::parse(text).map(to_json),
+        "iperf3" => iperf3::parse(text).map(to_json),
+        "ip-addr" => ip_addr::parse(text).map(to_json),
+        "ibdev2netdev" => ibdev2netdev::parse(text).map(to_json),
+        "rdma-link" => rdma_link::parse(text).map(to_json),
+        "ofed-info" => ofed_info::parse(text).map(to_json),
+        "ping" => ping::parse(text).map(to_json),
+        "ibv-devinfo" => ibv_devinfo::parse(text).map(to_json),
+        _ => Err(ParseError::new(
+            "unknown",
+            0,
+            kind,
+            format!(
+                "unknown KIND `{kind}`; known kinds: {}",
+                KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
+            ),
+        )),
     }
 }

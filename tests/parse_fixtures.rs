@@ -1,0 +1,1613 @@
+//! Every real fixture in tests/fixtures/ is parsed here and checked against concrete values read
+//! from the fixture by hand. `FIXTURES` maps each fixture file to the test that uses it;
+//! `every_fixture_is_referenced` fails when a file in the directory is not listed (or a listed
+//! test does not exist), so new fixtures cannot be added without a test.
+
+use fabcheck::parse::{self, ParseError};
+use std::path::Path;
+
+fn fx(path: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn close(a: Option<f64>, b: f64) {
+    let a = a.unwrap_or_else(|| panic!("expected {b}, got None"));
+    assert!(
+        (a - b).abs() <= 1e-6_f64.max(b.abs() * 1e-6),
+        "expected {b}, got {a}"
+    );
+}
+
+/// Every KIND must reject `text` with a ParseError naming the kind and a real line.
+fn rejected_by_all(text: &str) -> Vec<ParseError> {
+    parse::KINDS
+        .iter()
+        .map(|(kind, _, _)| match parse::parse(kind, text) {
+            Ok(v) => panic!("`{kind}` accepted a foreign fixture: {v}"),
+            Err(e) => {
+                assert_eq!(e.kind, *kind);
+                assert!(e.line >= 1, "{e}");
+                e
+            }
+        })
+        .collect()
+}
+
+/// (fixture path, test function that uses it).
+const FIXTURES: &[(&str, &str)] = &[
+    ("bonding/8023ad-2x25g-healthy-layer3+4-v3.7.1.txt", "bonding_8023ad_healthy"),
+    ("bonding/8023ad-2x25g-lacp-fast-flapping-slave-sm_vars-v4.18.txt", "bonding_8023ad_flapping"),
+    ("bonding/8023ad-3slaves-all-down-no-partner-lacp-active-fc41.txt", "bonding_8023ad_all_down"),
+    ("bonding/8023ad-old-v3.2.4-rhel5-no-speed-duplex-partner-mac-zero-split-aggregators.txt", "bonding_8023ad_old_split"),
+    ("bonding/active-backup-1g-old-blank-lines-with-space.txt", "bonding_active_backup_blank_space"),
+    ("bonding/active-backup-2x25g-iscsi-v3.7.1-peer-notif.txt", "bonding_active_backup_25g"),
+    ("bonding/active-backup-primary-reselect-always-ubuntu-6.8.txt", "bonding_active_backup_primary"),
+    ("bonding/balance-rr-no-slaves-mii-down-v4.18.txt", "bonding_no_slaves"),
+    ("bonding/balance-xor-no-slaves-patched-kernel-hash-vlansrc-5.txt", "bonding_no_slaves"),
+    ("ethtool/ethtool-S-cx4lx-25g-grep-discards-prio-no-header.txt", "ethtool_stats_grep"),
+    ("ethtool/ethtool-S-cx4lx-25g-grep-pause-pci-no-header-tx-pause-nonzero.txt", "ethtool_stats_grep"),
+    ("ethtool/ethtool-S-mlx5-grep-rdma-vport-counters-bond-member.txt", "ethtool_stats_grep"),
+    ("ethtool/ethtool-S-mlx5-kernel5.15-xdp-heavy-discards-partial.txt", "ethtool_stats_mlx5_kernels"),
+    ("ethtool/ethtool-S-mlx5-kernel6.5-xdp-page-pool-counters-partial.txt", "ethtool_stats_mlx5_kernels"),
+    ("ethtool/ethtool-cx4lx-25g-link-down-training-failure.txt", "ethtool_link_down_training_failure"),
+    ("ethtool/ethtool-cx4lx-25g-nic-at-10g-lanes-link-up.txt", "ethtool_25g_at_10g_lanes"),
+    ("ethtool/ethtool-grep-A3-speed-400g-lanes8-mlxsw-spectrum-swp1.txt", "ethtool_grep_400g"),
+    ("ethtool/ethtool-i-cx6dx-empty-expansion-rom-trailing-space.txt", "ethtool_driver_cx6dx"),
+    ("ethtool/ethtool-i-cx6dx-inbox-kernel-driver-version-5.0-0.txt", "ethtool_driver_cx6dx"),
+    ("ethtool/ethtool-i-ipoib-mlx5_core-ib_ipoib-azure-cx6-ofed24.07.txt", "ethtool_driver_ipoib"),
+    ("ethtool/ethtool-mlx4-cx3-10g-dac-tabs-autoneg-off.txt", "ethtool_mlx4_tabs"),
+    ("ethtool/ethtool-mlx5-25g-fibre-at-10g-older-ethtool-msglevel.txt", "ethtool_older_msglevel"),
+    ("ethtool/ethtool-pathological-all-link-modes-800G-half-duplex-no-link.txt", "ethtool_pathological"),
+    ("ethtool/ethtool-show-eee-disabled-supported-modes-igc-2.5g.txt", "eee_disabled"),
+    ("ethtool/ethtool-show-eee-not-supported-igc-before-fix.txt", "eee_not_supported"),
+    ("ethtool/ethtool-show-eee-old-capital-Settings-enabled-active-imx8.txt", "eee_enabled_active"),
+    ("iperf3/client-text-P3-t30-sum-lines-virtio-bond.txt", "iperf3_plain_text_rejected"),
+    ("iperf3/client-text-single-stream-1g-retrans.txt", "iperf3_plain_text_rejected"),
+    ("iperf3/json-3.16-client-udp-unlimited-92pct-loss-azure.json", "iperf3_udp"),
+    ("iperf3/json-3.9-client-tiny-10KB-sender-field.json", "iperf3_tiny"),
+    ("iproute2/ip-br-c-a-gpu-node-8-roce-rails-slash31-bond0.txt", "ip_brief_rejected"),
+    ("iproute2/ip-br-c-a-gpu-node-ens-naming-bond-members-no-addr.txt", "ip_brief_rejected"),
+    ("iproute2/ip-brief-link-show-laptop-no-carrier-no-trailing-space.txt", "ip_brief_rejected"),
+    ("iproute2/ip-c-br-link-veth-at-ifN-bridges-trailing-space.txt", "ip_brief_rejected"),
+    ("iproute2/ip-c-br-link-veth-pairs-M-DOWN-partial.txt", "ip_brief_rejected"),
+    ("iproute2/ip-d-j-addr-laptop-wg-wwan-sit-netplan-testdata.json", "ip_addr_details_laptop"),
+    ("lab/ethtool-S-veth.txt", "lab_ethtool_veth"),
+    ("lab/ethtool-i-veth.txt", "lab_ethtool_veth"),
+    ("lab/ethtool-show-eee-veth-unsupported.txt", "lab_ethtool_veth"),
+    ("lab/ethtool-veth.txt", "lab_ethtool_veth"),
+    ("lab/ip-j-addr-netns.json", "lab_ip_addr"),
+    ("lab/iperf3-3.12-J-P4-t2.json", "lab_iperf3_p4"),
+    ("lab/iperf3-3.12-J-connection-refused.json", "lab_iperf3_refused"),
+    ("lab/iperf3-3.12-text-P2.txt", "iperf3_plain_text_rejected"),
+    ("lab/ping-3-unreachable-100pct-loss.txt", "lab_ping"),
+    ("lab/ping-4-ok.txt", "lab_ping"),
+    ("lab/ping-unknown-host.txt", "lab_ping"),
+    ("nccl-real/h200-all_gather_1gpu.txt", "nccl_real_all_gather"),
+    ("nccl-real/h200-all_reduce_1gpu.json", "nccl_json_matches_text"),
+    ("nccl-real/h200-all_reduce_1gpu.txt", "nccl_real_all_reduce"),
+    ("nccl-real/h200-all_reduce_1gpu_json_run.txt", "nccl_json_matches_text"),
+    ("nccl-real/h200-all_reduce_alltypes.txt", "nccl_real_alltypes_failure"),
+    ("nccl-real/h200-all_reduce_g2_error.txt", "nccl_real_invalid_gpus"),
+    ("nccl-real/h200-alltoall_1gpu-size-0-row-NA-inplace.txt", "nccl_real_alltoall_na"),
+    ("nccl-real/h200-mpirun-np1-tag-output-nccl-debug.txt", "nccl_real_tag_output_socket"),
+    ("nccl-real/h200-mpirun-np2-invalid-gpus-openmpi-trailer.txt", "nccl_real_invalid_gpus"),
+    ("nccl-tests/all_gather-2node-16xB200-gke-rdma-nccl2.26.txt", "nccl_all_gather_b200"),
+    ("nccl-tests/all_gather-dgx2-12xV100-old-no-redop-error-col-FAILED.txt", "nccl_old_all_gather_failed"),
+    ("nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt", "nccl_indented_socket"),
+    ("nccl-tests/all_reduce-2node-16xA100-oci-roce-sriov-8B-8G.txt", "nccl_oci_roce"),
+    ("nccl-tests/all_reduce-2node-16xH100-k8s-mpijob-512M-8G.txt", "nccl_h100_k8s"),
+    ("nccl-tests/all_reduce-2node-V100-efa-nccl2.6-old-ring-info-lines.txt", "nccl_efa_libfabric"),
+    ("nccl-tests/all_reduce-4xK80-azureml-error-col-nccl-info-in-table.txt", "nccl_k80_info_in_table"),
+    ("nccl-tests/all_reduce-dgx2-12xV100-old-error-col-single-process-g12.txt", "nccl_old_all_reduce_error_col"),
+    ("nccl-tests/all_reduce_mpi-v2.18.0-socket-2rank-1gpu-tag-output-collective-concluded.txt", "nccl_v218_tag_output"),
+    ("nccl-tests/alltoall-1rank-rtx5090-avg-busbw-zero-integer-huge-algbw.txt", "nccl_alltoall_one_rank"),
+    ("nccl-tests/alltoall-v2.18.3-2node-16xRTX6000D-cx8-spcx-mpi-help-in-header-NA.txt", "nccl_alltoall_mpi_help"),
+    ("nccl-tests/rccl-tests-all_reduce-FAILURE-unhandled-cuda-error-nThreads-colon-header-rx7900xtx.txt", "nccl_rccl_failure"),
+    ("nvidia-smi/topo-m-1xH200-ansi-underline-header.txt", "foreign_tools_rejected"),
+    ("nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt", "foreign_tools_rejected"),
+    ("nvidia-smi/topo-m-tabs-8gpu-12nic-single-numa-bond-nics.txt", "foreign_tools_rejected"),
+    ("nvidia-smi/topo-mp-8xH100-12nic-2numa-gpu-numa-id-NA-tabs.txt", "foreign_tools_rejected"),
+    ("perftest/ib_read_bw-cx7-ndr-ib-gbits-cpufreq-warning.txt", "perftest_read_bw_cx7_gbits"),
+    ("perftest/ib_read_bw-mlx4-fdr-ib-all-sizes-mbsec.txt", "perftest_read_bw_mlx4_mbsec"),
+    ("perftest/ib_read_lat-server-roce-mlx5-no-result-table.txt", "perftest_read_lat_server_no_table"),
+    ("perftest/ib_send_bw-error-ib-device-not-found.txt", "perftest_error_outputs"),
+    ("perftest/ib_send_bw-softroce-rxe-client.txt", "perftest_send_bw_rxe_client_server"),
+    ("perftest/ib_send_bw-softroce-rxe-server-waiting-banner-peak-warning.txt", "perftest_send_bw_rxe_client_server"),
+    ("perftest/ib_send_lat-cx7-ndr-ib-cpufreq-warning.txt", "perftest_send_lat_cx7"),
+    ("perftest/ib_send_lat-softroce-rxe-server-merged-columns.txt", "perftest_send_lat_fused_columns"),
+    ("perftest/ib_write_bw-bidir-all-sizes-gbits-roce-rocm-doc-indented.txt", "perftest_write_bw_bidir_indented"),
+    ("perftest/ib_write_bw-client-bidir-q4-all-sizes-ionic-older-perftest-enhanced-reorder.txt", "perftest_ionic_client_server_agree"),
+    ("perftest/ib_write_bw-error-couldnt-connect-client.txt", "perftest_error_outputs"),
+    ("perftest/ib_write_bw-error-rdmacm-client-modify-qp-rts.txt", "perftest_error_outputs"),
+    ("perftest/ib_write_bw-error-rdmacm-server-read-keys.txt", "perftest_error_outputs"),
+    ("perftest/ib_write_bw-mlx4-fdr-ib-all-sizes-mbsec-old-no-trailer.txt", "perftest_write_bw_mlx4_no_trailer"),
+    ("perftest/ib_write_bw-newest-server-bidir-q4-all-sizes-ionic-400g-connected-completed.txt", "perftest_ionic_client_server_agree"),
+    ("perftest/ib_write_bw-run_perftest_loopback-interleaved-server-client-azure-hdr.txt", "perftest_loopback_interleaved"),
+    ("perftest/ib_write_bw-server-gdr-use_rocm-mi355x-ionic-bidir.txt", "perftest_server_rocm"),
+    ("perftest/ib_write_bw-server-roce-duration-header-MBsec-but-value-Gbps.txt", "perftest_server_unit_mismatch"),
+    ("perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt", "perftest_server_uc_single_row"),
+    ("perftest/ib_write_lat-client-rdma_cm-force-link-IB-dgx-spark.txt", "perftest_write_lat_rdma_cm"),
+    ("perftest/ib_write_lat-mlx4-fdr-ib-all-sizes.txt", "perftest_write_lat_mlx4_all_sizes"),
+    ("rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", "ibdev2netdev_dgx_spark"),
+    ("rdma/ibdev2netdev-roce-lag-bond-mlx5_bond_0-and-huawei-hrn3.txt", "ibdev2netdev_roce_lag"),
+    ("rdma/ibstat-11ca-mixed-cx8-down-cx7-rate100-b300-host.txt", "foreign_tools_rejected"),
+    ("rdma/ibstat-12ca-h100-roce-cx7-cx6dx-down-polling-disabled-tabs.txt", "foreign_tools_rejected"),
+    ("rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt", "foreign_tools_rejected"),
+    ("rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt", "foreign_tools_rejected"),
+    ("rdma/ibv_devices-dgx-spark-rocep-naming.txt", "foreign_tools_rejected"),
+    ("rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt", "ibv_devinfo_8x_cx7_ib"),
+    ("rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", "ibv_devinfo_dgx_spark"),
+    ("rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt", "ibv_devinfo_mlx4_two_ports"),
+    ("rdma/ibv_devinfo-v-softroce-rxe0.txt", "ibv_devinfo_verbose_rxe"),
+    ("rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt", "ofed_info_doca"),
+    ("rdma/rdma-link-show-old-format-bf3-roce-lag-mlx5_bond-indented.txt", "rdma_link_old_format"),
+    ("rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt", "rdma_link_new_format"),
+];
+
+#[test]
+fn every_fixture_is_referenced() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut on_disk = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("fixture dir") {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(&root)
+                    .expect("under root")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                if rel != "SOURCES.tsv" {
+                    on_disk.push(rel);
+                }
+            }
+        }
+    }
+    on_disk.sort();
+    let mut listed: Vec<String> = FIXTURES.iter().map(|(p, _)| p.to_string()).collect();
+    listed.sort();
+    let missing: Vec<_> = on_disk.iter().filter(|p| !listed.contains(p)).collect();
+    let stale: Vec<_> = listed.iter().filter(|p| !on_disk.contains(p)).collect();
+    assert!(missing.is_empty(), "fixtures without a test: {missing:?}");
+    assert!(
+        stale.is_empty(),
+        "listed fixtures that do not exist: {stale:?}"
+    );
+    // Each listed test exists and really reads the fixture.
+    let src = include_str!("parse_fixtures.rs");
+    for (path, test) in FIXTURES {
+        assert!(
+            src.contains(&format!("fn {test}()")),
+            "no test fn {test} for {path}"
+        );
+        assert!(
+            src.matches(path).count() >= 2,
+            "{path} is listed but never read by {test}"
+        );
+    }
+    // SOURCES.tsv describes every fixture.
+    let sources = fx("SOURCES.tsv");
+    for p in &on_disk {
+        assert!(
+            sources
+                .lines()
+                .any(|l| l.split('\t').next() == Some(p.as_str())),
+            "{p} missing from SOURCES.tsv"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- ethtool
+
+#[test]
+fn ethtool_link_down_training_failure() {
+    let e = parse::ethtool::parse(&fx(
+        "ethtool/ethtool-cx4lx-25g-link-down-training-failure.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.interface.as_deref(), Some("nic_pve02_stor"));
+    assert_eq!(e.speed_mbps, None);
+    assert_eq!(e.duplex, None);
+    assert_eq!(e.link_detected, Some(false));
+    assert_eq!(
+        e.link_detected_reason.as_deref(),
+        Some("Link training failure, Remote side is not ready yet")
+    );
+    assert_eq!(e.auto_negotiation, Some(true));
+    assert_eq!(e.port.as_deref(), Some("Direct Attach Copper"));
+    assert_eq!(e.lanes, None);
+    assert_eq!(e.supported_link_modes.len(), 5);
+    assert_eq!(
+        e.advertised_link_modes.last().map(String::as_str),
+        Some("25000baseSR/Full")
+    );
+    assert_eq!(e.supported_fec_modes, ["None", "RS", "BASER"]);
+    assert!(e.advertised_fec_modes.is_empty()); // "Not reported"
+}
+
+#[test]
+fn ethtool_25g_at_10g_lanes() {
+    let e = parse::ethtool::parse(&fx(
+        "ethtool/ethtool-cx4lx-25g-nic-at-10g-lanes-link-up.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.speed_mbps, Some(10000));
+    assert_eq!(e.lanes, Some(1));
+    assert_eq!(e.duplex.as_deref(), Some("full"));
+    assert_eq!(e.link_detected, Some(true));
+    assert_eq!(e.link_detected_reason, None);
+    assert!(e
+        .supported_link_modes
+        .contains(&"25000baseSR/Full".to_string()));
+    assert_eq!(e.advertised_fec_modes, ["None"]);
+}
+
+#[test]
+fn ethtool_grep_400g() {
+    let e = parse::ethtool::parse(&fx(
+        "ethtool/ethtool-grep-A3-speed-400g-lanes8-mlxsw-spectrum-swp1.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.interface, None);
+    assert_eq!(e.speed_mbps, Some(400000));
+    assert_eq!(e.lanes, Some(8));
+    assert_eq!(e.duplex.as_deref(), Some("full"));
+    assert_eq!(e.auto_negotiation, Some(true));
+    assert_eq!(e.link_detected, None);
+}
+
+#[test]
+fn ethtool_mlx4_tabs() {
+    let e = parse::ethtool::parse(&fx("ethtool/ethtool-mlx4-cx3-10g-dac-tabs-autoneg-off.txt"))
+        .unwrap();
+    assert_eq!(e.interface.as_deref(), Some("enp3s0"));
+    assert_eq!(e.speed_mbps, Some(10000));
+    assert_eq!(e.auto_negotiation, Some(false));
+    assert_eq!(e.supports_auto_negotiation, Some(false));
+    assert_eq!(
+        e.supported_link_modes,
+        ["1000baseKX/Full", "10000baseKR/Full"]
+    );
+    assert_eq!(
+        e.advertised_link_modes,
+        ["1000baseKX/Full", "10000baseKR/Full"]
+    );
+    assert_eq!(e.supported_ports, ["FIBRE"]);
+    assert_eq!(e.link_detected, Some(true));
+}
+
+#[test]
+fn ethtool_older_msglevel() {
+    let e = parse::ethtool::parse(&fx(
+        "ethtool/ethtool-mlx5-25g-fibre-at-10g-older-ethtool-msglevel.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.interface.as_deref(), Some("p4p2"));
+    assert_eq!(e.speed_mbps, Some(10000));
+    assert_eq!(e.port.as_deref(), Some("FIBRE"));
+    assert_eq!(e.supported_fec_modes, ["None", "BaseR"]);
+    // the message-level continuation "link" must not leak into a mode list
+    assert_eq!(e.advertised_link_modes.len(), 5);
+    assert!(!e.supported_link_modes.iter().any(|m| m == "link"));
+    assert_eq!(e.link_detected, Some(true));
+}
+
+#[test]
+fn ethtool_pathological() {
+    let e = parse::ethtool::parse(&fx(
+        "ethtool/ethtool-pathological-all-link-modes-800G-half-duplex-no-link.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.interface.as_deref(), Some("eno0"));
+    assert_eq!(e.speed_mbps, None);
+    assert_eq!(e.duplex.as_deref(), Some("half"));
+    assert_eq!(e.port.as_deref(), Some("MII"));
+    assert_eq!(e.link_detected, Some(false));
+    assert_eq!(
+        e.supported_ports,
+        ["TP", "AUI", "MII", "FIBRE", "BNC", "Backplane"]
+    );
+    assert_eq!(
+        e.supported_link_modes.first().map(String::as_str),
+        Some("10baseT/Half")
+    );
+    assert_eq!(
+        e.supported_link_modes.last().map(String::as_str),
+        Some("10baseT1S_P2MP/Half")
+    );
+    assert!(e
+        .supported_link_modes
+        .contains(&"10000baseR_FEC".to_string()));
+    assert!(e
+        .supported_link_modes
+        .contains(&"800000baseVR8/Full".to_string()));
+    assert!(e.advertised_link_modes.is_empty());
+    assert_eq!(e.supported_fec_modes, ["None", "RS", "BASER", "LLRS"]);
+}
+
+#[test]
+fn ethtool_driver_cx6dx() {
+    for f in [
+        "ethtool/ethtool-i-cx6dx-empty-expansion-rom-trailing-space.txt",
+        "ethtool/ethtool-i-cx6dx-inbox-kernel-driver-version-5.0-0.txt",
+    ] {
+        let d = parse::ethtool_driver::parse(&fx(f)).unwrap();
+        assert_eq!(d.driver.as_deref(), Some("mlx5_core"));
+        assert_eq!(d.version.as_deref(), Some("5.0-0"));
+        assert_eq!(d.firmware_psid.as_deref(), Some("MT_0000000430"));
+        assert_eq!(d.expansion_rom_version, None);
+        assert_eq!(d.supports_priv_flags, Some(true));
+    }
+    let a = parse::ethtool_driver::parse(&fx(
+        "ethtool/ethtool-i-cx6dx-empty-expansion-rom-trailing-space.txt",
+    ))
+    .unwrap();
+    assert_eq!(a.firmware_version.as_deref(), Some("22.29.1016"));
+    assert_eq!(a.bus_info.as_deref(), Some("0000:b3:00.0"));
+    let b = parse::ethtool_driver::parse(&fx(
+        "ethtool/ethtool-i-cx6dx-inbox-kernel-driver-version-5.0-0.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.firmware_version.as_deref(), Some("22.28.1002"));
+    assert_eq!(b.bus_info.as_deref(), Some("0000:07:00.1"));
+}
+
+#[test]
+fn ethtool_driver_ipoib() {
+    let d = parse::ethtool_driver::parse(&fx(
+        "ethtool/ethtool-i-ipoib-mlx5_core-ib_ipoib-azure-cx6-ofed24.07.txt",
+    ))
+    .unwrap();
+    assert_eq!(d.driver.as_deref(), Some("mlx5_core[ib_ipoib]"));
+    assert_eq!(d.version.as_deref(), Some("24.07-0.6.1"));
+    assert_eq!(d.firmware_version.as_deref(), Some("20.31.1014"));
+    assert_eq!(d.firmware_psid.as_deref(), Some("MT_0000000223"));
+    assert_eq!(d.bus_info.as_deref(), Some("0101:00:00.0"));
+}
+
+#[test]
+fn ethtool_stats_grep() {
+    let a = parse::ethtool_stats::parse(&fx(
+        "ethtool/ethtool-S-cx4lx-25g-grep-discards-prio-no-header.txt",
+    ))
+    .unwrap();
+    assert_eq!(a.interface, None);
+    assert_eq!(a.counters.len(), 14);
+    assert_eq!(a.counters["rx_steer_missed_packets"], 24627);
+    assert_eq!(a.counters["rx_prio7_discards"], 0);
+    let b = parse::ethtool_stats::parse(&fx(
+        "ethtool/ethtool-S-cx4lx-25g-grep-pause-pci-no-header-tx-pause-nonzero.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.counters.len(), 17);
+    assert_eq!(b.counters["tx_pause_ctrl_phy"], 1266552);
+    assert_eq!(b.counters["tx_global_pause_duration"], 555665182);
+    assert_eq!(b.counters["tx_pci_signal_integrity"], 3);
+    let c = parse::ethtool_stats::parse(&fx(
+        "ethtool/ethtool-S-mlx5-grep-rdma-vport-counters-bond-member.txt",
+    ))
+    .unwrap();
+    assert_eq!(c.counters.len(), 8);
+    assert_eq!(c.counters["rx_vport_rdma_unicast_bytes"], 343918719286);
+    assert_eq!(c.counters["tx_vport_rdma_unicast_packets"], 321535216);
+}
+
+#[test]
+fn ethtool_stats_mlx5_kernels() {
+    let old = parse::ethtool_stats::parse(&fx(
+        "ethtool/ethtool-S-mlx5-kernel5.15-xdp-heavy-discards-partial.txt",
+    ))
+    .unwrap();
+    assert_eq!(old.counters["rx_bytes_phy"], 6211329423080);
+    assert_eq!(old.counters["rx_discards_phy"], 58591428329);
+    assert_eq!(old.counters["rx_cache_reuse"], 9369255040);
+    assert!(!old.counters.contains_key("rx_pp_alloc_fast"));
+    let new = parse::ethtool_stats::parse(&fx(
+        "ethtool/ethtool-S-mlx5-kernel6.5-xdp-page-pool-counters-partial.txt",
+    ))
+    .unwrap();
+    assert_eq!(new.counters["rx_bytes_phy"], 46609758231313);
+    assert_eq!(new.counters["rx_pp_alloc_fast"], 3641784);
+    assert_eq!(new.counters["ch0_poll"], 855423025);
+    assert!(!new.counters.contains_key("rx_cache_reuse"));
+}
+
+#[test]
+fn eee_disabled() {
+    let e = parse::eee::parse(&fx(
+        "ethtool/ethtool-show-eee-disabled-supported-modes-igc-2.5g.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.interface.as_deref(), Some("enp174s0"));
+    assert!(e.supported && !e.enabled && !e.active);
+    assert_eq!(e.tx_lpi_us, None);
+    assert_eq!(
+        e.supported_link_modes,
+        ["100baseT/Full", "1000baseT/Full", "2500baseT/Full"]
+    );
+}
+
+#[test]
+fn eee_not_supported() {
+    let e = parse::eee::parse(&fx(
+        "ethtool/ethtool-show-eee-not-supported-igc-before-fix.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.interface.as_deref(), Some("enp174s0"));
+    assert!(!e.supported && !e.enabled && !e.active);
+    assert_eq!(e.status.as_deref(), Some("not supported"));
+}
+
+#[test]
+fn eee_enabled_active() {
+    let e = parse::eee::parse(&fx(
+        "ethtool/ethtool-show-eee-old-capital-Settings-enabled-active-imx8.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.interface.as_deref(), Some("eth0"));
+    assert!(e.supported && e.enabled && e.active);
+    assert_eq!(e.tx_lpi_us, Some(5000));
+    assert_eq!(e.advertised_link_modes, ["100baseT/Full", "1000baseT/Full"]);
+    assert_eq!(e.link_partner_advertised_link_modes, ["100baseT/Full"]);
+}
+
+#[test]
+fn lab_ethtool_veth() {
+    let e = parse::ethtool::parse(&fx("lab/ethtool-veth.txt")).unwrap();
+    assert_eq!(e.interface.as_deref(), Some("fab0"));
+    assert_eq!(e.speed_mbps, Some(10000));
+    assert_eq!(e.port.as_deref(), Some("Twisted Pair"));
+    assert!(e.supported_link_modes.is_empty() && e.supported_ports.is_empty());
+    assert_eq!(e.link_detected, Some(true));
+    let d = parse::ethtool_driver::parse(&fx("lab/ethtool-i-veth.txt")).unwrap();
+    assert_eq!(d.driver.as_deref(), Some("veth"));
+    assert_eq!(d.version.as_deref(), Some("1.0"));
+    assert_eq!(d.firmware_version, None);
+    assert_eq!(d.bus_info, None);
+    let s = parse::ethtool_stats::parse(&fx("lab/ethtool-S-veth.txt")).unwrap();
+    assert_eq!(s.counters["peer_ifindex"], 84);
+    assert_eq!(s.counters.len(), 10);
+    let eee = parse::eee::parse(&fx("lab/ethtool-show-eee-veth-unsupported.txt")).unwrap();
+    assert!(!eee.supported);
+    assert_eq!(
+        eee.error.as_deref(),
+        Some("netlink error: Operation not supported")
+    );
+    // and the same text is not mistaken for other ethtool outputs
+    assert!(parse::ethtool::parse(&fx("lab/ethtool-show-eee-veth-unsupported.txt")).is_err());
+    assert!(parse::ethtool_stats::parse(&fx("lab/ethtool-S-veth.txt")).is_ok());
+    assert!(parse::ethtool_driver::parse(&fx("lab/ethtool-S-veth.txt")).is_err());
+}
+
+// ---------------------------------------------------------------- bonding
+
+#[test]
+fn bonding_8023ad_healthy() {
+    let b = parse::bonding::parse(&fx("bonding/8023ad-2x25g-healthy-layer3+4-v3.7.1.txt")).unwrap();
+    assert_eq!(b.mode.as_deref(), Some("802.3ad"));
+    assert_eq!(b.mii_status.as_deref(), Some("up"));
+    assert_eq!(b.transmit_hash_policy.as_deref(), Some("layer3+4"));
+    assert_eq!(b.lacp_rate.as_deref(), Some("slow"));
+    assert_eq!(b.active_aggregator_id, Some(1));
+    assert_eq!(b.partner_mac.as_deref(), Some("3c:c7:86:43:ac:f1"));
+    assert_eq!(b.slaves.len(), 2);
+    let s = &b.slaves[1];
+    assert_eq!(s.name, "lan04");
+    assert_eq!(s.speed_mbps, Some(25000));
+    assert_eq!(s.duplex.as_deref(), Some("full"));
+    assert_eq!(s.aggregator_id, Some(1));
+    assert_eq!(s.permanent_hw_addr.as_deref(), Some("5c:6f:69:c8:32:c1"));
+    assert_eq!(s.actor_churn_state.as_deref(), Some("none"));
+    assert_eq!(s.partner_port_state, Some(61));
+}
+
+#[test]
+fn bonding_8023ad_flapping() {
+    let b = parse::bonding::parse(&fx(
+        "bonding/8023ad-2x25g-lacp-fast-flapping-slave-sm_vars-v4.18.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.lacp_rate.as_deref(), Some("fast"));
+    assert_eq!(b.partner_mac.as_deref(), Some("00:00:5e:00:01:01"));
+    let s = &b.slaves[1];
+    assert_eq!(s.name, "eth1");
+    assert_eq!(s.link_failure_count, Some(17));
+    assert_eq!(s.actor_churn_state.as_deref(), Some("monitoring"));
+    assert_eq!(s.partner_churn_state.as_deref(), Some("monitoring"));
+    assert_eq!(s.actor_port_state, Some(15));
+    assert_eq!(s.partner_port_state, Some(31));
+    assert_eq!(b.slaves[0].actor_port_state, Some(63));
+}
+
+#[test]
+fn bonding_8023ad_all_down() {
+    let b = parse::bonding::parse(&fx(
+        "bonding/8023ad-3slaves-all-down-no-partner-lacp-active-fc41.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.driver_version.as_deref(), Some("v6.14.6-200.fc41.x86_64"));
+    assert_eq!(b.lacp_active.as_deref(), Some("on"));
+    assert_eq!(b.partner_mac.as_deref(), Some("00:00:00:00:00:00"));
+    assert_eq!(b.slaves.len(), 3);
+    let aggs: Vec<_> = b.slaves.iter().map(|s| s.aggregator_id).collect();
+    assert_eq!(aggs, [Some(1), Some(2), Some(3)]);
+    for s in &b.slaves {
+        assert_eq!(s.mii_status.as_deref(), Some("down"));
+        assert_eq!(s.speed_mbps, None);
+        assert_eq!(s.duplex, None);
+        assert_eq!(s.partner_churn_state.as_deref(), Some("churned"));
+    }
+}
+
+#[test]
+fn bonding_8023ad_old_split() {
+    let b = parse::bonding::parse(&fx(
+        "bonding/8023ad-old-v3.2.4-rhel5-no-speed-duplex-partner-mac-zero-split-aggregators.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        b.driver_version.as_deref(),
+        Some("v3.2.4 (January 28, 2008)")
+    );
+    assert_eq!(b.mode.as_deref(), Some("802.3ad"));
+    assert_eq!(b.transmit_hash_policy.as_deref(), Some("layer2"));
+    assert_eq!(b.miimon_ms, Some(500));
+    assert_eq!(b.active_aggregator_id, Some(3));
+    assert_eq!(b.partner_mac.as_deref(), Some("00:00:00:00:00:00"));
+    assert_eq!(b.slaves[0].aggregator_id, Some(3));
+    assert_eq!(b.slaves[1].aggregator_id, Some(2));
+    assert_eq!(b.slaves[1].speed_mbps, None);
+    assert_eq!(b.slaves[1].actor_churn_state, None);
+}
+
+#[test]
+fn bonding_active_backup_blank_space() {
+    let b = parse::bonding::parse(&fx(
+        "bonding/active-backup-1g-old-blank-lines-with-space.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.mode.as_deref(), Some("active-backup"));
+    assert_eq!(b.active_slave.as_deref(), Some("p1p1"));
+    assert_eq!(b.primary_slave, None);
+    assert_eq!(b.slaves.len(), 2);
+    assert_eq!(b.slaves[1].link_failure_count, Some(1));
+    assert_eq!(b.slaves[1].speed_mbps, Some(1000));
+}
+
+#[test]
+fn bonding_active_backup_25g() {
+    let b = parse::bonding::parse(&fx(
+        "bonding/active-backup-2x25g-iscsi-v3.7.1-peer-notif.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.mode.as_deref(), Some("active-backup"));
+    assert_eq!(b.active_slave.as_deref(), Some("ens5f0"));
+    let names: Vec<_> = b.slaves.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["ens5f0", "ens6f1"]);
+    assert!(b.slaves.iter().all(|s| s.speed_mbps == Some(25000)));
+    assert_eq!(b.active_aggregator_id, None);
+}
+
+#[test]
+fn bonding_active_backup_primary() {
+    let b = parse::bonding::parse(&fx(
+        "bonding/active-backup-primary-reselect-always-ubuntu-6.8.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.driver_version.as_deref(), Some("v6.8.0-90-generic"));
+    assert_eq!(b.primary_slave.as_deref(), Some("enp0s8"));
+    assert_eq!(b.active_slave.as_deref(), Some("enp0s8"));
+    assert_eq!(
+        b.slaves[1].permanent_hw_addr.as_deref(),
+        Some("08:00:27:d8:e3:fa")
+    );
+}
+
+#[test]
+fn bonding_no_slaves() {
+    let rr = parse::bonding::parse(&fx("bonding/balance-rr-no-slaves-mii-down-v4.18.txt")).unwrap();
+    assert_eq!(rr.mode.as_deref(), Some("balance-rr"));
+    assert_eq!(rr.mii_status.as_deref(), Some("down"));
+    assert_eq!(rr.miimon_ms, Some(0));
+    assert!(rr.slaves.is_empty());
+    let xor = parse::bonding::parse(&fx(
+        "bonding/balance-xor-no-slaves-patched-kernel-hash-vlansrc-5.txt",
+    ))
+    .unwrap();
+    assert_eq!(xor.mode.as_deref(), Some("balance-xor"));
+    assert_eq!(xor.transmit_hash_policy.as_deref(), Some("vlansrc"));
+    assert_eq!(
+        xor.driver_version.as_deref(),
+        Some("v4.18.0-272.el8.vstx.x86_64")
+    );
+    assert!(xor.slaves.is_empty());
+}
+
+// ---------------------------------------------------------------- perftest
+
+#[test]
+fn perftest_read_bw_cx7_gbits() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_read_bw-cx7-ndr-ib-gbits-cpufreq-warning.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.test.as_deref(), Some("RDMA_Read BW Test"));
+    assert_eq!(p.side.as_deref(), Some("client"));
+    assert_eq!(p.device.as_deref(), Some("mlx5_0"));
+    assert_eq!(p.link_type.as_deref(), Some("IB"));
+    assert_eq!(p.mtu, Some(4096));
+    assert_eq!(p.units_reported.as_deref(), Some("Gb/sec"));
+    assert_eq!(p.rows.len(), 1);
+    assert_eq!(p.rows[0].bytes, 65536);
+    close(p.bw_avg_gbps, 328.61);
+    close(p.bw_peak_gbps, 328.64);
+    close(p.rows[0].msg_rate_mpps, 0.626777);
+    assert_eq!(p.warnings.len(), 1);
+    assert!(p.warnings[0].starts_with("Conflicting CPU frequency"));
+    assert!(p.errors.is_empty());
+}
+
+#[test]
+fn perftest_read_bw_mlx4_mbsec() {
+    let p =
+        parse::perftest::parse(&fx("perftest/ib_read_bw-mlx4-fdr-ib-all-sizes-mbsec.txt")).unwrap();
+    assert_eq!(p.device.as_deref(), Some("mlx4_0"));
+    assert_eq!(p.mtu, Some(2048));
+    assert_eq!(p.units_reported.as_deref(), Some("MB/sec"));
+    assert_eq!(p.rows.len(), 23);
+    assert_eq!(p.rows[0].bytes, 2);
+    assert_eq!(p.rows[22].bytes, 8388608);
+    close(p.bw_avg_gbps, 3666.47 * 0.008388608);
+    close(p.bw_peak_gbps, 0.0);
+}
+
+#[test]
+fn perftest_read_lat_server_no_table() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_read_lat-server-roce-mlx5-no-result-table.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.test.as_deref(), Some("RDMA_Read Latency Test"));
+    assert_eq!(p.side.as_deref(), Some("server"));
+    assert_eq!(p.link_type.as_deref(), Some("Ethernet"));
+    assert_eq!(p.gid_index, Some(3));
+    assert!(p.rows.is_empty());
+    assert_eq!(p.bw_avg_gbps, None);
+    assert!(p.errors.is_empty());
+}
+
+#[test]
+fn perftest_error_outputs() {
+    let cases: &[(&str, &[&str])] = &[
+        ("perftest/ib_send_bw-error-ib-device-not-found.txt", &["IB device rxe2 not found", "Unable to find the Infiniband/RoCE device"]),
+        ("perftest/ib_write_bw-error-couldnt-connect-client.txt", &["Couldn't connect to 192.168.125.211:18515", "Unable to open file descriptor for socket connection Unable to init the socket connection"]),
+        ("perftest/ib_write_bw-error-rdmacm-client-modify-qp-rts.txt", &["Failed to modify QP to RTS", "Unable to Connect the HCA's through the link"]),
+        ("perftest/ib_write_bw-error-rdmacm-server-read-keys.txt", &["ethernet_read_keys: Couldn't read remote address", "Unable to read to socket/rdma_cm", "Failed to exchange data between server and clients"]),
+    ];
+    for (f, errors) in cases {
+        let p = parse::perftest::parse(&fx(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert_eq!(&p.errors, errors, "{f}");
+        assert!(p.rows.is_empty() && p.bw_avg_gbps.is_none(), "{f}");
+    }
+}
+
+#[test]
+fn perftest_send_bw_rxe_client_server() {
+    let c = parse::perftest::parse(&fx("perftest/ib_send_bw-softroce-rxe-client.txt")).unwrap();
+    let s = parse::perftest::parse(&fx(
+        "perftest/ib_send_bw-softroce-rxe-server-waiting-banner-peak-warning.txt",
+    ))
+    .unwrap();
+    assert_eq!(c.side.as_deref(), Some("client"));
+    assert_eq!(s.side.as_deref(), Some("server"));
+    assert_eq!(c.tx_depth, Some(128));
+    assert_eq!(s.rx_depth, Some(512));
+    for p in [&c, &s] {
+        assert_eq!(p.test.as_deref(), Some("Send BW Test"));
+        assert_eq!(p.device.as_deref(), Some("rxe0"));
+        assert_eq!(p.mtu, Some(1024));
+        assert_eq!(p.gid_index, Some(1));
+        close(p.bw_avg_gbps, 3.06 * 0.008388608);
+    }
+    close(c.bw_peak_gbps, 3.75 * 0.008388608);
+    close(s.bw_peak_gbps, 0.0);
+    assert_eq!(
+        s.warnings,
+        ["WARNING: BW peak won't be measured in this run."]
+    );
+}
+
+#[test]
+fn perftest_send_lat_cx7() {
+    let p =
+        parse::perftest::parse(&fx("perftest/ib_send_lat-cx7-ndr-ib-cpufreq-warning.txt")).unwrap();
+    assert_eq!(p.test.as_deref(), Some("Send Latency Test"));
+    assert_eq!(p.side.as_deref(), Some("client"));
+    assert_eq!(p.units_reported.as_deref(), Some("usec"));
+    assert_eq!(p.rows.len(), 1);
+    let r = &p.rows[0];
+    assert_eq!((r.bytes, r.iterations), (2, 1000));
+    close(r.t_min_usec, 1.24);
+    close(r.t_max_usec, 5.19);
+    close(r.t_typical_usec, 1.27);
+    close(r.t_avg_usec, 1.27);
+    close(r.t_stdev_usec, 0.0);
+    close(r.t_p99_usec, 1.37);
+    close(r.t_p999_usec, 5.19);
+    assert_eq!(p.warnings.len(), 2);
+    assert_eq!(p.bw_avg_gbps, None);
+}
+
+#[test]
+fn perftest_send_lat_fused_columns() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_send_lat-softroce-rxe-server-merged-columns.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.side.as_deref(), Some("server"));
+    assert_eq!(p.device.as_deref(), Some("rxe0"));
+    assert_eq!(p.transport_type.as_deref(), Some("IB"));
+    let r = &p.rows[0];
+    close(r.t_typical_usec, 692.41);
+    close(r.t_avg_usec, 928.05);
+    close(r.t_stdev_usec, 2465.90);
+    close(r.t_p99_usec, 1216.65);
+    close(r.t_p999_usec, 37330.73);
+}
+
+#[test]
+fn perftest_write_bw_bidir_indented() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_write_bw-bidir-all-sizes-gbits-roce-rocm-doc-indented.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.test.as_deref(), Some("RDMA_Write Bidirectional BW Test"));
+    assert_eq!(p.device.as_deref(), Some("<RDMA-NIC-2>"));
+    assert_eq!(p.link_type.as_deref(), Some("Ethernet"));
+    assert_eq!(p.gid_index, Some(3));
+    assert_eq!(p.rows.len(), 23);
+    close(p.rows[0].bw_peak_gbps, 0.142947);
+    close(p.rows[0].bw_avg_gbps, 0.012281);
+    close(p.bw_avg_gbps, 204.59);
+}
+
+#[test]
+fn perftest_ionic_client_server_agree() {
+    let c = parse::perftest::parse(&fx(
+        "perftest/ib_write_bw-client-bidir-q4-all-sizes-ionic-older-perftest-enhanced-reorder.txt",
+    ))
+    .unwrap();
+    let s = parse::perftest::parse(&fx(
+        "perftest/ib_write_bw-newest-server-bidir-q4-all-sizes-ionic-400g-connected-completed.txt",
+    ))
+    .unwrap();
+    assert_eq!(c.side.as_deref(), Some("client"));
+    assert_eq!(s.side.as_deref(), Some("server"));
+    assert_eq!(c.device.as_deref(), Some("ionic_1"));
+    assert_eq!(s.device.as_deref(), Some("ionic_7"));
+    assert_eq!((c.qps, s.qps), (Some(4), Some(4)));
+    assert_eq!(c.rows, s.rows);
+    assert_eq!(c.rows.len(), 23);
+    close(s.bw_avg_gbps, 779.21);
+    assert_eq!(
+        s.warnings,
+        ["Using sampled CPU speed 3295 MHz over reported speed 5037 MHz"]
+    );
+}
+
+#[test]
+fn perftest_write_bw_mlx4_no_trailer() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_write_bw-mlx4-fdr-ib-all-sizes-mbsec-old-no-trailer.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.test.as_deref(), Some("RDMA_Write BW Test"));
+    assert_eq!(p.rows.len(), 23);
+    close(p.bw_avg_gbps, 3662.02 * 0.008388608);
+    close(p.rows[0].msg_rate_mpps, 5.467546);
+}
+
+#[test]
+fn perftest_loopback_interleaved() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_write_bw-run_perftest_loopback-interleaved-server-client-azure-hdr.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.device.as_deref(), Some("mlx5_ib0"));
+    assert_eq!(p.units_reported.as_deref(), Some("MiB/sec"));
+    assert_eq!(p.rows.len(), 2);
+    assert!(p.rows.iter().all(|r| r.bytes == 1000));
+    close(p.bw_avg_gbps, 4020.54 * 0.008388608);
+    assert!(p.warnings.iter().any(|w| w.contains("interleaved")));
+}
+
+#[test]
+fn perftest_server_rocm() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_write_bw-server-gdr-use_rocm-mi355x-ionic-bidir.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.side.as_deref(), Some("server"));
+    assert_eq!(p.device.as_deref(), Some("ionic_1"));
+    assert_eq!(p.rows.len(), 23);
+    close(p.bw_avg_gbps, 697.97);
+    close(p.bw_peak_gbps, 698.41);
+    assert!(p.errors.is_empty());
+}
+
+#[test]
+fn perftest_server_unit_mismatch() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_write_bw-server-roce-duration-header-MBsec-but-value-Gbps.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.side.as_deref(), Some("server"));
+    assert_eq!(p.units_reported.as_deref(), Some("MB/sec"));
+    assert_eq!(p.rows[0].iterations, 1101500);
+    close(p.bw_avg_gbps, 96.25); // not 96.25 MB/s = 0.8 Gb/s
+    assert!(p.warnings.iter().any(|w| w.contains("--report_gbits")));
+}
+
+#[test]
+fn perftest_server_uc_single_row() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.connection.as_deref(), Some("UC"));
+    assert_eq!(p.gid_index, Some(5));
+    assert_eq!(p.device.as_deref(), Some("mlx5_1"));
+    assert_eq!(p.rows.len(), 1);
+    assert_eq!(p.rows[0].bytes, 8388608);
+    close(p.bw_avg_gbps, 98.03);
+}
+
+#[test]
+fn perftest_write_lat_rdma_cm() {
+    let p = parse::perftest::parse(&fx(
+        "perftest/ib_write_lat-client-rdma_cm-force-link-IB-dgx-spark.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.device.as_deref(), Some("rocep1s0f1"));
+    assert_eq!(p.rdma_cm, Some(true));
+    assert_eq!(p.link_type.as_deref(), Some("IB"));
+    close(p.t_typical_usec, 1.47);
+    close(p.rows[0].t_p99_usec, 1.57);
+}
+
+#[test]
+fn perftest_write_lat_mlx4_all_sizes() {
+    let p = parse::perftest::parse(&fx("perftest/ib_write_lat-mlx4-fdr-ib-all-sizes.txt")).unwrap();
+    assert_eq!(p.rows.len(), 23);
+    close(p.rows[0].t_typical_usec, 0.98);
+    close(p.rows[0].t_p999_usec, 5.42);
+    assert_eq!(p.rows[22].bytes, 8388608);
+    close(p.t_typical_usec, 2302.01);
+    assert!(p.warnings.is_empty());
+}
+
+// ---------------------------------------------------------------- nccl
+
+#[test]
+fn nccl_json_matches_text() {
+    let j = parse::nccl::parse(&fx("nccl-real/h200-all_reduce_1gpu.json")).unwrap();
+    let t = parse::nccl::parse(&fx("nccl-real/h200-all_reduce_1gpu_json_run.txt")).unwrap();
+    assert_eq!(j.format, "json");
+    assert_eq!(t.format, "text");
+    assert_eq!(j.collective.as_deref(), Some("all_reduce"));
+    assert_eq!(j.collective, t.collective);
+    assert_eq!(j.nccl_version.as_deref(), Some("2.28.9"));
+    assert_eq!(j.nccl_version, t.nccl_version);
+    assert_eq!(j.nranks, Some(1));
+    assert_eq!(j.devices, t.devices);
+    assert_eq!(j.rows.len(), 25);
+    assert_eq!(j.rows.len(), t.rows.len());
+    for (a, b) in j.rows.iter().zip(&t.rows) {
+        assert_eq!(a.size_bytes, b.size_bytes);
+        assert_eq!(a.count, b.count);
+        assert_eq!((&a.r#type, &a.redop, a.root), (&b.r#type, &b.redop, b.root));
+        for (x, y) in [
+            (&a.out_of_place, &b.out_of_place),
+            (&a.in_place, &b.in_place),
+        ] {
+            let (xb, yb) = (x.busbw_gbs.unwrap(), y.busbw_gbs.unwrap());
+            assert!(
+                (xb - yb).abs() < 0.006,
+                "busbw {xb} vs {yb} at {}",
+                a.size_bytes
+            );
+            let (xa, ya) = (x.algbw_gbs.unwrap(), y.algbw_gbs.unwrap());
+            assert!(
+                (xa - ya).abs() <= 0.006 + ya * 5e-4,
+                "algbw {xa} vs {ya} at {}",
+                a.size_bytes
+            );
+            assert_eq!(x.wrong, y.wrong);
+        }
+    }
+    assert_eq!(j.out_of_bounds, t.out_of_bounds);
+    assert_eq!(j.avg_busbw_gbs, t.avg_busbw_gbs);
+    assert_eq!(j.max_busbw_gbs, t.max_busbw_gbs);
+    assert!(j.errors.is_empty() && t.errors.is_empty());
+}
+
+#[test]
+fn nccl_real_all_gather() {
+    let n = parse::nccl::parse(&fx("nccl-real/h200-all_gather_1gpu.txt")).unwrap();
+    assert_eq!(n.collective.as_deref(), Some("all_gather"));
+    assert_eq!(n.nccl_tests_version.as_deref(), Some("2.19.6"));
+    assert_eq!(n.rows.len(), 26);
+    assert_eq!(n.rows.last().unwrap().size_bytes, 268435456);
+    close(n.rows.last().unwrap().out_of_place.algbw_gbs, 2075.5);
+    close(n.avg_busbw_gbs, 0.0);
+    assert_eq!(n.transport, None);
+}
+
+#[test]
+fn nccl_real_all_reduce() {
+    let n = parse::nccl::parse(&fx("nccl-real/h200-all_reduce_1gpu.txt")).unwrap();
+    assert_eq!(n.rows.len(), 28);
+    let last = n.rows.last().unwrap();
+    assert_eq!(last.size_bytes, 1073741824);
+    assert_eq!(last.redop.as_deref(), Some("sum"));
+    assert_eq!(last.root, Some(-1));
+    assert_eq!(n.devices[0].name, "NVIDIA H200");
+    assert_eq!(n.devices[0].bus_id, "0000:00:06");
+    assert_eq!(n.out_of_bounds, Some(0));
+}
+
+#[test]
+fn nccl_real_alltypes_failure() {
+    let n = parse::nccl::parse(&fx("nccl-real/h200-all_reduce_alltypes.txt")).unwrap();
+    assert!(n.rows.len() > 1000, "{}", n.rows.len());
+    assert!(n.rows.iter().any(|r| r.r#type == "int8"));
+    let last = n.rows.last().unwrap();
+    assert_eq!(last.r#type, "f8e4m3");
+    assert_eq!(last.redop.as_deref(), Some("min"));
+    close(last.in_place.algbw_gbs, 2e6);
+    assert_eq!(n.avg_busbw_gbs, None);
+    assert!(n.errors[0].contains("Test NCCL failure all_reduce.cu:507 'invalid argument"));
+    assert_eq!(n.errors.len(), 7);
+}
+
+#[test]
+fn nccl_real_invalid_gpus() {
+    for f in [
+        "nccl-real/h200-all_reduce_g2_error.txt",
+        "nccl-real/h200-mpirun-np2-invalid-gpus-openmpi-trailer.txt",
+    ] {
+        let n = parse::nccl::parse(&fx(f)).unwrap();
+        assert!(n.rows.is_empty());
+        assert_eq!(
+            n.errors[0],
+            "Invalid number of GPUs: 2 requested but only 1 were found."
+        );
+        assert!(n.errors[1].contains("Test failure common.cu:1454"));
+        assert_eq!(n.nranks, None);
+    }
+}
+
+#[test]
+fn nccl_real_alltoall_na() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-real/h200-alltoall_1gpu-size-0-row-NA-inplace.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.collective.as_deref(), Some("alltoall"));
+    assert_eq!(n.rows.len(), 26);
+    assert_eq!(n.rows[0].size_bytes, 0);
+    assert_eq!(n.rows[0].redop.as_deref(), Some("none"));
+    assert!(n
+        .rows
+        .iter()
+        .all(|r| r.in_place.wrong.is_none() && r.out_of_place.wrong == Some(0.0)));
+}
+
+#[test]
+fn nccl_real_tag_output_socket() {
+    let n = parse::nccl::parse(&fx("nccl-real/h200-mpirun-np1-tag-output-nccl-debug.txt")).unwrap();
+    assert_eq!(n.collective.as_deref(), Some("all_reduce"));
+    assert_eq!(n.nccl_version.as_deref(), Some("2.28.9+cuda13.0"));
+    assert_eq!(n.transport.as_deref(), Some("Socket"));
+    assert_eq!(n.net_devices, ["eth0:192.0.2.2<0>"]);
+    assert_eq!(n.rows.len(), 25);
+    close(n.rows.last().unwrap().out_of_place.algbw_gbs, 2030.7);
+}
+
+#[test]
+fn nccl_all_gather_b200() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_gather-2node-16xB200-gke-rdma-nccl2.26.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.nccl_version.as_deref(), Some("2.26.6+cuda12.8"));
+    assert_eq!(n.nranks, Some(16));
+    assert_eq!(n.devices[15].host, "nccl-gib-test-1");
+    assert_eq!(n.devices[15].bus_id, "0000:cc:00");
+    assert_eq!(n.rows.len(), 24);
+    assert_eq!(n.rows.last().unwrap().size_bytes, 8589934592);
+    close(n.avg_busbw_gbs, 59.3638);
+    close(n.max_busbw_gbs, 268.59);
+    assert_eq!(n.transport, None);
+}
+
+#[test]
+fn nccl_old_all_gather_failed() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_gather-dgx2-12xV100-old-no-redop-error-col-FAILED.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.nranks, Some(12));
+    assert_eq!(n.ngpus, Some(12));
+    assert_eq!(n.devices[0].group, None);
+    assert_eq!(n.devices[0].bus_id, "0x36");
+    assert_eq!(n.rows.len(), 31);
+    assert_eq!(n.rows[0].size_bytes, 0);
+    assert_eq!(n.rows[0].redop, None);
+    assert_eq!(n.rows[0].root, None);
+    let last = n.rows.last().unwrap();
+    assert_eq!(last.out_of_place.wrong, Some(1.0));
+    assert_eq!(n.out_of_bounds, Some(4));
+    assert_eq!(n.errors, ["Out of bounds values : 4 FAILED"]);
+    close(n.avg_busbw_gbs, 30.2993);
+}
+
+#[test]
+fn nccl_indented_socket() {
+    let n = parse::nccl::parse(&fx("nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt")).unwrap();
+    assert_eq!(n.nccl_version.as_deref(), Some("2.20.5+cuda12.4"));
+    assert_eq!(n.transport.as_deref(), Some("Socket"));
+    assert_eq!(n.net_devices, ["eth0:172.17.0.2<0>"]);
+    assert_eq!(n.rows.len(), 3);
+    close(n.rows[2].out_of_place.busbw_gbs, 192.43);
+    close(n.avg_busbw_gbs, 179.465);
+}
+
+#[test]
+fn nccl_oci_roce() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_reduce-2node-16xA100-oci-roce-sriov-8B-8G.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.nranks, Some(16));
+    assert_eq!(n.rows.len(), 31);
+    assert_eq!(n.rows[0].size_bytes, 8);
+    close(n.max_busbw_gbs, 237.94);
+    close(n.avg_busbw_gbs, 66.4834);
+}
+
+#[test]
+fn nccl_h100_k8s() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_reduce-2node-16xH100-k8s-mpijob-512M-8G.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.rows.len(), 5);
+    assert_eq!(n.rows[0].size_bytes, 536870912);
+    close(n.rows[0].out_of_place.busbw_gbs, 193.50);
+    close(n.avg_busbw_gbs, 194.675);
+    assert_eq!(n.devices[0].name, "NVIDIA H100 80GB HBM3");
+}
+
+#[test]
+fn nccl_efa_libfabric() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_reduce-2node-V100-efa-nccl2.6-old-ring-info-lines.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.transport.as_deref(), Some("AWS Libfabric"));
+    assert_eq!(n.nccl_version.as_deref(), Some("2.6.4+cuda10.2"));
+    assert_eq!(n.nranks, Some(2));
+    assert_eq!(n.rows.len(), 29);
+    assert_eq!(n.rows[0].root, None);
+    assert_eq!(n.rows[0].redop.as_deref(), Some("sum"));
+    close(n.avg_busbw_gbs, 1.16154);
+}
+
+#[test]
+fn nccl_k80_info_in_table() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_reduce-4xK80-azureml-error-col-nccl-info-in-table.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.nranks, Some(4));
+    assert_eq!(n.devices[0].host, "2e3f9af7241040529530e810ce60fe5d000002");
+    assert_eq!(n.rows.len(), 7);
+    assert_eq!(n.rows[0].out_of_place.wrong, Some(2e-7));
+    close(n.rows.last().unwrap().out_of_place.time_us, 1258554.0);
+    close(n.avg_busbw_gbs, 2.54225);
+}
+
+#[test]
+fn nccl_old_all_reduce_error_col() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_reduce-dgx2-12xV100-old-error-col-single-process-g12.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.nranks, Some(12));
+    assert_eq!(n.rows.len(), 31);
+    assert_eq!(n.rows[2].in_place.wrong, Some(6e-8));
+    close(n.max_busbw_gbs, 123.57);
+    close(n.avg_busbw_gbs, 42.5578);
+    assert!(n.errors.is_empty());
+}
+
+#[test]
+fn nccl_v218_tag_output() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_reduce_mpi-v2.18.0-socket-2rank-1gpu-tag-output-collective-concluded.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.nccl_tests_version.as_deref(), Some("2.18.0"));
+    assert_eq!(n.nccl_version.as_deref(), Some("2.29.7"));
+    assert_eq!(n.collective.as_deref(), Some("all_reduce"));
+    assert_eq!(n.nranks, Some(2));
+    assert_eq!(n.rows.len(), 8);
+    close(n.rows[5].out_of_place.time_us, 14977.1);
+    close(n.rows[0].out_of_place.time_us, 4366.46);
+    close(n.avg_busbw_gbs, 1.57614);
+}
+
+#[test]
+fn nccl_alltoall_one_rank() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/alltoall-1rank-rtx5090-avg-busbw-zero-integer-huge-algbw.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.rows.len(), 1);
+    close(n.rows[0].in_place.algbw_gbs, 43046.10);
+    assert_eq!(n.rows[0].in_place.wrong, None);
+    close(n.avg_busbw_gbs, 0.0);
+    close(n.max_busbw_gbs, 0.0);
+}
+
+#[test]
+fn nccl_alltoall_mpi_help() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/alltoall-v2.18.3-2node-16xRTX6000D-cx8-spcx-mpi-help-in-header-NA.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.collective.as_deref(), Some("alltoall"));
+    assert_eq!(n.nccl_version.as_deref(), Some("2.30.3+cuda13.0"));
+    assert_eq!(n.nranks, Some(16));
+    assert_eq!(n.rows.len(), 24);
+    assert_eq!(n.rows[0].size_bytes, 1024);
+    close(n.avg_busbw_gbs, 9.04853);
+    assert!(n.errors.is_empty());
+}
+
+#[test]
+fn nccl_rccl_failure() {
+    let n = parse::nccl::parse(&fx("nccl-tests/rccl-tests-all_reduce-FAILURE-unhandled-cuda-error-nThreads-colon-header-rx7900xtx.txt")).unwrap();
+    assert_eq!(n.library.as_deref(), Some("RCCL"));
+    assert_eq!(n.nccl_version.as_deref(), Some("2.17.1+hip5.7"));
+    assert_eq!(n.ngpus, Some(2));
+    assert_eq!(n.devices[1].bus_id, "0000:06:00.0");
+    assert!(n.rows.is_empty());
+    assert_eq!(n.warnings.len(), 4);
+    assert_eq!(
+        n.errors[0],
+        "catalyst-convoy: Test NCCL failure common.cu:1285 'unhandled cuda error'"
+    );
+    assert_eq!(n.errors.len(), 2);
+}
+
+// ---------------------------------------------------------------- iperf3
+
+#[test]
+fn iperf3_plain_text_rejected() {
+    for f in [
+        "iperf3/client-text-P3-t30-sum-lines-virtio-bond.txt",
+        "iperf3/client-text-single-stream-1g-retrans.txt",
+        "lab/iperf3-3.12-text-P2.txt",
+    ] {
+        let e = parse::iperf3::parse(&fx(f)).unwrap_err();
+        assert_eq!(e.kind, "iperf3");
+        assert_eq!(e.line, 1);
+        assert!(e.text.starts_with("Connecting to host"), "{e}");
+        assert!(e.reason.contains("-J"), "{e}");
+    }
+}
+
+#[test]
+fn iperf3_udp() {
+    let i = parse::iperf3::parse(&fx(
+        "iperf3/json-3.16-client-udp-unlimited-92pct-loss-azure.json",
+    ))
+    .unwrap();
+    assert_eq!(i.protocol.as_deref(), Some("UDP"));
+    assert_eq!(i.version.as_deref(), Some("iperf 3.16"));
+    assert_eq!(i.streams, Some(1));
+    close(i.duration_s, 20.001315);
+    close(i.sent_bps, 1667402400.2921805);
+    close(i.received_bps, 131580149.06754848);
+    close(i.lost_percent, 92.0263853304538);
+    assert_eq!(i.retransmits, None);
+    assert_eq!(i.error, None);
+}
+
+#[test]
+fn iperf3_tiny() {
+    let i =
+        parse::iperf3::parse(&fx("iperf3/json-3.9-client-tiny-10KB-sender-field.json")).unwrap();
+    assert_eq!(i.protocol.as_deref(), Some("TCP"));
+    assert_eq!(i.sent_bytes, Some(39424));
+    assert_eq!(i.received_bytes, Some(14080));
+    close(i.received_bps, 486923.44270090346);
+    assert_eq!(i.retransmits, Some(0));
+    close(i.duration_s, 0.001049);
+}
+
+#[test]
+fn lab_iperf3_p4() {
+    let i = parse::iperf3::parse(&fx("lab/iperf3-3.12-J-P4-t2.json")).unwrap();
+    assert_eq!(i.streams, Some(4));
+    assert_eq!(i.retransmits, Some(5517));
+    close(i.sent_bps, 41224345262.13482);
+    close(i.received_bps, 41222655279.451866);
+    close(i.duration_s, 2.000173);
+    assert_eq!(i.lost_percent, None);
+}
+
+#[test]
+fn lab_iperf3_refused() {
+    let v = parse::parse("iperf3", &fx("lab/iperf3-3.12-J-connection-refused.json")).unwrap();
+    assert_eq!(
+        v["error"],
+        "unable to connect to server: Connection refused"
+    );
+    assert!(v["sent_bps"].is_null() && v["received_bps"].is_null());
+}
+
+// ---------------------------------------------------------------- ip-addr
+
+#[test]
+fn ip_brief_rejected() {
+    for f in [
+        "iproute2/ip-br-c-a-gpu-node-8-roce-rails-slash31-bond0.txt",
+        "iproute2/ip-br-c-a-gpu-node-ens-naming-bond-members-no-addr.txt",
+        "iproute2/ip-brief-link-show-laptop-no-carrier-no-trailing-space.txt",
+        "iproute2/ip-c-br-link-veth-at-ifN-bridges-trailing-space.txt",
+        "iproute2/ip-c-br-link-veth-pairs-M-DOWN-partial.txt",
+    ] {
+        let e = parse::ip_addr::parse(&fx(f)).unwrap_err();
+        assert_eq!(e.line, 1, "{f}");
+        assert!(e.reason.contains("ip -j addr"), "{e}");
+        rejected_by_all(&fx(f));
+    }
+}
+
+#[test]
+fn ip_addr_details_laptop() {
+    let ifs = parse::ip_addr::parse(&fx(
+        "iproute2/ip-d-j-addr-laptop-wg-wwan-sit-netplan-testdata.json",
+    ))
+    .unwrap();
+    let names: Vec<_> = ifs.iter().map(|i| i.ifname.as_str()).collect();
+    assert_eq!(names.first(), Some(&"lo"));
+    assert!(
+        names.contains(&"wwan0") && names.contains(&"tun0"),
+        "{names:?}"
+    );
+    let wwan = ifs.iter().find(|i| i.ifname == "wwan0").unwrap();
+    assert_eq!(wwan.operstate.as_deref(), Some("DOWN"));
+    assert!(wwan.addresses.is_empty());
+    let tun = ifs.iter().find(|i| i.ifname == "tun0").unwrap();
+    assert!(
+        tun.addresses
+            .iter()
+            .any(|a| a.local.as_deref() == Some("2001:dead:beef::2")),
+        "{tun:?}"
+    );
+}
+
+#[test]
+fn lab_ip_addr() {
+    let ifs = parse::ip_addr::parse(&fx("lab/ip-j-addr-netns.json")).unwrap();
+    assert_eq!(ifs.len(), 2);
+    let fab = &ifs[1];
+    assert_eq!(fab.ifname, "fab0");
+    assert_eq!(fab.operstate.as_deref(), Some("UP"));
+    assert_eq!(fab.mtu, Some(1500));
+    assert_eq!(fab.link_index, Some(84));
+    assert_eq!(fab.addresses[0].family.as_deref(), Some("inet"));
+    assert_eq!(fab.addresses[0].local.as_deref(), Some("10.213.0.11"));
+    assert_eq!(fab.addresses[0].prefixlen, Some(24));
+    assert_eq!(fab.addresses[1].family.as_deref(), Some("inet6"));
+    assert_eq!(ifs[0].mtu, Some(65536));
+}
+
+// ---------------------------------------------------------------- rdma / ofed / ping
+
+#[test]
+fn ibdev2netdev_dgx_spark() {
+    let m = parse::ibdev2netdev::parse(&fx(
+        "rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt",
+    ))
+    .unwrap();
+    assert_eq!(m.len(), 4);
+    assert_eq!(m[2].rdma_device, "roceP2p1s0f0");
+    assert_eq!(m[2].netdev, "enP2p1s0f0np0");
+    assert_eq!(m[2].state, "Down");
+    assert_eq!(m[3].state, "Up");
+    assert!(m.iter().all(|x| x.port == 1));
+}
+
+#[test]
+fn ibdev2netdev_roce_lag() {
+    let m = parse::ibdev2netdev::parse(&fx(
+        "rdma/ibdev2netdev-roce-lag-bond-mlx5_bond_0-and-huawei-hrn3.txt",
+    ))
+    .unwrap();
+    assert_eq!(m.len(), 2);
+    assert_eq!(
+        (m[0].rdma_device.as_str(), m[0].netdev.as_str()),
+        ("hrn3_bond_0", "bond0")
+    );
+    assert_eq!(
+        (m[1].rdma_device.as_str(), m[1].netdev.as_str()),
+        ("mlx5_bond_0", "bond1")
+    );
+}
+
+#[test]
+fn rdma_link_old_format() {
+    let l = parse::rdma_link::parse(&fx(
+        "rdma/rdma-link-show-old-format-bf3-roce-lag-mlx5_bond-indented.txt",
+    ))
+    .unwrap();
+    assert_eq!(l.len(), 4);
+    assert_eq!(l[3].rdma_device, "mlx5_bond_3");
+    assert_eq!(l[3].port, 1);
+    assert_eq!(l[3].netdev.as_deref(), Some("reth6"));
+    assert!(l
+        .iter()
+        .all(|x| x.state.as_deref() == Some("ACTIVE")
+            && x.physical_state.as_deref() == Some("LINK_UP")));
+}
+
+#[test]
+fn rdma_link_new_format() {
+    let l = parse::rdma_link::parse(&fx(
+        "rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt",
+    ))
+    .unwrap();
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0].rdma_device, "rocep0s8");
+    assert_eq!(l[0].netdev.as_deref(), Some("enp0s8"));
+    assert_eq!(l[0].state.as_deref(), Some("ACTIVE"));
+}
+
+#[test]
+fn ofed_info_doca() {
+    let o = parse::ofed_info::parse(&fx(
+        "rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt",
+    ))
+    .unwrap();
+    assert_eq!(o.raw, "OFED-internal-23.07-0.5.0:");
+    assert_eq!(o.version, "23.07-0.5.0");
+    assert_eq!(o.flavor, "DOCA");
+    let m = parse::ofed_info::parse("MLNX_OFED_LINUX-24.10-1.1.4.0:\n").unwrap();
+    assert_eq!(
+        (m.version.as_str(), m.flavor.as_str()),
+        ("24.10-1.1.4.0", "MLNX_OFED")
+    );
+}
+
+#[test]
+fn lab_ping() {
+    let ok = parse::ping::parse(&fx("lab/ping-4-ok.txt")).unwrap();
+    assert_eq!((ok.transmitted, ok.received), (Some(4), Some(4)));
+    close(ok.loss_pct, 0.0);
+    close(ok.rtt_min_ms, 0.068);
+    close(ok.rtt_avg_ms, 0.133);
+    close(ok.rtt_max_ms, 0.324);
+    let lost = parse::ping::parse(&fx("lab/ping-3-unreachable-100pct-loss.txt")).unwrap();
+    assert_eq!((lost.transmitted, lost.received), (Some(3), Some(0)));
+    close(lost.loss_pct, 100.0);
+    assert_eq!(lost.rtt_avg_ms, None);
+    let unknown = parse::ping::parse(&fx("lab/ping-unknown-host.txt")).unwrap();
+    assert_eq!(
+        unknown.error.as_deref(),
+        Some("ping: nosuchhost.invalid: Temporary failure in name resolution")
+    );
+    assert_eq!(unknown.transmitted, None);
+}
+
+// ---------------------------------------------------------------- ibv-devinfo (extra KIND)
+
+#[test]
+fn ibv_devinfo_8x_cx7_ib() {
+    let d = parse::ibv_devinfo::parse(&fx(
+        "rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt",
+    ))
+    .unwrap();
+    let names: Vec<_> = d.iter().map(|d| d.hca_id.as_str()).collect();
+    assert_eq!(
+        names,
+        ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+    );
+    assert!(d
+        .iter()
+        .all(|d| d.fw_ver.as_deref() == Some("28.41.1000") && d.vendor_part_id == Some(4129)));
+    assert_eq!(d[0].board_id.as_deref(), Some("DEL0000000036"));
+    let p = &d[0].ports[0];
+    assert_eq!(p.state.as_deref(), Some("PORT_ACTIVE"));
+    assert_eq!(p.link_layer.as_deref(), Some("InfiniBand"));
+    assert_eq!(
+        (p.sm_lid, p.port_lid, p.active_mtu),
+        (Some(5790), Some(3697), Some(4096))
+    );
+}
+
+#[test]
+fn ibv_devinfo_dgx_spark() {
+    let d = parse::ibv_devinfo::parse(&fx(
+        "rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt",
+    ))
+    .unwrap();
+    assert_eq!(d.len(), 4);
+    assert_eq!(d[2].hca_id, "roceP2p1s0f0");
+    let states: Vec<_> = d
+        .iter()
+        .map(|d| d.ports[0].state.as_deref().unwrap())
+        .collect();
+    assert_eq!(states.iter().filter(|s| **s == "PORT_DOWN").count(), 2);
+    assert_eq!(d[0].ports[0].state.as_deref(), Some("PORT_DOWN"));
+    assert_eq!(d[0].ports[0].active_mtu, Some(1024));
+    assert_eq!(d[1].ports[0].active_mtu, Some(4096));
+    assert!(d
+        .iter()
+        .all(|d| d.ports[0].link_layer.as_deref() == Some("Ethernet")));
+    assert_eq!(d[0].fw_ver.as_deref(), Some("28.45.4028"));
+}
+
+#[test]
+fn ibv_devinfo_mlx4_two_ports() {
+    let d = parse::ibv_devinfo::parse(&fx("rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt"))
+        .unwrap();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].fw_ver.as_deref(), Some("2.42.5000"));
+    assert_eq!(d[0].vendor_part_id, Some(4099));
+    assert_eq!(d[0].phys_port_cnt, Some(2));
+    assert_eq!(d[0].ports.len(), 2);
+    assert_eq!(d[0].ports[0].link_layer.as_deref(), Some("InfiniBand"));
+    assert_eq!(d[0].ports[1].state.as_deref(), Some("PORT_DOWN"));
+    assert_eq!(d[0].ports[1].link_layer.as_deref(), Some("Ethernet"));
+}
+
+#[test]
+fn ibv_devinfo_verbose_rxe() {
+    let d = parse::ibv_devinfo::parse(&fx("rdma/ibv_devinfo-v-softroce-rxe0.txt")).unwrap();
+    assert_eq!(d[0].hca_id, "rxe0");
+    assert_eq!(d[0].vendor_id.as_deref(), Some("0xffffff"));
+    assert_eq!(d[0].fw_ver.as_deref(), Some("0.0.0"));
+    let p = &d[0].ports[0];
+    assert_eq!(p.active_speed.as_deref(), Some("2.5 Gbps"));
+    assert_eq!(p.active_width.as_deref(), Some("1X"));
+    assert_eq!(p.phys_state.as_deref(), Some("LINK_UP"));
+    assert_eq!(p.active_mtu, Some(1024));
+    assert!(p.gids.iter().any(|g| g == "::ffff:10.0.0.1, RoCE v2"));
+}
+
+// ---------------------------------------------------------------- tools without a KIND
+
+#[test]
+fn foreign_tools_rejected() {
+    for f in [
+        "nvidia-smi/topo-m-1xH200-ansi-underline-header.txt",
+        "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt",
+        "nvidia-smi/topo-m-tabs-8gpu-12nic-single-numa-bond-nics.txt",
+        "nvidia-smi/topo-mp-8xH100-12nic-2numa-gpu-numa-id-NA-tabs.txt",
+        "rdma/ibstat-11ca-mixed-cx8-down-cx7-rate100-b300-host.txt",
+        "rdma/ibstat-12ca-h100-roce-cx7-cx6dx-down-polling-disabled-tabs.txt",
+        "rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt",
+        "rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt",
+        "rdma/ibv_devices-dgx-spark-rocep-naming.txt",
+    ] {
+        let errs = rejected_by_all(&fx(f));
+        // the nearest parsers point at the first line of the foreign output
+        let first = fx(f).lines().position(|l| !l.trim().is_empty()).unwrap() + 1;
+        for e in errs
+            .iter()
+            .filter(|e| matches!(e.kind, "rdma-link" | "ibdev2netdev" | "ethtool"))
+        {
+            assert_eq!(e.line, first, "{f}: {e}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------- generic behaviour
+
+#[test]
+fn random_text_is_an_error_for_every_kind() {
+    for text in [
+        "",
+        "   \n\n",
+        "hello world\nthis is not tool output\n",
+        "foo: bar\n",
+        "{}",
+        "[1,2,3]",
+        "null",
+    ] {
+        for (kind, _, _) in parse::KINDS {
+            let r = parse::parse(kind, text);
+            assert!(r.is_err(), "`{kind}` accepted {text:?}: {r:?}");
+        }
+    }
+    let e = parse::parse("ethtool", "\nhello world\n").unwrap_err();
+    assert_eq!(
+        (e.kind, e.line, e.text.as_str()),
+        ("ethtool", 2, "hello world")
+    );
+    assert!(e.to_string().contains("ethtool"));
+}
+
+#[test]
+fn unknown_kind_lists_known_kinds() {
+    let e = parse::parse("nope", "x").unwrap_err();
+    assert!(e.reason.contains("ethtool-driver") && e.reason.contains("ping"));
+}
+
+#[test]
+fn dispatcher_covers_every_kind() {
+    let samples: &[(&str, &str)] = &[
+        ("ethtool", "lab/ethtool-veth.txt"),
+        ("ethtool-driver", "lab/ethtool-i-veth.txt"),
+        ("ethtool-stats", "lab/ethtool-S-veth.txt"),
+        (
+            "eee",
+            "ethtool/ethtool-show-eee-disabled-supported-modes-igc-2.5g.txt",
+        ),
+        (
+            "bonding",
+            "bonding/active-backup-2x25g-iscsi-v3.7.1-peer-notif.txt",
+        ),
+        (
+            "perftest",
+            "perftest/ib_read_bw-cx7-ndr-ib-gbits-cpufreq-warning.txt",
+        ),
+        ("nccl", "nccl-real/h200-all_reduce_1gpu.json"),
+        ("iperf3", "lab/iperf3-3.12-J-P4-t2.json"),
+        ("ip-addr", "lab/ip-j-addr-netns.json"),
+        (
+            "ibdev2netdev",
+            "rdma/ibdev2netdev-roce-lag-bond-mlx5_bond_0-and-huawei-hrn3.txt",
+        ),
+        (
+            "rdma-link",
+            "rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt",
+        ),
+        (
+            "ofed-info",
+            "rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt",
+        ),
+        ("ping", "lab/ping-4-ok.txt"),
+        (
+            "ibv-devinfo",
+            "rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt",
+        ),
+    ];
+    assert_eq!(samples.len(), parse::KINDS.len());
+    for (kind, f) in samples {
+        assert!(parse::KINDS.iter().any(|k| k.0 == *kind));
+        let v = parse::parse(kind, &fx(f)).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert!(v.is_object() || v.is_array(), "{kind}");
+    }
+    let v = parse::parse(
+        "perftest",
+        &fx("perftest/ib_read_bw-cx7-ndr-ib-gbits-cpufreq-warning.txt"),
+    )
+    .unwrap();
+    assert_eq!(v["bw_avg_gbps"], 328.61);
+    assert_eq!(v["rows"][0]["bytes"], 65536);
+    let v = parse::parse("nccl", &fx("nccl-real/h200-all_reduce_1gpu.json")).unwrap();
+    assert_eq!(v["rows"][0]["type"], "float");
+    assert!(v["rows"][0]["out_of_place"]["wrong"].is_number());
+}
