@@ -87,8 +87,7 @@ unshare_pid() {
     [[ -f $f ]] || return 1
     read -r p <"$f" || return 1
     [[ -r /proc/$p/comm ]] || return 1
-    # right after launch it may still be setsid or ip (they exec into unshare)
-    case $(<"/proc/$p/comm") in unshare | ip | setsid) ;; *) return 1 ;; esac
+    [[ $(<"/proc/$p/comm") == unshare ]] || return 1
     REPLY=$p
 }
 # pid (root pid namespace) of the node's init (PID 1 inside the node)
@@ -104,8 +103,8 @@ init_pid() {
 # root-namespace pids of sshd processes of a node (listener first if any)
 sshd_pids() {
     local ns=$NS_PREFIX$1 p init=
-    REPLY=""
     init_pid "$1" && init=$REPLY
+    REPLY=""
     for p in $(ip netns pids "$ns" 2>/dev/null); do
         [[ -r /proc/$p/comm && $(</proc/"$p"/comm) == sshd ]] || continue
         if [[ -n $init && $(awk '/^PPid:/{print $2}' "/proc/$p/status" 2>/dev/null) == "$init" ]]; then
@@ -488,7 +487,9 @@ wait_sshd() {
         still=()
         for n in "${pending[@]}"; do
             [[ -s $DIR/nodes/$n/sshd.pid ]] && continue
-            if ! unshare_pid "$n"; then
+            local up=""
+            [[ -f $DIR/nodes/$n/unshare.pid ]] && read -r up <"$DIR/nodes/$n/unshare.pid"
+            if [[ -z $up ]] || ! kill -0 "$up" 2>/dev/null; then
                 echo "fabcheck lab: node $n died:" >&2
                 cat "$DIR/nodes/$n/init.out" "$DIR/nodes/$n/sshd.out" "$DIR/nodes/$n/sshd.log" >&2 2>/dev/null || true
                 return 1
