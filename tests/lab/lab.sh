@@ -62,7 +62,7 @@ DIR=${DIR%/}
 # The root side of the management bridge is 10.213.0.254 (never a node).
 node_name() { if (($2 > 99)); then printf -v "$3" 'lab%03d' "$1"; else printf -v "$3" 'lab%02d' "$1"; fi; }
 node_oct() { printf -v "$2" '%d.%d' $((($1 - 1) / 250)) $((($1 - 1) % 250 + 1)); }
-node_mac() { printf -v "$3" '02:fc:%02x:00:%02x:%02x' "$2" $((($1 >> 8) & 255)) $(($1 & 255)); }
+node_mac() { printf -v "$3" '02:fc:1a:%02x:%02x:%02x' "$2" $((($1 >> 8) & 255)) $(($1 & 255)); }
 
 # Reads DIR/nodes.list ("name idx mgmt fab0 fab1") into arrays.
 NODES=() IDX=() MGMT=() FAB0=() FAB1=()
