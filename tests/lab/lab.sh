@@ -162,25 +162,30 @@ lab_links() { # root-namespace ends of lab veths -> LINKS
 do_down() {
     local ns n p pids=() batch k
     load_nodes
-    # 1. kill every node: TERM on unshare makes the kernel SIGKILL the node's
-    #    PID 1 (--kill-child) and with it the whole node PID namespace.
-    for n in "${NODES[@]}"; do
-        if unshare_pid "$n"; then pids+=("$REPLY"); fi
-    done
     local nss=()
     while read -r ns _; do
         [[ $ns == "$NS_PREFIX"* ]] && nss+=("$ns")
     done < <(ip netns list 2>/dev/null)
-    if ((${#pids[@]})); then kill -TERM "${pids[@]}" 2>/dev/null || true; fi
-    # 2. anything else still in a lab namespace (exec'd helpers, nsenter, ...)
-    for k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    # 1. SIGKILL every lab process. Killing a node's PID 1 (node-init) takes
+    #    its whole PID namespace with it. Note: "unshare --fork" blocks SIGTERM
+    #    while it waits for its child, so TERM on it does nothing. Processes are
+    #    found by their command line (DIR/node-init, DIR/nodes/...) and by
+    #    network namespace, so a lab whose netns names are gone is still found.
+    local re=${DIR//./\\.} deadline=$((SECONDS + 15))
+    while :; do
         pids=()
+        for p in $(pgrep -f -- "$re/(node-init|nodes/)" 2>/dev/null); do
+            [[ $p != "$$" ]] && pids+=("$p")
+        done
         for ns in "${nss[@]}"; do
             for p in $(ip netns pids "$ns" 2>/dev/null); do pids+=("$p"); done
         done
         ((${#pids[@]})) || break
-        if ((k == 1)); then kill -TERM "${pids[@]}" 2>/dev/null || true
-        else kill -KILL "${pids[@]}" 2>/dev/null || true; fi
+        kill -KILL "${pids[@]}" 2>/dev/null || true
+        if ((SECONDS >= deadline)); then
+            echo "fabcheck lab: could not kill: ${pids[*]}" >&2
+            break
+        fi
         sleep 0.05
     done
     # 3. bridges and namespaces. Deleting a namespace destroys its devices
