@@ -3,6 +3,7 @@
 # its own real OpenSSH sshd, a management network and two fabric "rails".
 #
 #   lab.sh up N [--dir DIR]        (re)create lab01..labNN (tears down first)
+#   lab.sh ensure N [--dir DIR]    keep a healthy N-node lab in DIR, else "up N"
 #   lab.sh down [--dir DIR]        remove everything (safe twice / after failure)
 #   lab.sh status [--dir DIR]      which nodes are up (exit 0 all up, 1 some down, 2 no lab)
 #   lab.sh kill-sshd NODE [--listener-only]   stop a node's sshd (and its sessions)
@@ -31,7 +32,7 @@ if [[ $(id -u) -ne 0 ]]; then
     exit 77
 fi
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; }
 
 # ---------------------------------------------------------------- arguments
 CMD=${1:-}
@@ -632,6 +633,16 @@ case $CMD in
     up)
         [[ ${#ARGS[@]} -eq 1 ]] || die "usage: lab.sh up N [--dir DIR]"
         take_lock; do_up "${ARGS[0]}" ;;
+    ensure)
+        [[ ${#ARGS[@]} -eq 1 ]] || die "usage: lab.sh ensure N [--dir DIR]"
+        take_lock
+        load_nodes
+        if [[ ${#NODES[@]} -eq ${ARGS[0]} ]] && do_status >/dev/null 2>&1 &&
+            [[ $(ssh -F "$DIR/ssh_config" "${NODES[0]}" hostname 2>/dev/null) == "${NODES[0]}" ]]; then
+            log "ensure: lab of ${ARGS[0]} nodes in $DIR is up"
+        else
+            do_up "${ARGS[0]}"
+        fi ;;
     down)
         t0=$(date +%s%N)
         take_lock; do_down
