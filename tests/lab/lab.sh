@@ -4,7 +4,8 @@
 #
 #   lab.sh up N [--dir DIR]        (re)create lab01..labNN (tears down first)
 #   lab.sh ensure N [--dir DIR]    keep a healthy N-node lab in DIR, else "up N"
-#   lab.sh down [--dir DIR]        remove everything (safe twice / after failure)
+#   lab.sh down [--dir DIR] [--purge]  remove everything (safe twice / after
+#                                  failure); --purge also drops the route guards
 #   lab.sh status [--dir DIR]      which nodes are up (exit 0 all up, 1 some down, 2 no lab)
 #   lab.sh kill-sshd NODE [--listener-only]   stop a node's sshd (and its sessions)
 #   lab.sh start-sshd NODE         start it again
@@ -40,12 +41,14 @@ CMD=${1:-}
 shift
 DIR=${FCLAB_DIR:-/tmp/fclab}
 LISTENER_ONLY=0
+PURGE=0
 ARGS=()
 while (($#)); do
     case $1 in
         --dir) [[ $# -ge 2 ]] || usage; DIR=$2; shift 2 ;;
         --dir=*) DIR=${1#--dir=}; shift ;;
         --listener-only) LISTENER_ONLY=1; shift ;;
+        --purge) PURGE=1; shift ;;
         --) shift; ARGS+=("$@"); break ;;
         *)
             if [[ $CMD == exec && ${#ARGS[@]} -ge 1 ]]; then ARGS+=("$@"); break; fi
@@ -55,6 +58,7 @@ done
 [[ $DIR == /* ]] || DIR=$PWD/$DIR
 DIR=${DIR%/}
 [[ $DIR =~ ^/[A-Za-z0-9/._-]+$ ]] || die "DIR must be an absolute path of [A-Za-z0-9/._-]: $DIR"
+((${#DIR} <= 48)) || echo "fabcheck lab: warning: DIR is long; ssh control socket paths under it may exceed 108 bytes" >&2
 [[ $DIR != / && $DIR != /tmp && $DIR != /root && $DIR != /home ]] || die "refusing DIR=$DIR"
 
 # ---------------------------------------------------------------- helpers
@@ -127,6 +131,23 @@ listener_pid() {
         if [[ $(<"/proc/$p/comm") == sshd ]]; then REPLY=$p; return 0; fi
     done 2>/dev/null
     return 1
+}
+
+# Lab subnets must never leave the machine through the default route (e.g. a
+# test aiming at a fabric address from the root namespace, or at a node after
+# "down"): "unreachable" routes with a high metric stay below the bridge's
+# connected route while the lab is up, and are kept by "down" (--purge removes
+# them).
+readonly LAB_NETS="10.213.0.0/16 10.214.0.0/16 10.215.0.0/16"
+guard_routes() {
+    local net
+    for net in $LAB_NETS; do
+        ip route replace unreachable "$net" metric 4000 || die "cannot add route guard for $net"
+    done
+}
+unguard_routes() {
+    local net
+    for net in $LAB_NETS; do ip route del unreachable "$net" metric 4000 2>/dev/null || true; done
 }
 
 take_lock() {
@@ -284,6 +305,7 @@ do_up() {
     local start_ns
     start_ns=$(date +%s%N)
     ensure_pkgs
+    guard_routes
     do_down keep-keys
     mkdir -p "$DIR"/{keys,nodes,shims/bin,cm}
     chmod 0755 "$DIR" "$DIR/shims" "$DIR/shims/bin" "$DIR/nodes"
@@ -646,6 +668,7 @@ case $CMD in
     down)
         t0=$(date +%s%N)
         take_lock; do_down
+        if ((PURGE)); then unguard_routes; fi
         log "down: done in $((($(date +%s%N) - t0) / 1000000)) ms" ;;
     status) do_status ;;
     kill-sshd) one_node; take_lock; do_kill_sshd "${ARGS[0]}" ;;
