@@ -27,6 +27,8 @@ readonly MTU_FABRIC=9000
 
 die() { echo "fabcheck lab: $*" >&2; exit 1; }
 log() { [[ -n ${FCLAB_QUIET:-} ]] || echo "fabcheck lab: $*" >&2; }
+T0=$(date +%s%N)
+phase() { [[ -z ${FCLAB_TIMING:-} ]] || echo "fabcheck lab: +$((($(date +%s%N) - T0) / 1000000)) ms $*" >&2; }
 
 if [[ $(id -u) -ne 0 ]]; then
     echo "fabcheck lab: needs root (ip netns); skipping" >&2
@@ -276,12 +278,18 @@ while :; do
 done
 '
 
-launch_node() { # NAME
+launch_node() { # NAME: configure the node's namespace side, then start it
     local n=$1 nd=$DIR/nodes/$1
     : >"$nd/sshd.out"
-    setsid ip netns exec "$NS_PREFIX$n" \
-        unshare --uts --mount --pid --fork --mount-proc --kill-child -- \
-        /bin/bash "$DIR/node-init" "$n" "$nd" </dev/null >>"$nd/init.out" 2>&1 9>&- &
+    : >"$nd/init.out"
+    # one background job per node; it execs (setsid -> ip -> unshare), so $!
+    # ends up being the unshare process
+    (
+        ip -n "$NS_PREFIX$n" -batch "$nd/ip.batch" >>"$nd/init.out" 2>&1 || exit 1
+        exec setsid ip netns exec "$NS_PREFIX$n" \
+            unshare --uts --mount --pid --fork --mount-proc --kill-child -- \
+            /bin/bash "$DIR/node-init" "$n" "$nd" </dev/null >>"$nd/init.out" 2>&1 9>&-
+    ) 9>&- &
     echo $! >"$nd/unshare.pid"
 }
 
@@ -307,6 +315,7 @@ do_up() {
     ensure_pkgs
     guard_routes
     do_down keep-keys
+    phase "teardown done"
     mkdir -p "$DIR"/{keys,nodes,shims/bin,cm}
     chmod 0755 "$DIR" "$DIR/shims" "$DIR/shims/bin" "$DIR/nodes"
     chmod 0700 "$DIR/cm" "$DIR/keys"
@@ -337,6 +346,7 @@ do_up() {
     wait
     ensure_user
 
+    phase "keys, user"
     # ---- known_hosts (root side and fclab side) and ssh_config
     local kh="" key k
     for k in "${!NODES[@]}"; do
@@ -390,10 +400,14 @@ do_up() {
     fi
     printf '%s' "$NODE_INIT" >"$DIR/node-init"
     chmod 0755 "$DIR/node-init"
-    local mac0 mac1 macm
+    local mac0 mac1 macm dirs=()
+    for n in "${NODES[@]}"; do dirs+=("$DIR/nodes/$n/netplan"); done
+    mkdir -p "${dirs[@]}"
     for k in "${!NODES[@]}"; do
         n=${NODES[$k]} i=${IDX[$k]} nd=$DIR/nodes/${NODES[$k]}
-        mkdir -p "$nd/netplan"
+        printf '%s\n' "link set lo up" "addr add ${MGMT[$k]}/16 dev mgmt0" \
+            "addr add ${FAB0[$k]}/16 dev fab0" "addr add ${FAB1[$k]}/16 dev fab1" \
+            "link set mgmt0 up" "link set fab0 up" "link set fab1 up" >"$nd/ip.batch"
         node_mac "$i" 1 mac0
         node_mac "$i" 2 mac1
         printf '%s' "127.0.0.1	localhost
@@ -456,6 +470,7 @@ $extra" >"$nd/sshd_config"
     chmod 0600 "$DIR"/nodes/*/netplan/40-cx7.yaml
     chmod 0755 "$DIR"/nodes/*/netplan
 
+    phase "files written"
     # ---- network: one ip batch in the root namespace ...
     local b=""
     b+="link add $BR_MGMT type bridge"$'\n'
@@ -477,17 +492,8 @@ $extra" >"$nd/sshd_config"
     done
     b+="link set $BR_MGMT up"$'\n'"link set $BR_F0 mtu $MTU_FABRIC up"$'\n'"link set $BR_F1 mtu $MTU_FABRIC up"$'\n'
     ip -batch - <<<"$b" || die "network setup failed (see above); run: $0 down --dir $DIR"
-    # ... and one per node namespace
-    for k in "${!NODES[@]}"; do
-        ip -n "$NS_PREFIX${NODES[$k]}" -batch - <<<"link set lo up
-addr add ${MGMT[$k]}/16 dev mgmt0
-addr add ${FAB0[$k]}/16 dev fab0
-addr add ${FAB1[$k]}/16 dev fab1
-link set mgmt0 up
-link set fab0 up
-link set fab1 up" || die "namespace setup of ${NODES[$k]} failed"
-    done
-
+    # the per-namespace part (DIR/nodes/labNN/ip.batch) runs in launch_node
+    phase "network configured"
     # ---- inventory for fabcheck
     local inv first last
     first=${NODES[0]} last=${NODES[-1]}
@@ -517,7 +523,9 @@ fabric_ips = [\"${FAB0[$k]}\", \"${FAB1[$k]}\"]
 
     # ---- start the nodes (each: ip netns exec + unshare uts/mount/pid, sshd -D)
     for n in "${NODES[@]}"; do launch_node "$n"; done
+    phase "nodes launched"
     wait_sshd "${NODES[@]}" || die "some sshd did not come up (logs: $DIR/nodes/*/sshd.{log,out})"
+    phase "all sshd listening"
 
     local got
     got=$(ssh -F "$DIR/ssh_config" "${NODES[0]}" hostname) || die "ssh to ${NODES[0]} failed"
