@@ -184,9 +184,7 @@ lab_links() { # root-namespace ends of lab veths -> LINKS
     return 0
 }
 do_down() {
-    local ns n p pids=() batch k
-    load_nodes
-    local nss=()
+    local ns p pids=() batch k nss=()
     while read -r ns _; do
         [[ $ns == "$NS_PREFIX"* ]] && nss+=("$ns")
     done < <(ip netns list 2>/dev/null)
@@ -212,7 +210,7 @@ do_down() {
         fi
         sleep 0.05
     done
-    # 3. bridges and namespaces. Deleting a namespace destroys its devices
+    # 2. bridges and namespaces. Deleting a namespace destroys its devices
     #    (and their veth peers in the root namespace) in one batch in the
     #    kernel, far faster than one "ip link del" per veth (~15 ms each), but
     #    asynchronously: wait for the peers to vanish before returning.
@@ -227,7 +225,7 @@ do_down() {
         ((${#LINKS[@]})) || break
         ((k < 200)) && sleep 0.05
     done
-    # 4. anything still there (e.g. a veth whose namespace is gone): delete it
+    # 3. anything still there (e.g. a veth whose namespace is gone): delete it
     if ((${#LINKS[@]})); then
         batch=""
         for p in "${LINKS[@]}"; do batch+="link del $p"$'\n'; done
