@@ -145,7 +145,7 @@ fn expand_depth(
         } else {
             if let Some(bad) = part
                 .chars()
-                .find(|c| !(c.is_ascii_alphanumeric() || "-_.[]:".contains(*c)))
+                .find(|c| !(c.is_ascii_alphanumeric() || "-_.[]:,".contains(*c)))
             {
                 return Err(err(
                     expr,

@@ -174,7 +174,7 @@ mod tests {
             sudo: false,
         });
         assert!(
-            w.starts_with("env NCCL_DEBUG=INFO timeout -k 5 30.0 sh -c 'echo hi' fabcheck-"),
+            w.starts_with("env NCCL_DEBUG=INFO PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" timeout -k 5 30.0 sh -c 'echo hi' fabcheck-"),
             "{w}"
         );
     }
