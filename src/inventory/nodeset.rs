@@ -208,7 +208,11 @@ pub fn fold(names: &[String]) -> String {
         while i < nums.len() {
             let (start, w) = nums[i];
             let mut j = i;
-            while j + 1 < nums.len() && nums[j + 1].0 == nums[j].0 + 1 && nums[j + 1].1 == w {
+            // 09 -> 10 continues a zero-padded range: "10" has no padding of its own.
+            while j + 1 < nums.len()
+                && nums[j + 1].0 == nums[j].0 + 1
+                && (nums[j + 1].1 == w || (nums[j + 1].1 == 0 && nums[j + 1].0.to_string().len() == w))
+            {
                 j += 1;
             }
             let end = nums[j].0;
@@ -279,5 +283,7 @@ mod tests {
     fn fold_round_trips() {
         let names = expand("spark-[01-03,05],gpu[1-2],head", &g()).unwrap();
         assert_eq!(fold(&names), "spark-[01-03,05],gpu[1-2],head");
+        let names = expand("lab[01-16],gpu[8-12]", &g()).unwrap();
+        assert_eq!(fold(&names), "lab[01-16],gpu[8-12]");
     }
 }

@@ -41,6 +41,8 @@ pub struct Outcome {
     _keep: Option<tempdir::TempDir>,
 }
 
+pub mod lab;
+
 pub mod tempdir {
     use std::path::{Path, PathBuf};
     pub struct TempDir(PathBuf);

@@ -1,0 +1,108 @@
+//! The namespace lab (tests/lab/lab.sh): real sshd nodes for integration tests. Without root
+//! a lab test skips with a visible notice; with `CI` set a skipped lab test is a failure.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// Lab tests of one test binary share the lab: they take turns.
+static TURN: Mutex<()> = Mutex::new(());
+
+pub struct Lab {
+    pub dir: PathBuf,
+    pub n: usize,
+    _turn: MutexGuard<'static, ()>,
+}
+
+fn script() -> PathBuf {
+    super::repo().join("tests/lab/lab.sh")
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl Lab {
+    /// A healthy lab of `n` nodes, or None (skip) when this is not root.
+    pub fn ensure(n: usize, test: &str) -> Option<Lab> {
+        let turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+        if !is_root() {
+            let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+            assert!(!ci, "lab test `{test}` needs root (ip netns) and CI is set: a skipped lab test is a failure");
+            eprintln!("NOTICE: skipping lab test `{test}`: it needs root (ip netns, sshd in namespaces)");
+            return None;
+        }
+        let dir = PathBuf::from(std::env::var("FCLAB_DIR").unwrap_or_else(|_| "/tmp/fclab".into()));
+        let st = Command::new("bash").arg(script()).args(["ensure", &n.to_string(), "--dir"]).arg(&dir).env("FCLAB_QUIET", "1").status().expect("run lab.sh");
+        assert!(st.success(), "lab.sh ensure {n} failed");
+        Some(Lab { dir, n, _turn: turn })
+    }
+
+    pub fn inventory(&self) -> String {
+        self.dir.join("inventory.toml").display().to_string()
+    }
+
+    pub fn sh(&self, args: &[&str]) -> (i32, String) {
+        let o = Command::new("bash").arg(script()).args(args).arg("--dir").arg(&self.dir).env("FCLAB_QUIET", "1").output().expect("run lab.sh");
+        (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr))
+    }
+
+    pub fn kill_sshd(&self, node: &str) {
+        let (c, out) = self.sh(&["kill-sshd", node]);
+        assert_eq!(c, 0, "kill-sshd {node}: {out}");
+    }
+
+    pub fn start_sshd(&self, node: &str) {
+        let (c, out) = self.sh(&["start-sshd", node]);
+        assert_eq!(c, 0, "start-sshd {node}: {out}");
+    }
+
+    /// Processes of the lab user on a node, except sshd: "PID CMDLINE" lines.
+    pub fn pids(&self, node: &str) -> String {
+        self.sh(&["pids", node]).1.trim().to_string()
+    }
+
+    /// Run a command as root inside a node.
+    pub fn exec(&self, node: &str, cmd: &str) -> (i32, String) {
+        self.sh(&["exec", node, "sh", "-c", cmd])
+    }
+
+    pub fn node(&self, i: usize) -> String {
+        if self.n > 99 {
+            format!("lab{i:03}")
+        } else {
+            format!("lab{i:02}")
+        }
+    }
+
+    /// Install a shim program into every node's PATH (DIR/shims/bin is first on it).
+    pub fn shim(&self, name: &str, body: &str) {
+        let p = self.dir.join("shims/bin").join(name);
+        std::fs::write(&p, body).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    pub fn remove_shims(&self) {
+        if let Ok(rd) = std::fs::read_dir(self.dir.join("shims/bin")) {
+            for e in rd.flatten() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        self.remove_shims();
+        // Leave every sshd running for the next test.
+        let (_, status) = self.sh(&["status"]);
+        for line in status.lines().filter(|l| l.contains("sshd not running")) {
+            if let Some(node) = line.split_whitespace().next() {
+                let _ = self.sh(&["start-sshd", node]);
+            }
+        }
+    }
+}
