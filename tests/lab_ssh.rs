@@ -10,9 +10,15 @@ const HOSTNAME: &str = r#"test_each(nodes(), "hostname", |n| { assert_eq(n.sh("h
 
 #[test]
 fn sixteen_nodes_one_sshd_dead_only_that_node_errors() {
-    let Some(lab) = Lab::ensure(16, "sixteen_nodes_one_sshd_dead_only_that_node_errors") else { return };
+    let Some(lab) = Lab::ensure(16, "sixteen_nodes_one_sshd_dead_only_that_node_errors") else {
+        return;
+    };
     lab.kill_sshd("lab07");
-    let o = Fab::new().file("h.rhai", HOSTNAME).args(["run", "h.rhai", "-i", &lab.inventory()]).reports().run();
+    let o = Fab::new()
+        .file("h.rhai", HOSTNAME)
+        .args(["run", "h.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
     lab.start_sshd("lab07");
     o.code(1);
     for i in 1..=16 {
@@ -20,7 +26,10 @@ fn sixteen_nodes_one_sshd_dead_only_that_node_errors() {
         if i == 7 {
             assert_eq!(o.status(&name), "error");
             let m = o.message(&name);
-            assert!(m.contains("lab07") && m.contains("10.213.0.7") && m.contains("Connection refused"), "{m}");
+            assert!(
+                m.contains("lab07") && m.contains("10.213.0.7") && m.contains("Connection refused"),
+                "{m}"
+            );
         } else {
             assert_eq!(o.status(&name), "pass", "{name}: {}", o.message(&name));
         }
@@ -30,12 +39,22 @@ fn sixteen_nodes_one_sshd_dead_only_that_node_errors() {
 
 #[test]
 fn hung_command_times_out_and_is_gone_from_the_node() {
-    let Some(lab) = Lab::ensure(16, "hung_command_times_out_and_is_gone_from_the_node") else { return };
+    let Some(lab) = Lab::ensure(16, "hung_command_times_out_and_is_gone_from_the_node") else {
+        return;
+    };
     let s = "let n = node(\"lab02\");\ntest(\"hang\", #{ timeout: \"2s\" }, || { n.run(\"sleep 300; echo never\"); });\ntest(\"next\", || { assert_eq(node(\"lab02\").sh(\"echo ok\").trimmed(), \"ok\", \"still usable\"); });\n";
-    let o = Fab::new().file("hang.rhai", s).args(["run", "hang.rhai", "-i", &lab.inventory()]).reports().run();
+    let o = Fab::new()
+        .file("hang.rhai", s)
+        .args(["run", "hang.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
     o.code(1);
     assert_eq!(o.status("hang"), "error");
-    assert!(o.message("hang").contains("timed out") && o.message("hang").contains("lab02"), "{}", o.message("hang"));
+    assert!(
+        o.message("hang").contains("timed out") && o.message("hang").contains("lab02"),
+        "{}",
+        o.message("hang")
+    );
     assert_eq!(o.status("next"), "pass");
     let left = lab.pids("lab02");
     assert!(!left.contains("sleep"), "left on lab02: {left}");
@@ -43,14 +62,27 @@ fn hung_command_times_out_and_is_gone_from_the_node() {
 
 #[test]
 fn ctrl_c_mid_run_exit_3_partial_junit_nothing_left() {
-    let Some(lab) = Lab::ensure(16, "ctrl_c_mid_run_exit_3_partial_junit_nothing_left") else { return };
+    let Some(lab) = Lab::ensure(16, "ctrl_c_mid_run_exit_3_partial_junit_nothing_left") else {
+        return;
+    };
     let s = "test(\"quick\", || { run_all(nodes(), \"true\"); });\ntest(\"all sleep\", || { run_all(nodes(), \"sleep 300\"); });\ntest(\"after\", || { });\n";
-    let f = Fab::new().file("int.rhai", s).args(["run", "int.rhai", "-i", &lab.inventory()]).reports();
-    let mut child = f.command().stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let f = Fab::new()
+        .file("int.rhai", s)
+        .args(["run", "int.rhai", "-i", &lab.inventory()])
+        .reports();
+    let mut child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     // Wait until the sleeps really run on the nodes, then Ctrl-C.
     let t = Instant::now();
     while !lab.pids("lab16").contains("sleep 300") {
-        assert!(t.elapsed() < Duration::from_secs(30), "sleep never started on lab16");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "sleep never started on lab16"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -69,19 +101,42 @@ fn ctrl_c_mid_run_exit_3_partial_junit_nothing_left() {
         assert!(!left.contains("sleep"), "left on {}: {left}", lab.node(i));
     }
     // No local ssh master or mux client of that run is left.
-    let ps = std::process::Command::new("pgrep").args(["-af", "^ssh .*fc-"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&ps.stdout).trim().is_empty(), "local ssh left: {}", String::from_utf8_lossy(&ps.stdout));
+    let ps = std::process::Command::new("pgrep")
+        .args(["-af", "^ssh .*fc-"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
+        "local ssh left: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
 }
 
 #[test]
 fn connection_dropped_mid_command_is_an_error_naming_the_node() {
-    let Some(lab) = Lab::ensure(16, "connection_dropped_mid_command_is_an_error_naming_the_node") else { return };
+    let Some(lab) = Lab::ensure(
+        16,
+        "connection_dropped_mid_command_is_an_error_naming_the_node",
+    ) else {
+        return;
+    };
     let s = "test_each(nodes(\"lab[04-05]\"), \"long\", |n| { n.run(\"sleep 4\"); });\n";
-    let f = Fab::new().file("d.rhai", s).args(["run", "d.rhai", "-i", &lab.inventory()]).reports();
-    let child = f.command().stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let f = Fab::new()
+        .file("d.rhai", s)
+        .args(["run", "d.rhai", "-i", &lab.inventory()])
+        .reports();
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let t = Instant::now();
     while !lab.pids("lab05").contains("sleep 4") {
-        assert!(t.elapsed() < Duration::from_secs(30), "sleep never started on lab05");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "sleep never started on lab05"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     lab.kill_sshd("lab05");
@@ -90,51 +145,129 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
     o.code(1);
     assert_eq!(o.status("long [lab04]"), "pass");
     assert_eq!(o.status("long [lab05]"), "error");
-    assert!(o.message("long [lab05]").contains("lab05"), "{}", o.message("long [lab05]"));
+    assert!(
+        o.message("long [lab05]").contains("lab05"),
+        "{}",
+        o.message("long [lab05]")
+    );
 }
 
 #[test]
 fn auth_and_host_key_failures_are_errors_with_the_cause() {
-    let Some(lab) = Lab::ensure(16, "auth_and_host_key_failures_are_errors_with_the_cause") else { return };
+    let Some(lab) = Lab::ensure(16, "auth_and_host_key_failures_are_errors_with_the_cause") else {
+        return;
+    };
     let inv = std::fs::read_to_string(lab.dir.join("inventory.toml")).unwrap();
     // Wrong user: sshd refuses it (AllowUsers fclab).
     let bad_user = inv.replacen("user = \"fclab\"", "user = \"nobody\"", 1);
-    let o = Fab::new().file("inv.toml", &bad_user).file("h.rhai", "test(\"one\", || { node(\"lab01\").run(\"true\"); });\n").args(["run", "h.rhai", "-i", "inv.toml"]).reports().run();
+    let o = Fab::new()
+        .file("inv.toml", &bad_user)
+        .file(
+            "h.rhai",
+            "test(\"one\", || { node(\"lab01\").run(\"true\"); });\n",
+        )
+        .args(["run", "h.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
     o.code(1);
-    assert!(o.message("one").contains("authentication failed for nobody@10.213.0.1"), "{}", o.message("one"));
+    assert!(
+        o.message("one")
+            .contains("authentication failed for nobody@10.213.0.1"),
+        "{}",
+        o.message("one")
+    );
     // Host key mismatch: known_hosts names another key for lab01.
     let cfg = std::fs::read_to_string(lab.dir.join("ssh_config")).unwrap();
     let kh = std::fs::read_to_string(lab.dir.join("known_hosts")).unwrap();
     let lines: Vec<&str> = kh.lines().collect();
-    let other_key = lines[1].split_whitespace().skip(1).collect::<Vec<_>>().join(" ");
+    let other_key = lines[1]
+        .split_whitespace()
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join(" ");
     let first_hosts = lines[0].split_whitespace().next().unwrap();
     let forged = format!("{first_hosts} {other_key}\n");
     let f = Fab::new().file("forged_known_hosts", &forged);
     let forged_path = f.dir().join("forged_known_hosts").display().to_string();
-    let cfg2 = cfg.replace(&lab.dir.join("known_hosts").display().to_string(), &forged_path);
-    let inv2 = inv.replace(&lab.dir.join("ssh_config").display().to_string(), &f.dir().join("cfg").display().to_string());
-    let o = f.file("cfg", &cfg2).file("inv.toml", &inv2).file("h.rhai", "test(\"one\", || { node(\"lab01\").run(\"true\"); });\n").args(["run", "h.rhai", "-i", "inv.toml"]).reports().run();
+    let cfg2 = cfg.replace(
+        &lab.dir.join("known_hosts").display().to_string(),
+        &forged_path,
+    );
+    let inv2 = inv.replace(
+        &lab.dir.join("ssh_config").display().to_string(),
+        &f.dir().join("cfg").display().to_string(),
+    );
+    let o = f
+        .file("cfg", &cfg2)
+        .file("inv.toml", &inv2)
+        .file(
+            "h.rhai",
+            "test(\"one\", || { node(\"lab01\").run(\"true\"); });\n",
+        )
+        .args(["run", "h.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
     o.code(1);
-    assert!(o.message("one").contains("host key verification failed"), "{}", o.message("one"));
+    assert!(
+        o.message("one").contains("host key verification failed"),
+        "{}",
+        o.message("one")
+    );
 }
 
 #[test]
 fn exec_groups_identical_outputs_and_returns_the_highest_exit_code() {
-    let Some(lab) = Lab::ensure(16, "exec_groups_identical_outputs_and_returns_the_highest_exit_code") else { return };
-    let o = Fab::new().args(["exec", "-i", &lab.inventory(), "-w", "lab[01-16]", "--", "id -un"]).run();
+    let Some(lab) = Lab::ensure(
+        16,
+        "exec_groups_identical_outputs_and_returns_the_highest_exit_code",
+    ) else {
+        return;
+    };
+    let o = Fab::new()
+        .args([
+            "exec",
+            "-i",
+            &lab.inventory(),
+            "-w",
+            "lab[01-16]",
+            "--",
+            "id -un",
+        ])
+        .run();
     o.code(0);
-    assert!(o.stdout.contains("lab[01-16] (16)\n---------------\nfclab\n"), "{}", o.stdout);
-    let o = Fab::new().args(["exec", "-i", &lab.inventory(), "-w", "@all", "--", "case $(hostname) in lab03) exit 3;; lab04) exit 1;; esac; echo fine"]).run();
+    assert!(
+        o.stdout
+            .contains("lab[01-16] (16)\n---------------\nfclab\n"),
+        "{}",
+        o.stdout
+    );
+    let o = Fab::new()
+        .args([
+            "exec",
+            "-i",
+            &lab.inventory(),
+            "-w",
+            "@all",
+            "--",
+            "case $(hostname) in lab03) exit 3;; lab04) exit 1;; esac; echo fine",
+        ])
+        .run();
     o.code(3);
     assert!(o.stdout.contains("lab[01-02,05-16] (14)"), "{}", o.stdout);
 }
 
 #[test]
 fn commands_reuse_one_connection_per_node() {
-    let Some(lab) = Lab::ensure(16, "commands_reuse_one_connection_per_node") else { return };
+    let Some(lab) = Lab::ensure(16, "commands_reuse_one_connection_per_node") else {
+        return;
+    };
     // 40 commands on one node, 8 at a time: the node must see one SSH connection (one sshd
     // session process for fclab) while they run.
     let s = "test(\"many\", || { let n = node(\"lab09\"); for i in 0..5 { run_all([n, n, n, n, n, n, n, n], \"sleep 0.3; ss -Htn state established '( sport = :22 )' | wc -l\"); } let r = n.sh(\"ss -Htn state established '( sport = :22 )' | wc -l\"); metric(\"connections\", r.trimmed().parse_int(), \"\"); assert_eq(r.trimmed().parse_int(), 1, \"TCP connections to sshd\"); });\n";
-    let o = Fab::new().file("m.rhai", s).args(["run", "m.rhai", "-i", &lab.inventory()]).reports().run();
+    let o = Fab::new()
+        .file("m.rhai", s)
+        .args(["run", "m.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
     o.code(0);
 }

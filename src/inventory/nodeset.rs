@@ -211,7 +211,8 @@ pub fn fold(names: &[String]) -> String {
             // 09 -> 10 continues a zero-padded range: "10" has no padding of its own.
             while j + 1 < nums.len()
                 && nums[j + 1].0 == nums[j].0 + 1
-                && (nums[j + 1].1 == w || (nums[j + 1].1 == 0 && nums[j + 1].0.to_string().len() == w))
+                && (nums[j + 1].1 == w
+                    || (nums[j + 1].1 == 0 && nums[j + 1].0.to_string().len() == w))
             {
                 j += 1;
             }

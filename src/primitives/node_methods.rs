@@ -99,9 +99,13 @@ fn iface_tool(
         format!("ethtool {flag} {}", quote(iface))
     };
     let o = tool(n, "ethtool", &cmd, None, pos)?;
-    if o.exit_code != Some(0) && o.stdout.trim().is_empty() {
+    if o.exit_code != Some(0) {
+        let all = format!("{}\n{}", o.stderr, o.stdout);
         let why = first_err_line(&o);
-        let msg = if why.contains("No such device") || why.contains("does not exist") {
+        let msg = if all.contains("No such device")
+            || all.contains("no device matches")
+            || all.contains("does not exist")
+        {
             format!("{}: interface `{iface}` does not exist ({why})", n.name())
         } else {
             format!(

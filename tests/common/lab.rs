@@ -29,15 +29,28 @@ impl Lab {
     pub fn ensure(n: usize, test: &str) -> Option<Lab> {
         let turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
         if !is_root() {
-            let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+            let ci =
+                std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
             assert!(!ci, "lab test `{test}` needs root (ip netns) and CI is set: a skipped lab test is a failure");
-            eprintln!("NOTICE: skipping lab test `{test}`: it needs root (ip netns, sshd in namespaces)");
+            eprintln!(
+                "NOTICE: skipping lab test `{test}`: it needs root (ip netns, sshd in namespaces)"
+            );
             return None;
         }
         let dir = PathBuf::from(std::env::var("FCLAB_DIR").unwrap_or_else(|_| "/tmp/fclab".into()));
-        let st = Command::new("bash").arg(script()).args(["ensure", &n.to_string(), "--dir"]).arg(&dir).env("FCLAB_QUIET", "1").status().expect("run lab.sh");
+        let st = Command::new("bash")
+            .arg(script())
+            .args(["ensure", &n.to_string(), "--dir"])
+            .arg(&dir)
+            .env("FCLAB_QUIET", "1")
+            .status()
+            .expect("run lab.sh");
         assert!(st.success(), "lab.sh ensure {n} failed");
-        Some(Lab { dir, n, _turn: turn })
+        Some(Lab {
+            dir,
+            n,
+            _turn: turn,
+        })
     }
 
     pub fn inventory(&self) -> String {
@@ -45,8 +58,22 @@ impl Lab {
     }
 
     pub fn sh(&self, args: &[&str]) -> (i32, String) {
-        let o = Command::new("bash").arg(script()).args(args).arg("--dir").arg(&self.dir).env("FCLAB_QUIET", "1").output().expect("run lab.sh");
-        (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr))
+        let o = Command::new("bash")
+            .arg(script())
+            .args(args)
+            .arg("--dir")
+            .arg(&self.dir)
+            .env("FCLAB_QUIET", "1")
+            .output()
+            .expect("run lab.sh");
+        (
+            o.status.code().unwrap_or(-1),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+        )
     }
 
     pub fn kill_sshd(&self, node: &str) {

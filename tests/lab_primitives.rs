@@ -1,0 +1,170 @@
+//! Cluster primitives on 4 namespace-lab nodes: real ethtool/ip/ping/iperf3/ssh/stat, and
+//! perftest/nccl-tests through shim programs that print real fixtures (this kernel has no RDMA).
+
+mod common;
+use common::lab::Lab;
+use common::Fab;
+
+const SCRIPT: &str = r#"
+let ns = nodes("lab[01-04]");
+test_each(ns, "node methods", |n| {
+    let e = n.ethtool("fab0");
+    assert_eq(e.speed_mbps, 10000, "veth speed");
+    assert_eq(e.link_detected, true, "link detected");
+    assert_eq(n.ethtool_driver("fab0").driver, "veth", "driver");
+    assert(n.ethtool_stats("fab0").counters.len() > 0, "ethtool -S counters");
+    assert_eq(n.eee("fab0").active, false, "EEE");
+    let mine = [];
+    for a in n.addresses() { if a.ifname == "fab0" { for x in a.addresses { mine.push(x.local); } } }
+    assert(mine.contains(n.fabric_ips[0]), `fab0 has ${n.fabric_ips[0]}`);
+    let peer = if n.name == "lab01" { node("lab02") } else { node("lab01") };
+    let p = n.ping(peer.fabric_ips[0], #{ count: 2, size: 8972, dont_fragment: true, iface: "fab0", interval: 0.2 });
+    assert_eq(p.loss_pct, 0.0, "MTU 9000 end to end");
+    let big = n.ping(peer.fabric_ips[0], #{ count: 1, size: 8973, dont_fragment: true });
+    assert_eq(big.received, 0, "8973 bytes do not fit MTU 9000");
+    let absent = n.ping("10.214.200.200", #{ count: 1, wait: 1 });
+    assert_eq(absent.loss_pct, 100.0, "absent address");
+    let f = n.file_info("/etc/netplan/40-cx7.yaml");
+    assert_eq(f.owner, "root", "netplan owner");
+    assert_eq(f.mode, "0600", "netplan mode");
+    assert_eq(f.sha256.len(), 64, "sha256");
+    metric("netplan_size", f.size, "bytes");
+    let h = ssh_hop(n, peer.fabric_ips[1]);
+    assert(h.ok, `hop to ${peer.fabric_ips[1]}: ${h.error}`);
+    assert_eq(h.hostname, peer.name, "hop lands on the peer");
+    assert_eq(h.user, "fclab", "same user");
+});
+test("iperf3 lab01 -> lab02", || {
+    let r = iperf3(node("lab01"), node("lab02"), #{ parallel: 2, duration: 1 });
+    metric("iperf3_gbps", r.received_bps / 1e9, "Gbit/s");
+    assert_eq(r.streams, 2, "streams");
+    assert_ge(r.received_bps, 1e8, "throughput over veth");
+});
+test("injected interface name is refused", || {
+    node("lab01").ethtool("fab0; touch /tmp/fabcheck-injected");
+});
+test("missing interface names interface and node", || {
+    node("lab02").ethtool("nosuch0");
+});
+test("ib_write_bw server/client (shim printing real perftest fixtures)", || {
+    let r = ib_write_bw(node("lab03"), node("lab04"), #{ device: "mlx5_3", gid_index: 3 });
+    metric("client_bw_avg_gbps", r.bw_avg_gbps, "Gbit/s");
+    metric("server_bw_avg_gbps", r.server.bw_avg_gbps, "Gbit/s");
+    assert_eq(r.server.side, "server", "server side parsed");
+    assert_eq(r.server_ip, "10.214.0.3", "client ran against the server's fabric address");
+});
+test("all_reduce_perf via mpirun (recording stand-in printing a real nccl-tests fixture)", || {
+    let r = all_reduce_perf(nodes("lab[01-02]"), #{ env: #{ NCCL_IB_HCA: "mlx5_0" } });
+    metric("avg_busbw_gbs", r.avg_busbw_gbs, "GB/s");
+    assert_eq(r.transport, "Socket", "the fallback to sockets is visible");
+});
+"#;
+
+fn fixture(p: &str) -> String {
+    common::repo()
+        .join("tests/fixtures")
+        .join(p)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn primitives_on_four_lab_nodes() {
+    let Some(lab) = Lab::ensure(16, "primitives_on_four_lab_nodes") else {
+        return;
+    };
+    let server_fx =
+        fixture("perftest/ib_write_bw-server-roce-duration-header-MBsec-but-value-Gbps.txt");
+    let client_fx =
+        fixture("perftest/ib_write_bw-bidir-all-sizes-gbits-roce-rocm-doc-indented.txt");
+    let nccl_fx = fixture("nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt");
+    // The lab user (not root) writes the launch line: a world-writable spot outside DIR/shims.
+    let logdir = std::env::temp_dir().join("fabcheck-shim-log");
+    std::fs::create_dir_all(&logdir).unwrap();
+    std::fs::set_permissions(&logdir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let log = logdir.join("mpirun.args");
+    let _ = std::fs::remove_file(&log);
+    let perl = std::fs::read_to_string(common::repo().join("tests/shims/ib_write_bw.pl")).unwrap();
+    lab.shim(
+        "ib_write_bw",
+        &perl
+            .replace("@SERVER@", &server_fx)
+            .replace("@CLIENT@", &client_fx),
+    );
+    let mpirun = std::fs::read_to_string(common::repo().join("tests/shims/mpirun.sh")).unwrap();
+    lab.shim(
+        "mpirun",
+        &mpirun
+            .replace("@LOG@", &log.display().to_string())
+            .replace("@FIXTURE@", &nccl_fx),
+    );
+
+    let o = Fab::new()
+        .file("p.rhai", SCRIPT)
+        .args(["run", "p.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
+    for i in 1..=4 {
+        let t = format!("node methods [lab0{i}]");
+        assert_eq!(o.status(&t), "pass", "{t}: {}", o.message(&t));
+    }
+    assert_eq!(
+        o.status("iperf3 lab01 -> lab02"),
+        "pass",
+        "{}",
+        o.message("iperf3 lab01 -> lab02")
+    );
+    assert_eq!(o.status("injected interface name is refused"), "error");
+    assert!(
+        o.message("injected interface name is refused")
+            .contains("refused interface"),
+        "{}",
+        o.message("injected interface name is refused")
+    );
+    assert!(
+        !std::path::Path::new("/tmp/fabcheck-injected").exists(),
+        "the injected command ran"
+    );
+    let m = o.message("missing interface names interface and node");
+    assert!(m.contains("lab02") && m.contains("nosuch0"), "{m}");
+
+    // perftest: both sides parsed, values as the parser reads the real fixtures.
+    let t = "ib_write_bw server/client (shim printing real perftest fixtures)";
+    assert_eq!(o.status(t), "pass", "{}", o.message(t));
+    let expect = |f: &str| {
+        fabcheck::parse::parse("perftest", &std::fs::read_to_string(f).unwrap()).unwrap()
+            ["bw_avg_gbps"]
+            .as_f64()
+            .unwrap()
+    };
+    let metrics = o.test(t)["metrics"].clone();
+    assert_eq!(metrics[0]["value"].as_f64().unwrap(), expect(&client_fx));
+    assert_eq!(metrics[1]["value"].as_f64().unwrap(), expect(&server_fx));
+
+    // nccl: the launch line as mpirun received it.
+    let t = "all_reduce_perf via mpirun (recording stand-in printing a real nccl-tests fixture)";
+    assert_eq!(o.status(t), "pass", "{}", o.message(t));
+    let args = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        args.contains("-np 2 -H 10.214.0.1:1,10.214.0.2:1 --bind-to none"),
+        "{args}"
+    );
+    assert!(
+        args.contains("-x NCCL_IB_HCA=mlx5_0")
+            && args.contains("-x NCCL_DEBUG=INFO")
+            && args.contains("-x NCCL_DEBUG_SUBSYS=INIT,NET"),
+        "{args}"
+    );
+    assert!(
+        args.trim_end()
+            .ends_with("all_reduce_perf -b 8 -e 1G -f 2 -g 1"),
+        "{args}"
+    );
+
+    // Nothing left running on any node.
+    for i in 1..=4 {
+        let left = lab.pids(&lab.node(i));
+        assert!(left.is_empty(), "left on {}: {left}", lab.node(i));
+    }
+    o.junit_is_valid();
+}
