@@ -315,3 +315,34 @@ fn top_level_error_is_reported_not_lost() {
     assert_eq!(o.status("before"), "pass");
     o.junit_is_valid();
 }
+
+#[test]
+fn dry_run_prints_commands_and_runs_nothing() {
+    let s = "test(\"writes\", || { nodes()[0].run(\"touch marker-file\"); });\ntest(\"tool\", || { nodes()[0].ethtool(\"eth0\"); });\n";
+    let o = Fab::new()
+        .file("d.rhai", s)
+        .args(["run", "d.rhai", "--dry-run"])
+        .reports()
+        .run();
+    assert!(
+        o.stderr.contains("[dry-run] localhost: touch marker-file"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        !o.dir.join("marker-file").exists(),
+        "a dry run ran the command"
+    );
+    assert_eq!(o.status("writes"), "skipped");
+    assert_eq!(o.status("reachable [localhost]"), "pass");
+    // ethtool is either installed (skipped: printed) or missing (error: the dry run's check).
+    let installed = std::process::Command::new("sh")
+        .args(["-c", "PATH=$PATH:/usr/sbin:/sbin command -v ethtool"])
+        .status()
+        .unwrap()
+        .success();
+    assert_eq!(
+        o.status("tool"),
+        if installed { "skipped" } else { "error" }
+    );
+}

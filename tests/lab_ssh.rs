@@ -271,3 +271,51 @@ fn commands_reuse_one_connection_per_node() {
         .run();
     o.code(0);
 }
+
+#[test]
+fn dry_run_checks_reachability_and_binaries_without_running_commands() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "dry_run_checks_reachability_and_binaries_without_running_commands",
+    ) else {
+        return;
+    };
+    lab.kill_sshd("lab03");
+    let s = "test_each(nodes(), \"touch\", |n| { n.run(\"touch /tmp/fabcheck-dry-run-ran\"); });\ntest(\"perftest\", || { ib_write_bw(node(\"lab01\"), node(\"lab02\")); });\n";
+    let o = Fab::new()
+        .file("d.rhai", s)
+        .args([
+            "run",
+            "d.rhai",
+            "-i",
+            &lab.inventory(),
+            "-w",
+            "lab[01-04]",
+            "--dry-run",
+        ])
+        .reports()
+        .run();
+    lab.start_sshd("lab03");
+    o.code(1);
+    assert_eq!(o.status("reachable [lab01]"), "pass");
+    assert_eq!(o.status("reachable [lab03]"), "error");
+    assert_eq!(o.status("touch [lab02]"), "skipped");
+    assert!(
+        o.stderr
+            .contains("[dry-run] lab02: touch /tmp/fabcheck-dry-run-ran"),
+        "{}",
+        o.stderr
+    );
+    let (_, out) = lab.exec("lab02", "ls /tmp/fabcheck-dry-run-ran 2>&1 || true");
+    assert!(
+        out.contains("No such file"),
+        "the dry run ran a command: {out}"
+    );
+    assert_eq!(o.status("perftest"), "error");
+    assert!(
+        o.message("perftest")
+            .contains("`ib_write_bw` is not installed"),
+        "{}",
+        o.message("perftest")
+    );
+}

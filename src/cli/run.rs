@@ -293,6 +293,13 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
         dry_run: a.dry_run,
     };
     let mut suites = Vec::new();
+    if a.dry_run {
+        let reach = runner::reachability_suite(&env);
+        for t in &reach.tests {
+            crate::engine::runner::Observer::test_finished(&console, t);
+        }
+        suites.push(reach);
+    }
     for s in &scripts {
         suites.push(runner::run_suite(s, &opts, &console));
     }

@@ -202,7 +202,11 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
             def.retries + 1
         ));
     }
-    if opts.dry_run && t.status != Status::Skipped {
+    let found_by_check = t
+        .message
+        .as_deref()
+        .is_some_and(|m| m.contains(crate::primitives::DRY_RUN_CHECK));
+    if opts.dry_run && t.status != Status::Skipped && !found_by_check {
         t.detail = Some(format!(
             "dry run outcome would be {}: {}",
             t.status.label(),
@@ -323,4 +327,64 @@ fn panicked(script: &Script, def: &TestDef) -> TestResult {
     t.message =
         Some("internal error: the test thread panicked (a fabcheck bug; please report it)".into());
     t
+}
+
+/// `--dry-run`: the read-only part that does touch nodes — one `reachable [node]` testcase per
+/// node (an SSH connection and `true`), concurrently up to the fan-out.
+pub fn reachability_suite(env: &crate::primitives::RunEnv) -> SuiteResult {
+    let started = Instant::now();
+    let stamp = timestamp();
+    let nodes: Vec<std::sync::Arc<crate::inventory::Node>> = env
+        .inventory
+        .nodes
+        .iter()
+        .cloned()
+        .map(std::sync::Arc::new)
+        .collect();
+    let results: Vec<Mutex<Option<TestResult>>> = nodes.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..env.fanout.max(1).min(nodes.len().max(1)) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::SeqCst);
+                if k >= nodes.len() {
+                    break;
+                }
+                let n = &nodes[k];
+                let t0 = Instant::now();
+                let res = env.transports.for_node(n).probe(n);
+                let (status, message) = match res {
+                    Ok(()) => (Status::Pass, None),
+                    Err(e) => (Status::Error, Some(e.to_string())),
+                };
+                *results[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(TestResult {
+                    name: format!("reachable [{}]", n.name),
+                    classname: format!("dry-run.{}", n.name.replace('.', "_")),
+                    node: Some(n.name.clone()),
+                    file: String::new(),
+                    line: None,
+                    tags: vec![],
+                    status,
+                    message,
+                    detail: None,
+                    duration_ms: t0.elapsed().as_millis() as u64,
+                    warnings: vec![],
+                    metrics: vec![],
+                    commands: vec![],
+                    output: String::new(),
+                    attempts: vec![],
+                });
+            });
+        }
+    });
+    SuiteResult {
+        name: "dry-run".into(),
+        file: String::new(),
+        timestamp: stamp,
+        duration_ms: started.elapsed().as_millis() as u64,
+        tests: results
+            .into_iter()
+            .filter_map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .collect(),
+    }
 }

@@ -151,6 +151,9 @@ fn nccl_test(
     let nodes = nodes_of(nodes, pos)?;
     let first = &nodes[0];
     let (cmd, env, launcher) = nccl_command(name, &nodes, &o, pos)?;
+    if launcher != "local" {
+        first.env.dry_check_tool(&first.spec, &launcher, pos)?;
+    }
     let explicit = match o.get("timeout") {
         Some(t) => Some(
             crate::inventory::parse_duration(&t.to_string()).map_err(|e| signal::error(e, pos))?,

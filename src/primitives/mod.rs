@@ -54,7 +54,29 @@ pub struct RunEnv {
 /// Capture kept per command in reports (head + tail).
 const LOG_CAP: usize = 8 * 1024;
 
+/// Messages of errors found by `--dry-run`'s read-only checks start with this; the runner keeps
+/// them as errors (every other dry-run outcome becomes "skipped").
+pub const DRY_RUN_CHECK: &str = "dry run check failed: ";
+
 impl RunEnv {
+    /// `--dry-run`'s read-only check that a program exists on a node (PATH, /usr/sbin, /sbin).
+    pub fn dry_check_tool(&self, node: &Node, tool: &str, pos: Position) -> Result<(), RhaiErr> {
+        if !self.dry_run {
+            return Ok(());
+        }
+        let req = CmdRequest {
+            command: format!("command -v {} >/dev/null", crate::transport::quote(tool)),
+            timeout: node.connect_timeout.max(Duration::from_secs(10)),
+            env: vec![],
+            sudo: false,
+        };
+        match self.transports.for_node(node).run(node, &req) {
+            Ok(o) if o.exit_code == Some(0) => Ok(()),
+            Ok(_) => Err(signal::error(format!("{DRY_RUN_CHECK}{}: `{tool}` is not installed (not on PATH, /usr/sbin or /sbin)", node.name), pos)),
+            Err(e) => Err(signal::error(format!("{DRY_RUN_CHECK}{e}"), pos)),
+        }
+    }
+
     /// Run a command on a node (any thread). Dry runs print the command instead.
     pub fn run_raw(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         if self.dry_run {

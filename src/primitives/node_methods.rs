@@ -42,6 +42,7 @@ pub fn tool(
     timeout: Option<std::time::Duration>,
     pos: Position,
 ) -> Result<CmdOutput, RhaiErr> {
+    n.env.dry_check_tool(&n.spec, tool, pos)?;
     let req = CmdRequest {
         command: cmd.to_string(),
         timeout: n.env.command_timeout(&n.spec, timeout),

@@ -413,6 +413,9 @@ fn perftest(
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let plan = perftest_plan(tool, &server, &client, &o, None, pos)?;
+    let bin = binary(&o, tool, pos)?;
+    server.env.dry_check_tool(&server.spec, &bin, pos)?;
+    client.env.dry_check_tool(&client.spec, &bin, pos)?;
     let tag = format!("fcsrv-{tool}-{}", plan.port);
     let run = run_pair(
         &server.env,
@@ -583,6 +586,8 @@ fn iperf3(
     let server_ip = opt_str(&o, "server_ip").unwrap_or_else(|| fabric_ip_for(&server.spec, None));
     check_addr(&server_ip, pos)?;
     let bin = binary(&o, "iperf3", pos)?;
+    server.env.dry_check_tool(&server.spec, &bin, pos)?;
+    client.env.dry_check_tool(&client.spec, &bin, pos)?;
     let server_cmd = format!("{bin} -s -1 -p {port}");
     let client_cmd = format!("{bin} -c {} {}", quote(&server_ip), args.join(" "));
     let timeout =

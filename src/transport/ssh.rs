@@ -186,6 +186,23 @@ impl SshTransport {
                     duration,
                 })
             }
+            // openssh reports exit 127 as an error and drops the output: map it back to the
+            // exit code so that "tool not installed" is reported as such.
+            Err(openssh::Error::Remote(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(CmdOutput {
+                    stdout: String::new(),
+                    stderr: format!("{}: command not found (exit 127)", req.command),
+                    exit_code: Some(127),
+                    duration,
+                })
+            }
+            // Killed by a signal on the node: no exit value.
+            Err(openssh::Error::RemoteProcessTerminated) => Ok(CmdOutput {
+                stdout: String::new(),
+                stderr: "terminated by a signal on the node".into(),
+                exit_code: None,
+                duration,
+            }),
             Err(e) => Err(TransportError::Dropped {
                 node: node.name.clone(),
                 command: req.command.clone(),
