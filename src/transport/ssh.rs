@@ -2,8 +2,8 @@
 //! connection per node (native-mux; `FABCHECK_SSH_MUX=process` switches to process-mux),
 //! opened on first use and reused by every command of the run. Commands are bounded on the
 //! node (`timeout -k`), at most [`PER_CONNECTION`] run at once per connection (below sshd's
-//! default `MaxSessions 10`), and at most [`HANDSHAKES`] handshakes are in flight at once
-//! (below sshd's default `MaxStartups 10`), with retries when sshd drops a handshake.
+//! default `MaxSessions 10`), at most `min(fanout, MAX_HANDSHAKES)` handshakes are in flight
+//! at once, and handshakes that sshd drops (`MaxStartups`) are retried with backoff.
 
 use super::{cancel, human, text, wrap_command, CmdOutput, CmdRequest, Transport, TransportError};
 use crate::inventory::{KnownHosts, Node};
@@ -16,8 +16,9 @@ use tokio::sync::{OnceCell, Semaphore};
 
 /// Concurrent commands per connection.
 pub const PER_CONNECTION: usize = 8;
-/// Simultaneous SSH handshakes.
-pub const HANDSHAKES: usize = 8;
+/// Simultaneous SSH handshakes at most (each node has one connection, so sshd's per-server
+/// `MaxStartups` is not the limit here; this bounds local CPU and a bastion's load).
+pub const MAX_HANDSHAKES: usize = 64;
 
 struct Conn {
     session: OnceCell<Result<Arc<Session>, TransportError>>,
@@ -33,7 +34,7 @@ pub struct SshTransport {
 }
 
 impl SshTransport {
-    pub fn new(_fanout: usize) -> SshTransport {
+    pub fn new(fanout: usize) -> SshTransport {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -45,7 +46,7 @@ impl SshTransport {
         SshTransport {
             rt,
             conns: Mutex::new(HashMap::new()),
-            handshakes: Arc::new(Semaphore::new(HANDSHAKES)),
+            handshakes: Arc::new(Semaphore::new(fanout.clamp(1, MAX_HANDSHAKES))),
             control_dir,
             process_mux: std::env::var("FABCHECK_SSH_MUX").is_ok_and(|v| v == "process"),
         }
