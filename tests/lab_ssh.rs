@@ -319,3 +319,58 @@ fn dry_run_checks_reachability_and_binaries_without_running_commands() {
         o.message("perftest")
     );
 }
+
+#[test]
+fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "sigterm_while_connecting_exits_3_and_leaves_no_local_ssh",
+    ) else {
+        return;
+    };
+    let (c, out) = lab.sh(&["isolate", "lab06"]);
+    assert_eq!(c, 0, "{out}");
+    let s = "test_each(nodes(\"lab[05-06]\"), \"reach\", |n| { n.run(\"true\"); });\n";
+    let f = Fab::new()
+        .file("c.rhai", s)
+        .args(["run", "c.rhai", "-i", &lab.inventory()])
+        .reports();
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(1500));
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", &format!("fc-{pid}/")])
+        .output()
+        .unwrap();
+    let connecting = String::from_utf8_lossy(&ps.stdout).trim().to_string();
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let t = Instant::now();
+    let o = f.outcome(child.wait_with_output().unwrap());
+    let took = t.elapsed();
+    let (c, out) = lab.sh(&["unisolate", "lab06"]);
+    assert_eq!(c, 0, "{out}");
+    o.code(3);
+    assert!(took < Duration::from_secs(5), "exit took {took:?}");
+    assert!(
+        !connecting.is_empty(),
+        "an ssh master was connecting to lab06 when the signal came"
+    );
+    assert_eq!(o.status("reach [lab05]"), "pass");
+    assert_eq!(o.status("reach [lab06]"), "error");
+    o.junit_is_valid();
+    std::thread::sleep(Duration::from_millis(300));
+    let ps = std::process::Command::new("pgrep")
+        .args(["-af", &format!("fc-{pid}/")])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
+        "local ssh left: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+}

@@ -133,11 +133,22 @@ impl SshTransport {
 
     async fn run_async(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         let conn = self.conn(node);
-        let session = conn
-            .session
-            .get_or_init(|| self.connect(node))
-            .await
-            .clone()?;
+        // Connecting is interruptible too (a node that does not answer holds it for up to
+        // connect_timeout); a half-started master is killed by close().
+        let session = {
+            let init = conn.session.get_or_init(|| self.connect(node));
+            tokio::pin!(init);
+            loop {
+                tokio::select! {
+                    r = &mut init => break r.clone()?,
+                    _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                        if cancel::interrupted() {
+                            return Err(TransportError::Interrupted { node: node.name.clone() });
+                        }
+                    }
+                }
+            }
+        };
         let _slot = conn.slots.acquire().await.expect("semaphore open");
         let start = Instant::now();
         let line = wrap_command(req);
@@ -334,6 +345,7 @@ impl Transport for SshTransport {
                 }
             }
         });
+        kill_local_ssh(&self.control_dir.display().to_string());
         let _ = std::fs::remove_dir_all(&self.control_dir);
     }
 }
@@ -354,4 +366,31 @@ async fn futures_join_all<F: std::future::Future<Output = ()>>(futs: impl Iterat
         }
     })
     .await;
+}
+
+/// Kill local ssh processes of this run that are still there (a master interrupted while
+/// connecting): every one has the run's control directory on its command line.
+fn kill_local_ssh(control_dir: &str) {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let me = std::process::id();
+    for e in rd.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd);
+        if cmd.starts_with("ssh\0") && cmd.contains(control_dir) {
+            // SAFETY: plain kill(2) of a process this run started.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGTERM);
+            }
+        }
+    }
 }
