@@ -334,17 +334,18 @@ impl Transport for SshTransport {
             .drain()
             .map(|(_, c)| c)
             .collect();
-        self.rt.block_on(async {
-            for c in conns {
-                if let Ok(c) = Arc::try_unwrap(c) {
-                    if let Some(Ok(s)) = c.session.into_inner() {
-                        if let Ok(s) = Arc::try_unwrap(s) {
-                            let _ = tokio::time::timeout(Duration::from_secs(5), s.close()).await;
-                        }
-                    }
-                }
-            }
-        });
+        let sessions: Vec<Session> = conns
+            .into_iter()
+            .filter_map(|c| Arc::try_unwrap(c).ok())
+            .filter_map(|c| c.session.into_inner())
+            .filter_map(|r| r.ok())
+            .filter_map(|s| Arc::try_unwrap(s).ok())
+            .collect();
+        // All masters at once: closing 64 one after another costs seconds.
+        self.rt
+            .block_on(futures_join_all(sessions.into_iter().map(|s| async move {
+                let _ = tokio::time::timeout(Duration::from_secs(5), s.close()).await;
+            })));
         kill_local_ssh(&self.control_dir.display().to_string());
         let _ = std::fs::remove_dir_all(&self.control_dir);
     }
