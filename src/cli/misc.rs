@@ -106,14 +106,9 @@ pub fn exec(
     let env = match build_env(
         inv,
         EnvOptions {
-            params: BTreeMap::new(),
-            allow_changes: false,
-            dry_run: false,
             fanout,
             timeout,
-            record: None,
-            replay: None,
-            stdlib: None,
+            ..Default::default()
         },
     ) {
         Ok(e) => e,
@@ -181,19 +176,7 @@ pub fn exec(
 }
 
 pub fn doc() -> i32 {
-    let env = match build_env(
-        Inventory::local(),
-        EnvOptions {
-            params: BTreeMap::new(),
-            allow_changes: false,
-            dry_run: true,
-            fanout: None,
-            timeout: None,
-            record: None,
-            replay: None,
-            stdlib: None,
-        },
-    ) {
+    let env = match build_env(Inventory::local(), EnvOptions::dry(BTreeMap::new())) {
         Ok(e) => e,
         Err(e) => return usage(e),
     };

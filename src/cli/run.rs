@@ -84,6 +84,7 @@ pub fn load_inventory(t: &Target) -> Result<Inventory, String> {
     Ok(inv)
 }
 
+#[derive(Default)]
 pub struct EnvOptions {
     pub params: BTreeMap<String, Dynamic>,
     pub allow_changes: bool,
@@ -93,6 +94,18 @@ pub struct EnvOptions {
     pub record: Option<PathBuf>,
     pub replay: Option<PathBuf>,
     pub stdlib: Option<PathBuf>,
+}
+
+impl EnvOptions {
+    /// For commands that must not touch nodes (`check`, `list`, `doc`): every command is a
+    /// dry run.
+    pub fn dry(params: BTreeMap<String, Dynamic>) -> EnvOptions {
+        EnvOptions {
+            params,
+            dry_run: true,
+            ..Default::default()
+        }
+    }
 }
 
 pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
@@ -158,19 +171,7 @@ pub fn check(scripts: &[String]) -> i32 {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    let env = match build_env(
-        Inventory::local(),
-        EnvOptions {
-            params: BTreeMap::new(),
-            allow_changes: false,
-            dry_run: true,
-            fanout: None,
-            timeout: None,
-            record: None,
-            replay: None,
-            stdlib: None,
-        },
-    ) {
+    let env = match build_env(Inventory::local(), EnvOptions::dry(BTreeMap::new())) {
         Ok(e) => e,
         Err(e) => return usage(e),
     };

@@ -293,18 +293,6 @@ impl Transport for SshTransport {
         self.rt.block_on(self.run_async(node, req))
     }
 
-    fn probe(&self, node: &Node) -> Result<(), TransportError> {
-        self.run(
-            node,
-            &CmdRequest {
-                command: "true".into(),
-                timeout: node.connect_timeout,
-                ..Default::default()
-            },
-        )
-        .map(|_| ())
-    }
-
     /// Interrupt path: kill this run's processes on every connected node. Every command line
     /// carries the run marker; `timeout` forwards the TERM to the command's process group.
     fn cleanup(&self) {
