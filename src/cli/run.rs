@@ -196,19 +196,7 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return usage(e),
     };
     // Listing must not touch nodes: every command is a dry run.
-    let env = match build_env(
-        inv,
-        EnvOptions {
-            params,
-            allow_changes: false,
-            dry_run: true,
-            fanout: None,
-            timeout: None,
-            record: None,
-            replay: None,
-            stdlib: None,
-        },
-    ) {
+    let env = match build_env(inv, EnvOptions::dry(params)) {
         Ok(e) => e,
         Err(e) => return usage(e),
     };

@@ -1,7 +1,7 @@
 //! Cluster-wide primitives: nccl-tests through a launcher (`all_reduce_perf`, `nccl_test`) and
 //! `ssh_hop` between nodes.
 
-use super::node_methods::{check_addr, check_name, parsed};
+use super::node_methods::{check_addr, check_name, errors_and_rows, parsed};
 use super::pair::fabric_ip_for;
 use super::NodeRef;
 use crate::engine::signal::{self, RhaiErr};
@@ -190,18 +190,7 @@ fn nccl_test(
         "exit_code".into(),
         out.exit_code.map(Dynamic::from).unwrap_or(Dynamic::UNIT),
     );
-    let errors: Vec<String> = m
-        .get("errors")
-        .and_then(|e| e.clone().try_cast::<Array>())
-        .unwrap_or_default()
-        .into_iter()
-        .map(|e| e.to_string())
-        .collect();
-    let rows = m
-        .get("rows")
-        .and_then(|r| r.clone().try_cast::<Array>())
-        .map(|a| a.len())
-        .unwrap_or(0);
+    let (errors, rows) = errors_and_rows(&m);
     if out.exit_code != Some(0) || rows == 0 {
         let why = if errors.is_empty() {
             format!("exit {}, {rows} result rows", out.exit_code.unwrap_or(-1))

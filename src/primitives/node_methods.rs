@@ -76,6 +76,19 @@ pub fn parsed(kind: &str, n: &NodeRef, text: &str, pos: Position) -> Result<Dyna
     rhai::serde::to_dynamic(v)
 }
 
+/// A parsed tool result's `errors` lines and number of result `rows`.
+pub fn errors_and_rows(m: &Map) -> (Vec<String>, usize) {
+    let arr = |k: &str| {
+        m.get(k)
+            .and_then(|v| v.clone().try_cast::<rhai::Array>())
+            .unwrap_or_default()
+    };
+    (
+        arr("errors").into_iter().map(|e| e.to_string()).collect(),
+        arr("rows").len(),
+    )
+}
+
 fn first_err_line(o: &CmdOutput) -> String {
     o.stderr
         .lines()

@@ -3,7 +3,7 @@
 //! TCP port really listens (polling `ss`, no fixed sleeps), runs the client against the
 //! server's fabric address, collects and parses both sides, and always stops the server.
 
-use super::node_methods::{check_addr, check_name, parsed};
+use super::node_methods::{check_addr, check_name, errors_and_rows, parsed};
 use super::{log_command, NodeRef, RunEnv};
 use crate::engine::signal::{self, RhaiErr};
 use crate::inventory::Node;
@@ -370,18 +370,7 @@ fn perftest_result(
         "exit_code".into(),
         c.exit_code.map(Dynamic::from).unwrap_or(Dynamic::UNIT),
     );
-    let errors: Vec<String> = m
-        .get("errors")
-        .and_then(|e| e.clone().try_cast::<Array>())
-        .unwrap_or_default()
-        .into_iter()
-        .map(|e| e.to_string())
-        .collect();
-    let rows = m
-        .get("rows")
-        .and_then(|r| r.clone().try_cast::<Array>())
-        .map(|a| a.len())
-        .unwrap_or(0);
+    let (errors, rows) = errors_and_rows(&m);
     if !errors.is_empty() || rows == 0 || c.exit_code != Some(0) {
         let why = if errors.is_empty() {
             format!("no result rows (exit {})", c.exit_code.unwrap_or(-1))
