@@ -161,6 +161,22 @@ fn primitives_on_four_lab_nodes() {
         "{args}"
     );
 
+    // Tool versions found on the nodes are in the JSON result.
+    let versions = o.json.as_ref().unwrap()["tool_versions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let has = |node: &str, tool: &str, v: &str| {
+        versions.iter().any(|x| {
+            x["node"] == node
+                && x["tool"] == tool
+                && x["version"].as_str().unwrap_or("").contains(v)
+        })
+    };
+    assert!(has("lab01", "driver/firmware fab0", "veth"), "{versions:?}");
+    assert!(has("lab02", "iperf3", "iperf 3."), "{versions:?}");
+    assert!(has("lab01", "nccl", "2."), "{versions:?}");
+
     // Nothing left running on any node.
     for i in 1..=4 {
         let left = lab.pids(&lab.node(i));

@@ -377,13 +377,24 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
 
 #[test]
 fn process_mux_fallback_runs_the_same_checks() {
-    let Some(lab) = Lab::ensure(16, "process_mux_fallback_runs_the_same_checks") else { return };
+    let Some(lab) = Lab::ensure(16, "process_mux_fallback_runs_the_same_checks") else {
+        return;
+    };
     let s = "test_each(nodes(\"lab[01-04]\"), \"hostname\", |n| { assert_eq(n.sh(\"hostname\").trimmed(), n.name, \"hostname\"); });\ntest(\"missing tool\", || { node(\"lab01\").sh(\"fabcheck_absent_tool\"); });\n";
-    let o = Fab::new().file("p.rhai", s).env("FABCHECK_SSH_MUX", "process").args(["run", "p.rhai", "-i", &lab.inventory()]).reports().run();
+    let o = Fab::new()
+        .file("p.rhai", s)
+        .env("FABCHECK_SSH_MUX", "process")
+        .args(["run", "p.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
     o.code(1);
     for i in 1..=4 {
         assert_eq!(o.status(&format!("hostname [lab0{i}]")), "pass");
     }
     assert_eq!(o.status("missing tool"), "error");
-    assert!(o.message("missing tool").contains("command not found"), "{}", o.message("missing tool"));
+    assert!(
+        o.message("missing tool").contains("command not found"),
+        "{}",
+        o.message("missing tool")
+    );
 }

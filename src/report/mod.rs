@@ -78,33 +78,38 @@ mod tests {
     }
 }
 
-/// Tool versions seen in the run's command log (`X --version`, `ofed_info -s`, `ethtool -i`
-/// firmware), one entry per (node, tool).
+/// Tool versions seen in the run's command log, one entry per (node, tool): `X --version`,
+/// `ofed_info -s`, driver/firmware from `ethtool -i IFACE`, NCCL and nccl-tests versions from
+/// their output, iperf3's version from its JSON.
 pub fn collect_tool_versions(run: &mut model::RunResult) {
+    static NCCL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static TESTS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static IPERF: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let nccl = NCCL.get_or_init(|| regex::Regex::new(r"NCCL version (\S+)").expect("regex"));
+    let tests =
+        TESTS.get_or_init(|| regex::Regex::new(r"# nccl-tests version (\S+)").expect("regex"));
+    let iperf =
+        IPERF.get_or_init(|| regex::Regex::new(r#""version":\s*"(iperf [^"]+)""#).expect("regex"));
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
+    let mut add = |node: &str, tool: String, version: String| {
+        if !tool.is_empty() && !version.is_empty() && seen.insert((node.to_string(), tool.clone()))
+        {
+            out.push(model::ToolVersion {
+                node: node.to_string(),
+                tool,
+                version,
+            });
+        }
+    };
     for c in run
         .suites
         .iter()
         .flat_map(|s| &s.tests)
         .flat_map(|t| &t.commands)
     {
-        if c.exit_code != Some(0) {
-            continue;
-        }
         let cmd = c.command.trim();
-        let tool = if cmd.ends_with("--version") || cmd.ends_with(" -V") || cmd == "ofed_info -s" {
-            cmd.split_whitespace()
-                .next()
-                .unwrap_or("")
-                .rsplit('/')
-                .next()
-                .unwrap_or("")
-                .to_string()
-        } else {
-            continue;
-        };
-        let version = c
+        let first_line = c
             .stdout
             .lines()
             .chain(c.stderr.lines())
@@ -112,12 +117,42 @@ pub fn collect_tool_versions(run: &mut model::RunResult) {
             .find(|l| !l.is_empty())
             .unwrap_or("")
             .to_string();
-        if !tool.is_empty() && !version.is_empty() && seen.insert((c.node.clone(), tool.clone())) {
-            out.push(model::ToolVersion {
-                node: c.node.clone(),
-                tool,
-                version,
-            });
+        if c.exit_code == Some(0) && (cmd.ends_with("--version") || cmd == "ofed_info -s") {
+            let tool = cmd
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .to_string();
+            add(&c.node, tool, first_line);
+        } else if let Some(iface) = cmd.strip_prefix("ethtool -i ") {
+            let field = |k: &str| {
+                c.stdout
+                    .lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .map(|v| v.trim().to_string())
+                    .unwrap_or_default()
+            };
+            let v = format!(
+                "{} {}, firmware {}",
+                field("driver:"),
+                field("version:"),
+                field("firmware-version:")
+            );
+            if !field("driver:").is_empty() {
+                add(&c.node, format!("driver/firmware {iface}"), v);
+            }
+        }
+        if let Some(m) = nccl.captures(&c.stdout) {
+            add(&c.node, "nccl".into(), m[1].to_string());
+        }
+        if let Some(m) = tests.captures(&c.stdout) {
+            add(&c.node, "nccl-tests".into(), m[1].to_string());
+        }
+        if let Some(m) = iperf.captures(&c.stdout) {
+            add(&c.node, "iperf3".into(), m[1].to_string());
         }
     }
     run.tool_versions = out;
