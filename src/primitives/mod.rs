@@ -458,6 +458,9 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
         }
         Ok(out)
     }
+    node_methods::register(engine);
+    pair::register(engine);
+    cluster::register(engine);
     engine.register_fn(
         "run_all",
         |ctx: NativeCallContext, nodes: Array, cmd: &str| run_all(&ctx, nodes, cmd, None),
