@@ -68,4 +68,17 @@ for name, n in nodes.items():
     cmd("cat -- '/home/nvidia/recipe/hostfile'", stdout_file="../recipes/hostfile-fabric", ms=4)
     cmd("cat -- '/home/nvidia/recipe/hostfile-wifi'", stdout_file="../recipes/hostfile-wifi", ms=4)
     cmd("cat -- '/home/nvidia/recipe/serve.yaml'", stdout_file="../recipes/serve.yaml", ms=4)
+
+    # step 5 (only with --allow-changes): netplan backup and restore, synthesised answers
+    nf = "/etc/netplan/40-cx7.yaml"
+    bd = "/var/tmp/fabcheck-netplan-backup"
+    sha = "3f0c5e1b9a7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e" if name == "spark-01" else "8e2d4c6a0b1f3e5d7c9a1b3d5f7e9c1a3b5d7f9e1c3a5b7d9f1e3c5a7b9d1f3e"
+    stat = f"root root 600 412\n{sha}  {{}}\n"
+    cmd("ls -1d -- /etc/netplan/*.yaml", stdout=nf + "\n", ms=5)
+    cmd(f"mkdir -p -m 0700 -- '{bd}'", stdout="", ms=5)
+    cmd(f"stat -c '%U %G %a %s' -- {nf} && sha256sum -- {nf}", stdout=stat.format(nf), ms=6)
+    cmd(f"stat -c '%U %G %a %s' -- {bd}/40-cx7.yaml && sha256sum -- {bd}/40-cx7.yaml", stdout=stat.format(bd + "/40-cx7.yaml"), ms=6)
+    cmd(f"cp -a -- '{nf}' '{bd}'/'40-cx7.yaml'", stdout="", ms=5)
+    cmd(f"cp -a -- '{bd}'/'40-cx7.yaml' '{nf}'", stdout="", ms=5)
+    cmd("true", stdout="", ms=3)
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))
