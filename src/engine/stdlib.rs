@@ -17,7 +17,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("rdma", include_str!("../../stdlib/rdma.rhai")),
     ("nccl", include_str!("../../stdlib/nccl.rhai")),
     ("acceptance", include_str!("../../stdlib/acceptance.rhai")),
-    ("second_cable", include_str!("../../stdlib/second_cable.rhai")),
+    (
+        "second_cable",
+        include_str!("../../stdlib/second_cable.rhai"),
+    ),
 ];
 
 pub struct Resolver {
