@@ -1,3 +1,6 @@
+# Generates spark-01.toml and spark-02.toml of the simulation. Run from examples/sim/:
+#   python3 transcripts/generate.py
+# Sources of every answer: SOURCES.md (real fixtures vs synthesised outputs).
 import json
 F = "../../../tests/fixtures/"
 S = "synth/"
