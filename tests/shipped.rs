@@ -188,3 +188,60 @@ fn fabric_baseline_runs_on_the_simulation() {
     );
     assert_eq!(o.status("workload"), "skipped");
 }
+
+/// Step 3 with no RDMA device and no nccl-tests: errors that name what is missing.
+#[test]
+fn step_3_without_rdma_devices_or_nccl_tests_is_an_error() {
+    let inv = r#"
+[defaults]
+transport = "replay"
+replay_dir = "t"
+[[node]]
+name = "a"
+fabric_ips = ["192.168.100.10"]
+[[node]]
+name = "b"
+fabric_ips = ["192.168.100.11"]
+"#;
+    let t = r#"
+[[command]]
+command = "rdma link"
+stdout = ""
+[[command]]
+command = "ethtool enp1s0f1np1"
+stdout = ""
+[[command]]
+command = """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }"""
+stdout = ""
+exit_code = 1
+"#;
+    let o = Fab::new()
+        .file("inv.toml", inv)
+        .file("t/a.toml", t)
+        .file("t/b.toml", t)
+        .args([
+            "run",
+            &script("five_step_acceptance.rhai"),
+            "-i",
+            "inv.toml",
+            "--filter",
+            "step 3",
+            "--set",
+            "nccl_min_busbw_gbs=20",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    let d = "step 3: rdma devices up [a]";
+    assert_eq!(o.status(d), "error", "{}", o.message(d));
+    assert!(o.message(d).contains("no RDMA device"), "{}", o.message(d));
+    let w = "step 3: rdma write per port [b -> a]";
+    assert_eq!(o.status(w), "error", "{}", o.message(w));
+    let n = "step 3: nccl all_reduce busbw and transport";
+    assert_eq!(o.status(n), "error", "{}", o.message(n));
+    assert!(
+        o.message(n).contains("nccl-tests missing"),
+        "{}",
+        o.message(n)
+    );
+}
