@@ -11,7 +11,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// (module name, source) of every embedded stdlib module.
-pub const EMBEDDED: &[(&str, &str)] = &[("common", include_str!("../../stdlib/common.rhai"))];
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("common", include_str!("../../stdlib/common.rhai")),
+    ("link", include_str!("../../stdlib/link.rhai")),
+    ("rdma", include_str!("../../stdlib/rdma.rhai")),
+    ("nccl", include_str!("../../stdlib/nccl.rhai")),
+    ("acceptance", include_str!("../../stdlib/acceptance.rhai")),
+    (
+        "second_cable",
+        include_str!("../../stdlib/second_cable.rhai"),
+    ),
+];
 
 pub struct Resolver {
     files: FileModuleResolver,

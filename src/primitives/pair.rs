@@ -70,16 +70,19 @@ pub fn run_pair(
         let started = Instant::now();
         let mut ready = env.dry_run;
         let mut last_probe = None;
+        // Probe at least once even when the server call already returned: a replayed
+        // transcript answers the server command at once, and a real server that died is
+        // simply not listening (the error below says so).
         while !ready
-            && !srv.is_finished()
             && started.elapsed() < READY_TIMEOUT
             && !crate::transport::cancel::interrupted()
         {
+            let finished = srv.is_finished();
             let r = env.run_raw(server, &probe);
             ready = matches!(&r, Ok(o) if o.stdout.contains(&format!(":{port}")));
             let failed = r.is_err();
             last_probe = Some(r);
-            if failed || ready {
+            if failed || ready || finished {
                 break;
             }
             std::thread::sleep(Duration::from_millis(100));

@@ -1,0 +1,87 @@
+# Generates spark-01.toml and spark-02.toml of the simulation. Run from examples/sim/:
+#   python3 transcripts/generate.py
+# Sources of every answer: SOURCES.md (real fixtures vs synthesised outputs).
+import json
+F = "../../../tests/fixtures/"
+S = "synth/"
+nodes = {
+  "spark-01": dict(ips=["192.168.100.10","192.168.200.10"], peer="spark-02", peer_ips=["192.168.100.11","192.168.200.11"], host="10.0.0.11", peer_host="10.0.0.12"),
+  "spark-02": dict(ips=["192.168.100.11","192.168.200.11"], peer="spark-01", peer_ips=["192.168.100.10","192.168.200.10"], host="10.0.0.12", peer_host="10.0.0.11"),
+}
+ifaces = ["enp1s0f1np1", "enP2p1s0f1np1"]
+devs = ["rocep1s0f1", "roceP2p1s0f1"]
+def q(s):  # TOML basic string
+    return json.dumps(s)
+for name, n in nodes.items():
+    out = [f"# Transcript of the SIMULATED {name}: answers to the exact commands the shipped scripts send.",
+           "# stdout_file paths are relative to this directory; see SOURCES.md for where every answer comes from.", ""]
+    def cmd(c, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, note=None):
+        if note: out.append(f"# {note}")
+        out.append("[[command]]")
+        out.append(f"command = {q(c)}")
+        if stdout_file: out.append(f"stdout_file = {q(stdout_file)}")
+        if stdout is not None: out.append(f"stdout = {q(stdout)}")
+        if stderr is not None: out.append(f"stderr = {q(stderr)}")
+        out.append(f"exit_code = {exit_code}")
+        out.append(f"duration_ms = {ms}")
+        out.append("")
+    # link / ethtool
+    for i in ifaces:
+        cmd(f"ethtool {i}", stdout_file=S+f"ethtool-{i}.txt", ms=40, note="synthesised CX7 at 200G (format of a real ConnectX ethtool capture)")
+        cmd(f"ethtool -i {i}", stdout_file=S+"ethtool-i-cx7.txt", ms=10)
+        cmd(f"ethtool -S {i}", stdout_file=S+"ethtool-S-cx7.txt", ms=30)
+        cmd(f"ethtool --show-eee {i}", stdout="", stderr="netlink error: Operation not supported\n", exit_code=1, ms=8,
+            note="CX7 has no EEE: same answer as the real capture tests/fixtures/lab/ethtool-show-eee-veth-unsupported.txt")
+    cmd("ip -j addr", stdout_file=f"synth/ip-j-addr-{name}.json", ms=12)
+    # rdma
+    cmd("rdma link", stdout_file=S+"rdma-link-dgx-spark.txt", ms=15)
+    cmd("ibdev2netdev", stdout_file=F+"rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")
+    cmd("ibv_devinfo", stdout_file=F+"rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", ms=80, note="REAL DGX Spark capture")
+    cmd("ofed_info -s", stdout="OFED-internal-25.07-0.9.7:\n", ms=200)
+    # ping mesh and MTU pings (real lab capture)
+    for cnt in [5, 3, 2]:
+        for k, ip in enumerate(n["peer_ips"]):
+            cmd(f"ping -n -c {cnt} -W 2 -I {ifaces[k]} {ip}", stdout_file=F+"lab/ping-4-ok.txt", ms=4000)
+    for k, ip in enumerate(n["peer_ips"]):
+        cmd(f"ping -n -c 3 -W 2 -M do -I {ifaces[k]} -s 8972 {ip}", stdout_file=F+"lab/ping-4-ok.txt", ms=2000,
+            note="MTU 9000 end to end: 8972-byte don't-fragment ping; answered with the REAL lab ping capture (see SOURCES.md)")
+    # ssh hops over the fabric (and to the peer's management address for step 5)
+    for ip in n["peer_ips"] + [n["peer_host"]]:
+        cmd(f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 -o StrictHostKeyChecking=yes {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",
+            stdout=f"fabcheck-hop nvidia {n['peer']}\n", ms=180)
+
+    # ib_write_bw per port: both rails at once (server answers: REAL RoCE server capture; client: synthesised)
+    for k, d in enumerate(devs):
+        port = 18515 + k
+        cmd(f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits ; : fcsrv-ib_write_bw-{port}",
+            stdout_file=F+"perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt", ms=6100,
+            note="REAL ib_write_bw server capture (RoCE, --report_gbits, ~98 Gbit/s), another host's device name")
+        cmd(f"ss -Hltn 'sport = :{port}'", stdout=f"LISTEN 0      5            0.0.0.0:{port}      0.0.0.0:*          \n", ms=6)
+        cmd(f"pkill -TERM -f -- 'fcsrv-ib_write_bw-{str(port)[:-1]}[{str(port)[-1]}]'; true", stdout="", ms=6)
+        cmd(f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {n['peer_ips'][k]}",
+            stdout_file=S+f"ib_write_bw-client-{d}.txt", ms=6050,
+            note="synthesised client output in the format of the real RoCE perftest capture; ~95 Gbit/s per rail (NVIDIA's DGX Spark figure)")
+    # nccl-tests
+    cmd("""command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }""",
+        stdout="/home/nvidia/nccl-tests/build/all_reduce_perf\n", ms=5)
+    cmd(f"mpirun -np 2 -H {n['ips'][0]}:1,{n['peer_ips'][0]}:1 --bind-to none -x NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 -x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,NET /home/nvidia/nccl-tests/build/all_reduce_perf -b 8 -e 1G -f 2 -g 1",
+        stdout_file=S+"all_reduce_perf-2sparks-roce.txt", ms=41000,
+        note="synthesised 2-rank all_reduce_perf over RoCE (format of the real nccl-tests 2.19.6 captures)")
+    # step 4 recipe files
+    cmd("cat -- '/home/nvidia/recipe/hostfile'", stdout_file="../recipes/hostfile-fabric", ms=4)
+    cmd("cat -- '/home/nvidia/recipe/hostfile-wifi'", stdout_file="../recipes/hostfile-wifi", ms=4)
+    cmd("cat -- '/home/nvidia/recipe/serve.yaml'", stdout_file="../recipes/serve.yaml", ms=4)
+
+    # step 5 (only with --allow-changes): netplan backup and restore, synthesised answers
+    nf = "/etc/netplan/40-cx7.yaml"
+    bd = "/var/tmp/fabcheck-netplan-backup"
+    sha = "3f0c5e1b9a7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e" if name == "spark-01" else "8e2d4c6a0b1f3e5d7c9a1b3d5f7e9c1a3b5d7f9e1c3a5b7d9f1e3c5a7b9d1f3e"
+    stat = f"root root 600 412\n{sha}  {{}}\n"
+    cmd("ls -1d -- /etc/netplan/*.yaml", stdout=nf + "\n", ms=5)
+    cmd(f"mkdir -p -m 0700 -- '{bd}'", stdout="", ms=5)
+    cmd(f"stat -c '%U %G %a %s' -- {nf} && sha256sum -- {nf}", stdout=stat.format(nf), ms=6)
+    cmd(f"stat -c '%U %G %a %s' -- {bd}/40-cx7.yaml && sha256sum -- {bd}/40-cx7.yaml", stdout=stat.format(bd + "/40-cx7.yaml"), ms=6)
+    cmd(f"cp -a -- '{nf}' '{bd}'/'40-cx7.yaml'", stdout="", ms=5)
+    cmd(f"cp -a -- '{bd}'/'40-cx7.yaml' '{nf}'", stdout="", ms=5)
+    cmd("true", stdout="", ms=3)
+    open(f"transcripts/{name}.toml", "w").write("\n".join(out))

@@ -1,0 +1,247 @@
+//! The shipped scripts (scripts/) on the simulated two-Spark cluster (examples/sim).
+mod common;
+use common::{repo, Fab};
+
+fn script(name: &str) -> String {
+    repo().join("scripts").join(name).display().to_string()
+}
+
+fn sim() -> String {
+    repo()
+        .join("examples/sim/two-sparks.toml")
+        .display()
+        .to_string()
+}
+
+fn run_sim(name: &str, extra: &[&str]) -> common::Outcome {
+    let mut args = vec!["run".to_string(), script(name), "-i".into(), sim()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Fab::new().args(args).reports().run()
+}
+
+#[test]
+fn five_step_passes_steps_1_to_4_and_skips_5_on_the_simulation() {
+    let o = run_sim("five_step_acceptance.rhai", &[]);
+    o.code(0);
+    for t in o.tests() {
+        let name = t["name"].as_str().unwrap();
+        let status = t["status"].as_str().unwrap();
+        assert!(
+            name.starts_with("step "),
+            "testcase {name} does not start with `step N`"
+        );
+        if name.starts_with("step 5") {
+            assert_eq!(status, "skipped", "{name}");
+            assert!(o.message(name).contains("--allow-changes"));
+        } else {
+            assert_eq!(status, "pass", "{name}: {}", o.message(name));
+        }
+    }
+    for n in [
+        "step 1: ping mesh [spark-01 -> spark-02]",
+        "step 1: ping mesh [spark-02 -> spark-01]",
+        "step 2: passwordless ssh [spark-01 -> spark-02]",
+        "step 3: rdma devices up [spark-01]",
+        "step 3: rdma write per port [spark-02 -> spark-01 qsfp1]",
+        "step 3: nccl all_reduce busbw and transport",
+        "step 4: recipe uses fabric addresses only",
+    ] {
+        assert_eq!(o.status(n), "pass", "{n}");
+    }
+    // every rail is its own metric, and busbw per message size is recorded
+    let rdma = o.test("step 3: rdma write per port [spark-02 -> spark-01 qsfp1]");
+    let names: Vec<String> = rdma["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        names.contains(&"rdma_write_gbps[spark-02:rocep1s0f1]".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"rdma_write_gbps[spark-02:roceP2p1s0f1]".to_string()),
+        "{names:?}"
+    );
+    let nccl = o.test("step 3: nccl all_reduce busbw and transport");
+    assert!(nccl["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "busbw_gbs@1073741824"));
+    assert!(o.junit.as_deref().unwrap().contains("SIMULATED"));
+    o.junit_is_valid();
+}
+
+/// Decision: the simulation also answers step 5's commands (synthesised stat/sha256sum/cp
+/// answers), so with --allow-changes every step passes and nothing real is touched.
+#[test]
+fn five_step_with_allow_changes_runs_step_5_on_the_simulation() {
+    let o = run_sim("five_step_acceptance.rhai", &["--allow-changes"]);
+    o.code(0);
+    assert_eq!(
+        o.status("step 5: netplan backup and restore [spark-01]"),
+        "pass"
+    );
+    assert_eq!(
+        o.status("step 5: netplan backup and restore [spark-02]"),
+        "pass"
+    );
+}
+
+#[test]
+fn recipe_with_a_foreign_address_fails_naming_it() {
+    let o = run_sim(
+        "five_step_acceptance.rhai",
+        &["--set", "recipe=/home/nvidia/recipe/hostfile-wifi"],
+    );
+    o.code(1);
+    let n = "step 4: recipe uses fabric addresses only";
+    assert_eq!(o.status(n), "failure");
+    assert!(o.message(n).contains("192.168.1.51"), "{}", o.message(n));
+    let o = run_sim(
+        "five_step_acceptance.rhai",
+        &["--set", "recipe=/home/nvidia/recipe/serve.yaml"],
+    );
+    assert_eq!(o.status(n), "failure");
+    assert!(
+        o.message(n).contains("10.0.0.11") && o.message(n).contains("management"),
+        "{}",
+        o.message(n)
+    );
+}
+
+fn verdict_output(sets: &[&str]) -> String {
+    let mut extra = vec![];
+    for s in sets {
+        extra.push("--set");
+        extra.push(s);
+    }
+    let o = run_sim("second_cable_checklist.rhai", &extra);
+    assert_eq!(o.status("second cable verdict"), "pass");
+    o.test("second cable verdict")["output"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn second_cable_verdict_on_every_branch() {
+    let yes = [
+        "batch_size=32",
+        "model_params_b=70",
+        "link_utilization_pct=85",
+        "lacp_days_ok=true",
+    ];
+    let out = verdict_output(&yes);
+    assert!(out.lines().any(|l| l.trim() == "verdict: buy"), "{out}");
+    let noes = [
+        "batch_size=24",
+        "model_params_b=8",
+        "link_utilization_pct=80",
+        "lacp_days_ok=false",
+    ];
+    for i in 0..4 {
+        let mut sets = yes.to_vec();
+        sets[i] = noes[i];
+        let out = verdict_output(&sets);
+        assert!(
+            out.lines().any(|l| l.trim() == "verdict: do not buy"),
+            "{sets:?}: {out}"
+        );
+        let key = noes[i].split('=').next().unwrap();
+        assert!(
+            out.lines()
+                .any(|l| l.trim().starts_with("no ") && l.contains(key)),
+            "{sets:?}: {out}"
+        );
+    }
+    // inventory vars of the simulation: lacp_days_ok = false there
+    let out = verdict_output(&[]);
+    assert!(out.contains("verdict: do not buy"), "{out}");
+    assert!(out.contains("evidence: one cable already gives"), "{out}");
+}
+
+#[test]
+fn check_compiles_all_three_shipped_scripts() {
+    Fab::new()
+        .args([
+            "check",
+            &script("five_step_acceptance.rhai"),
+            &script("second_cable_checklist.rhai"),
+            &script("fabric_baseline.rhai"),
+        ])
+        .run()
+        .code(0);
+}
+
+#[test]
+fn fabric_baseline_runs_on_the_simulation() {
+    let o = run_sim("fabric_baseline.rhai", &[]);
+    o.code(0);
+    assert_eq!(o.status("nccl: all_reduce 2 nodes"), "pass");
+    assert_eq!(o.status("link: driver and firmware identical"), "pass");
+    assert_eq!(
+        o.status("link: error counters not grown [spark-01]"),
+        "pass"
+    );
+    assert_eq!(o.status("workload"), "skipped");
+}
+
+/// Step 3 with no RDMA device and no nccl-tests: errors that name what is missing.
+#[test]
+fn step_3_without_rdma_devices_or_nccl_tests_is_an_error() {
+    let inv = r#"
+[defaults]
+transport = "replay"
+replay_dir = "t"
+[[node]]
+name = "a"
+fabric_ips = ["192.168.100.10"]
+[[node]]
+name = "b"
+fabric_ips = ["192.168.100.11"]
+"#;
+    let t = r#"
+[[command]]
+command = "rdma link"
+stdout = ""
+[[command]]
+command = "ethtool enp1s0f1np1"
+stdout = ""
+[[command]]
+command = """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }"""
+stdout = ""
+exit_code = 1
+"#;
+    let o = Fab::new()
+        .file("inv.toml", inv)
+        .file("t/a.toml", t)
+        .file("t/b.toml", t)
+        .args([
+            "run",
+            &script("five_step_acceptance.rhai"),
+            "-i",
+            "inv.toml",
+            "--filter",
+            "step 3",
+            "--set",
+            "nccl_min_busbw_gbs=20",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    let d = "step 3: rdma devices up [a]";
+    assert_eq!(o.status(d), "error", "{}", o.message(d));
+    assert!(o.message(d).contains("no RDMA device"), "{}", o.message(d));
+    let w = "step 3: rdma write per port [b -> a]";
+    assert_eq!(o.status(w), "error", "{}", o.message(w));
+    let n = "step 3: nccl all_reduce busbw and transport";
+    assert_eq!(o.status(n), "error", "{}", o.message(n));
+    assert!(
+        o.message(n).contains("nccl-tests missing"),
+        "{}",
+        o.message(n)
+    );
+}
