@@ -85,7 +85,8 @@ fn ctrl_c_mid_run_exit_3_partial_junit_nothing_left() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let pid = child.id();
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let t = Instant::now();
     let out = child.wait_with_output().unwrap();
     let took = t.elapsed();
@@ -96,9 +97,11 @@ fn ctrl_c_mid_run_exit_3_partial_junit_nothing_left() {
     assert_eq!(o.status("all sleep"), "error");
     assert_eq!(o.status("after"), "skipped");
     o.junit_is_valid();
+    // Every command line of that run carries its marker `fabcheck-<pid>-…`.
+    let marker = format!("fabcheck-{pid}-");
     for i in 1..=16 {
         let left = lab.pids(&lab.node(i));
-        assert!(!left.contains("sleep"), "left on {}: {left}", lab.node(i));
+        assert!(!left.contains(&marker), "left on {}: {left}", lab.node(i));
     }
     // No local ssh master or mux client of that run is left.
     let ps = std::process::Command::new("pgrep")
@@ -120,7 +123,7 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
     ) else {
         return;
     };
-    let s = "test_each(nodes(\"lab[04-05]\"), \"long\", |n| { n.run(\"sleep 4\"); });\n";
+    let s = "test_each(nodes(\"lab[04-05]\"), \"long\", |n| { if n.name == \"lab04\" { n.run(\"sleep 1\"); } else { n.run(\"sleep 30\"); } });\n";
     let f = Fab::new()
         .file("d.rhai", s)
         .args(["run", "d.rhai", "-i", &lab.inventory()])
@@ -132,7 +135,7 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
         .spawn()
         .unwrap();
     let t = Instant::now();
-    while !lab.pids("lab05").contains("sleep 4") {
+    while !lab.pids("lab05").contains("sleep 30") {
         assert!(
             t.elapsed() < Duration::from_secs(30),
             "sleep never started on lab05"
@@ -142,6 +145,9 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
     lab.kill_sshd("lab05");
     let o = f.outcome(child.wait_with_output().unwrap());
     lab.start_sshd("lab05");
+    // With the connection gone nobody can stop the command but the node-side `timeout`;
+    // end it now so that later tests see a clean node.
+    lab.exec("lab05", "pkill -f 'timeout -k 5' || true");
     o.code(1);
     assert_eq!(o.status("long [lab04]"), "pass");
     assert_eq!(o.status("long [lab05]"), "error");

@@ -1538,6 +1538,12 @@ fn random_text_is_an_error_for_every_kind() {
     ] {
         for (kind, _, _) in parse::KINDS {
             let r = parse::parse(kind, text);
+            // ibdev2netdev and `rdma link` print nothing on a node without RDMA devices: empty
+            // input is their "no device" answer, an empty list.
+            if text.trim().is_empty() && matches!(*kind, "ibdev2netdev" | "rdma-link") {
+                assert_eq!(r.unwrap(), serde_json::json!([]), "`{kind}` on empty input");
+                continue;
+            }
             assert!(r.is_err(), "`{kind}` accepted {text:?}: {r:?}");
         }
     }

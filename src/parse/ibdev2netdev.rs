@@ -65,7 +65,9 @@ pub fn parse(text: &str) -> Result<Vec<Mapping>, ParseError> {
             "expected `DEV port N ==> NETDEV (State)`",
         ));
     }
-    if out.is_empty() {
+    // With no RDMA device at all the tool prints nothing: that is an answer (an empty list),
+    // not unrecognisable output.
+    if out.is_empty() && !text.trim().is_empty() {
         return Err(unrecognised(
             KIND,
             text,
@@ -73,4 +75,14 @@ pub fn parse(text: &str) -> Result<Vec<Mapping>, ParseError> {
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod empty_output_tests {
+    #[test]
+    fn no_device_prints_nothing_and_parses_as_an_empty_list() {
+        assert!(super::parse("").unwrap().is_empty());
+        assert!(super::parse("\n").unwrap().is_empty());
+        assert!(super::parse("garbage line\n").is_err());
+    }
 }

@@ -208,13 +208,29 @@ impl SshTransport {
                     duration,
                 })
             }
-            // Killed by a signal on the node: no exit value.
-            Err(openssh::Error::RemoteProcessTerminated) => Ok(CmdOutput {
-                stdout: String::new(),
-                stderr: "terminated by a signal on the node".into(),
-                exit_code: None,
-                duration,
-            }),
+            // No exit value: either the command was killed by a signal on the node, or the
+            // connection went away under it. Only a live master tells the two apart.
+            Err(openssh::Error::RemoteProcessTerminated) => {
+                let mut alive = session.check().await.is_ok();
+                if alive {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    alive = session.check().await.is_ok();
+                }
+                if alive {
+                    Ok(CmdOutput {
+                        stdout: String::new(),
+                        stderr: "terminated by a signal on the node".into(),
+                        exit_code: None,
+                        duration,
+                    })
+                } else {
+                    Err(TransportError::Dropped {
+                        node: node.name.clone(),
+                        command: req.command.clone(),
+                        cause: "the SSH connection closed before the command ended".into(),
+                    })
+                }
+            }
             Err(e) => Err(TransportError::Dropped {
                 node: node.name.clone(),
                 command: req.command.clone(),
