@@ -142,11 +142,16 @@ impl Observer for Console {
                 (Status::Pass, _) | (_, None) => String::new(),
                 (_, Some(m)) => format!("\n        {}", super::one_line(m)),
             };
-            let metrics: Vec<String> = t
+            // A few metrics inline; the reports have all of them.
+            let mut metrics: Vec<String> = t
                 .metrics
                 .iter()
+                .take(4)
                 .map(|m| format!("{}={} {}", m.name, m.value, m.unit))
                 .collect();
+            if t.metrics.len() > 4 {
+                metrics.push(format!("+{} more", t.metrics.len() - 4));
+            }
             let metrics = if metrics.is_empty() {
                 String::new()
             } else {
