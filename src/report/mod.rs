@@ -1,7 +1,11 @@
-//! Reports: console (live), JUnit XML, JSON results. Every file report is written atomically
-//! (temp file + rename) and also after failures and interrupts.
+//! Reports: console (live), JUnit XML, JSON results, HTML; `--baseline` comparison and
+//! `fabcheck compare`. Every file report is written atomically (temp file + rename) and also
+//! after failures and interrupts.
 
+pub mod baseline;
+pub mod compare;
 pub mod console;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod model;
@@ -47,6 +51,18 @@ pub fn clean_text(s: &str) -> String {
         })
         .map(|c| if c == '\r' { '\n' } else { c })
         .collect()
+}
+
+/// A metric value for humans: integers without decimals, others with at most 3 decimals.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{}", v as i64);
+    }
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// One line for a JUnit `message` attribute.
