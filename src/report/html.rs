@@ -348,6 +348,15 @@ pub fn render(run: &RunResult) -> String {
                     )
                 })
                 .collect();
+            let metrics = if metrics.len() > 4 {
+                format!(
+                    "<details><summary>{} metrics</summary>{}</details>",
+                    metrics.len(),
+                    metrics.join("<br>")
+                )
+            } else {
+                metrics.join("<br>")
+            };
             let msg = t
                 .message
                 .as_deref()
@@ -361,7 +370,7 @@ pub fn render(run: &RunResult) -> String {
                 esc(&t.name),
                 t.node.as_deref().map(esc).unwrap_or_default(),
                 ms(t.duration_ms),
-                metrics.join("<br>"),
+                metrics,
                 test_body(t, false)
             );
         }
@@ -796,6 +805,11 @@ fn rail_plot(run: &RunResult) -> Option<String> {
         mt + ph
     );
     let ly = mt + ph + 40.0;
+    let ths: Vec<f64> = ordered.iter().filter_map(|b| b.2.threshold).collect();
+    let th_label = match ths.first() {
+        Some(&t0) if ths.iter().all(|&t| t == t0) => format!(" = {} {}", fmt_num(t0), esc(&unit)),
+        _ => String::new(),
+    };
     let _ = write!(
         s,
         "<text x=\"{}\" y=\"{ly}\" text-anchor=\"middle\" fill=\"#1f2328\">bandwidth ({})</text>",
@@ -806,11 +820,12 @@ fn rail_plot(run: &RunResult) -> Option<String> {
         s,
         "<rect x=\"8\" y=\"{:.1}\" width=\"14\" height=\"10\" fill=\"#2da44e\"/><text x=\"26\" y=\"{ly}\">meets threshold</text>\
          <rect x=\"130\" y=\"{:.1}\" width=\"14\" height=\"10\" fill=\"#cf222e\"/><text x=\"148\" y=\"{ly}\">below threshold</text>\
-         <line x1=\"258\" x2=\"258\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#1f2328\" stroke-width=\"2\" stroke-dasharray=\"3 2\"/><text x=\"264\" y=\"{ly}\">threshold</text>",
+         <line x1=\"258\" x2=\"258\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#1f2328\" stroke-width=\"2\" stroke-dasharray=\"3 2\"/><text x=\"264\" y=\"{ly}\">threshold{}</text>",
         ly - 9.0,
         ly - 9.0,
         ly - 11.0,
-        ly + 2.0
+        ly + 2.0,
+        th_label
     );
     s.push_str("</svg>");
     Some(s)
