@@ -19,7 +19,10 @@ pub struct Input {
 }
 
 pub struct Table {
+    /// Run labels: file stem, plus ` (simulated)` for a simulated run.
     pub columns: Vec<String>,
+    /// Short labels (file stems, made unique) for the change columns.
+    pub stems: Vec<String>,
     /// (suite, test, metric, unit)
     pub rows: Vec<(String, String, String, String)>,
     /// values[row][run]
@@ -81,6 +84,7 @@ pub fn build(inputs: &[Input]) -> Table {
             columns[i] = format!("{} #{}", columns[i], i + 1);
         }
     }
+    let stems = columns.clone();
     for (c, x) in columns.iter_mut().zip(inputs) {
         if x.simulation.is_some() {
             c.push_str(" (simulated)");
@@ -88,6 +92,7 @@ pub fn build(inputs: &[Input]) -> Table {
     }
     Table {
         columns,
+        stems,
         rows,
         values,
     }
@@ -145,7 +150,11 @@ pub fn markdown(t: &Table) -> String {
     for (i, c) in t.columns.iter().enumerate() {
         head.push(md_escape(c));
         if i > 0 {
-            head.push(format!("{} vs {}", md_escape(c), md_escape(&t.columns[0])));
+            head.push(format!(
+                "{} vs {}",
+                md_escape(&t.stems[i]),
+                md_escape(&t.stems[0])
+            ));
         }
     }
     let mut s = format!("| {} |\n", head.join(" | "));
@@ -188,9 +197,9 @@ pub fn csv(t: &Table) -> String {
         .map(|s| s.to_string())
         .collect();
     head.extend(t.columns.iter().cloned());
-    for c in t.columns.iter().skip(1) {
-        head.push(format!("{c} vs {} %", t.columns[0]));
-        head.push(format!("{c} vs {} flag", t.columns[0]));
+    for c in t.stems.iter().skip(1) {
+        head.push(format!("{c} vs {} %", t.stems[0]));
+        head.push(format!("{c} vs {} flag", t.stems[0]));
     }
     let mut s = head
         .iter()

@@ -512,7 +512,17 @@ fn busbw_plot(run: &RunResult) -> Option<String> {
     // series label → points (size, value); unit of the first point.
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     let mut unit = String::new();
-    let multi_suite = run.suites.len() > 1;
+    let multi_suite = run
+        .suites
+        .iter()
+        .filter(|s| {
+            s.tests
+                .iter()
+                .flat_map(|t| &t.metrics)
+                .any(|m| busbw_size(&m.name).is_some())
+        })
+        .count()
+        > 1;
     for s in &run.suites {
         for t in &s.tests {
             let mut pts: Vec<(f64, f64)> = t
@@ -670,24 +680,36 @@ pub fn is_rail_metric(name: &str) -> bool {
 }
 
 fn rail_plot(run: &RunResult) -> Option<String> {
-    // (group label, rail label, metric)
-    let mut bars: Vec<(String, String, &Metric)> = Vec::new();
+    // (group label = the test's node or else its name, test name, metric)
+    let mut found: Vec<(String, &str, &Metric)> = Vec::new();
     for s in &run.suites {
         for t in &s.tests {
             for m in t.metrics.iter().filter(|m| is_rail_metric(&m.name)) {
-                if !m.value.is_finite() {
-                    continue;
+                if m.value.is_finite() {
+                    let group = t.node.clone().unwrap_or_else(|| t.name.clone());
+                    found.push((group, t.name.as_str(), m));
                 }
-                let group = t.node.clone().unwrap_or_else(|| t.name.clone());
-                let rail = if t.node.is_some() && run.suites.len() == 1 {
-                    m.name.clone()
-                } else {
-                    format!("{} · {}", t.name, m.name)
-                };
-                bars.push((group, rail, m));
             }
         }
     }
+    // A bar is labelled with the metric name; with the test name too when the same metric
+    // name appears more than once for a node (e.g. two RDMA tests on one node).
+    let bars: Vec<(String, String, &Metric)> = found
+        .iter()
+        .map(|(g, t, m)| {
+            let dup = found
+                .iter()
+                .filter(|(g2, _, m2)| g2 == g && m2.name == m.name)
+                .count()
+                > 1;
+            let rail = if dup {
+                format!("{t} · {}", m.name)
+            } else {
+                m.name.clone()
+            };
+            (g.clone(), rail, *m)
+        })
+        .collect();
     if bars.is_empty() {
         return None;
     }
