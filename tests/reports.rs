@@ -214,7 +214,7 @@ fn baseline_all_missing_is_an_error_and_unreadable_is_exit_2() {
         .run();
     o.code(1);
     assert_eq!(o.status("baseline"), "error");
-    assert!(o.test("baseline")["output"]
+    assert!(o.test("baseline")["detail"]
         .as_str()
         .unwrap()
         .contains("missing in this run"));
