@@ -214,10 +214,10 @@ pub fn render(run: &RunResult) -> String {
         esc(&title)
     );
     if let Some(sim) = &run.simulation {
-        let _ = write!(
+        let _ = writeln!(
             h,
             "<div class=\"sim\" id=\"simulation\">SIMULATED cluster: {}\
-             <small>These results come from recorded transcripts, not from real nodes.</small></div>\n",
+             <small>These results come from recorded transcripts, not from real nodes.</small></div>",
             esc(sim)
         );
     }
@@ -273,10 +273,10 @@ pub fn render(run: &RunResult) -> String {
             problems.len()
         );
         for (suite, t) in &problems {
-            let _ = write!(
+            let _ = writeln!(
                 h,
                 "<div class=\"problem {}\">{} <b>{}</b> <span class=\"muted\">/ {}</span>\
-                 <div class=\"msg\">{}</div><div class=\"where\">{}</div>{}</div>\n",
+                 <div class=\"msg\">{}</div><div class=\"where\">{}</div>{}</div>",
                 status_class(t.status),
                 badge(t.status),
                 esc(&t.name),

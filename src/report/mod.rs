@@ -61,7 +61,13 @@ pub fn fmt_num(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         return format!("{}", v as i64);
     }
-    let s = format!("{v:.3}");
+    // At least 3 decimals; small values keep 4 significant digits (0.0004 stays 0.0004).
+    let decimals = if v.abs() < 1.0 {
+        (3 - v.abs().log10().floor() as i32).clamp(3, 12) as usize
+    } else {
+        3
+    };
+    let s = format!("{v:.decimals$}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
@@ -91,6 +97,10 @@ mod tests {
     fn cleaning_strips_ansi_and_controls() {
         assert_eq!(super::clean_text("\x1b[31mred\x1b[0m\x00x\x07"), "redx");
         assert_eq!(super::one_line("a\nb\n\n c "), "a | b | c");
+        assert_eq!(super::fmt_num(77.0), "77");
+        assert_eq!(super::fmt_num(0.027000000003), "0.027");
+        assert_eq!(super::fmt_num(0.00041234), "0.0004123");
+        assert_eq!(super::fmt_num(95.25), "95.25");
     }
 }
 
