@@ -80,8 +80,23 @@ pub fn parse(kind: &str, file: Option<&Path>) -> i32 {
     }
 }
 
-pub fn compare(_results: &[std::path::PathBuf], _format: &str) -> i32 {
-    usage("`fabcheck compare` is not available yet in this build")
+/// `fabcheck compare A.json B.json … [--format markdown|csv]`: the scenario table on stdout.
+pub fn compare(results: &[std::path::PathBuf], format: &str) -> i32 {
+    use crate::report::compare;
+    if !matches!(format, "markdown" | "md" | "csv") {
+        return usage(format!("--format {format}: expected `markdown` or `csv`"));
+    }
+    let inputs = match compare::load_all(results) {
+        Ok(i) => i,
+        Err(e) => return usage(format!("cannot read a result: {e}")),
+    };
+    let table = compare::build(&inputs);
+    if format == "csv" {
+        print!("{}", compare::csv(&table));
+    } else {
+        print!("{}", compare::markdown(&table));
+    }
+    EXIT_OK
 }
 
 /// Ad-hoc fan-out; identical outputs are grouped under a folded node set (like `clush -b`).

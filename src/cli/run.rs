@@ -237,6 +237,14 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
     if a.replay.is_some() && a.record.is_some() {
         return usage("--record and --replay cannot be used together");
     }
+    // The baseline is read before anything runs: a typo must not cost a maintenance window.
+    let baseline = match &a.baseline {
+        Some(p) => match report::json::load(p) {
+            Ok(b) => Some((p.display().to_string(), b)),
+            Err(e) => return usage(format!("--baseline: cannot use {}: {e}", p.display())),
+        },
+        None => None,
+    };
     let simulation = inv.simulation.clone();
     let inventory_label = inv.source.as_ref().map(|p| p.display().to_string());
     let json_params: serde_json::Map<String, serde_json::Value> = params
@@ -313,6 +321,16 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
         tool_versions: vec![],
     };
     crate::report::collect_tool_versions(&mut run);
+    if let Some((path, b)) = &baseline {
+        if !interrupted {
+            report::baseline::apply(&mut run, b, path);
+            if let Some(t) = run.suites.last().and_then(|s| s.tests.first()) {
+                use crate::engine::runner::Observer;
+                console.suite_started("baseline", 1);
+                console.test_finished(t);
+            }
+        }
+    }
     let mut written = Vec::new();
     let mut write_failed = false;
     let mut write = |path: &Option<PathBuf>, what: &str, body: String| {
@@ -328,8 +346,8 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
     };
     write(&a.junit, "JUnit", report::junit::render(&run));
     write(&a.json, "JSON", report::json::render(&run));
-    if a.html.is_some() || a.baseline.is_some() {
-        eprintln!("note: --html and --baseline are not available yet in this build");
+    if a.html.is_some() {
+        write(&a.html, "HTML", report::html::render(&run));
     }
     console.summary(&run, &written);
     let c = run.counts();

@@ -234,6 +234,7 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
             unit: unit.to_string(),
             tolerance_pct: None,
             higher_is_better: true,
+            threshold: None,
         };
         if let Some(o) = opts {
             if let Some(t) = o.get("tolerance_pct").and_then(num) {
@@ -241,6 +242,9 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
             }
             if let Some(h) = o.get("higher_is_better").and_then(|d| d.as_bool().ok()) {
                 m.higher_is_better = h;
+            }
+            if let Some(t) = o.get("threshold").and_then(num) {
+                m.threshold = Some(t);
             }
         }
         context::with(|c| {

@@ -1,7 +1,11 @@
-//! Reports: console (live), JUnit XML, JSON results. Every file report is written atomically
-//! (temp file + rename) and also after failures and interrupts.
+//! Reports: console (live), JUnit XML, JSON results, HTML; `--baseline` comparison and
+//! `fabcheck compare`. Every file report is written atomically (temp file + rename) and also
+//! after failures and interrupts.
 
+pub mod baseline;
+pub mod compare;
 pub mod console;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod model;
@@ -49,6 +53,24 @@ pub fn clean_text(s: &str) -> String {
         .collect()
 }
 
+/// A metric value for humans: integers without decimals, others with at most 3 decimals.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{}", v as i64);
+    }
+    // At least 3 decimals; small values keep 4 significant digits (0.0004 stays 0.0004).
+    let decimals = if v.abs() < 1.0 {
+        (3 - v.abs().log10().floor() as i32).clamp(3, 12) as usize
+    } else {
+        3
+    };
+    let s = format!("{v:.decimals$}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// One line for a JUnit `message` attribute.
 pub fn one_line(s: &str) -> String {
     let c = clean_text(s);
@@ -75,6 +97,10 @@ mod tests {
     fn cleaning_strips_ansi_and_controls() {
         assert_eq!(super::clean_text("\x1b[31mred\x1b[0m\x00x\x07"), "redx");
         assert_eq!(super::one_line("a\nb\n\n c "), "a | b | c");
+        assert_eq!(super::fmt_num(77.0), "77");
+        assert_eq!(super::fmt_num(0.027000000003), "0.027");
+        assert_eq!(super::fmt_num(0.00041234), "0.0004123");
+        assert_eq!(super::fmt_num(95.25), "95.25");
     }
 }
 

@@ -34,6 +34,10 @@ pub struct Metric {
     pub tolerance_pct: Option<f64>,
     #[serde(default = "yes")]
     pub higher_is_better: bool,
+    /// The pass/fail line the script judged this number against (`metric(..., #{ threshold })`);
+    /// drawn in the HTML report's per-rail plot. Informational: it does not fail the test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
 }
 
 fn yes() -> bool {

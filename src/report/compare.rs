@@ -1,0 +1,245 @@
+//! `fabcheck compare A.json B.json …`: the scenario table (100G vs 200G, 2 vs 6 nodes).
+//!
+//! One column per run (header: file stem, with `(simulated)` for a simulated run), one row per
+//! metric (`suite / test / metric [unit]`, in order of first appearance), and for every run after
+//! the first a change column against the first run; a change of more than
+//! [`MARK_PCT`] % gets a marker (`▲ +23.1%` / `▼ −23.1%`). A missing value is `—`.
+
+use super::fmt_num;
+use super::model::RunResult;
+use std::path::{Path, PathBuf};
+
+/// Changes larger than this (in percent, either direction) are marked.
+pub const MARK_PCT: f64 = 10.0;
+
+pub struct Input {
+    pub label: String,
+    pub simulation: Option<String>,
+    pub run: RunResult,
+}
+
+pub struct Table {
+    /// Run labels: file stem, plus ` (simulated)` for a simulated run.
+    pub columns: Vec<String>,
+    /// Short labels (file stems, made unique) for the change columns.
+    pub stems: Vec<String>,
+    /// (suite, test, metric, unit)
+    pub rows: Vec<(String, String, String, String)>,
+    /// values[row][run]
+    pub values: Vec<Vec<Option<f64>>>,
+}
+
+/// Load every file; the error names the file that could not be read.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let run = super::json::load(p)?;
+        out.push(Input {
+            label: stem(p),
+            simulation: run.simulation.clone(),
+            run,
+        });
+    }
+    Ok(out)
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+pub fn build(inputs: &[Input]) -> Table {
+    let mut rows: Vec<(String, String, String, String)> = Vec::new();
+    let mut values: Vec<Vec<Option<f64>>> = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        for s in &input.run.suites {
+            for t in &s.tests {
+                for m in &t.metrics {
+                    let idx = match rows
+                        .iter()
+                        .position(|r| r.0 == s.name && r.1 == t.name && r.2 == m.name)
+                    {
+                        Some(idx) => idx,
+                        None => {
+                            rows.push((
+                                s.name.clone(),
+                                t.name.clone(),
+                                m.name.clone(),
+                                m.unit.clone(),
+                            ));
+                            values.push(vec![None; inputs.len()]);
+                            rows.len() - 1
+                        }
+                    };
+                    values[idx][i] = Some(m.value);
+                }
+            }
+        }
+    }
+    // Labels must tell the runs apart even when two files share a stem.
+    let mut columns: Vec<String> = inputs.iter().map(|x| x.label.clone()).collect();
+    for i in 0..columns.len() {
+        if columns[..i].contains(&columns[i]) {
+            columns[i] = format!("{} #{}", columns[i], i + 1);
+        }
+    }
+    let stems = columns.clone();
+    for (c, x) in columns.iter_mut().zip(inputs) {
+        if x.simulation.is_some() {
+            c.push_str(" (simulated)");
+        }
+    }
+    Table {
+        columns,
+        stems,
+        rows,
+        values,
+    }
+}
+
+/// Change of `new` against `first` in percent.
+pub fn change_pct(first: Option<f64>, new: Option<f64>) -> Option<f64> {
+    match (first, new) {
+        (Some(a), Some(b)) if a != 0.0 && a.is_finite() && b.is_finite() => {
+            Some((b - a) / a.abs() * 100.0)
+        }
+        _ => None,
+    }
+}
+
+/// `▲ +23.1%`, `▼ −23.1%` beyond [`MARK_PCT`], else `+2.0%`; `—` without a value.
+pub fn change_cell(p: Option<f64>) -> String {
+    match p {
+        None => "—".into(),
+        Some(p) => {
+            let num = if p < 0.0 {
+                format!("−{:.1}%", -p)
+            } else {
+                format!("+{p:.1}%")
+            };
+            if p > MARK_PCT {
+                format!("▲ {num}")
+            } else if p < -MARK_PCT {
+                format!("▼ {num}")
+            } else {
+                num
+            }
+        }
+    }
+}
+
+fn value_cell(v: Option<f64>) -> String {
+    v.map(fmt_num).unwrap_or_else(|| "—".into())
+}
+
+fn row_label(r: &(String, String, String, String)) -> String {
+    if r.3.is_empty() {
+        format!("{} / {} / {}", r.0, r.1, r.2)
+    } else {
+        format!("{} / {} / {} [{}]", r.0, r.1, r.2, r.3)
+    }
+}
+
+fn md_escape(s: &str) -> String {
+    super::clean_text(s).replace('\n', " ").replace('|', "\\|")
+}
+
+pub fn markdown(t: &Table) -> String {
+    let mut head = vec!["metric".to_string()];
+    for (i, c) in t.columns.iter().enumerate() {
+        head.push(md_escape(c));
+        if i > 0 {
+            head.push(format!(
+                "{} vs {}",
+                md_escape(&t.stems[i]),
+                md_escape(&t.stems[0])
+            ));
+        }
+    }
+    let mut s = format!("| {} |\n", head.join(" | "));
+    let align: Vec<&str> = head
+        .iter()
+        .enumerate()
+        .map(|(i, _)| if i == 0 { "---" } else { "---:" })
+        .collect();
+    s.push_str(&format!("| {} |\n", align.join(" | ")));
+    for (r, vals) in t.rows.iter().zip(&t.values) {
+        let mut cells = vec![md_escape(&row_label(r))];
+        for (i, v) in vals.iter().enumerate() {
+            cells.push(value_cell(*v));
+            if i > 0 {
+                cells.push(change_cell(change_pct(vals[0], *v)));
+            }
+        }
+        s.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    if t.rows.is_empty() {
+        s.push_str("\n(no metrics in these results)\n");
+    }
+    s
+}
+
+fn csv_field(s: &str) -> String {
+    let s = super::clean_text(s);
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+/// CSV: suite, test, metric, unit, one value column per run, then for each later run a
+/// numeric `change %` column and a `flag` column (`▲`/`▼` beyond ±10 %). Missing values are empty.
+pub fn csv(t: &Table) -> String {
+    let mut head: Vec<String> = ["suite", "test", "metric", "unit"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    head.extend(t.columns.iter().cloned());
+    for c in t.stems.iter().skip(1) {
+        head.push(format!("{c} vs {} %", t.stems[0]));
+        head.push(format!("{c} vs {} flag", t.stems[0]));
+    }
+    let mut s = head
+        .iter()
+        .map(|h| csv_field(h))
+        .collect::<Vec<_>>()
+        .join(",");
+    s.push('\n');
+    for (r, vals) in t.rows.iter().zip(&t.values) {
+        let mut cells = vec![
+            csv_field(&r.0),
+            csv_field(&r.1),
+            csv_field(&r.2),
+            csv_field(&r.3),
+        ];
+        cells.extend(vals.iter().map(|v| v.map(fmt_num).unwrap_or_default()));
+        for v in vals.iter().skip(1) {
+            let p = change_pct(vals[0], *v);
+            cells.push(p.map(|p| format!("{p:.1}")).unwrap_or_default());
+            cells.push(
+                match p {
+                    Some(p) if p > MARK_PCT => "▲",
+                    Some(p) if p < -MARK_PCT => "▼",
+                    _ => "",
+                }
+                .into(),
+            );
+        }
+        s.push_str(&cells.join(","));
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn change_cells() {
+        assert_eq!(super::change_cell(Some(23.06)), "▲ +23.1%");
+        assert_eq!(super::change_cell(Some(-23.06)), "▼ −23.1%");
+        assert_eq!(super::change_cell(Some(2.0)), "+2.0%");
+        assert_eq!(super::change_cell(None), "—");
+    }
+}
