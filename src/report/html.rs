@@ -673,10 +673,17 @@ fn busbw_plot(run: &RunResult) -> Option<String> {
     Some(s)
 }
 
-/// `rdma_write_gbps`, `rdma_write_rocep1s0f1_gbps`, `rdma_write_gbps@rocep1s0f1`.
+/// `rdma_write_gbps`, `rdma_write_rocep1s0f1_gbps`, `rdma_write_gbps@rocep1s0f1`, and the
+/// stdlib's `rdma_write_gbps[<node>:<rail>]`.
 pub fn is_rail_metric(name: &str) -> bool {
-    let base = name.split('@').next().unwrap_or(name);
+    let base = name.split(['@', '[']).next().unwrap_or(name);
     base.starts_with("rdma_") && base.ends_with("_gbps")
+}
+
+/// The node named in a `metric[<node>:<rail>]` name, if any.
+fn bracket_node(name: &str) -> Option<String> {
+    let inner = name.split_once('[')?.1.strip_suffix(']')?;
+    inner.split_once(':').map(|(n, _)| n.to_string())
 }
 
 fn rail_plot(run: &RunResult) -> Option<String> {
@@ -686,7 +693,9 @@ fn rail_plot(run: &RunResult) -> Option<String> {
         for t in &s.tests {
             for m in t.metrics.iter().filter(|m| is_rail_metric(&m.name)) {
                 if m.value.is_finite() {
-                    let group = t.node.clone().unwrap_or_else(|| t.name.clone());
+                    let group = bracket_node(&m.name)
+                        .or_else(|| t.node.clone())
+                        .unwrap_or_else(|| t.name.clone());
                     found.push((group, t.name.as_str(), m));
                 }
             }
@@ -862,6 +871,13 @@ mod tests {
         assert_eq!(super::busbw_size("algbw_gbs@8"), None);
         assert!(super::is_rail_metric("rdma_write_gbps"));
         assert!(super::is_rail_metric("rdma_write_gbps@rocep1s0f1"));
+        assert!(super::is_rail_metric(
+            "rdma_write_gbps[spark-02:rocep1s0f1]"
+        ));
+        assert_eq!(
+            super::bracket_node("rdma_write_gbps[spark-02:rocep1s0f1]").as_deref(),
+            Some("spark-02")
+        );
         assert!(!super::is_rail_metric("iperf_gbps"));
         assert_eq!(super::esc("<a&\x1b[31m>"), "&lt;a&amp;&gt;");
     }
