@@ -1,7 +1,7 @@
 //! `fabcheck exec`, `nodes`, `parse`, `compare`, `doc`.
 
 use super::run::{build_env, load_inventory, EnvOptions};
-use super::{Target, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use super::{Target, EXIT_OK, EXIT_USAGE};
 use crate::inventory::{nodeset, parse_duration, Inventory};
 use crate::transport::{cancel, CmdRequest};
 use std::collections::BTreeMap;
@@ -190,6 +190,78 @@ pub fn exec(
     }
 }
 
+/// What each script function does, for `fabcheck doc` (signatures come from the engine).
+const DESCRIPTIONS: &[(&str, &str)] = &[
+    ("test", "register a test: test(name, fn) or test(name, #{ timeout, tags, retries, changes }, fn)"),
+    ("test_each", "one testcase per node, run concurrently: test_each(nodes, name, |n| ...)"),
+    ("assert", "fail unless the condition holds"),
+    ("assert_eq", "fail unless actual == expected (numbers compare by value)"),
+    ("assert_ge", "fail unless actual >= min; a null actual is an error"),
+    ("assert_le", "fail unless actual <= max; a null actual is an error"),
+    ("assert_within", "fail unless actual is within tolerance_pct % of reference"),
+    ("fail", "fail the test with a message"),
+    ("skip", "skip the test with a reason"),
+    ("error", "end the test as an error (the check could not be made)"),
+    ("warn", "record a warning (does not fail)"),
+    ("metric", "record a number for reports and --baseline: metric(name, value, unit[, #{ threshold, tolerance_pct, higher_is_better }])"),
+    ("param", "a --set value: param(key) (missing: the test is skipped) or param(key, default)"),
+    ("log", "add a line to the test's output"),
+    ("trimmed", "a trimmed copy of a string (Rhai's trim() trims in place)"),
+    ("nodes", "nodes of the inventory, or of a node set / @group"),
+    ("node", "one node by name"),
+    ("allow_changes", "true when --allow-changes was given"),
+    ("simulated", "true when the inventory is a simulated cluster"),
+    ("run", "n.run(cmd[, #{ timeout, sudo, env }]) -> #{ stdout, stderr, exit_code, duration_ms }; non-zero exit is data"),
+    ("sh", "n.sh(cmd) -> stdout; a non-zero exit fails the test (127: error, command not found)"),
+    ("run_all", "run_all(nodes, cmd) -> map node name -> run result, concurrently"),
+    ("ethtool", "n.ethtool(iface) -> parsed `ethtool IFACE`"),
+    ("ethtool_driver", "n.ethtool_driver(iface) -> parsed `ethtool -i`"),
+    ("ethtool_stats", "n.ethtool_stats(iface) -> parsed `ethtool -S`"),
+    ("eee", "n.eee(iface) -> parsed `ethtool --show-eee` (unsupported: supported/enabled/active false)"),
+    ("bond", "n.bond(name) -> parsed /proc/net/bonding/NAME"),
+    ("addresses", "n.addresses() -> parsed `ip -j addr`"),
+    ("ibdev2netdev", "n.ibdev2netdev() -> parsed `ibdev2netdev`"),
+    ("rdma_links", "n.rdma_links() -> parsed `rdma link`"),
+    ("ofed_version", "n.ofed_version() -> parsed `ofed_info -s`"),
+    ("ping", "n.ping(ip[, #{ count, iface, size, dont_fragment, interval, wait }]) -> parsed ping (loss is data)"),
+    ("file_info", "n.file_info(path) -> #{ sha256, owner, group, mode, size } (sudo -n when needed)"),
+    ("ib_write_bw", "ib_write_bw(server, client[, opts]): server started, readiness awaited, client run against the server's fabric address, both sides parsed, server always stopped"),
+    ("ib_read_bw", "as ib_write_bw, for ib_read_bw"),
+    ("ib_send_bw", "as ib_write_bw, for ib_send_bw"),
+    ("ib_write_bw_port", "all logical rails of one physical port at once, summed -> #{ port, total_gbps, rails }"),
+    ("ib_read_bw_port", "as ib_write_bw_port, for ib_read_bw"),
+    ("ib_send_bw_port", "as ib_write_bw_port, for ib_send_bw"),
+    ("iperf3", "iperf3(server, client[, #{ parallel, window, duration, bind, port }]) -> parsed iperf3 -J"),
+    ("all_reduce_perf", "all_reduce_perf(nodes[, #{ launcher, binary, args, env, np, hosts, timeout }]) -> parsed nccl-tests output incl. transport"),
+    ("nccl_test", "nccl_test(name, nodes[, opts]): any nccl-tests binary, as all_reduce_perf"),
+    ("ssh_hop", "ssh_hop(from, address) -> #{ ok, user, hostname, error }: passwordless SSH, BatchMode"),
+];
+
+/// A Rust signature from the engine in the words of a script author.
+fn script_signature(sig: &str) -> String {
+    let mut s = sig.to_string();
+    for (from, to) in [
+        ("core::result::Result<(),alloc::boxed::Box<rhai::types::error::EvalAltResult>>", "()"),
+        ("alloc::collections::btree::map::BTreeMap<smartstring::SmartString<smartstring::config::LazyCompact>,rhai::types::dynamic::Dynamic>", "map"),
+        ("alloc::vec::Vec<rhai::types::dynamic::Dynamic>", "array"),
+        ("fabcheck::primitives::NodeRef", "Node"),
+        ("rhai::types::dynamic::Dynamic", "Dynamic"),
+        ("types::dynamic::Dynamic", "Dynamic"),
+        ("alloc::string::String", "string"),
+    ] {
+        s = s.replace(from, to);
+    }
+    static RESULT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RESULT.get_or_init(|| {
+        regex::Regex::new(
+            r"core::result::Result<(.*),alloc::boxed::Box<rhai::types::error::EvalAltResult>>",
+        )
+        .expect("regex")
+    });
+    s = re.replace(&s, "$1").into_owned();
+    s.replace("&mut Node", "Node").replace(" -> ()", "")
+}
+
 pub fn doc() -> i32 {
     let env = match build_env(Inventory::local(), EnvOptions::dry(BTreeMap::new())) {
         Ok(e) => e,
@@ -199,21 +271,44 @@ pub fn doc() -> i32 {
         crate::engine::registry::Registry::default(),
     ));
     let engine = crate::engine::new_engine(&env, reg, Path::new("."));
-    let mut sigs = engine.gen_fn_signatures(false);
+    let mut sigs: Vec<String> = engine
+        .gen_fn_signatures(false)
+        .iter()
+        .filter(|s| !s.starts_with("parse::"))
+        .map(|s| script_signature(s))
+        .collect();
     sigs.sort();
     sigs.dedup();
     println!("# fabcheck script functions\n\nGenerated from the engine (`fabcheck doc`). See README.md for the test model.\n");
+    let mut last = String::new();
     for s in sigs {
-        println!("- `{s}`");
+        let name = s.split('(').next().unwrap_or("").to_string();
+        let desc = DESCRIPTIONS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, d)| format!(" — {d}"))
+            .unwrap_or_default();
+        if name.starts_with("get$") {
+            println!("- `n.{}` (node property)", name.trim_start_matches("get$"));
+        } else if name != last {
+            println!("- `{s}`{desc}");
+        } else {
+            println!("- `{s}`");
+        }
+        last = name;
     }
     println!("\n## Parsers (`parse::KIND(text)`, same as `fabcheck parse KIND`)\n");
     for (kind, f, input) in crate::parse::KINDS {
         println!("- `parse::{f}(text)` — `{kind}`: {input}");
     }
     println!("\n## stdlib modules (`import \"NAME\" as NAME;`)\n");
-    for (name, _) in crate::engine::stdlib::EMBEDDED {
-        println!("- `{name}`");
+    for (name, src) in crate::engine::stdlib::EMBEDDED {
+        let fns: Vec<&str> = src
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("fn "))
+            .map(|l| l.trim_end_matches('{').trim())
+            .collect();
+        println!("- `{name}`: {}", fns.join(", "));
     }
-    let _ = EXIT_FAILED;
     EXIT_OK
 }

@@ -162,6 +162,14 @@ pub fn main() -> i32 {
         }
     };
     init_tracing(cli.verbose);
+    if !matches!(cli.command, Command::Run(_) | Command::Exec { .. }) {
+        // Printing-only commands end quietly when their reader goes away (`fabcheck doc | head`).
+        // Not for run/exec: their SSH sockets must see EPIPE as an error, not kill fabcheck.
+        // SAFETY: setting a signal disposition before any thread is started.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     match cli.command {
         Command::Run(a) => run::run(a, cli.quiet),
         Command::Check { scripts } => run::check(&scripts),

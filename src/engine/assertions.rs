@@ -237,6 +237,15 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
             threshold: None,
         };
         if let Some(o) = opts {
+            if let Some(k) = o
+                .keys()
+                .find(|k| !["tolerance_pct", "higher_is_better", "threshold"].contains(&k.as_str()))
+            {
+                return Err(signal::error(
+                    format!("unknown metric option `{k}`; options are tolerance_pct, higher_is_better, threshold"),
+                    ctx.call_position(),
+                ));
+            }
             if let Some(t) = o.get("tolerance_pct").and_then(num) {
                 m.tolerance_pct = Some(t);
             }

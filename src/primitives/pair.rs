@@ -111,7 +111,13 @@ pub fn run_pair(
                     o.exit_code.unwrap_or(-1),
                     last_lines(&format!("{}{}", o.stdout, o.stderr), 3)
                 ),
-                Err(e) => e.to_string(),
+                // The error already names a node; do not name it twice.
+                Err(e) => {
+                    let t = e.to_string();
+                    t.strip_prefix(&format!("{}: ", server.name))
+                        .map(str::to_string)
+                        .unwrap_or(t)
+                }
             };
             let err = Err(TransportError::Other {
                 node: server.name.clone(),
