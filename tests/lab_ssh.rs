@@ -70,7 +70,7 @@ fn ctrl_c_mid_run_exit_3_partial_junit_nothing_left() {
         .file("int.rhai", s)
         .args(["run", "int.rhai", "-i", &lab.inventory()])
         .reports();
-    let mut child = f
+    let child = f
         .command()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -90,7 +90,7 @@ pub struct RunArgs {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run scripts and write reports.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Compile only: syntax and unknown-function errors.
     Check {
         #[arg(required = true)]
@@ -171,7 +171,7 @@ pub fn main() -> i32 {
         }
     }
     match cli.command {
-        Command::Run(a) => run::run(a, cli.quiet),
+        Command::Run(a) => run::run(*a, cli.quiet),
         Command::Check { scripts } => run::check(&scripts),
         Command::List {
             scripts,

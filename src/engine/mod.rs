@@ -55,7 +55,7 @@ pub fn new_engine(
             None
         }
     });
-    engine.on_print(|s| context::log_line(s));
+    engine.on_print(context::log_line);
     engine.on_debug(|s, _src, pos| context::log_line(&format!("[debug {pos}] {s}")));
     registry::register(&mut engine, registry);
     assertions::register(&mut engine, env.params.clone());

@@ -172,7 +172,8 @@ fn expand_depth(
 
 /// Fold names back into a compact node set (`spark-[01-03,05]`), for display.
 pub fn fold(names: &[String]) -> String {
-    let mut groups: Vec<(String, String, Vec<(u64, usize)>)> = Vec::new();
+    // (prefix, numbers with their zero-padding width)
+    let mut groups: Vec<(String, Vec<(u64, usize)>)> = Vec::new();
     let mut plain: Vec<String> = Vec::new();
     for n in names {
         let digits = n.chars().rev().take_while(|c| c.is_ascii_digit()).count();
@@ -191,12 +192,12 @@ pub fn fold(names: &[String]) -> String {
             continue;
         };
         match groups.iter_mut().find(|g| g.0 == prefix) {
-            Some(g) => g.2.push((v, width)),
-            None => groups.push((prefix.to_string(), String::new(), vec![(v, width)])),
+            Some(g) => g.1.push((v, width)),
+            None => groups.push((prefix.to_string(), vec![(v, width)])),
         }
     }
     let mut out: Vec<String> = Vec::new();
-    for (prefix, _, mut nums) in groups {
+    for (prefix, mut nums) in groups {
         nums.sort();
         if nums.len() == 1 {
             let (v, w) = nums[0];

@@ -31,13 +31,16 @@ fn safe_word(w: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "-_=.:,/+@".contains(c))
 }
 
+/// (command line, environment for a local launch, launcher name)
+pub type Launch = (String, Vec<(String, String)>, String);
+
 /// The launch command line and environment for an nccl-tests binary.
 pub fn nccl_command(
     name: &str,
     nodes: &[NodeRef],
     o: &Map,
     pos: Position,
-) -> Result<(String, Vec<(String, String)>, String), RhaiErr> {
+) -> Result<Launch, RhaiErr> {
     let bin = o
         .get("binary")
         .map(|v| v.to_string())

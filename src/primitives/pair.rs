@@ -34,6 +34,7 @@ fn req(cmd: String, timeout: Duration) -> CmdRequest {
 /// Start `server_cmd` on `server`, wait for TCP `port` to listen there, run `client_cmd` on
 /// `client`, then collect the server (killing it by `tag` if it does not end by itself).
 /// Thread-agnostic: the caller logs `log` into its test.
+#[allow(clippy::too_many_arguments)] // each argument is one part of the exchange; a struct would only rename them
 pub fn run_pair(
     env: &RunEnv,
     server: &Node,

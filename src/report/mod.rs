@@ -91,19 +91,6 @@ pub fn one_line(s: &str) -> String {
     line
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn cleaning_strips_ansi_and_controls() {
-        assert_eq!(super::clean_text("\x1b[31mred\x1b[0m\x00x\x07"), "redx");
-        assert_eq!(super::one_line("a\nb\n\n c "), "a | b | c");
-        assert_eq!(super::fmt_num(77.0), "77");
-        assert_eq!(super::fmt_num(0.027000000003), "0.027");
-        assert_eq!(super::fmt_num(0.00041234), "0.0004123");
-        assert_eq!(super::fmt_num(95.25), "95.25");
-    }
-}
-
 /// Tool versions seen in the run's command log, one entry per (node, tool): `X --version`,
 /// `ofed_info -s`, driver/firmware from `ethtool -i IFACE`, NCCL and nccl-tests versions from
 /// their output, iperf3's version from its JSON.
@@ -182,4 +169,17 @@ pub fn collect_tool_versions(run: &mut model::RunResult) {
         }
     }
     run.tool_versions = out;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cleaning_strips_ansi_and_controls() {
+        assert_eq!(super::clean_text("\x1b[31mred\x1b[0m\x00x\x07"), "redx");
+        assert_eq!(super::one_line("a\nb\n\n c "), "a | b | c");
+        assert_eq!(super::fmt_num(77.0), "77");
+        assert_eq!(super::fmt_num(0.027000000003), "0.027");
+        assert_eq!(super::fmt_num(0.00041234), "0.0004123");
+        assert_eq!(super::fmt_num(95.25), "95.25");
+    }
 }
