@@ -404,3 +404,70 @@ fn process_mux_fallback_runs_the_same_checks() {
         o.message("missing tool")
     );
 }
+
+/// Restores a node's sshd_config (and restarts it) however the test ends.
+struct SshdConfigGuard<'a> {
+    lab: &'a Lab,
+    node: String,
+    original: String,
+}
+
+impl Drop for SshdConfigGuard<'_> {
+    fn drop(&mut self) {
+        let p = self
+            .lab
+            .dir
+            .join("nodes")
+            .join(&self.node)
+            .join("sshd_config");
+        std::fs::write(p, &self.original).unwrap();
+        self.lab.kill_sshd(&self.node);
+        self.lab.start_sshd(&self.node);
+    }
+}
+
+#[test]
+fn handshakes_survive_a_strict_max_startups() {
+    let Some(lab) = Lab::ensure(16, "handshakes_survive_a_strict_max_startups") else {
+        return;
+    };
+    // 30 inventory names for one sshd that drops half the handshakes beyond 3 in flight and
+    // all beyond 6: pacing per server address and retries with jittered backoff get through.
+    let cfg_path = lab.dir.join("nodes/lab01/sshd_config");
+    let original = std::fs::read_to_string(&cfg_path).unwrap();
+    let _guard = SshdConfigGuard {
+        lab: &lab,
+        node: "lab01".into(),
+        original: original.clone(),
+    };
+    let strict: String = original
+        .lines()
+        .map(|l| {
+            if l.starts_with("MaxStartups") {
+                "MaxStartups 3:50:6".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    assert!(strict.contains("MaxStartups 3:50:6"));
+    std::fs::write(&cfg_path, strict).unwrap();
+    lab.kill_sshd("lab01");
+    lab.start_sshd("lab01");
+    let inv = std::fs::read_to_string(lab.dir.join("inventory.toml")).unwrap();
+    let head = inv.split("[[node]]").next().unwrap().to_string();
+    let nodes: String = (1..=30)
+        .map(|i| format!("[[node]]\nname = \"alias{i:02}\"\nhost = \"10.213.0.1\"\n\n"))
+        .collect();
+    let s = "test_each(nodes(), \"hostname\", |n| { assert_eq(n.sh(\"hostname\").trimmed(), \"lab01\", \"same host\"); });\n";
+    let o = Fab::new()
+        .file("inv.toml", &(head + &nodes))
+        .file("a.rhai", s)
+        .args(["run", "a.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    o.code(0);
+    assert_eq!(o.tests().len(), 30);
+}

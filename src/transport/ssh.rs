@@ -25,10 +25,28 @@ struct Conn {
     slots: Semaphore,
 }
 
+/// Handshake attempts when sshd drops them (MaxStartups).
+const CONNECT_ATTEMPTS: u32 = 8;
+/// Simultaneous handshakes to one SSH server address (sshd's default MaxStartups is 10).
+pub const PER_HOST_HANDSHAKES: usize = 8;
+
+/// Exponential backoff with jitter (so retrying clients do not arrive together): ~150 ms,
+/// 300 ms, … capped at 3 s, each ±50 %.
+fn backoff(attempt: u32) -> Duration {
+    let base = (150u64 << attempt.min(5)).min(3000);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0) as u64;
+    let jitter = (nanos ^ (nanos >> 7)) % 1000; // 0..999 per mille
+    Duration::from_millis(base / 2 + base * jitter / 1000)
+}
+
 pub struct SshTransport {
     rt: tokio::runtime::Runtime,
     conns: Mutex<HashMap<String, Arc<Conn>>>,
     handshakes: Arc<Semaphore>,
+    host_gates: Mutex<HashMap<String, Arc<Semaphore>>>,
     control_dir: PathBuf,
     process_mux: bool,
 }
@@ -47,6 +65,7 @@ impl SshTransport {
             rt,
             conns: Mutex::new(HashMap::new()),
             handshakes: Arc::new(Semaphore::new(fanout.clamp(1, MAX_HANDSHAKES))),
+            host_gates: Mutex::new(HashMap::new()),
             control_dir,
             process_mux: std::env::var("FABCHECK_SSH_MUX").is_ok_and(|v| v == "process"),
         }
@@ -61,6 +80,13 @@ impl SshTransport {
                     slots: Semaphore::new(PER_CONNECTION),
                 })
             })
+            .clone()
+    }
+
+    fn host_gate(&self, host: &str) -> Arc<Semaphore> {
+        let mut m = self.host_gates.lock().unwrap_or_else(|p| p.into_inner());
+        m.entry(host.to_string())
+            .or_insert_with(|| Arc::new(Semaphore::new(PER_HOST_HANDSHAKES)))
             .clone()
     }
 
@@ -96,15 +122,22 @@ impl SshTransport {
         }
         let b = self.builder(node);
         let mut last = None;
-        for attempt in 0..4u32 {
+        for attempt in 0..CONNECT_ATTEMPTS {
             if cancel::interrupted() {
                 return Err(TransportError::Interrupted {
                     node: node.name.clone(),
                 });
             }
+            // Two limits: handshakes in flight overall, and per SSH server address (several
+            // inventory names for one host, or a bastion, meet that sshd's MaxStartups).
             let permit = self
                 .handshakes
                 .clone()
+                .acquire_owned()
+                .await
+                .expect("semaphore open");
+            let host_permit = self
+                .host_gate(&node.host)
                 .acquire_owned()
                 .await
                 .expect("semaphore open");
@@ -113,6 +146,7 @@ impl SshTransport {
             } else {
                 b.connect_mux(&node.host).await
             };
+            drop(host_permit);
             drop(permit);
             match res {
                 Ok(s) => return Ok(Arc::new(s)),
@@ -124,7 +158,7 @@ impl SshTransport {
                     if !transient {
                         break;
                     }
-                    tokio::time::sleep(Duration::from_millis(100 * 2u64.pow(attempt))).await;
+                    tokio::time::sleep(backoff(attempt)).await;
                 }
             }
         }
