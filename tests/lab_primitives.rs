@@ -184,3 +184,63 @@ fn primitives_on_four_lab_nodes() {
     }
     o.junit_is_valid();
 }
+
+const RDMA_SCRIPT: &str = r#"
+test("RDMA/OFED node methods (shims printing real ibdev2netdev, rdma link, ofed_info captures)", || {
+    let n = node("lab01");
+    let up = [];
+    for m in n.ibdev2netdev() { if m.state == "Up" { up.push(`${m.rdma_device}=${m.netdev}`); } }
+    metric("ibdev2netdev_up", up.len(), "ports");
+    assert_eq(up, ["rocep1s0f1=enp1s0f1np1", "roceP2p1s0f1=enP2p1s0f1np1"], "Up ports");
+    let l = n.rdma_links();
+    assert_eq(l.len(), 1, "one rdma link");
+    assert_eq(l[0].state, "ACTIVE", "rdma link state");
+    assert_eq(l[0].netdev, "enp0s8", "rdma link netdev");
+    assert_eq(n.ofed_version().version, "23.07-0.5.0", "OFED version");
+});
+test("bond without bonding names node and bond", || {
+    node("lab02").bond("bond0");
+});
+"#;
+
+#[test]
+fn rdma_and_bond_methods_on_lab_nodes() {
+    let Some(lab) = Lab::ensure(16, "rdma_and_bond_methods_on_lab_nodes") else {
+        return;
+    };
+    let shim =
+        std::fs::read_to_string(common::repo().join("tests/shims/print-fixture.sh")).unwrap();
+    for (tool, fx) in [
+        (
+            "ibdev2netdev",
+            "rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt",
+        ),
+        (
+            "rdma",
+            "rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt",
+        ),
+        (
+            "ofed_info",
+            "rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt",
+        ),
+    ] {
+        lab.shim(tool, &shim.replace("@FIXTURE@", &fixture(fx)));
+    }
+    let o = Fab::new()
+        .file("r.rhai", RDMA_SCRIPT)
+        .args(["run", "r.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
+    let t =
+        "RDMA/OFED node methods (shims printing real ibdev2netdev, rdma link, ofed_info captures)";
+    assert_eq!(o.status(t), "pass", "{}", o.message(t));
+    // The kernel here has no bonding driver: the error says which node and which bond.
+    let t = "bond without bonding names node and bond";
+    assert_eq!(o.status(t), "error", "{}", o.message(t));
+    let m = o.message(t);
+    assert!(
+        m.contains("lab02") && m.contains("bond0") && m.contains("/proc/net/bonding"),
+        "{m}"
+    );
+    o.junit_is_valid();
+}

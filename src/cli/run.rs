@@ -351,7 +351,9 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
     }
     console.summary(&run, &written);
     let c = run.counts();
-    if interrupted {
+    // A Ctrl-C that arrives while the reports are written still ends the run as interrupted
+    // (the reports are complete: they were written before this point).
+    if interrupted || cancel::interrupted() {
         EXIT_INTERRUPTED
     } else if c.failure > 0 || c.error > 0 || write_failed {
         EXIT_FAILED
