@@ -177,3 +177,64 @@ fn ten_megabytes_of_output_stay_out_of_junit_but_in_the_transcript() {
         "the transcript keeps the full output"
     );
 }
+
+#[test]
+fn interrupt_while_reports_are_written_exits_3_with_complete_reports() {
+    use std::io::{BufRead, Read};
+    use std::time::{Duration, Instant};
+    let s =
+        "test(\"one\", || { metric(\"x\", 1.0, \"u\"); });\ntest(\"two\", || { fail(\"no\"); });\n";
+    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let f = Fab::new()
+            .file("r.rhai", s)
+            .args(["run", "r.rhai"])
+            .env("FABCHECK_TEST_REPORT_DELAY_MS", "3000")
+            .reports();
+        let mut child = f
+            .command()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                err.read_line(&mut line).unwrap() > 0,
+                "no report pause: {seen}"
+            );
+            seen.push_str(&line);
+            if line.contains("writing reports in") {
+                break;
+            }
+        }
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let t = Instant::now();
+        let mut stdout = Vec::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_end(&mut stdout)
+            .unwrap();
+        err.read_to_string(&mut seen).unwrap();
+        let status = child.wait().unwrap();
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{name}: exit took {:?}",
+            t.elapsed()
+        );
+        let o = f.outcome(std::process::Output {
+            status,
+            stdout,
+            stderr: seen.into_bytes(),
+        });
+        o.code(3);
+        // Both reports are there and complete: every test, its outcome and the metric.
+        assert_eq!(o.status("one"), "pass", "{name}");
+        assert_eq!(o.status("two"), "failure", "{name}");
+        assert_eq!(o.test("one")["metrics"][0]["name"], "x", "{name}");
+        assert_eq!(o.junit_is_valid(), "junitparser cases 2", "{name}");
+    }
+}

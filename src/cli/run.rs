@@ -344,6 +344,15 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
             }
         }
     };
+    // Tests interrupt a run exactly here (an interrupt while the reports are written):
+    // FABCHECK_TEST_REPORT_DELAY_MS pauses before the first report is written.
+    if let Some(ms) = std::env::var("FABCHECK_TEST_REPORT_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        eprintln!("fabcheck: writing reports in {ms} ms (FABCHECK_TEST_REPORT_DELAY_MS)");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     write(&a.junit, "JUnit", report::junit::render(&run));
     write(&a.json, "JSON", report::json::render(&run));
     if a.html.is_some() {
