@@ -198,6 +198,10 @@ test("RDMA/OFED node methods (shims printing real ibdev2netdev, rdma link, ofed_
     assert_eq(l[0].netdev, "enp0s8", "rdma link netdev");
     assert_eq(n.ofed_version().version, "23.07-0.5.0", "OFED version");
 });
+test("all_reduce_perf via srun (recording stand-in printing a real nccl-tests fixture)", || {
+    let r = all_reduce_perf(nodes("lab[01-02]"), #{ launcher: "srun", env: #{ NCCL_IB_HCA: "mlx5_0" } });
+    assert_eq(r.transport, "Socket", "transport read from the output");
+});
 test("bond without bonding names node and bond", || {
     node("lab02").bond("bond0");
 });
@@ -226,6 +230,19 @@ fn rdma_and_bond_methods_on_lab_nodes() {
     ] {
         lab.shim(tool, &shim.replace("@FIXTURE@", &fixture(fx)));
     }
+    let logdir = std::env::temp_dir().join("fabcheck-shim-log");
+    std::fs::create_dir_all(&logdir).unwrap();
+    std::fs::set_permissions(&logdir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let log = logdir.join("srun.args");
+    let _ = std::fs::remove_file(&log);
+    let srun = std::fs::read_to_string(common::repo().join("tests/shims/srun.sh")).unwrap();
+    lab.shim(
+        "srun",
+        &srun.replace("@LOG@", &log.display().to_string()).replace(
+            "@FIXTURE@",
+            &fixture("nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt"),
+        ),
+    );
     let o = Fab::new()
         .file("r.rhai", RDMA_SCRIPT)
         .args(["run", "r.rhai", "-i", &lab.inventory()])
@@ -234,6 +251,15 @@ fn rdma_and_bond_methods_on_lab_nodes() {
     let t =
         "RDMA/OFED node methods (shims printing real ibdev2netdev, rdma link, ofed_info captures)";
     assert_eq!(o.status(t), "pass", "{}", o.message(t));
+    let t = "all_reduce_perf via srun (recording stand-in printing a real nccl-tests fixture)";
+    assert_eq!(o.status(t), "pass", "{}", o.message(t));
+    // srun got the node names and the NCCL variables intact (commas included).
+    let args = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        args.trim_end(),
+        "-N 2 -n 2 -w lab01,lab02 --export=ALL all_reduce_perf -b 8 -e 1G -f 2 -g 1 \
+         | NCCL_IB_HCA=mlx5_0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"
+    );
     // The kernel here has no bonding driver: the error says which node and which bond.
     let t = "bond without bonding names node and bond";
     assert_eq!(o.status(t), "error", "{}", o.message(t));

@@ -115,12 +115,17 @@ pub fn nccl_command(
             for n in &names {
                 check_name("node", n, pos)?;
             }
-            let exports: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            // srun's --export splits at commas (NCCL_DEBUG_SUBSYS=INIT,NET would break), so
+            // the variables are set for srun itself and passed on with --export=ALL.
+            let vars: Vec<String> = env
+                .iter()
+                .map(|(k, v)| quote(&format!("{k}={v}")))
+                .collect();
             format!(
-                "srun -N {} -n {np} -w {} --export={} {tail}",
+                "env {} srun -N {} -n {np} -w {} --export=ALL {tail}",
+                vars.join(" "),
                 nodes.len(),
                 names.join(","),
-                quote(&format!("ALL,{}", exports.join(",")))
             )
         }
         "local" => tail.clone(),
