@@ -6,6 +6,7 @@
 #   B  10 rounds of run_all in one script vs ten pdsh calls
 #   C  per-command latency on an open connection vs a raw `ssh -S` ControlMaster command
 #   D  fabcheck's peak RSS at N nodes and `fabcheck --version` start-up time
+# A is also given in busy CPU seconds of the whole machine. BENCH_ONLY_A=1 runs only A.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-64}
@@ -42,13 +43,27 @@ now() { date +%s.%N; }
 secs() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.4f}')" "$1" "$2"; }
 timeit() { local t0 t1; t0=$(now); "$@" >/dev/null 2>&1 || true; t1=$(now); secs "$t0" "$t1"; }
 
-declare -a A_FC A_PDSH A_CLUSH B_FC B_PDSH C_FC C_SSH
+# Busy CPU seconds of the whole machine (all processes: ssh clients, sshds, the tool).
+busy() { awk '/^cpu /{printf "%.2f\n", ($2+$3+$4+$7+$8+$9)/100}' /proc/stat; }
+# "wall cpu" of one command.
+measure() {
+    local t0 t1 c0 c1; c0=$(busy); t0=$(now); "$@" >/dev/null 2>&1 || true; t1=$(now); c1=$(busy)
+    echo "$(secs "$t0" "$t1") $(secs "$c0" "$c1")"
+}
+
+declare -a A_FC A_PDSH A_CLUSH AC_FC AC_PDSH AC_CLUSH B_FC B_PDSH C_FC C_SSH
 first_host=$(head -1 "$DIR/hosts")
 for r in $(seq 1 "$ROUNDS"); do
     echo "round $r/$ROUNDS ..." >&2
-    A_FC+=("$(timeit "$FC" exec -i "$INV" -w @all --fanout "$N" -- true)")
-    A_PDSH+=("$(timeit pdsh -f "$N" -w "$HOSTS" true)")
-    A_CLUSH+=("$(timeit clush -f "$N" "${CLUSH_OPTS[@]}" -w "$HOSTS" -b true)")
+    # A: the three tools in a rotating order, so that none always runs first or last.
+    for k in 0 1 2; do
+        case $(( (r + k) % 3 )) in
+        0) read -r w c < <(measure "$FC" exec -i "$INV" -w @all --fanout "$N" -- true); A_FC+=("$w"); AC_FC+=("$c") ;;
+        1) read -r w c < <(measure pdsh -f "$N" -w "$HOSTS" true); A_PDSH+=("$w"); AC_PDSH+=("$c") ;;
+        2) read -r w c < <(measure clush -f "$N" "${CLUSH_OPTS[@]}" -w "$HOSTS" -b true); A_CLUSH+=("$w"); AC_CLUSH+=("$c") ;;
+        esac
+    done
+    [[ ${BENCH_ONLY_A:-} ]] && continue
     B_FC+=("$(timeit "$FC" run "$WORK/b.rhai" -i "$INV" --fanout "$N" -q)")
     t0=$(now); for _ in $(seq 1 10); do pdsh -f "$N" -w "$HOSTS" true >/dev/null 2>&1 || true; done; t1=$(now)
     B_PDSH+=("$(secs "$t0" "$t1")")
@@ -60,6 +75,18 @@ for r in $(seq 1 "$ROUNDS"); do
     ssh -F "$DIR/ssh_config" -S "$sock" -O exit "$first_host" 2>/dev/null || true
     C_SSH+=("$(python3 -c "print(($t1 - $t0) / 50)")")
 done
+
+if [[ ${BENCH_ONLY_A:-} ]]; then
+    python3 - "$N" "$ROUNDS" <<PY
+import statistics as st, sys
+m = lambda xs: st.median([float(x) for x in xs.split()])
+a_fc, a_pdsh, a_clush = m("${A_FC[*]}"), m("${A_PDSH[*]}"), m("${A_CLUSH[*]}")
+print(f"A only: {sys.argv[1]} lab nodes, median of {sys.argv[2]} rotations")
+print(f"A  one command:   fabcheck exec {a_fc:.3f}s  pdsh {a_pdsh:.3f}s  clush {a_clush:.3f}s   ratio vs pdsh {a_fc/a_pdsh:.2f} (target <= 1.0), vs clush {a_fc/a_clush:.2f}")
+print(f"   busy CPU-s:    fabcheck {m('${AC_FC[*]}'):.2f}  pdsh {m('${AC_PDSH[*]}'):.2f}  clush {m('${AC_CLUSH[*]}'):.2f}")
+PY
+    exit 0
+fi
 
 rss_kb=$(/usr/bin/time -f %M "$FC" exec -i "$INV" -w @all --fanout "$N" -- true 2>&1 >/dev/null | tail -1)
 startup=$(python3 - "$FC" <<'PY'
@@ -80,6 +107,7 @@ b_fc, b_pdsh = m("${B_FC[*]}"), m("${B_PDSH[*]}")
 c_fc, c_ssh = m("${C_FC[*]}"), m("${C_SSH[*]}")
 print(f"fan-out benchmark: {n} lab nodes, median of {rounds} alternations")
 print(f"A  one command:   fabcheck exec {a_fc:.3f}s  pdsh {a_pdsh:.3f}s  clush {a_clush:.3f}s   ratio vs pdsh {a_fc/a_pdsh:.2f} (target <= 1.0), vs clush {a_fc/a_clush:.2f}")
+print(f"   busy CPU-s:    fabcheck {m('${AC_FC[*]}'):.2f}  pdsh {m('${AC_PDSH[*]}'):.2f}  clush {m('${AC_CLUSH[*]}'):.2f}   (whole machine: ssh clients + sshds + the tool)")
 print(f"B  10 rounds:     fabcheck run  {b_fc:.3f}s  10x pdsh {b_pdsh:.3f}s   ratio {b_fc/b_pdsh:.2f} (target <= 0.25)")
 print(f"C  per command:   fabcheck {c_fc*1000:.2f} ms  ssh -S ControlMaster {c_ssh*1000:.2f} ms   ratio {c_fc/c_ssh:.2f} (target <= 1.5)")
 print(f"D  peak RSS at {n} nodes: {rss_kb/1024:.1f} MB (target <= 64)   start-up (--version): {startup:.1f} ms (target <= 20)")

@@ -68,6 +68,17 @@ fn fixture(p: &str) -> String {
         .to_string()
 }
 
+/// A fresh log file for a recording stand-in. The lab user (not root) writes it: a
+/// world-writable spot outside DIR/shims.
+fn shim_log(name: &str) -> std::path::PathBuf {
+    let logdir = std::env::temp_dir().join("fabcheck-shim-log");
+    std::fs::create_dir_all(&logdir).unwrap();
+    std::fs::set_permissions(&logdir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let log = logdir.join(name);
+    let _ = std::fs::remove_file(&log);
+    log
+}
+
 #[test]
 fn primitives_on_four_lab_nodes() {
     let Some(lab) = Lab::ensure(16, "primitives_on_four_lab_nodes") else {
@@ -78,12 +89,7 @@ fn primitives_on_four_lab_nodes() {
     let client_fx =
         fixture("perftest/ib_write_bw-bidir-all-sizes-gbits-roce-rocm-doc-indented.txt");
     let nccl_fx = fixture("nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt");
-    // The lab user (not root) writes the launch line: a world-writable spot outside DIR/shims.
-    let logdir = std::env::temp_dir().join("fabcheck-shim-log");
-    std::fs::create_dir_all(&logdir).unwrap();
-    std::fs::set_permissions(&logdir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    let log = logdir.join("mpirun.args");
-    let _ = std::fs::remove_file(&log);
+    let log = shim_log("mpirun.args");
     let perl = std::fs::read_to_string(common::repo().join("tests/shims/ib_write_bw.pl")).unwrap();
     lab.shim(
         "ib_write_bw",
@@ -230,11 +236,7 @@ fn rdma_and_bond_methods_on_lab_nodes() {
     ] {
         lab.shim(tool, &shim.replace("@FIXTURE@", &fixture(fx)));
     }
-    let logdir = std::env::temp_dir().join("fabcheck-shim-log");
-    std::fs::create_dir_all(&logdir).unwrap();
-    std::fs::set_permissions(&logdir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    let log = logdir.join("srun.args");
-    let _ = std::fs::remove_file(&log);
+    let log = shim_log("srun.args");
     let srun = std::fs::read_to_string(common::repo().join("tests/shims/srun.sh")).unwrap();
     lab.shim(
         "srun",
