@@ -229,6 +229,27 @@ fn duplicate_names_stay_unique_in_junit() {
 }
 
 #[test]
+fn same_script_name_in_two_folders_stays_unique_in_junit() {
+    let o = Fab::new()
+        .file("a/check.rhai", "test(\"same\", || {});\n")
+        .file("b/check.rhai", "test(\"same\", || { fail(\"b\"); });\n")
+        .args(["run", "a/check.rhai", "b/check.rhai"])
+        .reports()
+        .run();
+    o.code(1);
+    assert_eq!(o.status("same"), "pass");
+    assert_eq!(o.status("same (2)"), "failure");
+    let junit = o.junit.clone().unwrap();
+    assert!(
+        junit.contains("classname=\"check\" name=\"same\"")
+            || junit.contains("name=\"same\" classname=\"check\""),
+        "{junit}"
+    );
+    assert!(junit.contains("same (2)"), "{junit}");
+    o.junit_is_valid();
+}
+
+#[test]
 fn hostile_output_keeps_junit_well_formed() {
     let script = r#"
 test("hostile", || {

@@ -321,6 +321,8 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
         tool_versions: vec![],
     };
     crate::report::collect_tool_versions(&mut run);
+    // Unique names before the baseline comparison (its keys are the names the JSON keeps)...
+    run.make_unique();
     if let Some((path, b)) = &baseline {
         if !interrupted {
             report::baseline::apply(&mut run, b, path);
@@ -331,6 +333,8 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
             }
         }
     }
+    // ...and again after it, in case a script's own test clashes with the `baseline` testcase.
+    run.make_unique();
     let mut written = Vec::new();
     let mut write_failed = false;
     let mut write = |path: &Option<PathBuf>, what: &str, body: String| {

@@ -147,6 +147,29 @@ impl RunResult {
         }
         c
     }
+
+    /// GitLab keeps only the first of duplicate (classname, name) pairs. Within a script the
+    /// registry keeps names unique; across the run (two scripts with the same file name in
+    /// different folders, a script's test named like the `baseline` testcase) later duplicates
+    /// get ` (2)`, ` (3)`, … appended to the test name.
+    pub fn make_unique(&mut self) {
+        let mut seen = std::collections::HashSet::new();
+        for t in self.suites.iter_mut().flat_map(|s| &mut s.tests) {
+            if seen.insert((t.classname.clone(), t.name.clone())) {
+                continue;
+            }
+            let mut n = 2;
+            let name = loop {
+                let candidate = format!("{} ({n})", t.name);
+                if !seen.contains(&(t.classname.clone(), candidate.clone())) {
+                    break candidate;
+                }
+                n += 1;
+            };
+            seen.insert((t.classname.clone(), name.clone()));
+            t.name = name;
+        }
+    }
 }
 
 /// Keep the head and tail of a long text, with a marker saying how much was cut.
