@@ -169,39 +169,26 @@ impl SshTransport {
         let conn = self.conn(node);
         // Connecting is interruptible too (a node that does not answer holds it for up to
         // connect_timeout); a half-started master is killed by close().
-        let session = {
-            let init = conn.session.get_or_init(|| self.connect(node));
-            tokio::pin!(init);
-            loop {
-                tokio::select! {
-                    r = &mut init => break r.clone()?,
-                    _ = tokio::time::sleep(Duration::from_millis(50)) => {
-                        if cancel::interrupted() {
-                            return Err(TransportError::Interrupted { node: node.name.clone() });
-                        }
-                    }
-                }
+        let session = tokio::select! {
+            r = conn.session.get_or_init(|| self.connect(node)) => r.clone()?,
+            _ = cancel::cancelled() => {
+                return Err(TransportError::Interrupted { node: node.name.clone() });
             }
         };
         let _slot = conn.slots.acquire().await.expect("semaphore open");
         let start = Instant::now();
         let line = wrap_command(req);
         let mut cmd = session.raw_command(&line);
-        let fut = cmd.output();
         // The node kills the command at req.timeout (and KILLs 5 s later); wait a little longer.
+        // No polling: the output, an interrupt or the deadline, whichever comes first.
         let grace = req.timeout + Duration::from_secs(8);
-        tokio::pin!(fut);
-        let out = loop {
-            tokio::select! {
-                r = &mut fut => break r,
-                _ = tokio::time::sleep(Duration::from_millis(50)) => {
-                    if cancel::interrupted() {
-                        return Err(TransportError::Interrupted { node: node.name.clone() });
-                    }
-                    if start.elapsed() > grace {
-                        return Err(TransportError::Timeout { node: node.name.clone(), command: req.command.clone(), timeout: human(req.timeout) });
-                    }
-                }
+        let out = tokio::select! {
+            r = cmd.output() => r,
+            _ = cancel::cancelled() => {
+                return Err(TransportError::Interrupted { node: node.name.clone() });
+            }
+            _ = tokio::time::sleep(grace) => {
+                return Err(TransportError::Timeout { node: node.name.clone(), command: req.command.clone(), timeout: human(req.timeout) });
             }
         };
         let duration = start.elapsed();
