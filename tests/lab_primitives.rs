@@ -60,6 +60,10 @@ test("all_reduce_perf via mpirun (recording stand-in printing a real nccl-tests 
 });
 "#;
 
+/// A real nccl-tests capture whose NCCL INFO lines show the fallback to sockets.
+const NCCL_FIXTURE: &str =
+    "nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt";
+
 fn fixture(p: &str) -> String {
     common::repo()
         .join("tests/fixtures")
@@ -88,7 +92,7 @@ fn primitives_on_four_lab_nodes() {
         fixture("perftest/ib_write_bw-server-roce-duration-header-MBsec-but-value-Gbps.txt");
     let client_fx =
         fixture("perftest/ib_write_bw-bidir-all-sizes-gbits-roce-rocm-doc-indented.txt");
-    let nccl_fx = fixture("nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt");
+    let nccl_fx = fixture(NCCL_FIXTURE);
     let log = shim_log("mpirun.args");
     let perl = std::fs::read_to_string(common::repo().join("tests/shims/ib_write_bw.pl")).unwrap();
     lab.shim(
@@ -240,10 +244,9 @@ fn rdma_and_bond_methods_on_lab_nodes() {
     let srun = std::fs::read_to_string(common::repo().join("tests/shims/srun.sh")).unwrap();
     lab.shim(
         "srun",
-        &srun.replace("@LOG@", &log.display().to_string()).replace(
-            "@FIXTURE@",
-            &fixture("nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt"),
-        ),
+        &srun
+            .replace("@LOG@", &log.display().to_string())
+            .replace("@FIXTURE@", &fixture(NCCL_FIXTURE)),
     );
     let o = Fab::new()
         .file("r.rhai", RDMA_SCRIPT)

@@ -26,15 +26,11 @@ pub fn interrupted() -> bool {
 
 /// Resolves once the run is interrupted.
 pub async fn cancelled() {
-    let mut rx = channel().subscribe();
-    loop {
-        if interrupted() || *rx.borrow_and_update() {
-            return;
-        }
-        if rx.changed().await.is_err() {
-            std::future::pending::<()>().await;
-        }
+    if interrupted() {
+        return;
     }
+    // The sender lives for the whole process, so this only returns once the value is true.
+    let _ = channel().subscribe().wait_for(|&v| v).await;
 }
 
 /// SIGINT/SIGTERM set the flag; a second one exits at once with code 3. A thread blocked on
