@@ -69,14 +69,17 @@ for n in [2, 6] {
         let s = 8;
         let bw = 0.01;
         while s <= 1048576 {
-            metric(`busbw_gbs@${s}`, bw, "GB/s");
+            metric(`busbw_gbs@${s}`, bw, "GB/s", #{ size_bytes: s });
             s *= 8;
             bw *= 3.0;
         }
     });
 }
 test_each(nodes(), "rail", |n| {
-    metric("rdma_write_gbps@rocep1s0f1", 71.5, "Gbit/s", #{ threshold: 90.0 });
+    metric("rdma_write_gbps@rocep1s0f1", 71.5, "Gbit/s", #{ threshold: 90.0, rail: "rocep1s0f1", node: n });
+});
+test("reference only", || {
+    metric("rdma_read_gbps", 71.5, "Gbit/s", #{ reference: 90.0, rail: "rocep1s0f1" });
 });
 "#;
     let o = Fab::new()
@@ -84,7 +87,17 @@ test_each(nodes(), "rail", |n| {
         .args(["run", "p.rhai", "--html", "{dir}/r.html"])
         .reports()
         .run();
-    o.code(0);
+    // A metric on the wrong side of its threshold fails its test; a reference never does.
+    o.code(1);
+    assert_eq!(o.status("rail [localhost]"), "failure");
+    let m = o.message("rail [localhost]");
+    assert!(
+        m.contains("rdma_write_gbps@rocep1s0f1") && m.contains("71.5 Gbit/s") && m.contains("below its threshold 90 Gbit/s"),
+        "{m}"
+    );
+    assert_eq!(o.status("reference only"), "pass");
+    assert_eq!(o.test("rail [localhost]")["metrics"][0]["rail"], "rocep1s0f1");
+    assert_eq!(o.test("rail [localhost]")["metrics"][0]["node"], "localhost");
     let h = html_of(&o, "r.html");
     assert!(h.contains("<svg"));
     assert_eq!(h.matches("<polyline").count(), 2, "one line per series");

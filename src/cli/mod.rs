@@ -1,8 +1,15 @@
 //! Command line (SPEC §1): clap-derive definitions and dispatch. Exit codes: 0 all passed or
 //! skipped, 1 a test failed or errored, 2 usage/inventory/compile error, 3 interrupted.
 
-mod misc;
-mod run;
+pub mod check;
+pub mod common;
+pub mod compare;
+pub mod doc;
+pub mod exec;
+pub mod list;
+pub mod nodes;
+pub mod parse;
+pub mod run;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -172,24 +179,24 @@ pub fn main() -> i32 {
     }
     match cli.command {
         Command::Run(a) => run::run(*a, cli.quiet),
-        Command::Check { scripts } => run::check(&scripts),
+        Command::Check { scripts } => check::check(&scripts),
         Command::List {
             scripts,
             target,
             set,
             filter,
-        } => run::list(&scripts, &target, &set, &filter),
+        } => list::list(&scripts, &target, &set, &filter),
         Command::Exec {
             target,
             fanout,
             timeout,
             command,
-        } => misc::exec(&target, fanout, timeout.as_deref(), &command),
+        } => exec::exec(&target, fanout, timeout.as_deref(), &command),
         Command::Nodes { inventory, nodeset } => {
-            misc::nodes(inventory.as_deref(), nodeset.as_deref())
+            nodes::nodes(inventory.as_deref(), nodeset.as_deref())
         }
-        Command::Parse { kind, file } => misc::parse(&kind, file.as_deref()),
-        Command::Compare { results, format } => misc::compare(&results, &format),
-        Command::Doc => misc::doc(),
+        Command::Parse { kind, file } => parse::parse(&kind, file.as_deref()),
+        Command::Compare { results, format } => compare::compare(&results, &format),
+        Command::Doc => doc::doc(),
     }
 }

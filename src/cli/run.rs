@@ -1,219 +1,14 @@
-//! `fabcheck run`, `check`, `list`.
+//! `fabcheck run`: scripts against the inventory, then the reports.
 
-use super::{RunArgs, Target, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
-use crate::engine::{self, assertions::typed_param, runner};
-use crate::inventory::{parse_duration, Inventory, TransportKind};
-use crate::primitives::{RunEnv, Transports};
-use crate::report::{self, console::Console, model::RunResult};
-use crate::transport::{self, cancel, Transport};
-use rhai::Dynamic;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use super::common::{build_env, expand_scripts, load_all, load_inventory, parse_sets, usage, EnvOptions};
+use super::{RunArgs, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::engine::runner;
+use crate::inventory::parse_duration;
+use crate::report::{self, console::Console};
+use crate::run::cancel;
+use crate::run::model::RunResult;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// Files, directories (every `*.rhai`, sorted) and glob patterns → script paths.
-pub fn expand_scripts(args: &[String]) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    for a in args {
-        let p = Path::new(a);
-        if p.is_dir() {
-            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| format!("{a}: {e}"))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "rhai"))
-                .collect();
-            v.sort();
-            if v.is_empty() {
-                return Err(format!("{a}: the directory has no *.rhai script"));
-            }
-            out.extend(v);
-        } else if p.exists() {
-            out.push(p.to_path_buf());
-        } else if a.contains(['*', '?', '[']) {
-            let mut v: Vec<PathBuf> = glob::glob(a)
-                .map_err(|e| format!("{a}: bad glob pattern: {e}"))?
-                .filter_map(Result::ok)
-                .collect();
-            v.sort();
-            if v.is_empty() {
-                return Err(format!("{a}: the pattern matches no script"));
-            }
-            out.extend(v);
-        } else {
-            return Err(format!("{a}: no such script file or directory"));
-        }
-    }
-    Ok(out)
-}
-
-pub fn parse_sets(sets: &[String]) -> Result<BTreeMap<String, Dynamic>, String> {
-    let mut m = BTreeMap::new();
-    for s in sets {
-        let Some((k, v)) = s.split_once('=') else {
-            return Err(format!("--set {s}: expected KEY=VALUE"));
-        };
-        if k.is_empty()
-            || !k
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
-        {
-            return Err(format!("--set {s}: `{k}` is not a valid parameter name"));
-        }
-        m.insert(k.to_string(), typed_param(v));
-    }
-    Ok(m)
-}
-
-/// Inventory from -i / -w (or one local node when neither is given).
-pub fn load_inventory(t: &Target) -> Result<Inventory, String> {
-    let mut inv = match (&t.inventory, &t.nodes) {
-        (Some(p), _) => Inventory::load(p).map_err(|e| e.to_string())?,
-        (None, Some(w)) => return Inventory::from_nodeset(w).map_err(|e| e.to_string()),
-        (None, None) => return Ok(Inventory::local()),
-    };
-    if let Some(w) = &t.nodes {
-        let keep: Vec<String> = inv
-            .select(w)
-            .map_err(|e| format!("-w {w}: {e}"))?
-            .into_iter()
-            .map(|n| n.name.clone())
-            .collect();
-        inv.nodes.retain(|n| keep.contains(&n.name));
-    }
-    Ok(inv)
-}
-
-#[derive(Default)]
-pub struct EnvOptions {
-    pub params: BTreeMap<String, Dynamic>,
-    pub allow_changes: bool,
-    pub dry_run: bool,
-    pub fanout: Option<usize>,
-    pub timeout: Option<Duration>,
-    pub record: Option<PathBuf>,
-    pub replay: Option<PathBuf>,
-    pub stdlib: Option<PathBuf>,
-}
-
-impl EnvOptions {
-    /// For commands that must not touch nodes (`check`, `list`, `doc`): every command is a
-    /// dry run.
-    pub fn dry(params: BTreeMap<String, Dynamic>) -> EnvOptions {
-        EnvOptions {
-            params,
-            dry_run: true,
-            ..Default::default()
-        }
-    }
-}
-
-pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
-    let fanout = o.fanout.unwrap_or(inv.fanout).max(1);
-    let wrap = |t: Arc<dyn Transport>| -> Result<Arc<dyn Transport>, String> {
-        match &o.record {
-            Some(dir) => Ok(Arc::new(
-                transport::record::Recorder::new(t, dir.clone())
-                    .map_err(|e| format!("--record {}: {e}", dir.display()))?,
-            )),
-            None => Ok(t),
-        }
-    };
-    let transports = Transports {
-        ssh: wrap(Arc::new(transport::ssh::SshTransport::new(fanout)))?,
-        local: wrap(Arc::new(transport::local::LocalTransport))?,
-        replay: Arc::new(transport::replay::ReplayTransport::new(o.replay.clone())),
-        force: o.replay.as_ref().map(|_| TransportKind::Replay),
-    };
-    let stdlib_dir = o
-        .stdlib
-        .or_else(|| std::env::var_os("FABCHECK_STDLIB").map(PathBuf::from));
-    Ok(Arc::new(RunEnv {
-        inventory: inv,
-        transports,
-        params: Arc::new(o.params),
-        allow_changes: o.allow_changes,
-        dry_run: o.dry_run,
-        fanout,
-        stdlib_dir,
-        timeout: o.timeout,
-    }))
-}
-
-fn load_all(paths: &[PathBuf], env: &Arc<RunEnv>) -> Result<Vec<engine::Script>, i32> {
-    let mut scripts = Vec::new();
-    let mut failed = false;
-    for p in paths {
-        match engine::load(p, env) {
-            Ok(s) => scripts.push(s),
-            Err(diags) => {
-                failed = true;
-                for d in diags {
-                    eprint!("{d}");
-                }
-            }
-        }
-    }
-    if failed {
-        Err(EXIT_USAGE)
-    } else {
-        Ok(scripts)
-    }
-}
-
-fn usage(msg: impl std::fmt::Display) -> i32 {
-    eprintln!("error: {msg}");
-    EXIT_USAGE
-}
-
-pub fn check(scripts: &[String]) -> i32 {
-    let paths = match expand_scripts(scripts) {
-        Ok(p) => p,
-        Err(e) => return usage(e),
-    };
-    let env = match build_env(Inventory::local(), EnvOptions::dry(BTreeMap::new())) {
-        Ok(e) => e,
-        Err(e) => return usage(e),
-    };
-    match load_all(&paths, &env) {
-        Ok(s) => {
-            for x in &s {
-                println!("ok: {}", x.path.display());
-            }
-            EXIT_OK
-        }
-        Err(c) => c,
-    }
-}
-
-pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[String]) -> i32 {
-    let (paths, inv, params) = match (
-        expand_scripts(scripts),
-        load_inventory(target),
-        parse_sets(sets),
-    ) {
-        (Ok(p), Ok(i), Ok(s)) => (p, i, s),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return usage(e),
-    };
-    // Listing must not touch nodes: every command is a dry run.
-    let env = match build_env(inv, EnvOptions::dry(params)) {
-        Ok(e) => e,
-        Err(e) => return usage(e),
-    };
-    let scripts = match load_all(&paths, &env) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    for s in &scripts {
-        if let Some(t) = runner::register_tests(s, Duration::from_secs(60)) {
-            eprintln!("{}: {}", s.path.display(), t.message.unwrap_or_default());
-        }
-        for d in runner::selected(s, filters) {
-            println!("{}\t{}", s.name, d.name);
-        }
-    }
-    EXIT_OK
-}
 
 pub fn run(a: RunArgs, quiet: bool) -> i32 {
     let started = Instant::now();
@@ -249,13 +44,7 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
     let inventory_label = inv.source.as_ref().map(|p| p.display().to_string());
     let json_params: serde_json::Map<String, serde_json::Value> = params
         .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                rhai::serde::from_dynamic::<serde_json::Value>(v)
-                    .unwrap_or(serde_json::Value::Null),
-            )
-        })
+        .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let env = match build_env(
         inv,
@@ -293,7 +82,7 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
     if a.dry_run {
         let reach = runner::reachability_suite(&env);
         for t in &reach.tests {
-            crate::engine::runner::Observer::test_finished(&console, t);
+            crate::run::observer::Observer::test_finished(&console, t);
         }
         suites.push(reach);
     }
@@ -327,7 +116,7 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
         if !interrupted {
             report::baseline::apply(&mut run, b, path);
             if let Some(t) = run.suites.last().and_then(|s| s.tests.first()) {
-                use crate::engine::runner::Observer;
+                use crate::run::observer::Observer;
                 console.suite_started("baseline", 1);
                 console.test_finished(t);
             }

@@ -2,9 +2,14 @@
 //! `metric`, `param`. Failure messages carry expected and actual values and the script
 //! file:line of the assertion.
 
-use super::context;
+use crate::run::context;
 use super::signal::{self, RhaiErr};
-use crate::report::model::Metric;
+use crate::run::model::Metric;
+use super::bindings::Opts;
+
+const METRIC_OPTS: &[&str] = &[
+    "tolerance_pct", "higher_is_better", "threshold", "reference", "node", "rail", "size_bytes",
+];
 use rhai::{Dynamic, Engine, Map, NativeCallContext};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -227,38 +232,36 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
         unit: &str,
         opts: Option<Map>,
     ) -> Result<(), RhaiErr> {
+        let pos = ctx.call_position();
         let v = need_num(ctx, &value, &format!("metric {name}:"), "")?;
-        let mut m = Metric {
-            name: name.to_string(),
-            value: v,
-            unit: unit.to_string(),
-            tolerance_pct: None,
-            higher_is_better: true,
-            threshold: None,
-        };
-        if let Some(o) = opts {
-            if let Some(k) = o
-                .keys()
-                .find(|k| !["tolerance_pct", "higher_is_better", "threshold"].contains(&k.as_str()))
-            {
-                return Err(signal::error(
-                    format!("unknown metric option `{k}`; options are tolerance_pct, higher_is_better, threshold"),
-                    ctx.call_position(),
-                ));
-            }
-            if let Some(t) = o.get("tolerance_pct").and_then(num) {
-                m.tolerance_pct = Some(t);
-            }
-            if let Some(h) = o.get("higher_is_better").and_then(|d| d.as_bool().ok()) {
-                m.higher_is_better = h;
-            }
-            if let Some(t) = o.get("threshold").and_then(num) {
-                m.threshold = Some(t);
-            }
+        let mut m = Metric::new(name, v, unit);
+        let o = Opts::new(opts, "metric", METRIC_OPTS, pos)?;
+        m.tolerance_pct = o.float("tolerance_pct")?;
+        if o.get_raw("higher_is_better").is_some() {
+            m.higher_is_better = o.bool("higher_is_better")?;
         }
+        m.threshold = o.float("threshold")?;
+        m.reference = o.float("reference")?;
+        m.node = o.str_or_display("node")?;
+        m.rail = o.str_or_display("rail")?;
+        m.size_bytes = o.int("size_bytes")?.map(|s| s.max(0) as u64);
+        // A number on the wrong side of its threshold fails the test (after the test's own
+        // assertions had their say: the first of them wins the message).
+        let missed = m.threshold.filter(|&t| !m.meets(t)).map(|t| {
+            format!(
+                "metric {name} = {} {unit} is {} its threshold {} {unit} at {}",
+                crate::util::fmt::fmt_num(v),
+                if m.higher_is_better { "below" } else { "above" },
+                crate::util::fmt::fmt_num(t),
+                at(ctx)
+            )
+        });
         context::with(|c| {
             c.metrics.retain(|x| x.name != m.name);
             c.metrics.push(m);
+            if let Some(f) = missed {
+                c.deferred_failures.push(f);
+            }
         });
         Ok(())
     }

@@ -2,15 +2,16 @@
 //! runner that turns registered tests into results.
 
 pub mod assertions;
-pub mod context;
+pub mod bindings;
 pub mod diagnostics;
 pub mod registry;
 pub mod runner;
 pub mod signal;
 pub mod stdlib;
 
-use crate::primitives::RunEnv;
-use crate::transport::cancel;
+use crate::run::context;
+use crate::run::env::RunEnv;
+use crate::run::cancel;
 use diagnostics::Diagnostic;
 use rhai::{Dynamic, Engine, Module, AST};
 use std::path::{Path, PathBuf};
@@ -58,8 +59,13 @@ pub fn new_engine(
     engine.on_print(context::log_line);
     engine.on_debug(|s, _src, pos| context::log_line(&format!("[debug {pos}] {s}")));
     registry::register(&mut engine, registry);
-    assertions::register(&mut engine, env.params.clone());
-    crate::primitives::register(&mut engine, env.clone());
+    let params: std::collections::BTreeMap<String, Dynamic> = env
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), rhai::serde::to_dynamic(v).unwrap_or(Dynamic::UNIT)))
+        .collect();
+    assertions::register(&mut engine, Arc::new(params));
+    bindings::register(&mut engine, env.clone());
     engine.register_static_module("parse", Arc::new(parse_module()));
     engine.set_module_resolver(stdlib::Resolver::new(
         script_dir.to_path_buf(),

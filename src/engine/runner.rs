@@ -1,26 +1,16 @@
 //! Runs a compiled script: its top level registers tests, then the tests run in order
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
-use super::context::{self, TestCtx};
+use crate::run::context::{self, TestCtx};
 use super::registry::TestDef;
 use super::signal::{classify, Ending, SignalKind};
 use super::Script;
-use crate::report::model::{cap, Attempt, Status, SuiteResult, TestResult};
-use crate::transport::cancel;
+use crate::run::model::{cap, Attempt, Status, SuiteResult, TestResult};
+use crate::run::cancel;
 use rhai::{Dynamic, Scope};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use crate::run::observer::Observer;
+use crate::util::pool;
 use std::time::{Duration, Instant};
-
-/// What the runner tells the console while it works.
-pub trait Observer: Sync {
-    fn suite_started(&self, _name: &str, _tests: usize) {}
-    fn test_started(&self, _name: &str) {}
-    fn test_finished(&self, _t: &TestResult) {}
-}
-
-pub struct NoObserver;
-impl Observer for NoObserver {}
 
 pub struct RunOptions {
     pub filters: Vec<String>,
@@ -32,7 +22,6 @@ pub struct RunOptions {
 
 /// Size of the output kept per testcase in reports.
 pub const OUTPUT_CAP: usize = 64 * 1024;
-const STACK: usize = 16 * 1024 * 1024;
 
 fn timestamp() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -157,7 +146,20 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
             None => def.func.call::<Dynamic>(&script.engine, &script.ast, ()),
         };
         let ctx = context::take();
+        let deferred = ctx
+            .as_ref()
+            .map(|c| c.deferred_failures.clone())
+            .unwrap_or_default();
         let (status, message, detail) = match &res {
+            Ok(_) if !deferred.is_empty() => (
+                Status::Failure,
+                Some(if deferred.len() == 1 {
+                    deferred[0].clone()
+                } else {
+                    format!("{} (and {} more metrics past their thresholds)", deferred[0], deferred.len() - 1)
+                }),
+                Some(deferred.join("\n")),
+            ),
             Ok(_) => (Status::Pass, None, None),
             Err(e) => {
                 let (s, m, d) = ending_to_outcome(e, timeout);
@@ -205,7 +207,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     let found_by_check = t
         .message
         .as_deref()
-        .is_some_and(|m| m.contains(crate::primitives::DRY_RUN_CHECK));
+        .is_some_and(|m| m.contains(crate::run::env::DRY_RUN_CHECK));
     if opts.dry_run && t.status != Status::Skipped && !found_by_check {
         t.detail = Some(format!(
             "dry run outcome would be {}: {}",
@@ -260,51 +262,23 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
             j += 1;
         }
         let batch = &defs[i..j];
-        if batch.len() == 1 {
-            obs.test_started(&batch[0].name);
-            let t = std::thread::scope(|s| {
-                std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn_scoped(s, || run_one(script, &batch[0], opts))
-                    .expect("spawn test thread")
-                    .join()
-            });
-            let t = t.unwrap_or_else(|_| panicked(script, &batch[0]));
-            obs.test_finished(&t);
-            results.push(t);
-        } else {
-            let slots: Vec<Mutex<Option<TestResult>>> =
-                batch.iter().map(|_| Mutex::new(None)).collect();
-            let next = AtomicUsize::new(0);
-            let workers = opts.fanout.max(1).min(batch.len());
-            std::thread::scope(|s| {
-                for _ in 0..workers {
-                    std::thread::Builder::new()
-                        .stack_size(STACK)
-                        .spawn_scoped(s, || loop {
-                            let k = next.fetch_add(1, Ordering::SeqCst);
-                            if k >= batch.len() {
-                                break;
-                            }
-                            obs.test_started(&batch[k].name);
-                            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                run_one(script, &batch[k], opts)
-                            }))
-                            .unwrap_or_else(|_| panicked(script, &batch[k]));
-                            obs.test_finished(&r);
-                            *slots[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-                        })
-                        .expect("spawn test thread");
-                }
-            });
-            for (k, s) in slots.into_iter().enumerate() {
-                results.push(
-                    s.into_inner()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .unwrap_or_else(|| panicked(script, &batch[k])),
-                );
-            }
-        }
+        let workers = if batch.len() == 1 { 1 } else { opts.fanout };
+        let done = pool::map(
+            batch,
+            workers,
+            |_, def| {
+                obs.test_started(&def.name);
+                let r = run_one(script, def, opts);
+                obs.test_finished(&r);
+                r
+            },
+            |_, def| {
+                let r = panicked(script, def);
+                obs.test_finished(&r);
+                r
+            },
+        );
+        results.extend(done);
         i = j;
     }
     SuiteResult {
@@ -331,7 +305,7 @@ fn panicked(script: &Script, def: &TestDef) -> TestResult {
 
 /// `--dry-run`: the read-only part that does touch nodes — one `reachable [node]` testcase per
 /// node (an SSH connection and `true`), concurrently up to the fan-out.
-pub fn reachability_suite(env: &crate::primitives::RunEnv) -> SuiteResult {
+pub fn reachability_suite(env: &crate::run::env::RunEnv) -> SuiteResult {
     let started = Instant::now();
     let stamp = timestamp();
     let nodes: Vec<std::sync::Arc<crate::inventory::Node>> = env
@@ -341,50 +315,56 @@ pub fn reachability_suite(env: &crate::primitives::RunEnv) -> SuiteResult {
         .cloned()
         .map(std::sync::Arc::new)
         .collect();
-    let results: Vec<Mutex<Option<TestResult>>> = nodes.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..env.fanout.max(1).min(nodes.len().max(1)) {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::SeqCst);
-                if k >= nodes.len() {
-                    break;
-                }
-                let n = &nodes[k];
-                let t0 = Instant::now();
-                let res = env.transports.for_node(n).probe(n);
-                let (status, message) = match res {
-                    Ok(()) => (Status::Pass, None),
-                    Err(e) => (Status::Error, Some(e.to_string())),
-                };
-                *results[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(TestResult {
-                    name: format!("reachable [{}]", n.name),
-                    classname: format!("dry-run.{}", n.name.replace('.', "_")),
-                    node: Some(n.name.clone()),
-                    file: String::new(),
-                    line: None,
-                    tags: vec![],
-                    status,
-                    message,
-                    detail: None,
-                    duration_ms: t0.elapsed().as_millis() as u64,
-                    warnings: vec![],
-                    metrics: vec![],
-                    commands: vec![],
-                    output: String::new(),
-                    attempts: vec![],
-                });
-            });
-        }
-    });
+    let results = pool::map(
+        &nodes,
+        env.fanout,
+        |_, n| {
+            let t0 = Instant::now();
+            let (status, message) = match env.transports.for_node(n).probe(n) {
+                Ok(()) => (Status::Pass, None),
+                Err(e) => (Status::Error, Some(e.to_string())),
+            };
+            reach_case(n, status, message, t0.elapsed())
+        },
+        |_, n| {
+            reach_case(
+                n,
+                Status::Error,
+                Some("internal error: the probe's thread panicked".into()),
+                Duration::ZERO,
+            )
+        },
+    );
     SuiteResult {
         name: "dry-run".into(),
         file: String::new(),
         timestamp: stamp,
         duration_ms: started.elapsed().as_millis() as u64,
-        tests: results
-            .into_iter()
-            .filter_map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
-            .collect(),
+        tests: results,
+    }
+}
+
+fn reach_case(
+    n: &crate::inventory::Node,
+    status: Status,
+    message: Option<String>,
+    took: Duration,
+) -> TestResult {
+    TestResult {
+        name: format!("reachable [{}]", n.name),
+        classname: format!("dry-run.{}", n.name.replace('.', "_")),
+        node: Some(n.name.clone()),
+        file: String::new(),
+        line: None,
+        tags: vec![],
+        status,
+        message,
+        detail: None,
+        duration_ms: took.as_millis() as u64,
+        warnings: vec![],
+        metrics: vec![],
+        commands: vec![],
+        output: String::new(),
+        attempts: vec![],
     }
 }

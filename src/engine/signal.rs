@@ -94,7 +94,7 @@ fn describe(err: &EvalAltResult) -> String {
         }
     };
     if let Some(l) = pos.line() {
-        let file = super::context::file();
+        let file = crate::run::context::file();
         match pos.position() {
             Some(c) => msg.push_str(&format!(" at {file}:{l}:{c}")),
             None => msg.push_str(&format!(" at {file}:{l}")),

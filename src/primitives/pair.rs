@@ -2,24 +2,57 @@
 //! port, all rails at once, summed), `iperf3`. The server is started, fabcheck waits until its
 //! TCP port really listens (polling `ss`, no fixed sleeps), runs the client against the
 //! server's fabric address, collects and parses both sides, and always stops the server.
+//!
+//! The whole exchange (server start, readiness, client) is bounded by one command timeout from
+//! the run's timeout policy (`RunEnv::command_timeout`).
 
-use super::node_methods::{check_addr, check_name, errors_and_rows, parsed};
-use super::{log_command, NodeRef, RunEnv};
-use crate::engine::signal::{self, RhaiErr};
-use crate::inventory::Node;
-use crate::transport::{quote, CmdOutput, CmdRequest, TransportError};
-use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
+use super::{arg_words, check_addr, check_name, check_program, last_lines, parsed, program_name};
+use super::{NodeRef, PResult, PrimError};
+use crate::inventory::{Node, PortSpec};
+use crate::parse;
+use crate::run::env::{log_command, RunEnv};
+use crate::transport::{CmdOutput, CmdRequest, TransportError};
+use crate::util::names::quote;
+use serde::Serialize;
 use std::time::{Duration, Instant};
 
 type Log = Vec<(Node, CmdRequest, Result<CmdOutput, TransportError>)>;
 
-/// How long a server may take to start listening.
+/// How long a server may take to start listening (at most; the pair's timeout caps it too).
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub struct PairRun {
     pub server: Result<CmdOutput, TransportError>,
     pub client: Result<CmdOutput, TransportError>,
     pub log: Log,
+}
+
+/// One server/client exchange, planned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairPlan {
+    pub server_cmd: String,
+    pub client_cmd: String,
+    /// TCP port the server listens on (readiness is checked there).
+    pub port: u16,
+    /// Bounds the whole exchange: set from the run's timeout policy by [`PairPlan::bounded`].
+    pub timeout: Duration,
+    /// What the work asked needs (duration plus start-up), the policy's lower bound.
+    pub work: Duration,
+    pub server_ip: String,
+    pub device: Option<String>,
+    /// Rides along in the server's command line so that exactly this server can be stopped.
+    pub tag: String,
+    /// The program asked for (`binary:` or the tool's name): named when it is missing.
+    pub program: String,
+}
+
+impl PairPlan {
+    /// The plan with its timeout from the run's policy (explicit option, `--timeout`, the
+    /// node's `command_timeout` raised to the work's need, the time left in the test).
+    pub fn bounded(mut self, env: &RunEnv, server: &Node, explicit: Option<Duration>) -> PairPlan {
+        self.timeout = env.command_timeout(server, explicit, Some(self.work));
+        self
+    }
 }
 
 fn req(cmd: String, timeout: Duration) -> CmdRequest {
@@ -31,27 +64,15 @@ fn req(cmd: String, timeout: Duration) -> CmdRequest {
     }
 }
 
-/// Start `server_cmd` on `server`, wait for TCP `port` to listen there, run `client_cmd` on
-/// `client`, then collect the server (killing it by `tag` if it does not end by itself).
-/// Thread-agnostic: the caller logs `log` into its test.
-#[allow(clippy::too_many_arguments)] // each argument is one part of the exchange; a struct would only rename them
-pub fn run_pair(
-    env: &RunEnv,
-    server: &Node,
-    client: &Node,
-    server_cmd: String,
-    client_cmd: String,
-    port: u16,
-    tag: &str,
-    timeout: Duration,
-) -> PairRun {
+/// Start the server, wait for its TCP port to listen, run the client, then collect the server
+/// (killing it by its tag if it does not end by itself). Thread-agnostic: the caller logs.
+pub fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> PairRun {
+    let started = Instant::now();
     let mut log: Log = Vec::new();
-    // The tag rides along in the server's command line so that exactly this server can be
-    // stopped (`pkill -f` with a bracket pattern that does not match the pkill itself).
-    let server_req = req(
-        format!("{server_cmd} ; : {tag}"),
-        timeout + Duration::from_secs(10),
-    );
+    let tag = &plan.tag;
+    let port = plan.port;
+    let server_req = req(format!("{} ; : {tag}", plan.server_cmd), plan.timeout);
+    // A bracket pattern does not match the pkill (or its shell) itself.
     let kill_pattern = format!("{}[{}]", &tag[..tag.len() - 1], &tag[tag.len() - 1..]);
     let kill = |log: &mut Log| {
         let r = req(
@@ -61,23 +82,19 @@ pub fn run_pair(
         let res = env.run_raw(server, &r);
         log.push((server.clone(), r, res));
     };
+    let ready_limit = READY_TIMEOUT.min(plan.timeout);
     std::thread::scope(|s| {
         let srv = s.spawn(|| env.run_raw(server, &server_req));
-        // Wait until the server listens (or dies).
         let probe = req(
             format!("ss -Hltn 'sport = :{port}'"),
-            Duration::from_secs(10),
+            Duration::from_secs(10).min(plan.timeout),
         );
-        let started = Instant::now();
         let mut ready = env.dry_run;
         let mut last_probe = None;
         // Probe at least once even when the server call already returned: a replayed
         // transcript answers the server command at once, and a real server that died is
         // simply not listening (the error below says so).
-        while !ready
-            && started.elapsed() < READY_TIMEOUT
-            && !crate::transport::cancel::interrupted()
-        {
+        while !ready && started.elapsed() < ready_limit && !crate::run::cancel::interrupted() {
             let finished = srv.is_finished();
             let r = env.run_raw(server, &probe);
             ready = matches!(&r, Ok(o) if o.stdout.contains(&format!(":{port}")));
@@ -91,53 +108,59 @@ pub fn run_pair(
         if let Some(r) = last_probe {
             log.push((server.clone(), probe.clone(), r));
         }
-        if !ready {
-            if !srv.is_finished() {
-                kill(&mut log);
-            }
-            let server_res = srv.join().unwrap_or_else(|_| {
+        let join = |h: std::thread::ScopedJoinHandle<'_, Result<CmdOutput, TransportError>>| {
+            h.join().unwrap_or_else(|_| {
                 Err(TransportError::Other {
                     node: server.name.clone(),
                     message: "server thread panicked".into(),
                 })
-            });
+            })
+        };
+        if !ready {
+            if !srv.is_finished() {
+                kill(&mut log);
+            }
+            let server_res = join(srv);
             log.push((server.clone(), server_req.clone(), server_res.clone()));
-            let why = match &server_res {
-                Ok(o) if o.exit_code == Some(127) => {
-                    format!("the server program is not installed on {}", server.name)
-                }
-                Ok(o) => format!(
-                    "the server on {} exited ({}) before listening on TCP port {port}: {}",
-                    server.name,
-                    o.exit_code.unwrap_or(-1),
-                    last_lines(&format!("{}{}", o.stdout, o.stderr), 3)
-                ),
-                // The error already names a node; do not name it twice.
-                Err(e) => {
-                    let t = e.to_string();
-                    t.strip_prefix(&format!("{}: ", server.name))
-                        .map(str::to_string)
-                        .unwrap_or(t)
+            let why = if started.elapsed() >= ready_limit {
+                format!(
+                    "the server did not listen on TCP port {port} within {}",
+                    crate::transport::human(ready_limit)
+                )
+            } else {
+                match &server_res {
+                    Ok(o) if o.exit_code == Some(127) => {
+                        format!("`{}` is not installed on {}", plan.program, server.name)
+                    }
+                    Ok(o) => format!(
+                        "the server on {} exited ({}) before listening on TCP port {port}: {}",
+                        server.name,
+                        o.exit_code.unwrap_or(-1),
+                        last_lines(&format!("{}{}", o.stdout, o.stderr), 3)
+                    ),
+                    // The error already names a node; do not name it twice.
+                    Err(e) => {
+                        let t = e.to_string();
+                        t.strip_prefix(&format!("{}: ", server.name))
+                            .map(str::to_string)
+                            .unwrap_or(t)
+                    }
                 }
             };
-            let err = Err(TransportError::Other {
-                node: server.name.clone(),
-                message: if started.elapsed() >= READY_TIMEOUT {
-                    format!(
-                        "the server did not listen on TCP port {port} within {}s",
-                        READY_TIMEOUT.as_secs()
-                    )
-                } else {
-                    why
-                },
-            });
             return PairRun {
                 server: server_res,
-                client: err,
-                log: std::mem::take(&mut log),
+                client: Err(TransportError::Other {
+                    node: server.name.clone(),
+                    message: why,
+                }),
+                log,
             };
         }
-        let client_req = req(client_cmd.clone(), timeout);
+        let left = plan
+            .timeout
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(100));
+        let client_req = req(plan.client_cmd.clone(), left);
         let client_res = env.run_raw(client, &client_req);
         // A server ends by itself after its client; give it a moment, then stop it.
         let waited = Instant::now();
@@ -149,83 +172,21 @@ pub fn run_pair(
         if !srv.is_finished() {
             kill(&mut log);
         }
-        let server_res = srv.join().unwrap_or_else(|_| {
-            Err(TransportError::Other {
-                node: server.name.clone(),
-                message: "server thread panicked".into(),
-            })
-        });
+        let server_res = join(srv);
         log.push((server.clone(), server_req.clone(), server_res.clone()));
         log.push((client.clone(), client_req, client_res.clone()));
         PairRun {
             server: server_res,
             client: client_res,
-            log: std::mem::take(&mut log),
+            log,
         }
     })
 }
 
-fn last_lines(s: &str, n: usize) -> String {
-    let v: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
-    v[v.len().saturating_sub(n)..].join(" | ")
-}
-
-fn flush(log: Log) {
-    for (n, r, res) in &log {
+fn flush(log: &Log) {
+    for (n, r, res) in log {
         log_command(n, r, res);
     }
-}
-
-fn opt_str(o: &Map, k: &str) -> Option<String> {
-    o.get(k).filter(|v| !v.is_unit()).map(|v| v.to_string())
-}
-
-fn opt_int(o: &Map, k: &str, pos: Position) -> Result<Option<i64>, RhaiErr> {
-    match o.get(k) {
-        None => Ok(None),
-        Some(v) if v.is_unit() => Ok(None),
-        Some(v) => v.as_int().map(Some).map_err(|_| {
-            signal::error(format!("option `{k}` must be a whole number, got {v}"), pos)
-        }),
-    }
-}
-
-fn opt_bool(o: &Map, k: &str) -> bool {
-    o.get(k).and_then(|v| v.as_bool().ok()).unwrap_or(false)
-}
-
-/// Extra arguments: shell words, each limited to a safe character set.
-fn extra_args(o: &Map, pos: Position) -> Result<Vec<String>, RhaiErr> {
-    let Some(s) = opt_str(o, "extra_args") else {
-        return Ok(vec![]);
-    };
-    let words = shlex::split(&s).ok_or_else(|| {
-        signal::error(
-            format!("extra_args {s:?} is not a valid argument list"),
-            pos,
-        )
-    })?;
-    for w in &words {
-        if !w
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_=.:,/+".contains(c))
-        {
-            return Err(signal::error(format!("refused extra argument {w:?}: only letters, digits and - _ = . : , / + are allowed"), pos));
-        }
-    }
-    Ok(words)
-}
-
-fn binary(o: &Map, default: &str, pos: Position) -> Result<String, RhaiErr> {
-    let b = opt_str(o, "binary").unwrap_or_else(|| default.to_string());
-    if b.is_empty()
-        || !b
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./+".contains(c))
-    {
-        return Err(signal::error(format!("refused binary path {b:?}"), pos));
-    }
-    Ok(b)
 }
 
 /// The fabric address of `n` for an RDMA device (same index in rdma_devices/fabric_ips), or
@@ -255,415 +216,446 @@ pub fn fabric_ip_for(n: &Node, device: Option<&str>) -> String {
         .unwrap_or_else(|| n.host.clone())
 }
 
-struct PerftestPlan {
-    server_cmd: String,
-    client_cmd: String,
-    port: u16,
-    timeout: Duration,
-    server_ip: String,
-    device: Option<String>,
+/// Options of `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and their `_port` forms).
+#[derive(Debug, Clone, Default)]
+pub struct PerftestOpts {
+    pub device: Option<String>,
+    pub server_device: Option<String>,
+    pub client_device: Option<String>,
+    pub gid_index: Option<i64>,
+    /// TCP port of the exchange (default 18515; a port run uses PORT, PORT+1, … per rail).
+    pub port: Option<i64>,
+    pub size: Option<i64>,
+    pub duration: Option<i64>,
+    pub qps: Option<i64>,
+    pub bidirectional: bool,
+    pub all_sizes: bool,
+    pub extra_args: Option<String>,
+    pub binary: Option<String>,
+    pub server_ip: Option<String>,
+    pub timeout: Option<Duration>,
+    /// `_port` forms: which inventory port (default the first).
+    pub port_name: Option<String>,
 }
 
-fn perftest_plan(
+/// The command lines of one perftest exchange. `tool` is `ib_write_bw` etc.
+pub fn perftest_plan(
     tool: &str,
-    server: &NodeRef,
-    _client: &NodeRef,
-    o: &Map,
+    server: &Node,
+    o: &PerftestOpts,
     tcp_port: Option<u16>,
-    pos: Position,
-) -> Result<PerftestPlan, RhaiErr> {
-    let bin = binary(o, tool, pos)?;
-    let mut common: Vec<String> = Vec::new();
-    let dev = opt_str(o, "device");
-    let sdev = opt_str(o, "server_device").or_else(|| dev.clone());
-    let cdev = opt_str(o, "client_device").or_else(|| dev.clone());
+) -> PResult<PairPlan> {
+    let bin = o.binary.clone().unwrap_or_else(|| tool.to_string());
+    check_program(&bin)?;
+    let sdev = o.server_device.clone().or_else(|| o.device.clone());
+    let cdev = o.client_device.clone().or_else(|| o.device.clone());
     for d in [&sdev, &cdev].into_iter().flatten() {
-        check_name("RDMA device", d, pos)?;
+        check_name("RDMA device", d)?;
     }
-    if let Some(g) = opt_int(o, "gid_index", pos)? {
-        common.push(format!("-x {g}"));
+    let mut common: Vec<String> = Vec::new();
+    if let Some(g) = o.gid_index {
+        common.push(format!("-x {}", g.clamp(0, 255)));
     }
-    let port = tcp_port.unwrap_or(opt_int(o, "port", pos)?.unwrap_or(18515).clamp(1, 65535) as u16);
+    let port = tcp_port.unwrap_or(o.port.unwrap_or(18515).clamp(1, 65535) as u16);
     common.push(format!("-p {port}"));
-    if let Some(s) = opt_int(o, "size", pos)? {
-        common.push(format!("-s {s}"));
+    if let Some(s) = o.size {
+        common.push(format!("-s {}", s.clamp(1, 1 << 40)));
     }
-    let duration = opt_int(o, "duration", pos)?;
-    if let Some(d) = duration {
-        common.push(format!("-D {d}"));
+    if let Some(d) = o.duration {
+        common.push(format!("-D {}", d.clamp(1, 86_400)));
     }
-    if let Some(q) = opt_int(o, "qps", pos)? {
-        common.push(format!("-q {q}"));
+    if let Some(q) = o.qps {
+        common.push(format!("-q {}", q.clamp(1, 65_536)));
     }
-    if opt_bool(o, "bidirectional") {
+    if o.bidirectional {
         common.push("-b".into());
     }
-    if opt_bool(o, "all_sizes") {
+    if o.all_sizes {
         common.push("-a".into());
     }
     common.push("--report_gbits".into());
-    common.extend(extra_args(o, pos)?);
-    let server_ip = match opt_str(o, "server_ip") {
-        Some(ip) => ip,
-        None => fabric_ip_for(&server.spec, sdev.as_deref()),
+    if let Some(x) = &o.extra_args {
+        common.extend(arg_words("extra_args", x)?);
+    }
+    let server_ip = match &o.server_ip {
+        Some(ip) => ip.clone(),
+        None => fabric_ip_for(server, sdev.as_deref()),
     };
-    check_addr(&server_ip, pos)?;
+    check_addr(&server_ip)?;
     let side = |d: &Option<String>| {
         d.as_ref()
             .map(|d| format!(" -d {}", quote(d)))
             .unwrap_or_default()
     };
     let args = common.join(" ");
-    let timeout = match opt_str(o, "timeout") {
-        Some(t) => crate::inventory::parse_duration(&t).map_err(|e| signal::error(e, pos))?,
-        None => Duration::from_secs(
-            duration.unwrap_or(5).max(1) as u64 * (if opt_bool(o, "all_sizes") { 30 } else { 1 })
-                + 60,
-        ),
-    };
-    let timeout = timeout.min(crate::engine::context::remaining());
-    Ok(PerftestPlan {
+    let work = Duration::from_secs(
+        o.duration.unwrap_or(5).clamp(1, 86_400) as u64 * if o.all_sizes { 30 } else { 1 } + 60,
+    );
+    Ok(PairPlan {
         server_cmd: format!("{bin}{} {args}", side(&sdev)),
         client_cmd: format!("{bin}{} {args} {}", side(&cdev), quote(&server_ip)),
         port,
-        timeout,
+        timeout: work,
+        work,
         server_ip,
         device: sdev,
+        tag: format!("fcsrv-{}-{port}", program_name(tool)),
+        program: bin,
     })
 }
 
-fn perftest_result(
-    server: &NodeRef,
-    client: &NodeRef,
-    tool: &str,
-    run: PairRun,
-    plan: &PerftestPlan,
-    pos: Position,
-) -> Result<Dynamic, RhaiErr> {
-    let PairRun {
-        server: s,
-        client: c,
-        log,
-    } = run;
-    flush(log);
-    let c = c.map_err(|e| {
-        signal::error(
-            format!("{tool} {} -> {}: {e}", server.name(), client.name()),
-            pos,
-        )
-    })?;
-    if server.env.dry_run {
-        return Ok(Dynamic::UNIT);
-    }
-    if c.exit_code == Some(127) {
-        return Err(signal::error(
-            format!("{}: `{tool}` is not installed", client.name()),
-            pos,
-        ));
-    }
-    let client_text = format!("{}\n{}", c.stdout, c.stderr);
-    let parsed_client = parsed("perftest", client, &client_text, pos)?;
-    let mut m = parsed_client.try_cast::<Map>().unwrap_or_default();
-    let server_map = match &s {
-        Ok(o) => parsed(
-            "perftest",
-            server,
-            &format!("{}\n{}", o.stdout, o.stderr),
-            pos,
-        )
-        .unwrap_or(Dynamic::UNIT),
-        Err(_) => Dynamic::UNIT,
-    };
-    m.insert("server".into(), server_map);
-    m.insert("server_ip".into(), Dynamic::from(plan.server_ip.clone()));
-    m.insert(
-        "exit_code".into(),
-        c.exit_code.map(Dynamic::from).unwrap_or(Dynamic::UNIT),
-    );
-    let (errors, rows) = errors_and_rows(&m);
-    if !errors.is_empty() || rows == 0 || c.exit_code != Some(0) {
-        let why = if errors.is_empty() {
-            format!("no result rows (exit {})", c.exit_code.unwrap_or(-1))
-        } else {
-            errors.join(" | ")
-        };
-        return Err(signal::error_with(
-            format!(
-                "{tool} {} -> {} ({}): {why}",
-                server.name(),
-                client.name(),
-                plan.device
-                    .clone()
-                    .unwrap_or_else(|| "default device".into())
-            ),
-            last_lines(&client_text, 20),
-            pos,
-        ));
-    }
-    Ok(Dynamic::from(m))
+/// A perftest result: the client's parse plus the server's.
+#[derive(Debug, Clone, Serialize)]
+pub struct PerftestResult {
+    #[serde(flatten)]
+    pub client: parse::perftest::Perftest,
+    pub server: Option<parse::perftest::Perftest>,
+    pub server_ip: String,
+    pub exit_code: Option<i64>,
 }
 
-fn perftest(
-    tool: &'static str,
-    ctx: &NativeCallContext,
-    server: NodeRef,
-    client: NodeRef,
-    o: Map,
-) -> Result<Dynamic, RhaiErr> {
-    let pos = ctx.call_position();
-    let plan = perftest_plan(tool, &server, &client, &o, None, pos)?;
-    let bin = binary(&o, tool, pos)?;
-    server.env.dry_check_tool(&server.spec, &bin, pos)?;
-    client.env.dry_check_tool(&client.spec, &bin, pos)?;
-    let tag = format!("fcsrv-{tool}-{}", plan.port);
-    let run = run_pair(
-        &server.env,
-        &server.spec,
-        &client.spec,
-        plan.server_cmd.clone(),
-        plan.client_cmd.clone(),
-        plan.port,
-        &tag,
-        plan.timeout,
-    );
-    perftest_result(&server, &client, tool, run, &plan, pos)
+fn perftest_result(
+    env: &RunEnv,
+    server: &Node,
+    client: &Node,
+    tool: &str,
+    run: PairRun,
+    plan: &PairPlan,
+) -> PResult<PerftestResult> {
+    flush(&run.log);
+    let c = run.client.map_err(|e| {
+        PrimError::error(format!("{tool} {} -> {}: {e}", server.name, client.name))
+    })?;
+    if env.dry_run {
+        return Err(PrimError::dry_run());
+    }
+    if c.exit_code == Some(127) {
+        return Err(super::tools::missing_tool(&client.name, &plan.program));
+    }
+    let client_text = format!("{}\n{}", c.stdout, c.stderr);
+    let parsed_client = parsed(&client.name, &client_text, parse::perftest::parse)?;
+    let server_parse = match &run.server {
+        Ok(o) => parse::perftest::parse(&format!("{}\n{}", o.stdout, o.stderr)).ok(),
+        Err(_) => None,
+    };
+    if !parsed_client.errors.is_empty() || parsed_client.rows.is_empty() || c.exit_code != Some(0)
+    {
+        let why = if parsed_client.errors.is_empty() {
+            format!("no result rows (exit {})", c.exit_code.unwrap_or(-1))
+        } else {
+            parsed_client.errors.join(" | ")
+        };
+        return Err(PrimError::error_with(
+            format!(
+                "{tool} {} -> {} ({}): {why}",
+                server.name,
+                client.name,
+                plan.device.clone().unwrap_or_else(|| "default device".into())
+            ),
+            last_lines(&client_text, 20),
+        ));
+    }
+    Ok(PerftestResult {
+        client: parsed_client,
+        server: server_parse,
+        server_ip: plan.server_ip.clone(),
+        exit_code: c.exit_code,
+    })
+}
+
+fn check_tools(env: &RunEnv, server: &Node, client: &Node, bin: &str) -> PResult<()> {
+    env.dry_check_tool(server, bin).map_err(PrimError::error)?;
+    env.dry_check_tool(client, bin).map_err(PrimError::error)
+}
+
+/// `ib_write_bw(server, client, opts)` and friends.
+pub fn perftest(
+    tool: &str,
+    server: &NodeRef,
+    client: &NodeRef,
+    o: &PerftestOpts,
+) -> PResult<PerftestResult> {
+    let env = &server.env;
+    let plan = perftest_plan(tool, &server.spec, o, None)?.bounded(env, &server.spec, o.timeout);
+    check_tools(env, &server.spec, &client.spec, &plan.program)?;
+    let run = run_pair(env, &server.spec, &client.spec, &plan);
+    perftest_result(env, &server.spec, &client.spec, tool, run, &plan)
+}
+
+/// One rail of a port run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rail {
+    pub device: String,
+    pub server_ip: String,
+    pub bw_avg_gbps: f64,
+    pub bw_peak_gbps: Option<f64>,
+    pub result: PerftestResult,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PortResult {
+    pub port: String,
+    pub total_gbps: f64,
+    pub rails: Vec<Rail>,
+}
+
+/// The inventory port of a node to test: by name, else the first; without `ports`, every RDMA
+/// device counts as its own port.
+pub fn pick_port(n: &Node, name: Option<&str>) -> PResult<PortSpec> {
+    let p = match name {
+        Some(name) => n.ports.iter().find(|p| p.name == name).cloned(),
+        None => n.ports.first().cloned(),
+    };
+    p.or_else(|| {
+        n.rdma_devices.first().map(|d| PortSpec {
+            name: d.clone(),
+            interfaces: n.interfaces.iter().take(1).cloned().collect(),
+            rdma_devices: vec![d.clone()],
+        })
+    })
+    .ok_or_else(|| {
+        PrimError::error(match name {
+            Some(p) => format!("{}: no port `{p}` in the inventory (field `ports`)", n.name),
+            None => format!(
+                "{}: no RDMA device in the inventory (fields `rdma_devices` / `ports`) to test",
+                n.name
+            ),
+        })
+    })
+}
+
+/// The plans of a port run: one exchange per rail, on TCP ports PORT, PORT+1, ….
+pub fn port_plans(
+    tool: &str,
+    server: &Node,
+    client: &Node,
+    o: &PerftestOpts,
+) -> PResult<(PortSpec, Vec<PairPlan>)> {
+    let sp = pick_port(server, o.port_name.as_deref())?;
+    let cp = pick_port(client, o.port_name.as_deref())?;
+    let base_port = o.port.unwrap_or(18515).clamp(1, 65000) as u16;
+    let mut plans = Vec::new();
+    for (i, sdev) in sp.rdma_devices.iter().enumerate() {
+        let ro = PerftestOpts {
+            device: None,
+            server_device: Some(sdev.clone()),
+            client_device: Some(cp.rdma_devices.get(i).cloned().unwrap_or_else(|| sdev.clone())),
+            ..o.clone()
+        };
+        plans.push(perftest_plan(tool, server, &ro, Some(base_port + i as u16))?);
+    }
+    Ok((sp, plans))
 }
 
 /// All logical rails of one physical port at once (`ports` in the inventory), summed. A DGX
 /// Spark port's two rails share its 200 Gbit/s: each alone is ~95, both together ~190.
-fn perftest_port(
-    tool: &'static str,
-    ctx: &NativeCallContext,
-    server: NodeRef,
-    client: NodeRef,
-    o: Map,
-) -> Result<Map, RhaiErr> {
-    let pos = ctx.call_position();
-    let port_name = opt_str(&o, "port_name");
-    let pick = |n: &NodeRef| -> Result<crate::inventory::PortSpec, RhaiErr> {
-        let p = match &port_name {
-            Some(name) => n.spec.ports.iter().find(|p| &p.name == name).cloned(),
-            None => n.spec.ports.first().cloned(),
-        };
-        p.or_else(|| {
-            // Without `ports`, every RDMA device counts as its own port: use the first.
-            n.spec
-                .rdma_devices
-                .first()
-                .map(|d| crate::inventory::PortSpec {
-                    name: d.clone(),
-                    interfaces: n.spec.interfaces.iter().take(1).cloned().collect(),
-                    rdma_devices: vec![d.clone()],
-                })
-        })
-        .ok_or_else(|| {
-            signal::error(
-                format!(
-                    "{}: no RDMA device in the inventory (rdma_devices / ports) to test",
-                    n.name()
-                ),
-                pos,
-            )
-        })
-    };
-    let sp = pick(&server)?;
-    let cp = pick(&client)?;
-    let base_port = opt_int(&o, "port", pos)?.unwrap_or(18515).clamp(1, 65000) as u16;
-    let mut plans = Vec::new();
-    for (i, sdev) in sp.rdma_devices.iter().enumerate() {
-        let mut ro = o.clone();
-        ro.insert("server_device".into(), Dynamic::from(sdev.clone()));
-        ro.insert(
-            "client_device".into(),
-            Dynamic::from(
-                cp.rdma_devices
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| sdev.clone()),
-            ),
-        );
-        ro.remove("device");
-        plans.push(perftest_plan(
-            tool,
-            &server,
-            &client,
-            &ro,
-            Some(base_port + i as u16),
-            pos,
-        )?);
-    }
-    let runs: Vec<PairRun> = std::thread::scope(|s| {
-        let hs: Vec<_> = plans
-            .iter()
-            .map(|p| {
-                let (env, ss, cs) = (&server.env, &server.spec, &client.spec);
-                s.spawn(move || {
-                    run_pair(
-                        env,
-                        ss,
-                        cs,
-                        p.server_cmd.clone(),
-                        p.client_cmd.clone(),
-                        p.port,
-                        &format!("fcsrv-{tool}-{}", p.port),
-                        p.timeout,
-                    )
-                })
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("rail thread"))
-            .collect()
-    });
-    let mut rails = Array::new();
-    let mut total = 0.0;
+pub fn perftest_port(
+    tool: &str,
+    server: &NodeRef,
+    client: &NodeRef,
+    o: &PerftestOpts,
+) -> PResult<PortResult> {
+    let env = &server.env;
+    let (sp, plans) = port_plans(tool, &server.spec, &client.spec, o)?;
+    let plans: Vec<PairPlan> = plans
+        .into_iter()
+        .map(|p| p.bounded(env, &server.spec, o.timeout))
+        .collect();
+    check_tools(env, &server.spec, &client.spec, o.binary.as_deref().unwrap_or(tool))?;
+    let runs = crate::util::pool::map(
+        &plans,
+        plans.len(),
+        |_, p| run_pair(env, &server.spec, &client.spec, p),
+        |_, _| PairRun {
+            server: Err(TransportError::Other {
+                node: server.spec.name.clone(),
+                message: "internal error: the rail's thread panicked".into(),
+            }),
+            client: Err(TransportError::Other {
+                node: client.spec.name.clone(),
+                message: "internal error: the rail's thread panicked".into(),
+            }),
+            log: vec![],
+        },
+    );
+    let mut rails = Vec::new();
     let mut first_err = None;
     for (run, plan) in runs.into_iter().zip(&plans) {
-        match perftest_result(&server, &client, tool, run, plan, pos) {
-            Ok(r) => {
-                let m = r.clone().try_cast::<Map>().unwrap_or_default();
-                let bw = m
-                    .get("bw_avg_gbps")
-                    .and_then(|v| v.as_float().ok())
-                    .unwrap_or(0.0);
-                total += bw;
-                let mut rail = Map::new();
-                rail.insert(
-                    "device".into(),
-                    Dynamic::from(plan.device.clone().unwrap_or_default()),
-                );
-                rail.insert("server_ip".into(), Dynamic::from(plan.server_ip.clone()));
-                rail.insert("bw_avg_gbps".into(), Dynamic::from(bw));
-                rail.insert(
-                    "bw_peak_gbps".into(),
-                    m.get("bw_peak_gbps").cloned().unwrap_or(Dynamic::UNIT),
-                );
-                rail.insert("result".into(), r);
-                rails.push(Dynamic::from(rail));
-            }
+        match perftest_result(env, &server.spec, &client.spec, tool, run, plan) {
+            Ok(r) => rails.push(Rail {
+                device: plan.device.clone().unwrap_or_default(),
+                server_ip: plan.server_ip.clone(),
+                bw_avg_gbps: r.client.bw_avg_gbps.unwrap_or(0.0),
+                bw_peak_gbps: r.client.bw_peak_gbps,
+                result: r,
+            }),
             Err(e) => {
-                if first_err.is_none() {
-                    first_err = Some(e);
-                }
+                first_err.get_or_insert(e);
             }
         }
     }
     if let Some(e) = first_err {
         return Err(e);
     }
-    let mut out = Map::new();
-    out.insert("port".into(), Dynamic::from(sp.name.clone()));
-    out.insert("total_gbps".into(), Dynamic::from(total));
-    out.insert("rails".into(), Dynamic::from(rails));
-    Ok(out)
+    Ok(PortResult {
+        port: sp.name.clone(),
+        total_gbps: rails.iter().map(|r| r.bw_avg_gbps).sum(),
+        rails,
+    })
 }
 
-fn iperf3(
-    ctx: &NativeCallContext,
-    server: NodeRef,
-    client: NodeRef,
-    o: Map,
-) -> Result<Dynamic, RhaiErr> {
-    let pos = ctx.call_position();
-    let port = opt_int(&o, "port", pos)?.unwrap_or(5201).clamp(1, 65535) as u16;
+/// Options of `iperf3(server, client, opts)`.
+#[derive(Debug, Clone, Default)]
+pub struct Iperf3Opts {
+    pub port: Option<i64>,
+    pub parallel: Option<i64>,
+    pub duration: Option<i64>,
+    pub window: Option<String>,
+    pub bind: Option<String>,
+    pub extra_args: Option<String>,
+    pub server_ip: Option<String>,
+    pub binary: Option<String>,
+    pub timeout: Option<Duration>,
+}
+
+pub fn iperf3_plan(server: &Node, o: &Iperf3Opts) -> PResult<PairPlan> {
+    let port = o.port.unwrap_or(5201).clamp(1, 65535) as u16;
+    let bin = o.binary.clone().unwrap_or_else(|| "iperf3".into());
+    check_program(&bin)?;
     let mut args = vec![format!("-p {port}"), "-J".to_string()];
-    let parallel = opt_int(&o, "parallel", pos)?;
-    if let Some(p) = parallel {
+    if let Some(p) = o.parallel {
         args.push(format!("-P {}", p.clamp(1, 128)));
     }
-    let duration = opt_int(&o, "duration", pos)?.unwrap_or(5).clamp(1, 3600);
+    let duration = o.duration.unwrap_or(5).clamp(1, 3600);
     args.push(format!("-t {duration}"));
-    if let Some(w) = opt_str(&o, "window") {
-        check_name("window", &w, pos)?;
+    if let Some(w) = &o.window {
+        check_name("window", w)?;
         args.push(format!("-w {w}"));
     }
-    if let Some(b) = opt_str(&o, "bind") {
-        check_addr(&b, pos)?;
-        args.push(format!("-B {}", quote(&b)));
+    if let Some(b) = &o.bind {
+        check_addr(b)?;
+        args.push(format!("-B {}", quote(b)));
     }
-    args.extend(extra_args(&o, pos)?);
-    let server_ip = opt_str(&o, "server_ip").unwrap_or_else(|| fabric_ip_for(&server.spec, None));
-    check_addr(&server_ip, pos)?;
-    let bin = binary(&o, "iperf3", pos)?;
-    server.env.dry_check_tool(&server.spec, &bin, pos)?;
-    client.env.dry_check_tool(&client.spec, &bin, pos)?;
-    let server_cmd = format!("{bin} -s -1 -p {port}");
-    let client_cmd = format!("{bin} -c {} {}", quote(&server_ip), args.join(" "));
-    let timeout =
-        Duration::from_secs(duration as u64 + 30).min(crate::engine::context::remaining());
-    let run = run_pair(
-        &server.env,
-        &server.spec,
-        &client.spec,
-        server_cmd,
-        client_cmd,
+    if let Some(x) = &o.extra_args {
+        args.extend(arg_words("extra_args", x)?);
+    }
+    let server_ip = o
+        .server_ip
+        .clone()
+        .unwrap_or_else(|| fabric_ip_for(server, None));
+    check_addr(&server_ip)?;
+    Ok(PairPlan {
+        server_cmd: format!("{bin} -s -1 -p {port}"),
+        client_cmd: format!("{bin} -c {} {}", quote(&server_ip), args.join(" ")),
         port,
-        &format!("fcsrv-iperf3-{port}"),
-        timeout,
-    );
-    let PairRun { client: c, log, .. } = run;
-    flush(log);
-    let c = c.map_err(|e| {
-        signal::error(
-            format!("iperf3 {} -> {}: {e}", server.name(), client.name()),
-            pos,
-        )
+        timeout: Duration::from_secs(duration as u64 + 30),
+        work: Duration::from_secs(duration as u64 + 30),
+        server_ip,
+        device: None,
+        tag: format!("fcsrv-iperf3-{port}"),
+        program: bin,
+    })
+}
+
+/// `iperf3(server, client, opts)` in JSON mode.
+pub fn iperf3(server: &NodeRef, client: &NodeRef, o: &Iperf3Opts) -> PResult<parse::iperf3::Iperf3> {
+    let env = &server.env;
+    let plan = iperf3_plan(&server.spec, o)?.bounded(env, &server.spec, o.timeout);
+    check_tools(env, &server.spec, &client.spec, &plan.program)?;
+    let run = run_pair(env, &server.spec, &client.spec, &plan);
+    flush(&run.log);
+    let c = run.client.map_err(|e| {
+        PrimError::error(format!("iperf3 {} -> {}: {e}", server.name(), client.name()))
     })?;
-    if server.env.dry_run {
-        return Ok(Dynamic::UNIT);
+    if env.dry_run {
+        return Err(PrimError::dry_run());
     }
     if c.exit_code == Some(127) {
-        return Err(signal::error(
-            format!("{}: `iperf3` is not installed", client.name()),
-            pos,
-        ));
+        return Err(super::tools::missing_tool(client.name(), &plan.program));
     }
-    let r = parsed("iperf3", &client, &c.stdout, pos)?;
-    if let Some(m) = r.clone().try_cast::<Map>() {
-        if let Some(err) = m.get("error").filter(|e| !e.is_unit()) {
-            return Err(signal::error(
-                format!("iperf3 {} -> {server_ip}: {err}", client.name()),
-                pos,
-            ));
-        }
+    let r = parsed(client.name(), &c.stdout, parse::iperf3::parse)?;
+    if let Some(err) = &r.error {
+        return Err(PrimError::error(format!(
+            "iperf3 {} -> {}: {err}",
+            client.name(),
+            plan.server_ip
+        )));
     }
     Ok(r)
 }
 
-pub fn register(engine: &mut Engine) {
-    for tool in ["ib_write_bw", "ib_read_bw", "ib_send_bw"] {
-        engine.register_fn(
-            tool,
-            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| {
-                perftest(tool, &ctx, s, c, Map::new())
-            },
-        );
-        engine.register_fn(
-            tool,
-            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| {
-                perftest(tool, &ctx, s, c, o)
-            },
-        );
-        let port_fn = format!("{tool}_port");
-        engine.register_fn(
-            &port_fn,
-            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| {
-                perftest_port(tool, &ctx, s, c, Map::new())
-            },
-        );
-        engine.register_fn(
-            &port_fn,
-            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| {
-                perftest_port(tool, &ctx, s, c, o)
-            },
-        );
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::PortSpec;
+
+    fn spark(name: &str, ips: [&str; 2]) -> Node {
+        let mut n = Node::bare(name);
+        n.interfaces = vec!["enp1s0f1np1".into(), "enP2p1s0f1np1".into()];
+        n.fabric_ips = ips.iter().map(|s| s.to_string()).collect();
+        n.rdma_devices = vec!["rocep1s0f1".into(), "roceP2p1s0f1".into()];
+        n.ports = vec![PortSpec {
+            name: "qsfp0".into(),
+            interfaces: n.interfaces.clone(),
+            rdma_devices: n.rdma_devices.clone(),
+        }];
+        n
     }
-    engine.register_fn(
-        "iperf3",
-        |ctx: NativeCallContext, s: NodeRef, c: NodeRef| iperf3(&ctx, s, c, Map::new()),
-    );
-    engine.register_fn(
-        "iperf3",
-        |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| iperf3(&ctx, s, c, o),
-    );
+
+    #[test]
+    fn perftest_plan_builds_both_sides() {
+        let s = spark("spark-01", ["192.168.100.10", "192.168.200.10"]);
+        let o = PerftestOpts {
+            device: Some("roceP2p1s0f1".into()),
+            gid_index: Some(3),
+            duration: Some(10),
+            qps: Some(4),
+            ..Default::default()
+        };
+        let p = perftest_plan("ib_write_bw", &s, &o, None).unwrap();
+        assert_eq!(p.server_cmd, "ib_write_bw -d roceP2p1s0f1 -x 3 -p 18515 -D 10 -q 4 --report_gbits");
+        assert_eq!(
+            p.client_cmd,
+            "ib_write_bw -d roceP2p1s0f1 -x 3 -p 18515 -D 10 -q 4 --report_gbits 192.168.200.10"
+        );
+        assert_eq!(p.server_ip, "192.168.200.10", "the address of the device's interface");
+        assert_eq!(p.work, Duration::from_secs(70));
+        assert_eq!(p.tag, "fcsrv-ib_write_bw-18515");
+        let bad = PerftestOpts {
+            extra_args: Some("--foo;reboot".into()),
+            ..Default::default()
+        };
+        assert!(perftest_plan("ib_write_bw", &s, &bad, None).is_err());
+    }
+
+    #[test]
+    fn port_plans_one_rail_each_on_its_own_tcp_port() {
+        let s = spark("spark-01", ["192.168.100.10", "192.168.200.10"]);
+        let c = spark("spark-02", ["192.168.100.11", "192.168.200.11"]);
+        let (port, plans) = port_plans("ib_write_bw", &s, &c, &PerftestOpts::default()).unwrap();
+        assert_eq!(port.name, "qsfp0");
+        assert_eq!(plans.len(), 2);
+        assert_eq!((plans[0].port, plans[1].port), (18515, 18516));
+        assert_eq!(plans[1].server_ip, "192.168.200.10");
+        assert!(plans[1].client_cmd.starts_with("ib_write_bw -d roceP2p1s0f1 -p 18516"));
+        let none = Node::bare("x");
+        assert!(port_plans("ib_write_bw", &none, &c, &PerftestOpts::default())
+            .unwrap_err()
+            .message
+            .contains("rdma_devices"));
+    }
+
+    #[test]
+    fn iperf3_plan_json_mode_against_fabric_address() {
+        let s = spark("a", ["10.1.0.1", "10.2.0.1"]);
+        let o = Iperf3Opts {
+            parallel: Some(16),
+            duration: Some(2),
+            ..Default::default()
+        };
+        let p = iperf3_plan(&s, &o).unwrap();
+        assert_eq!(p.server_cmd, "iperf3 -s -1 -p 5201");
+        assert_eq!(p.client_cmd, "iperf3 -c 10.1.0.1 -p 5201 -J -P 16 -t 2");
+        assert_eq!(p.work, Duration::from_secs(32));
+    }
 }

@@ -8,7 +8,7 @@
 //! error when none of the baseline's metrics are in this run, pass otherwise (the table in
 //! `output`). Metrics missing from this run are listed; new metrics are listed too.
 
-use super::model::{Metric, RunResult, Status, SuiteResult, TestResult};
+use crate::run::model::{Metric, RunResult, Status, SuiteResult, TestResult};
 use super::{clean_text, fmt_num};
 
 pub const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
@@ -324,12 +324,8 @@ mod tests {
 
     fn m(name: &str, v: f64, hib: bool) -> Metric {
         Metric {
-            name: name.into(),
-            value: v,
-            unit: "u".into(),
-            tolerance_pct: None,
             higher_is_better: hib,
-            threshold: None,
+            ..Metric::new(name, v, "u")
         }
     }
 

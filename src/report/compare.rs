@@ -6,7 +6,7 @@
 //! [`MARK_PCT`] % gets a marker (`▲ +23.1%` / `▼ −23.1%`). A missing value is `—`.
 
 use super::fmt_num;
-use super::model::RunResult;
+use crate::run::model::RunResult;
 use std::path::{Path, PathBuf};
 
 /// Changes larger than this (in percent, either direction) are marked.

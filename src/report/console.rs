@@ -1,8 +1,8 @@
 //! Console output: one line per finished test, a live "running" line on a terminal, plain
 //! line-by-line text when stdout is not a terminal or `CI` is set, a summary at the end.
 
-use super::model::{RunResult, Status, TestResult};
-use crate::engine::runner::Observer;
+use crate::run::model::{RunResult, Status, TestResult};
+use crate::run::observer::Observer;
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 

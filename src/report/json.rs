@@ -1,6 +1,6 @@
 //! JSON results (`--json`): the whole [`RunResult`]; the input of `compare` and `--baseline`.
 
-use super::model::RunResult;
+use crate::run::model::RunResult;
 
 pub fn render(run: &RunResult) -> String {
     serde_json::to_string_pretty(run)

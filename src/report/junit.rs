@@ -3,7 +3,7 @@
 //! `<test name>/<metric>`; commands and capped output in `system-out`. Valid against Jenkins'
 //! xunit schema (no testsuites uuid/timestamp; no flaky elements: attempts go to system-out).
 
-use super::model::{RunResult, Status, TestResult};
+use crate::run::model::{RunResult, Status, TestResult};
 use super::{clean_text, one_line};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
@@ -56,7 +56,7 @@ fn system_out(t: &TestResult, simulation: Option<&str>) -> String {
             }
         }
     }
-    clean_text(&super::model::cap(&s, 256 * 1024))
+    clean_text(&crate::run::model::cap(&s, 256 * 1024))
 }
 
 fn case(t: &TestResult, simulation: Option<&str>) -> TestCase {

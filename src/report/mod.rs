@@ -8,7 +8,6 @@ pub mod console;
 pub mod html;
 pub mod json;
 pub mod junit;
-pub mod model;
 
 use std::io::Write;
 use std::path::Path;
@@ -53,23 +52,7 @@ pub fn clean_text(s: &str) -> String {
         .collect()
 }
 
-/// A metric value for humans: integers without decimals, others with at most 3 decimals.
-pub fn fmt_num(v: f64) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        return format!("{}", v as i64);
-    }
-    // At least 3 decimals; small values keep 4 significant digits (0.0004 stays 0.0004).
-    let decimals = if v.abs() < 1.0 {
-        (3 - v.abs().log10().floor() as i32).clamp(3, 12) as usize
-    } else {
-        3
-    };
-    let s = format!("{v:.decimals$}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
+pub use crate::util::fmt::fmt_num;
 
 /// One line for a JUnit `message` attribute.
 pub fn one_line(s: &str) -> String {
@@ -94,7 +77,7 @@ pub fn one_line(s: &str) -> String {
 /// Tool versions seen in the run's command log, one entry per (node, tool): `X --version`,
 /// `ofed_info -s`, driver/firmware from `ethtool -i IFACE`, NCCL and nccl-tests versions from
 /// their output, iperf3's version from its JSON.
-pub fn collect_tool_versions(run: &mut model::RunResult) {
+pub fn collect_tool_versions(run: &mut crate::run::model::RunResult) {
     static NCCL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static TESTS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static IPERF: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
@@ -108,7 +91,7 @@ pub fn collect_tool_versions(run: &mut model::RunResult) {
     let mut add = |node: &str, tool: String, version: String| {
         if !tool.is_empty() && !version.is_empty() && seen.insert((node.to_string(), tool.clone()))
         {
-            out.push(model::ToolVersion {
+            out.push(crate::run::model::ToolVersion {
                 node: node.to_string(),
                 tool,
                 version,
@@ -141,21 +124,15 @@ pub fn collect_tool_versions(run: &mut model::RunResult) {
                 .to_string();
             add(&c.node, tool, first_line);
         } else if let Some(iface) = cmd.strip_prefix("ethtool -i ") {
-            let field = |k: &str| {
-                c.stdout
-                    .lines()
-                    .find_map(|l| l.strip_prefix(k))
-                    .map(|v| v.trim().to_string())
-                    .unwrap_or_default()
-            };
-            let v = format!(
-                "{} {}, firmware {}",
-                field("driver:"),
-                field("version:"),
-                field("firmware-version:")
-            );
-            if !field("driver:").is_empty() {
-                add(&c.node, format!("driver/firmware {iface}"), v);
+            if let Ok(d) = crate::parse::ethtool_driver::parse(&c.stdout) {
+                if let Some(driver) = d.driver.filter(|x| !x.is_empty()) {
+                    let v = format!(
+                        "{driver} {}, firmware {}",
+                        d.version.unwrap_or_default(),
+                        d.firmware_version.unwrap_or_default()
+                    );
+                    add(&c.node, format!("driver/firmware {iface}"), v);
+                }
             }
         }
         if let Some(m) = nccl.captures(&c.stdout) {

@@ -47,7 +47,7 @@ for name, n in nodes.items():
             note="MTU 9000 end to end: 8972-byte don't-fragment ping; answered with the REAL lab ping capture (see SOURCES.md)")
     # ssh hops over the fabric (and to the peer's management address for step 5)
     for ip in n["peer_ips"] + [n["peer_host"]]:
-        cmd(f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 -o StrictHostKeyChecking=yes {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",
+        cmd(f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",
             stdout=f"fabcheck-hop nvidia {n['peer']}\n", ms=180)
 
     # ib_write_bw per port: both rails at once (server answers: REAL RoCE server capture; client: synthesised)
@@ -64,7 +64,7 @@ for name, n in nodes.items():
     # nccl-tests
     cmd("""command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }""",
         stdout="/home/nvidia/nccl-tests/build/all_reduce_perf\n", ms=5)
-    cmd(f"mpirun -np 2 -H {n['ips'][0]}:1,{n['peer_ips'][0]}:1 --bind-to none -x NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 -x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,NET /home/nvidia/nccl-tests/build/all_reduce_perf -b 8 -e 1G -f 2 -g 1",
+    cmd(f"mpirun -np 2 -H {n['ips'][0]}:1,{n['peer_ips'][0]}:1 --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS /home/nvidia/nccl-tests/build/all_reduce_perf -b 8 -e 1G -f 2 -g 1",
         stdout_file=S+"all_reduce_perf-2sparks-roce.txt", ms=41000,
         note="synthesised 2-rank all_reduce_perf over RoCE (format of the real nccl-tests 2.19.6 captures)")
     # step 4 recipe files

@@ -1,7 +1,7 @@
 //! Per-test state of the thread that runs a test: deadline, metrics, warnings, command log,
 //! printed output. Native functions reach it through [`with`].
 
-use crate::report::model::{CommandLog, Metric};
+use super::model::{CommandLog, Metric};
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
@@ -14,6 +14,8 @@ pub struct TestCtx {
     pub warnings: Vec<String>,
     pub commands: Vec<CommandLog>,
     pub output: String,
+    /// Failures found along the way that do not stop the test (a metric past its threshold).
+    pub deferred_failures: Vec<String>,
 }
 
 impl TestCtx {
@@ -26,6 +28,7 @@ impl TestCtx {
             warnings: vec![],
             commands: vec![],
             output: String::new(),
+            deferred_failures: vec![],
         }
     }
 }

@@ -22,7 +22,9 @@ impl Status {
     }
 }
 
-/// A number recorded with `metric(name, value, unit)`.
+/// A number recorded with `metric(name, value, unit, opts)`. Its identity is structured: the
+/// stdlib sets `node`, `rail` and `size_bytes`, and reports read those fields (the name stays as
+/// it was for JUnit properties, JSON and `--baseline` keys).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
     pub name: String,
@@ -34,10 +36,49 @@ pub struct Metric {
     pub tolerance_pct: Option<f64>,
     #[serde(default = "yes")]
     pub higher_is_better: bool,
-    /// The pass/fail line the script judged this number against (`metric(..., #{ threshold })`);
-    /// drawn in the HTML report's per-rail plot. Informational: it does not fail the test.
+    /// The pass/fail line (`metric(..., #{ threshold })`): a value on the wrong side of it
+    /// (by `higher_is_better`) fails the test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
+    /// An informational line (`#{ reference }`): drawn and listed, never fails a test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<f64>,
+    /// The node the number belongs to (when a test covers several).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The rail (RDMA device) or port the number belongs to: such metrics are the HTML
+    /// report's per-rail bars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rail: Option<String>,
+    /// The message size of a per-size number (NCCL busbw): the HTML busbw plot's x axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+}
+
+impl Metric {
+    pub fn new(name: &str, value: f64, unit: &str) -> Metric {
+        Metric {
+            name: name.to_string(),
+            value,
+            unit: unit.to_string(),
+            tolerance_pct: None,
+            higher_is_better: true,
+            threshold: None,
+            reference: None,
+            node: None,
+            rail: None,
+            size_bytes: None,
+        }
+    }
+
+    /// Whether the value is on the right side of `line` (by `higher_is_better`).
+    pub fn meets(&self, line: f64) -> bool {
+        if self.higher_is_better {
+            self.value >= line
+        } else {
+            self.value <= line
+        }
+    }
 }
 
 fn yes() -> bool {

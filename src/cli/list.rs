@@ -1,0 +1,35 @@
+//! `fabcheck list SCRIPT... [-i INVENTORY]`: the test names a run would produce.
+
+use super::common::{build_env, expand_scripts, load_all, load_inventory, parse_sets, usage, EnvOptions};
+use super::{Target, EXIT_OK};
+use crate::engine::runner;
+use std::time::Duration;
+
+pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[String]) -> i32 {
+    let (paths, inv, params) = match (
+        expand_scripts(scripts),
+        load_inventory(target),
+        parse_sets(sets),
+    ) {
+        (Ok(p), Ok(i), Ok(s)) => (p, i, s),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return usage(e),
+    };
+    // Listing must not touch nodes: every command is a dry run.
+    let env = match build_env(inv, EnvOptions::dry(params)) {
+        Ok(e) => e,
+        Err(e) => return usage(e),
+    };
+    let scripts = match load_all(&paths, &env) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    for s in &scripts {
+        if let Some(t) = runner::register_tests(s, Duration::from_secs(60)) {
+            eprintln!("{}: {}", s.path.display(), t.message.unwrap_or_default());
+        }
+        for d in runner::selected(s, filters) {
+            println!("{}\t{}", s.name, d.name);
+        }
+    }
+    EXIT_OK
+}

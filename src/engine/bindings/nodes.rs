@@ -1,0 +1,156 @@
+//! The `Node` type, `nodes()`, `node()`, `n.run`, `n.sh`, `run_all`, `allow_changes()`,
+//! `simulated()`.
+
+use super::{node_array, signal_of, value, Opts};
+use crate::engine::signal::{self, RhaiErr};
+use crate::primitives::command::{self, RunOpts};
+use crate::primitives::NodeRef;
+use crate::run::env::RunEnv;
+use crate::transport::CmdOutput;
+use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
+use std::sync::Arc;
+
+const RUN_OPTS: &[&str] = &["timeout", "sudo", "env"];
+
+fn run_opts(o: Option<Map>, what: &str, pos: Position) -> Result<RunOpts, RhaiErr> {
+    let o = Opts::new(o, what, RUN_OPTS, pos)?;
+    Ok(RunOpts {
+        timeout: o.duration("timeout")?,
+        sudo: o.bool("sudo")?,
+        env: o.env("env")?,
+    })
+}
+
+fn strings(v: &[String]) -> Array {
+    v.iter().map(|s| Dynamic::from(s.clone())).collect()
+}
+
+/// `#{ stdout, stderr, exit_code, duration_ms }`.
+pub fn result_map(o: &CmdOutput) -> Map {
+    let mut m = Map::new();
+    m.insert("stdout".into(), Dynamic::from(o.stdout.clone()));
+    m.insert("stderr".into(), Dynamic::from(o.stderr.clone()));
+    m.insert(
+        "exit_code".into(),
+        o.exit_code.map(Dynamic::from).unwrap_or(Dynamic::UNIT),
+    );
+    m.insert(
+        "duration_ms".into(),
+        Dynamic::from(o.duration.as_millis() as i64),
+    );
+    m
+}
+
+fn run(ctx: &NativeCallContext, n: &NodeRef, cmd: &str, o: Option<Map>) -> Result<Map, RhaiErr> {
+    let pos = ctx.call_position();
+    let o = run_opts(o, "run", pos)?;
+    command::run(n, cmd, &o)
+        .map(|r| result_map(&r))
+        .map_err(|e| signal_of(e, pos))
+}
+
+fn sh(ctx: &NativeCallContext, n: &NodeRef, cmd: &str, o: Option<Map>) -> Result<String, RhaiErr> {
+    let pos = ctx.call_position();
+    let o = run_opts(o, "sh", pos)?;
+    command::sh(n, cmd, &o).map_err(|e| signal_of(e, pos))
+}
+
+fn run_all(ctx: &NativeCallContext, nodes: Array, cmd: &str, o: Option<Map>) -> Result<Map, RhaiErr> {
+    let pos = ctx.call_position();
+    let nodes = node_array(nodes, pos)?;
+    let o = run_opts(o, "run_all", pos)?;
+    let res = command::run_all(&nodes, cmd, &o).map_err(|e| signal_of(e, pos))?;
+    Ok(res
+        .into_iter()
+        .map(|(name, r)| (name.into(), Dynamic::from(result_map(&r))))
+        .collect())
+}
+
+pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
+    engine.register_type_with_name::<NodeRef>("Node");
+    engine.register_get("name", |n: &mut NodeRef| n.spec.name.clone());
+    engine.register_get("host", |n: &mut NodeRef| n.spec.host.clone());
+    engine.register_get("user", |n: &mut NodeRef| -> Dynamic {
+        n.spec.user.clone().map(Dynamic::from).unwrap_or(Dynamic::UNIT)
+    });
+    engine.register_get("interfaces", |n: &mut NodeRef| strings(&n.spec.interfaces));
+    engine.register_get("fabric_ips", |n: &mut NodeRef| strings(&n.spec.fabric_ips));
+    engine.register_get("rdma_devices", |n: &mut NodeRef| strings(&n.spec.rdma_devices));
+    engine.register_get("vars", |n: &mut NodeRef| {
+        rhai::serde::to_dynamic(&n.spec.vars).unwrap_or(Dynamic::UNIT)
+    });
+    engine.register_get("ports", |n: &mut NodeRef| {
+        rhai::serde::to_dynamic(&n.spec.ports).unwrap_or(Dynamic::UNIT)
+    });
+    engine.register_fn("to_string", |n: &mut NodeRef| n.spec.name.clone());
+    engine.register_fn("to_debug", |n: &mut NodeRef| format!("node({})", n.spec.name));
+    engine.register_fn("==", |a: NodeRef, b: NodeRef| a.spec.name == b.spec.name);
+    engine.register_fn("!=", |a: NodeRef, b: NodeRef| a.spec.name != b.spec.name);
+
+    let e = env.clone();
+    engine.register_fn("nodes", move || -> Array {
+        e.inventory
+            .nodes
+            .iter()
+            .map(|n| Dynamic::from(NodeRef::new(n.clone(), &e)))
+            .collect()
+    });
+    let e = env.clone();
+    engine.register_fn(
+        "nodes",
+        move |ctx: NativeCallContext, sel: &str| -> Result<Array, RhaiErr> {
+            let found = e
+                .inventory
+                .select(sel)
+                .map_err(|m| signal::error(m, ctx.call_position()))?;
+            Ok(found
+                .into_iter()
+                .map(|n| Dynamic::from(NodeRef::new(n.clone(), &e)))
+                .collect())
+        },
+    );
+    let e = env.clone();
+    engine.register_fn(
+        "node",
+        move |ctx: NativeCallContext, name: &str| -> Result<NodeRef, RhaiErr> {
+            let n = e.inventory.node(name).ok_or_else(|| {
+                let all: Vec<String> = e.inventory.nodes.iter().map(|n| n.name.clone()).collect();
+                signal::error(
+                    format!(
+                        "node `{name}` is not in the inventory (it has {})",
+                        crate::inventory::nodeset::fold(&all)
+                    ),
+                    ctx.call_position(),
+                )
+            })?;
+            Ok(NodeRef::new(n.clone(), &e))
+        },
+    );
+    let e = env.clone();
+    engine.register_fn("allow_changes", move || e.allow_changes);
+    let e = env;
+    engine.register_fn("simulated", move || e.inventory.simulation.is_some());
+
+    engine.register_fn("run", |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| {
+        run(&ctx, n, cmd, None)
+    });
+    engine.register_fn(
+        "run",
+        |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| run(&ctx, n, cmd, Some(o)),
+    );
+    engine.register_fn("sh", |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| {
+        sh(&ctx, n, cmd, None)
+    });
+    engine.register_fn(
+        "sh",
+        |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| sh(&ctx, n, cmd, Some(o)),
+    );
+    engine.register_fn("run_all", |ctx: NativeCallContext, nodes: Array, cmd: &str| {
+        run_all(&ctx, nodes, cmd, None)
+    });
+    engine.register_fn(
+        "run_all",
+        |ctx: NativeCallContext, nodes: Array, cmd: &str, o: Map| run_all(&ctx, nodes, cmd, Some(o)),
+    );
+    let _ = value::<()>;
+}

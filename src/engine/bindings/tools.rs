@@ -1,0 +1,61 @@
+//! Node methods: `n.ethtool(iface)` … `n.file_info(path)`.
+
+use super::{value, Opts};
+use crate::primitives::tools::{self, PingOpts};
+use crate::primitives::NodeRef;
+use rhai::{Engine, Map, NativeCallContext};
+
+const PING_OPTS: &[&str] = &["count", "wait", "iface", "size", "dont_fragment", "interval", "timeout"];
+
+fn ping(ctx: &NativeCallContext, n: &NodeRef, ip: &str, o: Option<Map>) -> Result<rhai::Dynamic, Box<rhai::EvalAltResult>> {
+    let pos = ctx.call_position();
+    let o = Opts::new(o, "ping", PING_OPTS, pos)?;
+    let po = PingOpts {
+        count: o.int("count")?,
+        wait: o.int("wait")?,
+        iface: o.str("iface")?,
+        size: o.int("size")?,
+        dont_fragment: o.bool("dont_fragment")?,
+        interval: o.float("interval")?,
+        timeout: o.duration("timeout")?,
+    };
+    value(tools::ping(n, ip, &po), pos)
+}
+
+/// Register `n.NAME(arg)` for a primitive taking one string.
+macro_rules! method1 {
+    ($engine:expr, $name:literal, $f:path) => {
+        $engine.register_fn($name, |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
+            value($f(n, a), ctx.call_position())
+        });
+    };
+}
+
+/// Register `n.NAME()`.
+macro_rules! method0 {
+    ($engine:expr, $name:literal, $f:path) => {
+        $engine.register_fn($name, |ctx: NativeCallContext, n: &mut NodeRef| {
+            value($f(n), ctx.call_position())
+        });
+    };
+}
+
+pub fn register(engine: &mut Engine) {
+    method1!(engine, "ethtool", tools::ethtool);
+    method1!(engine, "ethtool_driver", tools::ethtool_driver);
+    method1!(engine, "ethtool_stats", tools::ethtool_stats);
+    method1!(engine, "eee", tools::eee);
+    method1!(engine, "bond", tools::bond);
+    method1!(engine, "file_info", tools::file_info);
+    method0!(engine, "addresses", tools::addresses);
+    method0!(engine, "ibdev2netdev", tools::ibdev2netdev);
+    method0!(engine, "rdma_links", tools::rdma_links);
+    method0!(engine, "ofed_version", tools::ofed_version);
+    engine.register_fn("ping", |ctx: NativeCallContext, n: &mut NodeRef, ip: &str| {
+        ping(&ctx, n, ip, None)
+    });
+    engine.register_fn(
+        "ping",
+        |ctx: NativeCallContext, n: &mut NodeRef, ip: &str, o: Map| ping(&ctx, n, ip, Some(o)),
+    );
+}

@@ -1,0 +1,93 @@
+//! `n.run`, `n.sh`, `run_all`: commands on nodes.
+
+use super::{tail, NodeRef, PResult, PrimError};
+use crate::inventory::Node;
+use crate::run::env::log_command;
+use crate::transport::{CmdOutput, CmdRequest};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Options of `n.run` / `n.sh` / `run_all`.
+#[derive(Debug, Clone, Default)]
+pub struct RunOpts {
+    pub timeout: Option<Duration>,
+    pub sudo: bool,
+    /// Validated variable names.
+    pub env: Vec<(String, String)>,
+}
+
+pub fn request(n: &NodeRef, spec: &Node, cmd: &str, o: &RunOpts) -> CmdRequest {
+    CmdRequest {
+        command: cmd.to_string(),
+        timeout: n.env.command_timeout(spec, o.timeout, None),
+        env: o.env.clone(),
+        sudo: o.sudo,
+    }
+}
+
+/// `n.run(cmd)`: a non-zero exit is data; an unreachable node or a timeout is an error.
+pub fn run(n: &NodeRef, cmd: &str, o: &RunOpts) -> PResult<CmdOutput> {
+    let req = request(n, &n.spec, cmd, o);
+    Ok(n.env.exec(&n.spec, &req)?)
+}
+
+/// `n.sh(cmd)`: stdout, or a failure with exit code and stderr tail (exit 127 is an error: the
+/// command is missing).
+pub fn sh(n: &NodeRef, cmd: &str, o: &RunOpts) -> PResult<String> {
+    let out = run(n, cmd, o)?;
+    sh_result(n.name(), cmd, out)
+}
+
+pub fn sh_result(node: &str, cmd: &str, o: CmdOutput) -> PResult<String> {
+    match o.exit_code {
+        Some(0) => Ok(o.stdout),
+        Some(127) => Err(PrimError::error_with(
+            format!("{node}: `{cmd}`: command not found (exit 127)"),
+            tail(&o.stderr, 10),
+        )),
+        code => Err(PrimError::failure_with(
+            format!(
+                "{node}: `{cmd}` exited with {}{}",
+                code.map(|c| c.to_string()).unwrap_or("a signal".into()),
+                match tail(&o.stderr, 1).trim() {
+                    "" => String::new(),
+                    t => format!(": {t}"),
+                }
+            ),
+            Some(tail(&o.stderr, 20)),
+        )),
+    }
+}
+
+/// `run_all(nodes, cmd)`: all nodes at once (up to the fan-out); (name, result) in node order.
+/// Any node that could not be reached makes the whole call an error listing them.
+pub fn run_all(nodes: &[NodeRef], cmd: &str, o: &RunOpts) -> PResult<Vec<(String, CmdOutput)>> {
+    let Some(first) = nodes.first() else {
+        return Ok(vec![]);
+    };
+    let env = first.env.clone();
+    let specs: Vec<Arc<Node>> = nodes.iter().map(|n| n.spec.clone()).collect();
+    let reqs: Vec<CmdRequest> = specs.iter().map(|s| request(first, s, cmd, o)).collect();
+    let results = env.run_many(&specs, &reqs);
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for ((spec, req), res) in specs.iter().zip(&reqs).zip(results) {
+        log_command(spec, req, &res);
+        match res {
+            Ok(o) => out.push((spec.name.clone(), o)),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(PrimError::error_with(
+            format!(
+                "run_all: {} of {} nodes failed: {}",
+                errors.len(),
+                specs.len(),
+                errors[0]
+            ),
+            errors.join("\n"),
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,107 @@
+//! `ssh_hop(from, to_address)`: passwordless SSH from one node to another address as the same
+//! user, asked exactly as a workload (mpirun, NCCL's bootstrap) asks it: the node user's own ssh
+//! config and known_hosts, `BatchMode=yes`. With `strict_host_key: true` the peer's host key
+//! must already be trusted (`StrictHostKeyChecking=yes`).
+
+use super::{check_addr, NodeRef, PResult};
+use crate::transport::CmdRequest;
+use crate::util::names::quote;
+use serde::Serialize;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Default)]
+pub struct SshHopOpts {
+    pub strict_host_key: bool,
+    pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SshHop {
+    pub ok: bool,
+    pub from: String,
+    pub to: String,
+    pub user: Option<String>,
+    pub hostname: Option<String>,
+    /// ssh's own reason when it failed.
+    pub error: Option<String>,
+}
+
+pub fn hop_command(to: &str, o: &SshHopOpts) -> PResult<String> {
+    check_addr(to)?;
+    let strict = if o.strict_host_key {
+        " -o StrictHostKeyChecking=yes"
+    } else {
+        ""
+    };
+    Ok(format!(
+        "ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0{strict} {} 'echo fabcheck-hop $(id -un) $(hostname)'",
+        quote(to)
+    ))
+}
+
+pub fn ssh_hop(from: &NodeRef, to: &str, o: &SshHopOpts) -> PResult<SshHop> {
+    let cmd = hop_command(to, o)?;
+    let req = CmdRequest {
+        command: cmd,
+        timeout: from
+            .env
+            .command_timeout(&from.spec, o.timeout, Some(Duration::from_secs(15))),
+        env: vec![],
+        sudo: false,
+    };
+    let out = from.env.exec(&from.spec, &req)?;
+    let line = out.stdout.lines().find(|l| l.starts_with("fabcheck-hop "));
+    let mut f = line
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter();
+    let (user, hostname) = (f.next(), f.next());
+    let ok = out.exit_code == Some(0) && hostname.is_some();
+    let err = out
+        .stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    Ok(SshHop {
+        ok,
+        from: from.name().to_string(),
+        to: to.to_string(),
+        user,
+        hostname,
+        error: if ok {
+            None
+        } else if err.is_empty() {
+            Some(format!("ssh exited {}", out.exit_code.unwrap_or(-1)))
+        } else {
+            Some(err)
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_asks_what_the_workload_asks_unless_strict() {
+        let plain = hop_command("192.168.100.11", &SshHopOpts::default()).unwrap();
+        assert!(plain.contains("BatchMode=yes") && !plain.contains("StrictHostKeyChecking"), "{plain}");
+        let strict = hop_command(
+            "192.168.100.11",
+            &SshHopOpts {
+                strict_host_key: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(strict.contains("-o StrictHostKeyChecking=yes"), "{strict}");
+        assert!(hop_command("-oProxyCommand=x", &SshHopOpts::default()).is_err());
+    }
+}

@@ -1,0 +1,323 @@
+//! Node methods that read state through a tool and a parser: `n.ethtool(iface)`,
+//! `n.ethtool_driver`, `n.ethtool_stats`, `n.eee`, `n.bond`, `n.addresses`, `n.ibdev2netdev`,
+//! `n.rdma_links`, `n.ofed_version`, `n.ping`, `n.file_info`. Arguments are validated and
+//! quoted; a missing tool, interface or device is an error naming it and the node.
+
+use super::{check_addr, check_name, parsed, NodeRef, PResult, PrimError};
+use crate::parse;
+use crate::transport::{CmdOutput, CmdRequest};
+use crate::util::names::quote;
+use serde::Serialize;
+use std::time::Duration;
+
+/// Run a read-only tool command on a node; exit 127 is "tool missing".
+pub fn tool(
+    n: &NodeRef,
+    tool: &str,
+    cmd: &str,
+    timeout: Option<Duration>,
+    work: Option<Duration>,
+) -> PResult<CmdOutput> {
+    n.env
+        .dry_check_tool(&n.spec, tool)
+        .map_err(PrimError::error)?;
+    let req = CmdRequest {
+        command: cmd.to_string(),
+        timeout: n.env.command_timeout(&n.spec, timeout, work),
+        env: vec![],
+        sudo: false,
+    };
+    let o = n.env.exec(&n.spec, &req)?;
+    if n.env.dry_run {
+        return Err(PrimError::dry_run());
+    }
+    if o.exit_code == Some(127) {
+        return Err(missing_tool(n.name(), tool));
+    }
+    Ok(o)
+}
+
+pub fn missing_tool(node: &str, tool: &str) -> PrimError {
+    PrimError::error(format!(
+        "{node}: `{tool}` is not installed (not on PATH, /usr/sbin or /sbin)"
+    ))
+}
+
+pub fn first_err_line(o: &CmdOutput) -> String {
+    o.stderr
+        .lines()
+        .chain(o.stdout.lines())
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn failed(n: &NodeRef, cmd: &str, o: &CmdOutput) -> PrimError {
+    PrimError::error(format!(
+        "{}: `{cmd}` failed (exit {}): {}",
+        n.name(),
+        o.exit_code.unwrap_or(-1),
+        first_err_line(o)
+    ))
+}
+
+/// `ethtool [FLAG] IFACE`, with "interface does not exist" told apart from other failures.
+fn ethtool_run(n: &NodeRef, iface: &str, flag: &str) -> PResult<CmdOutput> {
+    check_name("interface", iface)?;
+    let cmd = if flag.is_empty() {
+        format!("ethtool {}", quote(iface))
+    } else {
+        format!("ethtool {flag} {}", quote(iface))
+    };
+    let o = tool(n, "ethtool", &cmd, None, None)?;
+    if o.exit_code != Some(0) {
+        let all = format!("{}\n{}", o.stderr, o.stdout);
+        if all.contains("No such device")
+            || all.contains("no device matches")
+            || all.contains("does not exist")
+        {
+            return Err(PrimError::error(format!(
+                "{}: interface `{iface}` does not exist ({})",
+                n.name(),
+                first_err_line(&o)
+            )));
+        }
+        return Err(failed(n, &cmd, &o));
+    }
+    Ok(o)
+}
+
+pub fn ethtool(n: &NodeRef, iface: &str) -> PResult<parse::ethtool::Ethtool> {
+    let o = ethtool_run(n, iface, "")?;
+    parsed(n.name(), &o.stdout, parse::ethtool::parse)
+}
+
+pub fn ethtool_driver(n: &NodeRef, iface: &str) -> PResult<parse::ethtool_driver::EthtoolDriver> {
+    let o = ethtool_run(n, iface, "-i")?;
+    parsed(n.name(), &o.stdout, parse::ethtool_driver::parse)
+}
+
+pub fn ethtool_stats(n: &NodeRef, iface: &str) -> PResult<parse::ethtool_stats::EthtoolStats> {
+    let o = ethtool_run(n, iface, "-S")?;
+    parsed(n.name(), &o.stdout, parse::ethtool_stats::parse)
+}
+
+/// `ethtool --show-eee`; a device without EEE support at all is `supported: false` (it cannot
+/// be enabled or active), with ethtool's line in `error`.
+pub fn eee(n: &NodeRef, iface: &str) -> PResult<parse::eee::Eee> {
+    check_name("interface", iface)?;
+    let cmd = format!("ethtool --show-eee {}", quote(iface));
+    let o = tool(n, "ethtool", &cmd, None, None)?;
+    if o.exit_code != Some(0) && o.stdout.trim().is_empty() {
+        let why = first_err_line(&o);
+        if why.contains("Operation not supported") {
+            return Ok(parse::eee::Eee {
+                interface: Some(iface.to_string()),
+                error: Some(why),
+                ..Default::default()
+            });
+        }
+        return Err(PrimError::error(format!("{}: `{cmd}` failed: {why}", n.name())));
+    }
+    parsed(n.name(), &o.stdout, parse::eee::parse)
+}
+
+/// A tool whose failure with empty stdout is an error, else its stdout is parsed.
+fn simple<T>(
+    n: &NodeRef,
+    tool_name: &str,
+    cmd: &str,
+    f: impl FnOnce(&str) -> Result<T, parse::ParseError>,
+) -> PResult<T> {
+    let o = tool(n, tool_name, cmd, None, None)?;
+    if o.exit_code != Some(0) && o.stdout.trim().is_empty() {
+        return Err(failed(n, cmd, &o));
+    }
+    parsed(n.name(), &o.stdout, f)
+}
+
+pub fn bond(n: &NodeRef, name: &str) -> PResult<parse::bonding::Bonding> {
+    check_name("bond", name)?;
+    let path = format!("/proc/net/bonding/{name}");
+    let o = tool(n, "cat", &format!("cat {}", quote(&path)), None, None)?;
+    if o.exit_code != Some(0) {
+        return Err(PrimError::error(format!(
+            "{}: no bond `{name}` ({path}: {})",
+            n.name(),
+            first_err_line(&o)
+        )));
+    }
+    parsed(n.name(), &o.stdout, parse::bonding::parse)
+}
+
+pub fn addresses(n: &NodeRef) -> PResult<Vec<parse::ip_addr::Interface>> {
+    simple(n, "ip", "ip -j addr", parse::ip_addr::parse)
+}
+
+pub fn ibdev2netdev(n: &NodeRef) -> PResult<Vec<parse::ibdev2netdev::Mapping>> {
+    simple(n, "ibdev2netdev", "ibdev2netdev", parse::ibdev2netdev::parse)
+}
+
+pub fn rdma_links(n: &NodeRef) -> PResult<Vec<parse::rdma_link::Link>> {
+    simple(n, "rdma", "rdma link", parse::rdma_link::parse)
+}
+
+pub fn ofed_version(n: &NodeRef) -> PResult<parse::ofed_info::OfedInfo> {
+    simple(n, "ofed_info", "ofed_info -s", parse::ofed_info::parse)
+}
+
+/// Options of `n.ping`.
+#[derive(Debug, Clone, Default)]
+pub struct PingOpts {
+    pub count: Option<i64>,
+    /// Seconds to wait for each reply (`-W`).
+    pub wait: Option<i64>,
+    pub iface: Option<String>,
+    pub size: Option<i64>,
+    pub dont_fragment: bool,
+    pub interval: Option<f64>,
+    pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PingResult {
+    #[serde(flatten)]
+    pub ping: parse::ping::Ping,
+    /// Errors such as "message too long" (MTU) are printed on stderr: kept visible.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+}
+
+/// The ping command line for `ip` with options `o` (validated).
+pub fn ping_command(ip: &str, o: &PingOpts) -> PResult<String> {
+    check_addr(ip)?;
+    let count = o.count.unwrap_or(3).clamp(1, 10_000);
+    let mut cmd = format!("ping -n -c {count} -W {}", o.wait.unwrap_or(2).clamp(1, 60));
+    // Options in the order of their names (the order recorded transcripts have).
+    if o.dont_fragment {
+        cmd.push_str(" -M do");
+    }
+    if let Some(i) = &o.iface {
+        check_name("interface", i)?;
+        cmd.push_str(&format!(" -I {}", quote(i)));
+    }
+    if let Some(f) = o.interval {
+        cmd.push_str(&format!(" -i {:.3}", f.clamp(0.002, 60.0)));
+    }
+    if let Some(s) = o.size {
+        cmd.push_str(&format!(" -s {}", s.clamp(0, 65507)));
+    }
+    cmd.push(' ');
+    cmd.push_str(&quote(ip));
+    Ok(cmd)
+}
+
+/// `n.ping(ip, opts)`: 100 % loss is data (the script asserts on it); an unknown host or a bad
+/// option is an error.
+pub fn ping(n: &NodeRef, ip: &str, o: &PingOpts) -> PResult<PingResult> {
+    let cmd = ping_command(ip, o)?;
+    // The pings themselves take count × interval (1 s by default) plus the last wait.
+    let work = Duration::from_secs_f64(
+        o.count.unwrap_or(3).clamp(1, 10_000) as f64 * o.interval.unwrap_or(1.0).clamp(0.002, 60.0)
+            + o.wait.unwrap_or(2).clamp(1, 60) as f64,
+    );
+    let o2 = tool(n, "ping", &cmd, o.timeout, Some(work))?;
+    if o2.exit_code != Some(0) && o2.exit_code != Some(1) {
+        return Err(failed(n, &cmd, &o2));
+    }
+    let ping = parsed(n.name(), &o2.stdout, parse::ping::parse)?;
+    Ok(PingResult {
+        ping,
+        stderr: Some(o2.stderr.trim().to_string()).filter(|s| !s.is_empty()),
+    })
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileInfo {
+    pub path: String,
+    pub owner: String,
+    pub group: String,
+    /// Octal, 4 digits: `0600`.
+    pub mode: String,
+    pub size: i64,
+    pub sha256: String,
+}
+
+/// `n.file_info(path)`; tries `sudo -n` when the file is not readable by the login user
+/// (netplan files are root:root 0600).
+pub fn file_info(n: &NodeRef, path: &str) -> PResult<FileInfo> {
+    if path.is_empty() || path.contains('\0') || path.contains('\n') {
+        return Err(PrimError::error(format!("refused path {path:?}")));
+    }
+    let q = quote(path);
+    let cmd = format!("stat -c '%U %G %a %s' -- {q} && sha256sum -- {q}");
+    let mut o = tool(n, "stat", &cmd, None, None)?;
+    if o.exit_code != Some(0) && o.stderr.contains("Permission denied") {
+        let req = CmdRequest {
+            command: cmd.clone(),
+            timeout: n.env.command_timeout(&n.spec, None, None),
+            env: vec![],
+            sudo: true,
+        };
+        o = n.env.exec(&n.spec, &req)?;
+    }
+    if o.exit_code != Some(0) {
+        return Err(PrimError::error(format!(
+            "{}: cannot read {path}: {}",
+            n.name(),
+            first_err_line(&o)
+        )));
+    }
+    let mut lines = o.stdout.lines();
+    let st: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+    let sha = lines
+        .next()
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or("");
+    if st.len() != 4 || sha.len() != 64 {
+        return Err(PrimError::error_with(
+            format!("{}: unexpected stat/sha256sum output for {path}", n.name()),
+            o.stdout.clone(),
+        ));
+    }
+    Ok(FileInfo {
+        path: path.to_string(),
+        owner: st[0].to_string(),
+        group: st[1].to_string(),
+        mode: format!("{:0>4}", st[2]),
+        size: st[3].parse::<i64>().unwrap_or(-1),
+        sha256: sha.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ping_command_is_built_from_options() {
+        let o = PingOpts {
+            count: Some(5),
+            iface: Some("enp1s0f1np1".into()),
+            size: Some(8972),
+            dont_fragment: true,
+            interval: Some(0.2),
+            ..Default::default()
+        };
+        assert_eq!(
+            ping_command("192.168.100.11", &o).unwrap(),
+            "ping -n -c 5 -W 2 -M do -I enp1s0f1np1 -i 0.200 -s 8972 192.168.100.11"
+        );
+        assert_eq!(
+            ping_command("10.0.0.1", &PingOpts::default()).unwrap(),
+            "ping -n -c 3 -W 2 10.0.0.1"
+        );
+        assert!(ping_command("10.0.0.1; reboot", &PingOpts::default()).is_err());
+        let bad_iface = PingOpts {
+            iface: Some("eth0 -f".into()),
+            ..Default::default()
+        };
+        assert!(ping_command("10.0.0.1", &bad_iface).is_err());
+    }
+}

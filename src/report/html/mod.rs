@@ -1,0 +1,32 @@
+//! HTML report (`--html FILE`): one self-contained file (inline CSS and SVG, no scripts, no
+//! network loads) for the engineer who opens it after a maintenance window.
+//!
+//! Order: SIMULATED banner (if any) · verdict header (PASSED/FAILED, run time, inventory,
+//! counts) · failures and errors with message, detail and command output · plots · every test
+//! per suite · metrics tables · tool versions.
+//!
+//! Plots read metric fields (see README "Reports"): **busbw vs message size** from metrics with
+//! `size_bytes` (one series per test; a `test_each` test gives one per node); **per-rail
+//! bandwidth** from metrics with `rail`, one bar each, grouped by `node` (else the test's node),
+//! with `threshold` (solid verdict line) or `reference` drawn.
+
+mod charts;
+mod page;
+mod styles;
+mod tables;
+
+pub use styles::esc;
+
+use crate::run::model::RunResult;
+
+pub fn render(run: &RunResult) -> String {
+    let mut h = String::new();
+    page::header(&mut h, run);
+    page::problems(&mut h, run);
+    charts::section(&mut h, run);
+    tables::all_tests(&mut h, run);
+    tables::metrics(&mut h, run);
+    tables::tool_versions(&mut h, run);
+    page::footer(&mut h, run);
+    h
+}

@@ -1,0 +1,88 @@
+//! Look of the HTML report: the stylesheet, escaping, status badges, durations.
+
+use super::super::clean_text;
+use crate::run::model::Status;
+
+/// HTML-escape text (after removing ANSI sequences and control characters).
+pub fn esc(s: &str) -> String {
+    let c = clean_text(s);
+    let mut o = String::with_capacity(c.len() + 16);
+    for ch in c.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(ch),
+        }
+    }
+    o
+}
+
+
+pub const CSS: &str = r#"
+:root{--pass:#1a7f37;--fail:#cf222e;--err:#8250df;--skip:#9a6700;--line:#d0d7de;--muted:#57606a;--bg:#f6f8fa}
+*{box-sizing:border-box}
+body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;margin:0;color:#1f2328;background:#fff}
+main{max-width:1200px;margin:0 auto;padding:16px 24px 48px}
+h1{font-size:20px;margin:0}
+h2{font-size:18px;margin:28px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}
+h3{font-size:15px;margin:18px 0 6px}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+pre{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:8px 10px;overflow:auto;max-height:480px;white-space:pre-wrap;word-break:break-all;margin:6px 0}
+.sim{background:repeating-linear-gradient(45deg,#ffd33d,#ffd33d 18px,#ffdf5d 18px,#ffdf5d 36px);color:#3b2300;text-align:center;font-weight:700;font-size:20px;padding:12px;border-bottom:3px solid #9a6700;letter-spacing:.5px}
+.sim small{display:block;font-weight:400;font-size:13px}
+header{display:flex;gap:24px;align-items:center;flex-wrap:wrap;padding:18px 0 10px;border-bottom:1px solid var(--line)}
+.verdict{font-size:34px;font-weight:800;color:#fff;padding:10px 26px;border-radius:8px;letter-spacing:1px}
+.verdict.PASSED{background:var(--pass)}.verdict.FAILED{background:var(--fail)}.verdict.INTERRUPTED{background:var(--skip)}
+.facts{display:grid;grid-template-columns:auto auto;gap:2px 14px;color:var(--muted)}
+.facts b{color:#1f2328;font-weight:600}
+.counts{display:flex;gap:8px;flex-wrap:wrap}
+.chip{border-radius:16px;padding:3px 12px;font-weight:600;border:1px solid var(--line);background:var(--bg)}
+.chip.pass{color:var(--pass)}.chip.failure{color:var(--fail)}.chip.error{color:var(--err)}.chip.skipped{color:var(--skip)}
+.badge{display:inline-block;min-width:48px;text-align:center;border-radius:4px;color:#fff;font-weight:700;font-size:11.5px;padding:1px 6px}
+.badge.pass{background:var(--pass)}.badge.failure{background:var(--fail)}.badge.error{background:var(--err)}.badge.skipped{background:var(--skip)}
+.problem{border:1px solid var(--line);border-left:6px solid var(--fail);border-radius:6px;padding:8px 12px;margin:10px 0;background:#fff}
+.problem.error{border-left-color:var(--err)}
+.problem .msg{font-weight:600;margin:4px 0;white-space:pre-wrap;word-break:break-word}
+.where{color:var(--muted);font-size:12.5px}
+details{margin:4px 0}
+summary{cursor:pointer;color:#0969da}
+table{border-collapse:collapse;width:100%;margin:6px 0 12px}
+th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
+th{background:var(--bg);font-weight:600}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.failure td:first-child{border-left:4px solid var(--fail)}tr.error td:first-child{border-left:4px solid var(--err)}
+tr.pass td:first-child{border-left:4px solid var(--pass)}tr.skipped td:first-child{border-left:4px solid var(--skip)}
+.bad{color:var(--fail);font-weight:600}.good{color:var(--pass)}
+.plot{border:1px solid var(--line);border-radius:6px;padding:8px;margin:8px 0 16px;background:#fff}
+.muted{color:var(--muted)}
+footer{margin-top:32px;color:var(--muted);font-size:12px}
+"#;
+
+
+pub fn status_class(s: Status) -> &'static str {
+    match s {
+        Status::Pass => "pass",
+        Status::Failure => "failure",
+        Status::Error => "error",
+        Status::Skipped => "skipped",
+    }
+}
+
+pub fn badge(s: Status) -> String {
+    format!(
+        "<span class=\"badge {}\">{}</span>",
+        status_class(s),
+        s.label()
+    )
+}
+
+pub fn ms(d: u64) -> String {
+    if d >= 60_000 {
+        format!("{}m{:02}s", d / 60_000, (d % 60_000) / 1000)
+    } else {
+        format!("{:.1}s", d as f64 / 1000.0)
+    }
+}

@@ -1,0 +1,170 @@
+//! The run environment: inventory, transports by kind, safety switches, and the one timeout
+//! policy every primitive's commands go through. Every command runs through [`RunEnv::exec`]
+//! (logged into the current test) or [`RunEnv::run_raw`] (the caller logs).
+
+use super::context;
+use super::model::{cap, CommandLog};
+use crate::inventory::{Inventory, Node, TransportKind};
+use crate::transport::{CmdOutput, CmdRequest, Transport, TransportError};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Transports by kind; `force` (from `--replay`) sends every node to one of them.
+pub struct Transports {
+    pub ssh: Arc<dyn Transport>,
+    pub local: Arc<dyn Transport>,
+    pub replay: Arc<dyn Transport>,
+    pub force: Option<TransportKind>,
+}
+
+impl Transports {
+    pub fn for_node(&self, n: &Node) -> &Arc<dyn Transport> {
+        match self.force.as_ref().unwrap_or(&n.transport) {
+            TransportKind::Ssh => &self.ssh,
+            TransportKind::Local => &self.local,
+            TransportKind::Replay => &self.replay,
+        }
+    }
+    pub fn all(&self) -> [&Arc<dyn Transport>; 3] {
+        [&self.ssh, &self.local, &self.replay]
+    }
+}
+
+/// Everything a run shares: inventory, transports, parameters, safety switches.
+pub struct RunEnv {
+    pub inventory: Inventory,
+    pub transports: Transports,
+    /// `--set KEY=VALUE`, typed (numbers and booleans) as JSON values.
+    pub params: BTreeMap<String, serde_json::Value>,
+    pub allow_changes: bool,
+    pub dry_run: bool,
+    pub fanout: usize,
+    pub stdlib_dir: Option<PathBuf>,
+    /// `--timeout`: the timeout of every command that names none itself (see
+    /// [`RunEnv::command_timeout`]) and the default test timeout.
+    pub timeout: Option<Duration>,
+}
+
+/// Capture kept per command in reports (head + tail).
+pub const LOG_CAP: usize = 8 * 1024;
+
+/// Messages of errors found by `--dry-run`'s read-only checks start with this; the runner keeps
+/// them as errors (every other dry-run outcome becomes "skipped").
+pub const DRY_RUN_CHECK: &str = "dry run check failed: ";
+
+/// The shortest timeout a command is given (a test with 10 ms left still gets a try).
+const MIN_TIMEOUT: Duration = Duration::from_millis(100);
+
+impl RunEnv {
+    /// The one timeout policy, for every command of every primitive (node methods, `run`/`sh`,
+    /// pair runs, NCCL launches, dry-run checks):
+    ///
+    /// 1. the call's own `timeout` option, if the script gave one;
+    /// 2. else `--timeout`, if given (it raises or lowers);
+    /// 3. else the node's `command_timeout` (inventory, default 120 s), raised to what the work
+    ///    asked needs (`work`: e.g. an `ib_write_bw` of `duration: 60` needs 60 s plus start-up);
+    ///
+    /// and never more than the time left in the current test.
+    pub fn command_timeout(
+        &self,
+        node: &Node,
+        explicit: Option<Duration>,
+        work: Option<Duration>,
+    ) -> Duration {
+        let t = explicit.or(self.timeout).unwrap_or_else(|| {
+            node.command_timeout
+                .max(work.unwrap_or(Duration::ZERO))
+        });
+        t.min(context::remaining()).max(MIN_TIMEOUT)
+    }
+
+    /// `--dry-run`'s read-only check that a program exists on a node (PATH, /usr/sbin, /sbin).
+    /// Outside dry runs it checks nothing.
+    pub fn dry_check_tool(&self, node: &Node, tool: &str) -> Result<(), String> {
+        if !self.dry_run {
+            return Ok(());
+        }
+        let req = CmdRequest {
+            command: format!("command -v {} >/dev/null", crate::util::names::quote(tool)),
+            timeout: self.command_timeout(node, None, None),
+            env: vec![],
+            sudo: false,
+        };
+        match self.transports.for_node(node).run(node, &req) {
+            Ok(o) if o.exit_code == Some(0) => Ok(()),
+            Ok(_) => Err(format!(
+                "{DRY_RUN_CHECK}{}: `{tool}` is not installed (not on PATH, /usr/sbin or /sbin)",
+                node.name
+            )),
+            Err(e) => Err(format!("{DRY_RUN_CHECK}{e}")),
+        }
+    }
+
+    /// Run a command on a node (any thread); the caller logs it. Dry runs print it instead.
+    pub fn run_raw(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        if self.dry_run {
+            eprintln!("[dry-run] {}: {}", node.name, req.command);
+            return Ok(CmdOutput {
+                exit_code: Some(0),
+                ..Default::default()
+            });
+        }
+        self.transports.for_node(node).run(node, req)
+    }
+
+    /// Run and log into the current test.
+    pub fn exec(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        let res = self.run_raw(node, req);
+        log_command(node, req, &res);
+        res
+    }
+
+    /// Run one request per node, up to the fan-out at once; results in node order (not logged).
+    pub fn run_many(
+        &self,
+        nodes: &[Arc<Node>],
+        reqs: &[CmdRequest],
+    ) -> Vec<Result<CmdOutput, TransportError>> {
+        let pairs: Vec<(&Arc<Node>, &CmdRequest)> = nodes.iter().zip(reqs).collect();
+        crate::util::pool::map(
+            &pairs,
+            self.fanout,
+            |_, (n, r)| self.run_raw(n, r),
+            |_, (n, _)| {
+                Err(TransportError::Other {
+                    node: n.name.clone(),
+                    message: "internal error: the command's thread panicked".into(),
+                })
+            },
+        )
+    }
+}
+
+/// Record a command and its outcome in the current test's log (capped head + tail).
+pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
+    let entry = match res {
+        Ok(o) => CommandLog {
+            node: node.name.clone(),
+            command: req.command.clone(),
+            exit_code: o.exit_code,
+            duration_ms: o.duration.as_millis() as u64,
+            stdout: cap(&o.stdout, LOG_CAP),
+            stderr: cap(&o.stderr, LOG_CAP),
+            error: None,
+        },
+        Err(e) => CommandLog {
+            node: node.name.clone(),
+            command: req.command.clone(),
+            exit_code: None,
+            duration_ms: 0,
+            stdout: String::new(),
+            stderr: String::new(),
+            error: Some(e.to_string()),
+        },
+    };
+    if context::with(|c| c.commands.push(entry.clone())).is_none() {
+        tracing::debug!(node = %entry.node, command = %entry.command, "command outside a test");
+    }
+}

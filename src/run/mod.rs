@@ -1,0 +1,14 @@
+//! What a run shares, beneath both the engine and the primitives: the results model, the
+//! observer the runner reports progress to, the run environment (inventory, transports, the one
+//! timeout policy), the per-test context, and cancellation.
+//!
+//! Arrows between folders go one way: `cli` → `engine` → `primitives` → `run` →
+//! `transport`/`inventory`/`parse`/`util`; `report` reads `run::model`.
+
+pub mod context;
+pub mod env;
+pub mod model;
+pub mod observer;
+
+/// Run-wide interruption (Ctrl-C / SIGTERM). It lives with the transports, whose waits it wakes.
+pub use crate::transport::cancel;

@@ -1,0 +1,7 @@
+//! Small helpers every layer may use (they depend on nothing else in fabcheck): the one name
+//! validator, the one worker pool, the one "did you mean".
+
+pub mod fmt;
+pub mod names;
+pub mod pool;
+pub mod suggest;

@@ -1,0 +1,78 @@
+//! The one place that says which names and words may reach a remote shell. Everything that
+//! primitives, the inventory or the transports put on a command line goes through here (and is
+//! shell-quoted besides).
+
+/// A name that reaches a remote command or a file name: node, interface, RDMA device, bond.
+pub fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 255
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:@%".contains(c))
+        && !s.starts_with('-')
+}
+
+/// An IP address, or a host name (no `%` scope or `@`).
+pub fn valid_address(s: &str) -> bool {
+    s.parse::<std::net::IpAddr>().is_ok() || (valid_name(s) && !s.contains('%') && !s.contains('@'))
+}
+
+/// An environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn valid_env_name(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A program path given by a script (`binary:` options).
+pub fn valid_program(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./+".contains(c))
+}
+
+/// One argument word of `extra_args` / `args` options.
+pub fn valid_arg_word(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_=.:,/+@".contains(c))
+}
+
+/// Characters that need no shell quoting.
+pub fn shell_safe(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+}
+
+/// `--set` keys and script parameter names.
+pub fn valid_param_key(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+}
+
+/// POSIX shell single-quoting.
+pub fn quote(s: &str) -> String {
+    if shell_safe(s) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_refuse_shell_syntax_and_options() {
+        assert!(valid_name("enP2p1s0f1np1"));
+        assert!(!valid_name("-Efoo"));
+        assert!(!valid_name("eth0;reboot"));
+        assert!(!valid_name(""));
+        assert!(valid_address("192.168.100.10") && valid_address("fe80::1") && valid_address("spark-01"));
+        assert!(!valid_address("a@b") && !valid_address("x y"));
+        assert!(valid_env_name("NCCL_IB_HCA") && !valid_env_name("") && !valid_env_name("1X") && !valid_env_name("A-B"));
+        assert!(valid_program("/opt/nccl-tests/build/all_reduce_perf") && !valid_program("-x") && !valid_program("a b"));
+        assert!(valid_arg_word("--report_gbits") && !valid_arg_word("$(id)"));
+    }
+
+    #[test]
+    fn quoting_defuses_shell_syntax() {
+        assert_eq!(quote("enp1s0f1np1"), "enp1s0f1np1");
+        assert_eq!(quote("eth0; touch /tmp/x"), "'eth0; touch /tmp/x'");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(quote(""), "''");
+    }
+}
