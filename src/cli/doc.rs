@@ -115,6 +115,14 @@ pub fn doc() -> i32 {
         }
         last = name;
     }
+    println!("\n## Options and returned fields\n");
+    println!("An unknown option key is an error (with \"did you mean\"). Every `timeout` follows the");
+    println!("timeout policy in README.md.\n");
+    for (call, opts, fields) in crate::engine::bindings::reference() {
+        let o = if opts.is_empty() { "none".to_string() } else { opts.join(", ") };
+        let f = if fields.is_empty() { "nothing".to_string() } else { fields.join(", ") };
+        println!("- `{call}` — options: {o}; returns: {f}");
+    }
     println!("\n## Parsers (`parse::KIND(text)`, same as `fabcheck parse KIND`)\n");
     for (kind, f, input) in crate::parse::KINDS {
         println!("- `parse::{f}(text)` — `{kind}`: {input}");

@@ -7,7 +7,7 @@ use super::signal::{self, RhaiErr};
 use crate::run::model::Metric;
 use super::bindings::Opts;
 
-const METRIC_OPTS: &[&str] = &[
+pub const METRIC_OPTS: &[&str] = &[
     "tolerance_pct", "higher_is_better", "threshold", "reference", "node", "rail", "size_bytes",
 ];
 use rhai::{Dynamic, Engine, Map, NativeCallContext};

@@ -133,7 +133,7 @@ pub fn launch(name: &str, nodes: &[&crate::inventory::Node], o: &NcclOpts) -> PR
 }
 
 /// The nccl parse plus how it was launched.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct NcclResult {
     #[serde(flatten)]
     pub parsed: parse::nccl::Nccl,

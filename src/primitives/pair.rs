@@ -305,7 +305,7 @@ pub fn perftest_plan(
 }
 
 /// A perftest result: the client's parse plus the server's.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct PerftestResult {
     #[serde(flatten)]
     pub client: parse::perftest::Perftest,
@@ -383,7 +383,7 @@ pub fn perftest(
 }
 
 /// One rail of a port run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Rail {
     pub device: String,
     pub server_ip: String,
@@ -392,7 +392,7 @@ pub struct Rail {
     pub result: PerftestResult,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct PortResult {
     pub port: String,
     pub total_gbps: f64,

@@ -15,7 +15,7 @@ pub struct SshHopOpts {
     pub timeout: Option<Duration>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct SshHop {
     pub ok: bool,
     pub from: String,

@@ -180,7 +180,7 @@ pub struct PingOpts {
     pub timeout: Option<Duration>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct PingResult {
     #[serde(flatten)]
     pub ping: parse::ping::Ping,
@@ -233,7 +233,7 @@ pub fn ping(n: &NodeRef, ip: &str, o: &PingOpts) -> PResult<PingResult> {
     })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct FileInfo {
     pub path: String,
     pub owner: String,

@@ -64,53 +64,68 @@ impl Console {
     }
 
     pub fn summary(&self, run: &RunResult, reports: &[String]) {
-        let c = run.counts();
         let mut out = std::io::stdout().lock();
         if self.live {
             let _ = write!(out, "\r\x1b[K");
         }
-        let problems: Vec<&TestResult> = run
-            .suites
-            .iter()
-            .flat_map(|s| &s.tests)
-            .filter(|t| matches!(t.status, Status::Failure | Status::Error))
-            .collect();
-        if !problems.is_empty() {
-            let _ = writeln!(out, "\nProblems:");
-            for t in problems {
-                let _ = writeln!(
-                    out,
-                    "  {} {} ({}): {}",
-                    t.status.label(),
-                    t.name,
-                    t.classname,
-                    t.message.clone().unwrap_or_default()
-                );
-            }
-        }
-        if let Some(sim) = &run.simulation {
+        let _ = write!(out, "{}", summary_text(run, reports));
+    }
+}
+
+/// Text the console shows of a name or message: control characters and ANSI sequences from
+/// node output removed, one line, at most 1000 bytes (the reports keep the rest).
+pub fn console_line(s: &str) -> String {
+    super::one_line(s)
+}
+
+/// The end-of-run summary: problems, simulation note, counts, report paths.
+pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
+    use std::fmt::Write as _;
+    let c = run.counts();
+    let mut out = String::new();
+    let problems: Vec<&TestResult> = run
+        .suites
+        .iter()
+        .flat_map(|s| &s.tests)
+        .filter(|t| matches!(t.status, Status::Failure | Status::Error))
+        .collect();
+    if !problems.is_empty() {
+        let _ = writeln!(out, "\nProblems:");
+        for t in problems {
             let _ = writeln!(
                 out,
-                "\nNOTE: SIMULATED cluster ({sim}); no real node was contacted."
+                "  {} {} ({}): {}",
+                t.status.label(),
+                console_line(&t.name),
+                console_line(&t.classname),
+                console_line(t.message.as_deref().unwrap_or_default())
             );
         }
-        if run.interrupted {
-            let _ = writeln!(out, "\nInterrupted: partial results.");
-        }
+    }
+    if let Some(sim) = &run.simulation {
         let _ = writeln!(
             out,
-            "\n{} tests: {} passed, {} failed, {} errors, {} skipped ({:.1}s)",
-            c.total(),
-            c.pass,
-            c.failure,
-            c.error,
-            c.skipped,
-            run.duration_ms as f64 / 1000.0
+            "\nNOTE: SIMULATED cluster ({}); no real node was contacted.",
+            console_line(sim)
         );
-        for r in reports {
-            let _ = writeln!(out, "{r}");
-        }
     }
+    if run.interrupted {
+        let _ = writeln!(out, "\nInterrupted: partial results.");
+    }
+    let _ = writeln!(
+        out,
+        "\n{} tests: {} passed, {} failed, {} errors, {} skipped ({:.1}s)",
+        c.total(),
+        c.pass,
+        c.failure,
+        c.error,
+        c.skipped,
+        run.duration_ms as f64 / 1000.0
+    );
+    for r in reports {
+        let _ = writeln!(out, "{r}");
+    }
+    out
 }
 
 impl Observer for Console {
@@ -169,5 +184,67 @@ impl Observer for Console {
             }
         }
         self.redraw(&r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::run::model::{RunResult, Status, SuiteResult, TestResult};
+
+    fn t(name: &str, status: Status, message: Option<&str>) -> TestResult {
+        TestResult {
+            name: name.into(),
+            classname: "five_step_acceptance".into(),
+            node: None,
+            file: "s.rhai".into(),
+            line: Some(3),
+            tags: vec![],
+            status,
+            message: message.map(str::to_string),
+            detail: None,
+            duration_ms: 10,
+            warnings: vec![],
+            metrics: vec![],
+            commands: vec![],
+            output: String::new(),
+            attempts: vec![],
+        }
+    }
+
+    #[test]
+    fn summary_exact_text() {
+        let run = RunResult {
+            fabcheck_version: "0.1.0".into(),
+            started: "2026-12-03T12:00:00Z".into(),
+            duration_ms: 2345,
+            inventory: None,
+            simulation: Some("two sparks".into()),
+            interrupted: false,
+            params: Default::default(),
+            suites: vec![SuiteResult {
+                name: "five_step_acceptance".into(),
+                file: "s.rhai".into(),
+                timestamp: String::new(),
+                duration_ms: 2000,
+                tests: vec![
+                    t("step 1: ping mesh [a -> b]", Status::Pass, None),
+                    t("step 2: ssh [a -> b]", Status::Failure, Some("a -> b: ssh said \x1b[31mno\x1b[0m\nPermission denied\u{0}")),
+                    t("step 3: rdma", Status::Error, Some("a: `ib_write_bw` is not installed")),
+                    t("step 5: netplan", Status::Skipped, Some("needs --allow-changes")),
+                ],
+            }],
+            tool_versions: vec![],
+        };
+        assert_eq!(
+            super::summary_text(&run, &["JUnit: r.xml".to_string()]),
+            "\nProblems:\n  FAIL step 2: ssh [a -> b] (five_step_acceptance): a -> b: ssh said no | Permission denied\n  ERROR step 3: rdma (five_step_acceptance): a: `ib_write_bw` is not installed\n\nNOTE: SIMULATED cluster (two sparks); no real node was contacted.\n\n4 tests: 1 passed, 1 failed, 1 errors, 1 skipped (2.3s)\nJUnit: r.xml\n"
+        );
+    }
+
+    #[test]
+    fn console_lines_are_capped() {
+        let long = "x".repeat(5000);
+        let l = super::console_line(&long);
+        assert!(l.len() <= 1003 && l.ends_with('…'), "{}", l.len());
     }
 }

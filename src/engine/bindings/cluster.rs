@@ -7,8 +7,8 @@ use crate::primitives::ssh_hop::{self, SshHopOpts};
 use crate::primitives::NodeRef;
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext};
 
-const NCCL_OPTS: &[&str] = &["binary", "args", "env", "launcher", "np", "hosts", "timeout"];
-const HOP_OPTS: &[&str] = &["strict_host_key", "timeout"];
+pub const NCCL_OPTS: &[&str] = &["binary", "args", "env", "launcher", "np", "hosts", "timeout"];
+pub const HOP_OPTS: &[&str] = &["strict_host_key", "timeout"];
 
 fn nccl_test(ctx: &NativeCallContext, name: &str, nodes: Array, o: Option<Map>) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();

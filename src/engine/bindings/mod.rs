@@ -62,3 +62,41 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
 pub fn pos(ctx: &NativeCallContext) -> Position {
     ctx.call_position()
 }
+
+/// For `fabcheck doc`: each primitive's options and the fields of what it returns (read from
+/// the option lists above and the result types themselves).
+pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> {
+    use crate::parse;
+    use crate::primitives::{nccl, pair as ppair, ssh_hop, tools as ptools};
+    fn fields<T: Serialize + Default>() -> Vec<String> {
+        match serde_json::to_value(T::default()) {
+            Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
+            _ => vec![],
+        }
+    }
+    fn run_fields() -> Vec<String> {
+        ["stdout", "stderr", "exit_code", "duration_ms"].map(String::from).to_vec()
+    }
+    vec![
+        ("n.run(cmd, opts)", nodes::RUN_OPTS, run_fields()),
+        ("n.sh(cmd, opts)", nodes::RUN_OPTS, vec!["(stdout as a string)".into()]),
+        ("run_all(nodes, cmd, opts)", nodes::RUN_OPTS, vec!["(map: node name -> n.run result)".into()]),
+        ("n.ethtool(iface)", &[], fields::<parse::ethtool::Ethtool>()),
+        ("n.ethtool_driver(iface)", &[], fields::<parse::ethtool_driver::EthtoolDriver>()),
+        ("n.ethtool_stats(iface)", &[], fields::<parse::ethtool_stats::EthtoolStats>()),
+        ("n.eee(iface)", &[], fields::<parse::eee::Eee>()),
+        ("n.bond(name)", &[], fields::<parse::bonding::Bonding>()),
+        ("n.addresses()", &[], fields::<parse::ip_addr::Interface>()),
+        ("n.ibdev2netdev()", &[], fields::<parse::ibdev2netdev::Mapping>()),
+        ("n.rdma_links()", &[], fields::<parse::rdma_link::Link>()),
+        ("n.ofed_version()", &[], fields::<parse::ofed_info::OfedInfo>()),
+        ("n.ping(ip, opts)", tools::PING_OPTS, fields::<ptools::PingResult>()),
+        ("n.file_info(path)", &[], fields::<ptools::FileInfo>()),
+        ("ib_write_bw(server, client, opts)", pair::PERFTEST_OPTS, fields::<ppair::PerftestResult>()),
+        ("ib_write_bw_port(server, client, opts)", pair::PORT_OPTS, fields::<ppair::PortResult>()),
+        ("iperf3(server, client, opts)", pair::IPERF3_OPTS, fields::<parse::iperf3::Iperf3>()),
+        ("all_reduce_perf(nodes, opts)", cluster::NCCL_OPTS, fields::<nccl::NcclResult>()),
+        ("ssh_hop(from, to, opts)", cluster::HOP_OPTS, fields::<ssh_hop::SshHop>()),
+        ("metric(name, value, unit, opts)", crate::engine::assertions::METRIC_OPTS, vec![]),
+    ]
+}

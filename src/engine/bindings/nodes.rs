@@ -10,7 +10,7 @@ use crate::transport::CmdOutput;
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
 use std::sync::Arc;
 
-const RUN_OPTS: &[&str] = &["timeout", "sudo", "env"];
+pub const RUN_OPTS: &[&str] = &["timeout", "sudo", "env"];
 
 fn run_opts(o: Option<Map>, what: &str, pos: Position) -> Result<RunOpts, RhaiErr> {
     let o = Opts::new(o, what, RUN_OPTS, pos)?;

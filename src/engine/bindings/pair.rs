@@ -10,11 +10,11 @@ pub const PERFTEST_OPTS: &[&str] = &[
     "device", "server_device", "client_device", "gid_index", "port", "size", "duration", "qps",
     "bidirectional", "all_sizes", "extra_args", "binary", "server_ip", "timeout",
 ];
-const PORT_OPTS: &[&str] = &[
+pub const PORT_OPTS: &[&str] = &[
     "port_name", "device", "gid_index", "port", "size", "duration", "qps", "bidirectional",
     "all_sizes", "extra_args", "binary", "timeout",
 ];
-const IPERF3_OPTS: &[&str] = &[
+pub const IPERF3_OPTS: &[&str] = &[
     "port", "parallel", "duration", "window", "bind", "extra_args", "server_ip", "binary",
     "timeout",
 ];

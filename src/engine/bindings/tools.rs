@@ -5,7 +5,7 @@ use crate::primitives::tools::{self, PingOpts};
 use crate::primitives::NodeRef;
 use rhai::{Engine, Map, NativeCallContext};
 
-const PING_OPTS: &[&str] = &["count", "wait", "iface", "size", "dont_fragment", "interval", "timeout"];
+pub const PING_OPTS: &[&str] = &["count", "wait", "iface", "size", "dont_fragment", "interval", "timeout"];
 
 fn ping(ctx: &NativeCallContext, n: &NodeRef, ip: &str, o: Option<Map>) -> Result<rhai::Dynamic, Box<rhai::EvalAltResult>> {
     let pos = ctx.call_position();

@@ -1,6 +1,6 @@
 //! Reports: HTML (--html), baseline comparison (--baseline), `fabcheck compare`.
 
-mod common;
+use crate::common;
 use common::Fab;
 use std::path::Path;
 

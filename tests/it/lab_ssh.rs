@@ -1,7 +1,7 @@
 //! The SSH transport against real OpenSSH servers: 16 namespace-lab nodes (tests/lab/lab.sh).
 //! Needs root; skips with a notice otherwise (and fails when CI is set).
 
-mod common;
+use crate::common;
 use common::lab::Lab;
 use common::Fab;
 use std::time::{Duration, Instant};
@@ -463,7 +463,7 @@ fn handshakes_survive_a_strict_max_startups() {
         .collect();
     let s = "test_each(nodes(), \"hostname\", |n| { assert_eq(n.sh(\"hostname\").trimmed(), \"lab01\", \"same host\"); });\n";
     let o = Fab::new()
-        .file("inv.toml", &(head + &nodes))
+        .file("inv.toml", &format!("{head}{nodes}"))
         .file("a.rhai", s)
         .args(["run", "a.rhai", "-i", "inv.toml"])
         .reports()

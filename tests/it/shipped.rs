@@ -1,5 +1,5 @@
 //! The shipped scripts (scripts/) on the simulated two-Spark cluster (examples/sim).
-mod common;
+use crate::common;
 use common::{repo, Fab};
 
 fn script(name: &str) -> String {

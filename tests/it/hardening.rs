@@ -1,7 +1,7 @@
 //! Bad input everywhere: clear errors with file:line and a hint, exit 2 or an error outcome;
 //! nothing lost, secrets not printed, runaway scripts stopped.
 
-mod common;
+use crate::common;
 use common::Fab;
 
 #[test]

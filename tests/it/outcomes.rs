@@ -1,6 +1,6 @@
 //! The core runner on the local transport: outcomes, exit codes, reports, diagnostics.
 
-mod common;
+use crate::common;
 use common::Fab;
 
 fn outcomes() -> common::Outcome {

@@ -2,7 +2,7 @@
 //! (ping mesh, SSH hops over fabric addresses, recipe addresses, netplan backup/restore); step 3
 //! an error that says no RDMA device was found (this kernel has no RDMA).
 
-mod common;
+use crate::common;
 use common::lab::Lab;
 use common::Fab;
 

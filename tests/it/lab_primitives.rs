@@ -1,7 +1,7 @@
 //! Cluster primitives on 4 namespace-lab nodes: real ethtool/ip/ping/iperf3/ssh/stat, and
 //! perftest/nccl-tests through shim programs that print real fixtures (this kernel has no RDMA).
 
-mod common;
+use crate::common;
 use common::lab::Lab;
 use common::Fab;
 
@@ -273,4 +273,52 @@ fn rdma_and_bond_methods_on_lab_nodes() {
         "{m}"
     );
     o.junit_is_valid();
+}
+
+/// A perftest stand-in whose client hangs after connecting (a stuck RDMA run): the server
+/// listens on -p PORT like the real tool; the client connects, then sleeps.
+const HANGING_IB_WRITE_BW: &str = r#"#!/usr/bin/perl
+# fabcheck TEST SHIM — not perftest: a client that hangs after connecting.
+use strict; use warnings; use IO::Socket::INET;
+my ($port, $host) = (18515, undef);
+for (my $i = 0; $i < @ARGV; $i++) {
+    my $a = $ARGV[$i];
+    if ($a eq '-p') { $port = $ARGV[++$i]; next; }
+    if ($a =~ /^-(d|x|s|D|q|m|n)$/) { $i++; next; }
+    next if $a =~ /^-/;
+    $host = $a;
+}
+if (!defined $host) {
+    my $s = IO::Socket::INET->new(LocalPort => $port, Listen => 1, ReuseAddr => 1) or die "bind: $!\n";
+    my $c = $s->accept; sleep 600; exit 0;
+}
+my $c = IO::Socket::INET->new(PeerAddr => $host, PeerPort => $port) or die "connect: $!\n";
+sleep 600;
+"#;
+
+#[test]
+fn timeout_flag_caps_an_ib_write_bw_pair_run() {
+    let Some(lab) = Lab::ensure(16, "timeout_flag_caps_an_ib_write_bw_pair_run") else {
+        return;
+    };
+    lab.shim("ib_write_bw", HANGING_IB_WRITE_BW);
+    // The test itself may take 5 minutes: only --timeout can make the pair run short.
+    let s = "test(\"hung pair\", #{ timeout: \"5m\" }, || { ib_write_bw(node(\"lab05\"), node(\"lab06\"), #{ device: \"mlx5_0\", duration: 30 }); });\n";
+    let t0 = std::time::Instant::now();
+    let o = Fab::new()
+        .file("h.rhai", s)
+        .args(["run", "h.rhai", "-i", &lab.inventory(), "--timeout", "4s"])
+        .reports()
+        .run();
+    let took = t0.elapsed();
+    assert_eq!(o.status("hung pair"), "error", "{}", o.message("hung pair"));
+    let m = o.message("hung pair");
+    assert!(m.contains("lab05") && m.contains("lab06"), "{m}");
+    // Without the cap the client would have had duration + 60 s = 90 s.
+    assert!(took < std::time::Duration::from_secs(25), "the pair run took {took:?} under --timeout 4s: {m}");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    for n in ["lab05", "lab06"] {
+        let left = lab.pids(n);
+        assert!(!left.contains("ib_write_bw"), "{n} still runs: {left}");
+    }
 }

@@ -1,0 +1,16 @@
+//! fabcheck's integration tests: one binary (builds once), a module per area. Lab tests (real
+//! sshd nodes in network namespaces, tests/lab) need root; without it they skip with a notice,
+//! and with `CI` set a skipped lab test is a failure.
+
+mod common;
+
+mod cli_output;
+mod hardening;
+mod lab_primitives;
+mod lab_shipped;
+mod lab_ssh;
+mod outcomes;
+mod parse_fixtures;
+mod parse_fuzz;
+mod reports;
+mod shipped;
