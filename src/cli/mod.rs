@@ -178,7 +178,7 @@ pub fn main() -> i32 {
         }
     }
     match cli.command {
-        Command::Run(a) => run::run(*a, cli.quiet),
+        Command::Run(a) => run::run(*a, cli.quiet, cli.verbose),
         Command::Check { scripts } => check::check(&scripts),
         Command::List {
             scripts,

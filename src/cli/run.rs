@@ -10,7 +10,7 @@ use crate::run::model::RunResult;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-pub fn run(a: RunArgs, quiet: bool) -> i32 {
+pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let paths = match expand_scripts(&a.scripts) {
@@ -66,7 +66,13 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
         Ok(s) => s,
         Err(c) => return c,
     };
+    // Every --set key must be one a script reads, of the type its default has.
+    let declared = crate::engine::params::declared(&script_sources(&scripts, env.stdlib_dir.as_deref()));
+    if let Err(e) = crate::engine::params::check(&env.params, &declared) {
+        return usage(e);
+    }
     cancel::install_handlers();
+    crate::run::context::set_echo(if verbose > 0 { 2 } else { 1 });
     let console = Console::new(quiet);
     if let Some(sim) = &simulation {
         console.print_header(&format!("SIMULATED cluster: {sim}"));
@@ -153,6 +159,20 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
     }
     console.summary(&run, &written);
     let c = run.counts();
+    // A filter that selects nothing would pass having checked nothing: a usage error.
+    if !a.filter.is_empty() && scripts.iter().all(|s| runner::selected(s, &a.filter).is_empty()) {
+        let names: Vec<String> = scripts
+            .iter()
+            .flat_map(|s| runner::selected(s, &[]))
+            .map(|d| d.name)
+            .take(20)
+            .collect();
+        return usage(format!(
+            "--filter {} matched no test (tests: {}); use a substring of a test name or tag:NAME",
+            a.filter.join(" --filter "),
+            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+        ));
+    }
     // A Ctrl-C that arrives while the reports are written still ends the run as interrupted
     // (the reports are complete: they were written before this point).
     if interrupted || cancel::interrupted() {
@@ -162,4 +182,31 @@ pub fn run(a: RunArgs, quiet: bool) -> i32 {
     } else {
         EXIT_OK
     }
+}
+
+/// The scripts, the stdlib in use and the modules beside the scripts: where `param` is read.
+fn script_sources(scripts: &[crate::engine::Script], stdlib: Option<&std::path::Path>) -> Vec<String> {
+    let mut out: Vec<String> = scripts.iter().map(|s| s.source.clone()).collect();
+    out.extend(crate::engine::stdlib::EMBEDDED.iter().map(|(_, src)| src.to_string()));
+    let mut dirs: Vec<PathBuf> = scripts
+        .iter()
+        .filter_map(|s| s.path.parent().map(|p| p.to_path_buf()))
+        .collect();
+    dirs.extend(stdlib.map(|p| p.to_path_buf()));
+    dirs.sort();
+    dirs.dedup();
+    for d in dirs {
+        let d = if d.as_os_str().is_empty() { PathBuf::from(".") } else { d };
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "rhai") {
+                    if let Ok(src) = std::fs::read_to_string(&p) {
+                        out.push(src);
+                    }
+                }
+            }
+        }
+    }
+    out
 }

@@ -40,6 +40,11 @@ pub fn show(v: &Dynamic) -> String {
     }
 }
 
+/// An assertion was evaluated: the test checked something.
+fn tick() {
+    context::with(|c| c.checks += 1);
+}
+
 fn num(v: &Dynamic) -> Option<f64> {
     if let Ok(i) = v.as_int() {
         return Some(i as f64);
@@ -91,6 +96,7 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
     engine.register_fn(
         "assert",
         |ctx: NativeCallContext, cond: bool, msg: &str| -> Result<(), RhaiErr> {
+            tick();
             if cond {
                 Ok(())
             } else {
@@ -101,6 +107,7 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
     engine.register_fn(
         "assert",
         |ctx: NativeCallContext, cond: bool| -> Result<(), RhaiErr> {
+            tick();
             if cond {
                 Ok(())
             } else {
@@ -115,6 +122,7 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
          expected: Dynamic,
          msg: &str|
          -> Result<(), RhaiErr> {
+            tick();
             if values_equal(&ctx, &actual, &expected) {
                 Ok(())
             } else {
@@ -129,6 +137,7 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
     engine.register_fn(
         "assert_ge",
         |ctx: NativeCallContext, actual: Dynamic, min: Dynamic, msg: &str| -> Result<(), RhaiErr> {
+            tick();
             let a = need_num(&ctx, &actual, "actual", msg)?;
             let m = need_num(&ctx, &min, "minimum", msg)?;
             if a >= m {
@@ -145,6 +154,7 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
     engine.register_fn(
         "assert_le",
         |ctx: NativeCallContext, actual: Dynamic, max: Dynamic, msg: &str| -> Result<(), RhaiErr> {
+            tick();
             let a = need_num(&ctx, &actual, "actual", msg)?;
             let m = need_num(&ctx, &max, "maximum", msg)?;
             if a <= m {
@@ -166,6 +176,7 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
          tol: Dynamic,
          msg: &str|
          -> Result<(), RhaiErr> {
+            tick();
             let a = need_num(&ctx, &actual, "actual", msg)?;
             let r = need_num(&ctx, &reference, "reference", msg)?;
             let t = need_num(&ctx, &tol, "tolerance", msg)?;
@@ -294,7 +305,14 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
         p.get(key).cloned().unwrap_or(default)
     });
     engine.register_fn("log", |msg: &str| context::log_line(msg));
-    // Rhai's trim() trims in place and returns (); trimmed() returns the trimmed copy.
+    // Rhai's trim() trims in place and returns (), so `n.sh(c).trim().parse_int()` failed with
+    // "no function matches parse_int (())". fabcheck's trim() trims in place AND returns the
+    // string; trimmed() returns a trimmed copy. (to_lower/to_upper already return a copy.)
+    engine.register_fn("trim", |s: &mut rhai::ImmutableString| -> rhai::ImmutableString {
+        let t: rhai::ImmutableString = s.trim().into();
+        *s = t.clone();
+        t
+    });
     engine.register_fn("trimmed", |s: &str| s.trim().to_string());
 }
 

@@ -4,6 +4,7 @@
 pub mod assertions;
 pub mod bindings;
 pub mod diagnostics;
+pub mod params;
 pub mod registry;
 pub mod runner;
 pub mod signal;

@@ -12,6 +12,10 @@ use crate::run::observer::Observer;
 use crate::util::pool;
 use std::time::{Duration, Instant};
 
+/// The warning of a passing test that made no assertion, recorded no metric and ran no command.
+pub const CHECKED_NOTHING: &str =
+    "checked nothing: the test made no assertion, recorded no metric and ran no command";
+
 pub struct RunOptions {
     pub filters: Vec<String>,
     pub default_timeout: Duration,
@@ -31,7 +35,7 @@ fn timestamp() -> String {
 pub fn register_tests(script: &Script, timeout: Duration) -> Option<TestResult> {
     context::set_file(&script.path.display().to_string());
     context::install(TestCtx::new(
-        "(script top level)",
+        crate::run::context::TOP_LEVEL,
         &script.path.display().to_string(),
         timeout,
     ));
@@ -41,7 +45,7 @@ pub fn register_tests(script: &Script, timeout: Duration) -> Option<TestResult> 
         .run_ast_with_scope(&mut Scope::new(), &script.ast);
     let ctx = context::take();
     let err = res.err()?;
-    let mut t = blank(script, "(script top level)", None, Some(1));
+    let mut t = blank(script, crate::run::context::TOP_LEVEL, None, Some(1));
     let (status, message, detail) = ending_to_outcome(&err, timeout);
     t.status = if status == Status::Skipped {
         Status::Skipped
@@ -150,6 +154,9 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
             .as_ref()
             .map(|c| c.deferred_failures.clone())
             .unwrap_or_default();
+        let checked = ctx
+            .as_ref()
+            .is_some_and(|c| c.checks > 0 || !c.metrics.is_empty() || !c.commands.is_empty());
         let (status, message, detail) = match &res {
             Ok(_) if !deferred.is_empty() => (
                 Status::Failure,
@@ -188,6 +195,11 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         t.warnings.clear();
         if let Some(c) = ctx {
             absorb(&mut t, c);
+        }
+        if status == Status::Pass && !checked && !opts.dry_run {
+            // A pass that looked at nothing is not evidence: say so everywhere.
+            t.warnings.push(CHECKED_NOTHING.into());
+            t.output.push_str(&format!("warning: {CHECKED_NOTHING}\n"));
         }
         t.status = status;
         t.message = message;

@@ -16,6 +16,8 @@ pub struct TestCtx {
     pub output: String,
     /// Failures found along the way that do not stop the test (a metric past its threshold).
     pub deferred_failures: Vec<String>,
+    /// Assertions evaluated (a test with none, no metric and no command checked nothing).
+    pub checks: usize,
 }
 
 impl TestCtx {
@@ -29,6 +31,7 @@ impl TestCtx {
             commands: vec![],
             output: String::new(),
             deferred_failures: vec![],
+            checks: 0,
         }
     }
 }
@@ -69,14 +72,34 @@ pub fn file() -> String {
     FILE.with(|x| x.borrow().clone())
 }
 
-/// Log a line into the current test's output (or stderr outside tests).
+static ECHO: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// What scripts print is shown on the console (besides the reports): 0 nothing (`list`,
+/// `check`), 1 the top level (`run`), 2 everything (`run -v`).
+pub fn set_echo(level: u8) {
+    ECHO.store(level, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Name of the context the script's top level runs in.
+pub const TOP_LEVEL: &str = "(script top level)";
+
+/// A line a script printed (`print`, `log`): into the current test's output (JUnit system-out,
+/// JSON, HTML); on the console too for the script's top level, and for tests with `-v`.
 pub fn log_line(line: &str) {
-    if with(|c| {
+    let echo = ECHO.load(std::sync::atomic::Ordering::Relaxed);
+    let shown = with(|c| {
         c.output.push_str(line);
         c.output.push('\n');
-    })
-    .is_none()
-    {
-        tracing::info!("{line}");
+        if (c.name == TOP_LEVEL && echo >= 1) || echo >= 2 {
+            Some(c.name.clone())
+        } else {
+            None
+        }
+    });
+    match shown {
+        None if echo >= 1 => println!("{}", crate::util::fmt::console_text(line)),
+        Some(Some(name)) if name == TOP_LEVEL => println!("{}", crate::util::fmt::console_text(line)),
+        Some(Some(name)) => println!("  [{}] {}", crate::util::fmt::console_text(&name), crate::util::fmt::console_text(line)),
+        _ => {}
     }
 }

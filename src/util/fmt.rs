@@ -17,3 +17,28 @@ pub fn fmt_num(v: f64) -> String {
     let s = format!("{v:.decimals$}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
+
+/// Text for a terminal: ANSI sequences and control characters (except tab) removed.
+pub fn console_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            // CSI: ESC [ ... final byte in @..~
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if c.is_control() && c != '\t' {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}

@@ -81,6 +81,13 @@ fn every_outcome_of_the_test_model() {
             .len(),
         1
     );
+    // A pass that made no assertion, recorded no metric and ran no command says so.
+    assert_eq!(o.status("checks nothing"), "pass");
+    let w = o.test("checks nothing")["warnings"].to_string();
+    assert!(w.contains("checked nothing"), "{w}");
+    assert!(o.stdout.contains("checked nothing"), "console: {}", o.stdout);
+    assert!(o.junit.as_deref().unwrap_or_default().contains("checked nothing"));
+    assert!(!o.test("warn does not fail")["warnings"].to_string().contains("checked nothing"));
     // metrics in JSON and as JUnit testsuite properties
     let t = o.test("passes with a metric");
     assert_eq!(t["metrics"][0]["name"], "rail_gbps");
@@ -101,7 +108,7 @@ fn every_outcome_of_the_test_model() {
     );
     assert!(junit.contains("printed by the script"));
     let summary = o.junit_is_valid();
-    assert!(summary.contains("cases 15"), "{summary}");
+    assert!(summary.contains("cases 16"), "{summary}");
 }
 
 #[test]

@@ -37,6 +37,14 @@ fi
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; }
 
+# Lab nodes outlive this script: they must not inherit its caller's descriptors (a
+# `flock LOCK cargo test` around the tests would otherwise stay locked while the lab runs).
+for _fd in /proc/$$/fd/*; do
+    _fd=${_fd##*/}
+    [[ $_fd =~ ^[0-9]+$ ]] && ((_fd > 2)) && eval "exec $_fd>&-" 2>/dev/null || true
+done
+unset _fd
+
 # ---------------------------------------------------------------- arguments
 CMD=${1:-}
 [[ -n $CMD ]] || usage

@@ -1,0 +1,142 @@
+//! Which `--set` keys the scripts read, and of what type: found from the `param("KEY", DEFAULT)`
+//! calls in the scripts, the stdlib and modules beside the scripts. A key nothing reads, or a
+//! value of the wrong type, is a usage error before anything runs (not a silently kept default).
+
+use crate::util::suggest::did_you_mean;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Number,
+    Bool,
+    Any,
+}
+
+#[derive(Debug, Default)]
+pub struct Declared {
+    /// Key → the type its defaults imply.
+    pub keys: BTreeMap<String, Kind>,
+    /// Keys that may be read through a variable (`param(key, …)`): every key-like string
+    /// literal of those sources.
+    pub maybe: BTreeSet<String>,
+}
+
+fn kind_of(default: &str) -> Kind {
+    let d = default.trim();
+    if d == "true" || d == "false" {
+        Kind::Bool
+    } else if d.parse::<f64>().is_ok() {
+        Kind::Number
+    } else {
+        Kind::Any
+    }
+}
+
+/// Scan sources for `param(` calls.
+pub fn declared(sources: &[String]) -> Declared {
+    static CALL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static LIT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let call = CALL.get_or_init(|| {
+        regex::Regex::new(r#"\bparam\(\s*(?:"([A-Za-z0-9_.-]+)"\s*(?:,\s*([^,()]+?|\(\))\s*[,)])?)?"#)
+            .expect("regex")
+    });
+    let lit = LIT.get_or_init(|| regex::Regex::new(r#""([a-z][a-z0-9_]{1,40})""#).expect("regex"));
+    let mut d = Declared::default();
+    for src in sources {
+        let mut dynamic = false;
+        for c in call.captures_iter(src) {
+            match c.get(1) {
+                Some(k) => {
+                    let kind = c.get(2).map(|v| kind_of(v.as_str())).unwrap_or(Kind::Any);
+                    d.keys
+                        .entry(k.as_str().to_string())
+                        .and_modify(|e| {
+                            if *e != kind {
+                                *e = Kind::Any;
+                            }
+                        })
+                        .or_insert(kind);
+                }
+                None => dynamic = true,
+            }
+        }
+        if dynamic {
+            d.maybe
+                .extend(lit.captures_iter(src).map(|c| c[1].to_string()));
+        }
+    }
+    d
+}
+
+/// Check `--set` values against what the scripts read; the error names the key and the value.
+pub fn check(sets: &BTreeMap<String, serde_json::Value>, d: &Declared) -> Result<(), String> {
+    for (k, v) in sets {
+        match d.keys.get(k) {
+            Some(Kind::Number) if !v.is_number() => {
+                return Err(format!(
+                    "--set {k}={}: `{k}` must be a number",
+                    shown(v)
+                ))
+            }
+            Some(Kind::Bool) if !v.is_boolean() => {
+                return Err(format!(
+                    "--set {k}={}: `{k}` must be true or false",
+                    shown(v)
+                ))
+            }
+            Some(_) => {}
+            None if d.maybe.contains(k) => {}
+            None => {
+                let known: Vec<&str> = d.keys.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "--set {k}={}: no script reads `{k}`{}; the scripts read: {}",
+                    shown(v),
+                    did_you_mean(k, known.iter().copied()),
+                    if known.is_empty() { "nothing".to_string() } else { known.join(", ") }
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn shown(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sets(kv: &[(&str, serde_json::Value)]) -> BTreeMap<String, serde_json::Value> {
+        kv.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    #[test]
+    fn keys_and_types_from_param_calls() {
+        let src = r#"let p = param("rdma_pct", 90); if param("nccl", true) == false {} let r = param("recipe", common::x()); let w = param("workload", ());"#;
+        let d = declared(&[src.to_string()]);
+        assert_eq!(d.keys["rdma_pct"], Kind::Number);
+        assert_eq!(d.keys["nccl"], Kind::Bool);
+        assert_eq!(d.keys["recipe"], Kind::Any);
+        assert_eq!(d.keys["workload"], Kind::Any);
+        let e = check(&sets(&[("rdma_pc", 50.into())]), &d).unwrap_err();
+        assert!(e.contains("did you mean `rdma_pct`"), "{e}");
+        let e = check(&sets(&[("nccl", "flase".into())]), &d).unwrap_err();
+        assert!(e.contains("--set nccl=flase") && e.contains("true or false"), "{e}");
+        let e = check(&sets(&[("rdma_pct", "ninety".into())]), &d).unwrap_err();
+        assert!(e.contains("--set rdma_pct=ninety") && e.contains("number"), "{e}");
+        assert!(check(&sets(&[("rdma_pct", 80.into()), ("recipe", "/x".into())]), &d).is_ok());
+    }
+
+    #[test]
+    fn dynamic_keys_accept_literals_of_that_source() {
+        let src = r#"fn answer(n, key) { param(key, ()) } answer(n, "batch_size");"#;
+        let d = declared(&[src.to_string()]);
+        assert!(check(&sets(&[("batch_size", 32.into())]), &d).is_ok());
+        assert!(check(&sets(&[("batch_sise", 32.into())]), &d).is_err());
+    }
+}
