@@ -132,6 +132,18 @@ pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
     for (alias, m) in imported {
         engine.register_static_module(alias, m);
     }
+    // `for` loop variables: a test closure capturing one gets its own iteration's value.
+    let mut loop_vars = std::collections::HashSet::new();
+    ast.walk(&mut |path: &[rhai::ASTNode]| {
+        if let Some(rhai::ASTNode::Stmt(rhai::Stmt::For(x, _))) = path.last() {
+            loop_vars.insert(x.0.name.to_string());
+            if let Some(i) = &x.1 {
+                loop_vars.insert(i.name.to_string());
+            }
+        }
+        true
+    });
+    registry.lock().unwrap_or_else(|p| p.into_inner()).loop_vars = loop_vars;
     let unknown = diagnostics::unknown_functions(&engine, &ast, &display, &source);
     if !unknown.is_empty() {
         return Err(unknown);

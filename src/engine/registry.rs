@@ -26,6 +26,30 @@ pub struct TestDef {
 pub struct Registry {
     pub tests: Vec<TestDef>,
     groups: usize,
+    /// Names of the script's `for` loop variables (see [`snapshot_loop_captures`]).
+    pub loop_vars: std::collections::HashSet<String>,
+}
+
+/// A closure registered inside `for n in nodes { test(…, || … n …) }` captures `n`, and Rhai
+/// shares one slot for the loop variable across iterations: every test would see the LAST
+/// node (a verdict about the wrong node). Captured loop variables are copied when the test is
+/// registered, so each test sees the value of its own iteration; other captured variables stay
+/// shared (tests may pass state along, e.g. counters read before and after).
+fn snapshot_loop_captures(ctx: &NativeCallContext, func: &mut FnPtr, call_args: usize, loop_vars: &std::collections::HashSet<String>) {
+    let curried = func.curry().len();
+    if curried == 0 || loop_vars.is_empty() {
+        return;
+    }
+    let params: Option<Vec<String>> = ctx.iter_namespaces().find_map(|m| {
+        m.get_script_fn(func.fn_name(), curried + call_args)
+            .map(|d| d.params.iter().map(|p| p.to_string()).collect())
+    });
+    let Some(params) = params else { return };
+    for (i, v) in func.iter_curry_mut().enumerate() {
+        if v.is_shared() && params.get(i).is_some_and(|p| loop_vars.contains(p)) {
+            *v = v.flatten_clone();
+        }
+    }
 }
 
 pub type SharedRegistry = Arc<Mutex<Registry>>;
@@ -82,10 +106,11 @@ fn add(
     name: &str,
     node: Option<NodeRef>,
     opts: Opts,
-    func: FnPtr,
+    mut func: FnPtr,
     group: Option<usize>,
 ) {
     let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
+    snapshot_loop_captures(ctx, &mut func, usize::from(node.is_some()), &r.loop_vars);
     // GitLab keeps only the first of duplicate (classname, name) pairs: keep names unique.
     let mut unique = name.to_string();
     let mut n = 2;

@@ -321,3 +321,29 @@ mod tests {
         assert!(ping_command("10.0.0.1", &bad_iface).is_err());
     }
 }
+
+/// `n.mgmt_address()`: the address fabcheck's own SSH connection to the node really reached (the
+/// server side of `$SSH_CONNECTION` on the node), so that peers are sent to an address that works
+/// without name resolution. The inventory `host` for local and replayed nodes, or when the
+/// node does not say.
+pub fn mgmt_address(n: &NodeRef) -> PResult<String> {
+    use crate::inventory::TransportKind;
+    let kind = n.env.transports.force.as_ref().unwrap_or(&n.spec.transport);
+    if !matches!(kind, TransportKind::Ssh) {
+        return Ok(n.spec.host.clone());
+    }
+    let req = CmdRequest {
+        command: "printf '%s\\n' \"${SSH_CONNECTION:-}\"".into(),
+        timeout: n.env.command_timeout(&n.spec, None, None),
+        env: vec![],
+        sudo: false,
+    };
+    let o = n.env.exec(&n.spec, &req)?;
+    Ok(o
+        .stdout
+        .split_whitespace()
+        .nth(2)
+        .filter(|a| a.parse::<std::net::IpAddr>().is_ok())
+        .map(str::to_string)
+        .unwrap_or_else(|| n.spec.host.clone()))
+}

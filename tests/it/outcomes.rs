@@ -88,6 +88,9 @@ fn every_outcome_of_the_test_model() {
     assert!(o.stdout.contains("checked nothing"), "console: {}", o.stdout);
     assert!(o.junit.as_deref().unwrap_or_default().contains("checked nothing"));
     assert!(!o.test("warn does not fail")["warnings"].to_string().contains("checked nothing"));
+    // A test registered in a loop sees its own iteration's value, not the last one.
+    assert_eq!(o.test("loop capture 1")["metrics"][0]["value"], 1.0);
+    assert_eq!(o.test("loop capture 2")["metrics"][0]["value"], 2.0);
     // metrics in JSON and as JUnit testsuite properties
     let t = o.test("passes with a metric");
     assert_eq!(t["metrics"][0]["name"], "rail_gbps");
@@ -108,7 +111,7 @@ fn every_outcome_of_the_test_model() {
     );
     assert!(junit.contains("printed by the script"));
     let summary = o.junit_is_valid();
-    assert!(summary.contains("cases 16"), "{summary}");
+    assert!(summary.contains("cases 18"), "{summary}");
 }
 
 #[test]

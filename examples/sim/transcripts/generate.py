@@ -10,6 +10,18 @@ nodes = {
 }
 ifaces = ["enp1s0f1np1", "enP2p1s0f1np1"]
 devs = ["rocep1s0f1", "roceP2p1s0f1"]
+# Reply times (ms) of the real lab capture tests/fixtures/lab/ping-4-ok.txt, reused in order.
+PING_MS = [0.324, 0.070, 0.068, 0.070]
+def ping_text(ip, count, size):
+    t = [PING_MS[i % len(PING_MS)] for i in range(count)]
+    lines = [f"PING {ip} ({ip}) {size}({size + 28}) bytes of data."]
+    lines += [f"{size + 8} bytes from {ip}: icmp_seq={i + 1} ttl=64 time={x:.3f} ms" for i, x in enumerate(t)]
+    avg = sum(t) / count
+    mdev = (sum((x - avg) ** 2 for x in t) / count) ** 0.5
+    lines += ["", f"--- {ip} ping statistics ---",
+              f"{count} packets transmitted, {count} received, 0% packet loss, time {200 * (count - 1)}ms",
+              f"rtt min/avg/max/mdev = {min(t):.3f}/{avg:.3f}/{max(t):.3f}/{mdev:.3f} ms", ""]
+    return "\n".join(lines)
 def q(s):  # TOML basic string
     return json.dumps(s)
 for name, n in nodes.items():
@@ -38,13 +50,15 @@ for name, n in nodes.items():
     cmd("ibdev2netdev", stdout_file=F+"rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")
     cmd("ibv_devinfo", stdout_file=F+"rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", ms=80, note="REAL DGX Spark capture")
     cmd("ofed_info -s", stdout="OFED-internal-25.07-0.9.7:\n", ms=200)
-    # ping mesh and MTU pings (real lab capture)
+    # ping mesh and MTU pings: synthesised in the format of the real lab capture
+    # tests/fixtures/lab/ping-4-ok.txt, with this address, packet count and size
     for cnt in [5, 3, 2]:
         for k, ip in enumerate(n["peer_ips"]):
-            cmd(f"ping -n -c {cnt} -W 2 -I {ifaces[k]} {ip}", stdout_file=F+"lab/ping-4-ok.txt", ms=4000)
+            cmd(f"ping -n -c {cnt} -W 2 -I {ifaces[k]} {ip}", stdout=ping_text(ip, cnt, 56), ms=1000 * cnt,
+                note="synthesised in the format of the real iputils capture tests/fixtures/lab/ping-4-ok.txt")
     for k, ip in enumerate(n["peer_ips"]):
-        cmd(f"ping -n -c 3 -W 2 -M do -I {ifaces[k]} -s 8972 {ip}", stdout_file=F+"lab/ping-4-ok.txt", ms=2000,
-            note="MTU 9000 end to end: 8972-byte don't-fragment ping; answered with the REAL lab ping capture (see SOURCES.md)")
+        cmd(f"ping -n -c 3 -W 2 -M do -I {ifaces[k]} -s 8972 {ip}", stdout=ping_text(ip, 3, 8972), ms=2000,
+            note="MTU 9000 end to end: 8972-byte don't-fragment ping (synthesised, format of the real capture)")
     # ssh hops over the fabric (and to the peer's management address for step 5)
     for ip in n["peer_ips"] + [n["peer_host"]]:
         cmd(f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",
@@ -74,9 +88,10 @@ for name, n in nodes.items():
 
     # step 5 (only with --allow-changes): netplan backup and restore, synthesised answers
     nf = "/etc/netplan/40-cx7.yaml"
-    bd = "/var/tmp/fabcheck-netplan-backup"
+    bd = "/var/tmp/fabcheck-netplan.k3Qz8WbT"
     sha = "3f0c5e1b9a7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e" if name == "spark-01" else "8e2d4c6a0b1f3e5d7c9a1b3d5f7e9c1a3b5d7f9e1c3a5b7d9f1e3c5a7b9d1f3e"
     stat = f"root root 600 412\n{sha}  {{}}\n"
+    cmd("mktemp -d /var/tmp/fabcheck-netplan.XXXXXXXX", stdout=bd + "\n", ms=4, note="a fresh private backup directory per run")
     cmd("ls -1d -- /etc/netplan/*.yaml", stdout=nf + "\n", ms=5)
     cmd(f"mkdir -p -m 0700 -- '{bd}'", stdout="", ms=5)
     cmd(f"stat -c '%U %G %a %s' -- {nf} && sha256sum -- {nf}", stdout=stat.format(nf), ms=6)

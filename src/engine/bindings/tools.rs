@@ -51,6 +51,7 @@ pub fn register(engine: &mut Engine) {
     method0!(engine, "ibdev2netdev", tools::ibdev2netdev);
     method0!(engine, "rdma_links", tools::rdma_links);
     method0!(engine, "ofed_version", tools::ofed_version);
+    method0!(engine, "mgmt_address", tools::mgmt_address);
     engine.register_fn("ping", |ctx: NativeCallContext, n: &mut NodeRef, ip: &str| {
         ping(&ctx, n, ip, None)
     });
