@@ -110,20 +110,6 @@ const KEYWORD_FUNCTIONS: &[&str] = &[
     "throw",
 ];
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
 
 /// Names of every function the engine knows (registered, standard library and operators).
 pub fn known_functions(engine: &Engine) -> BTreeSet<String> {
@@ -147,14 +133,29 @@ pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -
         known.insert(f.name.to_string());
         known.extend(f.params.iter().map(|p| p.to_string()));
     }
-    let mut calls: Vec<(String, rhai::Position)> = Vec::new();
+    // Qualified names of functions in imported modules (`link::speed`).
+    let sigs = engine.gen_fn_signatures(true);
+    let mut qualified: BTreeSet<String> = BTreeSet::new();
+    let mut namespaces: BTreeSet<String> = BTreeSet::new();
+    for sig in &sigs {
+        let head = sig.split('(').next().unwrap_or("").trim();
+        if let Some((ns, f)) = head.rsplit_once("::") {
+            namespaces.insert(ns.to_string());
+            qualified.insert(format!("{ns}::{f}"));
+        }
+    }
+    // (name, namespace, position, is a method call)
+    let mut calls: Vec<(String, String, rhai::Position, bool)> = Vec::new();
     ast.walk(&mut |path: &[ASTNode]| {
         match path.last() {
             Some(ASTNode::Expr(Expr::FnCall(call, pos)))
             | Some(ASTNode::Stmt(Stmt::FnCall(call, pos)))
-                if call.namespace.is_empty() && call.op_token.is_none() =>
+                if call.op_token.is_none() =>
             {
-                calls.push((call.name.to_string(), *pos));
+                calls.push((call.name.to_string(), call.namespace.to_string(), *pos, false));
+            }
+            Some(ASTNode::Expr(Expr::MethodCall(call, pos))) if call.op_token.is_none() => {
+                calls.push((call.name.to_string(), String::new(), *pos, true));
             }
             Some(ASTNode::Stmt(Stmt::Var(x, _, _))) => {
                 known.insert(x.0.name.to_string());
@@ -166,26 +167,47 @@ pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -
     let registered: Vec<String> = known_functions(engine).into_iter().collect();
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
-    for (name, pos) in calls {
+    for (name, ns, pos, method) in calls {
         let is_ident = name
             .chars()
             .next()
             .is_some_and(|c| c.is_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-        if !is_ident
-            || known.contains(&name)
-            || name.contains('$')
-            || !seen.insert((name.clone(), pos.line()))
-        {
+        if !is_ident || name.contains('$') || !seen.insert((ns.clone(), name.clone(), pos.line())) {
             continue;
         }
-        let best = registered
-            .iter()
-            .map(|k| (edit_distance(&name, k), k))
-            .filter(|(d, _)| *d <= 3)
-            .min();
+        if !ns.is_empty() {
+            // Only modules fabcheck knows at compile time (top-level imports) can be checked.
+            if !namespaces.contains(&ns) || qualified.contains(&format!("{ns}::{name}")) {
+                continue;
+            }
+            let prefix = format!("{ns}::");
+            let in_module: Vec<&str> = qualified
+                .iter()
+                .filter_map(|q| q.strip_prefix(&prefix))
+                .collect();
+            let hint = match crate::util::suggest::closest(&name, in_module.iter().copied(), 3) {
+                Some(k) => format!("did you mean `{ns}::{k}`? (module `{ns}` has: {})", in_module.join(", ")),
+                None => format!("module `{ns}` has: {}", in_module.join(", ")),
+            };
+            out.push(Diagnostic::at(
+                file,
+                source,
+                pos.line(),
+                pos.position(),
+                format!("unknown function `{ns}::{name}`"),
+                Some(hint),
+            ));
+            continue;
+        }
+        if known.contains(&name) {
+            continue;
+        }
+        let best = crate::util::suggest::closest(&name, registered.iter().map(String::as_str), 3);
+        let what = if method { "method" } else { "function" };
         let hint = match best {
-            Some((_, k)) => format!("did you mean `{k}`? (`fabcheck doc` lists every function)"),
+            Some(k) if method => format!("did you mean `.{k}(…)`? (`fabcheck doc` lists every function and method)"),
+            Some(k) => format!("did you mean `{k}`? (`fabcheck doc` lists every function)"),
             None => "`fabcheck doc` lists every function scripts can call".into(),
         };
         out.push(Diagnostic::at(
@@ -193,7 +215,7 @@ pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -
             source,
             pos.line(),
             pos.position(),
-            format!("unknown function `{name}`"),
+            if method { format!("unknown {what} `.{name}(…)`") } else { format!("unknown {what} `{name}`") },
             Some(hint),
         ));
     }

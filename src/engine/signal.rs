@@ -81,9 +81,7 @@ pub fn classify(err: &EvalAltResult) -> Ending {
 fn describe(err: &EvalAltResult) -> String {
     let pos = err.position();
     let mut msg = match err {
-        EvalAltResult::ErrorFunctionNotFound(sig, _) => {
-            format!("no function matches `{sig}` (wrong name, or wrong number/types of arguments; `fabcheck doc` lists every function)")
-        }
+        EvalAltResult::ErrorFunctionNotFound(sig, _) => script_terms(sig),
         EvalAltResult::ErrorRuntime(d, _) => format!("script error: {d}"),
         other => {
             let mut s = other.to_string();
@@ -101,4 +99,66 @@ fn describe(err: &EvalAltResult) -> String {
         }
     }
     msg
+}
+
+/// Rhai's `parse_int (())` / `ethtool (fabcheck::primitives::NodeRef, i64)` in the words of a
+/// script author: which function, called with what.
+fn script_terms(sig: &str) -> String {
+    let (name, args) = match sig.split_once(" (") {
+        Some((n, a)) => (n.trim(), a.strip_suffix(')').unwrap_or(a)),
+        None => (sig.trim(), ""),
+    };
+    let kinds: Vec<String> = args
+        .split(", ")
+        .filter(|a| !a.trim().is_empty())
+        .map(|a| type_word(a.trim()).to_string())
+        .collect();
+    let (target, rest) = match kinds.split_first() {
+        Some((first, rest)) => (first.clone(), rest.to_vec()),
+        None => (String::new(), vec![]),
+    };
+    let mut msg = if kinds.is_empty() {
+        format!("`{name}()` does not exist")
+    } else {
+        format!(
+            "`{name}` cannot be called on {target}{}",
+            if rest.is_empty() { String::new() } else { format!(" with {}", rest.join(", ")) }
+        )
+    };
+    if kinds.first().is_some_and(|k| k.starts_with("nothing")) {
+        msg.push_str(
+            " (the value before `.` is nothing: the previous call returned no value, e.g. an in-place method)",
+        );
+    }
+    msg.push_str("; check the name and the arguments (`fabcheck doc` lists every function and its arguments)");
+    msg
+}
+
+fn type_word(t: &str) -> &str {
+    match t {
+        "()" => "nothing (())",
+        "&str" | "&mut str" | "ImmutableString" | "String" | "string" => "a string",
+        "i64" | "INT" | "int" => "an integer",
+        "f64" | "FLOAT" | "float" => "a number",
+        "bool" => "true/false",
+        "char" => "a character",
+        "array" | "Array" | "rhai::Array" => "an array",
+        "map" | "Map" | "rhai::Map" => "a map",
+        t if t.ends_with("NodeRef") || t == "Node" => "a node",
+        t if t.contains("FnPtr") || t == "Fn" => "a function",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn function_not_found_in_script_terms() {
+        let m = super::script_terms("parse_int (())");
+        assert!(m.starts_with("`parse_int` cannot be called on nothing"), "{m}");
+        assert!(m.contains("previous call returned no value"), "{m}");
+        let m = super::script_terms("ethtool (fabcheck::primitives::NodeRef, i64)");
+        assert!(m.starts_with("`ethtool` cannot be called on a node with an integer"), "{m}");
+        assert!(!m.contains("fabcheck::primitives"), "{m}");
+    }
 }

@@ -377,3 +377,23 @@ fn dry_run_prints_commands_and_runs_nothing() {
         if installed { "skipped" } else { "error" }
     );
 }
+
+#[test]
+fn check_finds_misspelled_methods_and_module_functions() {
+    let s = "import \"link\" as link;\ntest(\"x\", || {\n    let n = nodes()[0];\n    n.ethtol(\"eth0\");\n    link::sped(n, \"eth0\", 0);\n});\n";
+    let o = Fab::new().file("bad.rhai", s).args(["check", "bad.rhai"]).run();
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("unknown method `.ethtol(…)`") && o.stderr.contains("did you mean `.ethtool(…)`?"), "{}", o.stderr);
+    assert!(o.stderr.contains("bad.rhai:4:"), "{}", o.stderr);
+    assert!(o.stderr.contains("unknown function `link::sped`") && o.stderr.contains("did you mean `link::speed`?"), "{}", o.stderr);
+}
+
+#[test]
+fn trim_chains_and_bad_calls_are_told_in_script_terms() {
+    let s = "test(\"trim chains\", || { assert_eq(\" 42 \\n\".trim().parse_int(), 42, \"trimmed\"); });\ntest(\"bad call\", || { let v = \"5\".make_upper().parse_int(); });\n";
+    let o = Fab::new().file("t.rhai", s).args(["run", "t.rhai"]).reports().run();
+    assert_eq!(o.status("trim chains"), "pass", "{}", o.message("trim chains"));
+    let m = o.message("bad call");
+    assert!(m.starts_with("`parse_int` cannot be called on nothing"), "{m}");
+    assert!(!m.contains("no function matches"), "{m}");
+}
