@@ -64,10 +64,9 @@ pub fn register_tests(script: &Script, timeout: Duration) -> Option<TestResult> 
 fn blank(script: &Script, name: &str, node: Option<String>, line: Option<usize>) -> TestResult {
     TestResult {
         name: name.to_string(),
-        classname: match &node {
-            Some(n) => format!("{}.{}", script.name, n.replace('.', "_")),
-            None => script.name.clone(),
-        },
+        // One classname per script: Jenkins splits classnames at dots and would scatter a
+        // `test_each` over per-node packages; the node is in the test name (`name [node]`).
+        classname: script.name.replace('.', "_"),
         node,
         file: script.path.display().to_string(),
         line,
@@ -87,6 +86,13 @@ fn blank(script: &Script, name: &str, node: Option<String>, line: Option<usize>)
 fn absorb(t: &mut TestResult, c: TestCtx) {
     t.metrics = c.metrics;
     t.warnings = c.warnings;
+    if c.commands_dropped > 0 {
+        t.warnings.push(format!(
+            "{} more commands ran than the {} kept in reports (--record keeps all)",
+            c.commands_dropped,
+            crate::run::context::MAX_COMMANDS
+        ));
+    }
     t.commands.extend(c.commands);
     t.output.push_str(&c.output);
 }
@@ -364,7 +370,7 @@ fn reach_case(
 ) -> TestResult {
     TestResult {
         name: format!("reachable [{}]", n.name),
-        classname: format!("dry-run.{}", n.name.replace('.', "_")),
+        classname: "dry-run".into(),
         node: Some(n.name.clone()),
         file: String::new(),
         line: None,

@@ -69,6 +69,9 @@ impl ModuleResolver for Resolver {
         {
             return Ok(m.clone());
         }
+        // `import "self"` or a <-> b: without this, evaluating the module would import it again,
+        // until the stack overflows.
+        let _guard = ImportGuard::enter(path, pos)?;
         let Some((text, origin)) = self.stdlib_source(path) else {
             return self.files.resolve(engine, source, path, pos);
         };
@@ -89,5 +92,42 @@ impl ModuleResolver for Resolver {
             .unwrap_or_else(|p| p.into_inner())
             .insert(path.to_string(), m.clone());
         Ok(m)
+    }
+}
+
+thread_local! {
+    static IMPORTING: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Modules being imported on this thread, innermost last.
+struct ImportGuard;
+
+impl ImportGuard {
+    fn enter(path: &str, pos: Position) -> Result<ImportGuard, Box<EvalAltResult>> {
+        IMPORTING.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.iter().any(|p| p == path) || s.len() >= 32 {
+                let mut chain = s.clone();
+                chain.push(path.to_string());
+                return Err(Box::new(EvalAltResult::ErrorRuntime(
+                    format!(
+                        "import cycle: {} (a module cannot import itself, directly or through others)",
+                        chain.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(" imports ")
+                    )
+                    .into(),
+                    pos,
+                )));
+            }
+            s.push(path.to_string());
+            Ok(ImportGuard)
+        })
+    }
+}
+
+impl Drop for ImportGuard {
+    fn drop(&mut self) {
+        IMPORTING.with(|s| {
+            s.borrow_mut().pop();
+        });
     }
 }

@@ -8,6 +8,9 @@ use super::{clean_text, one_line};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
+/// Most of a failure's detail kept in the testcase body (head + tail).
+pub const DETAIL_CAP: usize = 64 * 1024;
+
 fn system_out(t: &TestResult, simulation: Option<&str>) -> String {
     let mut s = String::new();
     if let Some(sim) = simulation {
@@ -90,7 +93,8 @@ fn case(t: &TestResult, simulation: Option<&str>) -> TestCase {
                 Status::Failure => "assertion",
                 _ => "infrastructure",
             });
-            status.set_description(clean_text(&body));
+            // The body is capped too: 30 MB of stderr must not become a 60 MB report.
+            status.set_description(clean_text(&crate::run::model::cap(&body, DETAIL_CAP)));
         }
     }
     let mut c = TestCase::new(clean_text(&t.name), status);
@@ -118,6 +122,9 @@ pub fn render(run: &RunResult) -> String {
         }
         suite.set_time(Duration::from_millis(s.duration_ms));
         suite.extra.insert("file".into(), s.file.clone().into());
+        // quick-junit counts skips as `disabled`; GitLab and most readers look for `skipped`.
+        let skipped = s.tests.iter().filter(|t| t.status == Status::Skipped).count();
+        suite.extra.insert("skipped".into(), skipped.to_string().into());
         if let Some(sim) = &run.simulation {
             suite.add_property(Property::new("simulation", clean_text(sim)));
         }

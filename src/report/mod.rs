@@ -15,6 +15,7 @@ use std::path::Path;
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
 /// reader never sees a half-written report.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -24,13 +25,58 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "report".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
+    // A report replacing an existing one keeps its mode; a new one is private (0600): runs as
+    // root in shared directories must not hand results to everyone.
+    let mode = std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_file())
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or(0o600);
+    // The temporary file is created new (O_EXCL: a planted file or link of that name is never
+    // followed or reused), under an unpredictable name.
+    let mut attempt = 0;
+    let (tmp, mut f) = loop {
+        let tmp = dir.join(format!(".{name}.{}.{:016x}.tmp", std::process::id(), random_u64()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+        {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let written = f
+        .write_all(bytes)
+        .and_then(|_| f.set_permissions(std::fs::Permissions::from_mode(mode)))
+        .and_then(|_| f.sync_all());
+    drop(f);
+    // rename() replaces a link at `path` itself; it never writes through it.
+    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
-    std::fs::rename(&tmp, path)
+    Ok(())
+}
+
+/// 64 unpredictable bits (for temporary file names).
+fn random_u64() -> u64 {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok()
+    {
+        return u64::from_le_bytes(b);
+    }
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ (std::process::id() as u64).rotate_left(32)
 }
 
 /// Remove ANSI escape sequences and control characters that are not allowed in XML 1.0

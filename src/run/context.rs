@@ -18,6 +18,8 @@ pub struct TestCtx {
     pub deferred_failures: Vec<String>,
     /// Assertions evaluated (a test with none, no metric and no command checked nothing).
     pub checks: usize,
+    /// Commands run beyond [`MAX_COMMANDS`] (not logged).
+    pub commands_dropped: usize,
 }
 
 impl TestCtx {
@@ -25,13 +27,17 @@ impl TestCtx {
         TestCtx {
             name: name.to_string(),
             file: file.to_string(),
-            deadline: Instant::now() + timeout,
+            // A huge timeout (`--timeout 1e300` got this far) means "no deadline", never a panic.
+            deadline: Instant::now()
+                .checked_add(timeout)
+                .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 86_400)),
             metrics: vec![],
             warnings: vec![],
             commands: vec![],
             output: String::new(),
             deferred_failures: vec![],
             checks: 0,
+            commands_dropped: 0,
         }
     }
 }
@@ -72,6 +78,12 @@ pub fn file() -> String {
     FILE.with(|x| x.borrow().clone())
 }
 
+/// What a test's printed output keeps (head + tail) while it runs.
+pub const OUTPUT_KEEP: usize = 1024 * 1024;
+
+/// Commands logged per test; later ones are counted, not kept (their output is in `--record`).
+pub const MAX_COMMANDS: usize = 2000;
+
 static ECHO: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// What scripts print is shown on the console (besides the reports): 0 nothing (`list`,
@@ -90,6 +102,10 @@ pub fn log_line(line: &str) {
     let shown = with(|c| {
         c.output.push_str(line);
         c.output.push('\n');
+        // `loop { print(1 MB) }` must not grow without bound: keep head and latest tail.
+        if c.output.len() > 2 * OUTPUT_KEEP {
+            c.output = super::model::cap(&c.output, OUTPUT_KEEP);
+        }
         if (c.name == TOP_LEVEL && echo >= 1) || echo >= 2 {
             Some(c.name.clone())
         } else {

@@ -164,7 +164,15 @@ pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, Transp
             error: Some(e.to_string()),
         },
     };
-    if context::with(|c| c.commands.push(entry.clone())).is_none() {
+    if context::with(|c| {
+        if c.commands.len() < context::MAX_COMMANDS {
+            c.commands.push(entry.clone());
+        } else {
+            c.commands_dropped += 1;
+        }
+    })
+    .is_none()
+    {
         tracing::debug!(node = %entry.node, command = %entry.command, "command outside a test");
     }
 }

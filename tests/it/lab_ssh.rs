@@ -287,7 +287,7 @@ fn dry_run_checks_reachability_and_binaries_without_running_commands() {
         return;
     };
     lab.kill_sshd("lab03");
-    let s = "test_each(nodes(), \"touch\", |n| { n.run(\"touch /tmp/fabcheck-dry-run-ran\"); });\ntest(\"perftest\", || { ib_write_bw(node(\"lab01\"), node(\"lab02\")); });\n";
+    let s = "test_each(nodes(), \"touch\", |n| { n.run(\"touch /tmp/fabcheck-dry-run-ran\"); });\ntest(\"perftest\", || { ib_write_bw(node(\"lab01\"), node(\"lab02\"), #{ binary: \"fabcheck_no_such_perf\" }); });\n";
     let o = Fab::new()
         .file("d.rhai", s)
         .args([
@@ -320,7 +320,7 @@ fn dry_run_checks_reachability_and_binaries_without_running_commands() {
     assert_eq!(o.status("perftest"), "error");
     assert!(
         o.message("perftest")
-            .contains("`ib_write_bw` is not installed"),
+            .contains("`fabcheck_no_such_perf` is not installed"),
         "{}",
         o.message("perftest")
     );

@@ -103,7 +103,7 @@ pub fn problems(h: &mut String, run: &RunResult) {
                 badge(t.status),
                 esc(&t.name),
                 esc(suite),
-                esc(t.message.as_deref().unwrap_or("(no message)")),
+                esc(&crate::run::model::cap(t.message.as_deref().unwrap_or("(no message)"), 4096)),
                 where_(t),
                 test_body(t, false)
             );

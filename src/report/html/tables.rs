@@ -6,6 +6,13 @@ use super::super::fmt_num;
 use crate::run::model::{RunResult, Status, TestResult};
 use std::fmt::Write;
 
+/// Any one text block of the page (head + tail): 30 MB of stderr must not make a 120 MB page.
+const BLOCK_CAP: usize = 64 * 1024;
+
+fn capped(s: &str) -> String {
+    crate::run::model::cap(s, BLOCK_CAP)
+}
+
 /// Output and command log of a test (collapsible).
 pub fn test_body(t: &TestResult, open: bool) -> String {
     let mut s = String::new();
@@ -14,7 +21,7 @@ pub fn test_body(t: &TestResult, open: bool) -> String {
         let _ = write!(
             s,
             "<details{o}><summary>detail</summary><pre>{}</pre></details>",
-            esc(d)
+            esc(&capped(d))
         );
     }
     for w in &t.warnings {
@@ -43,7 +50,7 @@ pub fn test_body(t: &TestResult, open: bool) -> String {
         let _ = write!(
             s,
             "<details><summary>output</summary><pre>{}</pre></details>",
-            esc(&t.output)
+            esc(&capped(&t.output))
         );
     }
     if !t.commands.is_empty() {
@@ -63,10 +70,10 @@ pub fn test_body(t: &TestResult, open: bool) -> String {
                 let _ = write!(c, "<div class=\"bad\">{}</div>", esc(e));
             }
             if !cmd.stdout.is_empty() {
-                let _ = write!(c, "<pre>{}</pre>", esc(&cmd.stdout));
+                let _ = write!(c, "<pre>{}</pre>", esc(&capped(&cmd.stdout)));
             }
             if !cmd.stderr.is_empty() {
-                let _ = write!(c, "<pre class=\"bad\">{}</pre>", esc(&cmd.stderr));
+                let _ = write!(c, "<pre class=\"bad\">{}</pre>", esc(&capped(&cmd.stderr)));
             }
         }
         let _ = write!(
@@ -149,7 +156,7 @@ pub fn all_tests(h: &mut String, run: &RunResult) {
             let msg = t
                 .message
                 .as_deref()
-                .map(|m| format!("<div>{}</div>", esc(m)))
+                .map(|m| format!("<div>{}</div>", esc(&capped(m))))
                 .unwrap_or_default();
             let _ = write!(
                 *h,
