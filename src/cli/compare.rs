@@ -17,6 +17,7 @@ pub fn compare(results: &[std::path::PathBuf], format: &str) -> i32 {
         print!("{}", compare::csv(&table));
     } else {
         print!("{}", compare::markdown(&table));
+        print!("{}", compare::matrices_markdown(&inputs));
     }
     EXIT_OK
 }

@@ -28,7 +28,10 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
             eprintln!("{}: {}", s.path.display(), t.message.unwrap_or_default());
         }
         for d in runner::selected(s, filters) {
-            println!("{}\t{}", s.name, d.name);
+            match d.round {
+                Some((r, total)) => println!("{}\t{}\tround {r}/{total}", s.name, d.name),
+                None => println!("{}\t{}", s.name, d.name),
+            }
         }
     }
     EXIT_OK

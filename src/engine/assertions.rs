@@ -8,7 +8,7 @@ use crate::run::model::Metric;
 use super::bindings::Opts;
 
 pub const METRIC_OPTS: &[&str] = &[
-    "tolerance_pct", "higher_is_better", "threshold", "reference", "node", "rail", "size_bytes",
+    "tolerance_pct", "higher_is_better", "threshold", "reference", "node", "rail", "size_bytes", "peer",
 ];
 use rhai::{Dynamic, Engine, Map, NativeCallContext};
 use std::collections::BTreeMap;
@@ -256,6 +256,14 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
         m.node = o.str_or_display("node")?;
         m.rail = o.str_or_display("rail")?;
         m.size_bytes = o.int("size_bytes")?.map(|s| s.max(0) as u64);
+        m.peer = o.str_or_display("peer")?;
+        // Inside a test_pairs test a metric belongs to its pair unless it says otherwise.
+        if let Some((a, b)) = context::with(|c| c.pair.clone()).flatten() {
+            if m.node.is_none() && m.peer.is_none() {
+                m.node = Some(a);
+                m.peer = Some(b);
+            }
+        }
         // A number on the wrong side of its threshold fails the test (after the test's own
         // assertions had their say: the first of them wins the message).
         let missed = m.threshold.filter(|&t| !m.meets(t)).map(|t| {

@@ -4,6 +4,7 @@
 pub mod assertions;
 pub mod bindings;
 pub mod diagnostics;
+pub mod pairs;
 pub mod params;
 pub mod registry;
 pub mod runner;

@@ -18,8 +18,13 @@ pub struct TestDef {
     /// Needs `--allow-changes` (option `changes: true`); skipped without it.
     pub changes: bool,
     pub line: Option<usize>,
-    /// Testcases registered by one `test_each` share a group and run concurrently.
+    /// Testcases registered by one `test_each` (or one round of `test_pairs`) share a group
+    /// and run concurrently.
     pub group: Option<usize>,
+    /// `test_pairs` testcases: the second node passed to the closure (`|a, b|`).
+    pub peer: Option<NodeRef>,
+    /// `test_pairs` testcases: (round, number of rounds), 1-based.
+    pub round: Option<(usize, usize)>,
 }
 
 #[derive(Default)]
@@ -63,8 +68,16 @@ struct Opts {
 }
 
 fn parse_opts(map: &Map, pos: rhai::Position) -> Result<Opts, RhaiErr> {
+    parse_opts_with(map, pos, &[])
+}
+
+/// Test options, plus `extra` keys the caller reads itself (test_pairs' pattern options).
+fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<Opts, RhaiErr> {
     let mut o = Opts::default();
     for (k, v) in map {
+        if extra.contains(&k.as_str()) {
+            continue;
+        }
         match k.as_str() {
             "timeout" => {
                 let s = v.to_string();
@@ -93,7 +106,16 @@ fn parse_opts(map: &Map, pos: rhai::Position) -> Result<Opts, RhaiErr> {
             }
             "changes" => o.changes = v.as_bool().unwrap_or(false),
             other => {
-                return Err(signal::error(format!("unknown test option `{other}`; options are timeout, tags, retries, changes"), pos));
+                let mut known = vec!["timeout", "tags", "retries", "changes"];
+                known.extend(extra);
+                return Err(signal::error(
+                    format!(
+                        "unknown test option `{other}`{}; options are {}",
+                        crate::util::suggest::did_you_mean(other, known.iter().copied()),
+                        known.join(", ")
+                    ),
+                    pos,
+                ));
             }
         }
     }
@@ -130,6 +152,8 @@ fn add(
         changes: opts.changes,
         line: ctx.call_position().line(),
         group,
+        peer: None,
+        round: None,
     });
 }
 
@@ -175,7 +199,131 @@ fn each(
     Ok(())
 }
 
+/// Options of `test_pairs` besides the test options.
+const PAIR_OPTS: &[&str] = &["pattern", "both_directions", "split", "pairs", "fanout"];
+
+/// `test_pairs(nodes, name, |a, b| …, #{ pattern, … })`: one testcase `name [a -> b]` per pair,
+/// registered round by round (each round a group that runs concurrently; rounds in order).
+fn pairs_of(
+    reg: &SharedRegistry,
+    ctx: &NativeCallContext,
+    nodes: Array,
+    name: &str,
+    map: Map,
+    func: FnPtr,
+) -> Result<(), RhaiErr> {
+    use super::pairs::{self, Pattern};
+    let pos = ctx.call_position();
+    let opts = parse_opts_with(&map, pos, PAIR_OPTS)?;
+    let nodes: Vec<NodeRef> = super::bindings::node_array(nodes, pos)?;
+    let index = |d: &Dynamic| -> Result<usize, RhaiErr> {
+        let name = match d.clone().try_cast::<NodeRef>() {
+            Some(n) => n.name().to_string(),
+            None => d.to_string(),
+        };
+        nodes.iter().position(|n| n.name() == name).ok_or_else(|| {
+            signal::error(format!("test_pairs: pair member `{name}` is not among the nodes given"), pos)
+        })
+    };
+    let get = |k: &str| map.get(k).filter(|v| !v.is_unit());
+    let pattern = match get("pairs") {
+        Some(list) => {
+            let list = list.clone().try_cast::<Array>().ok_or_else(|| {
+                signal::error("test_pairs option pairs must be an array of [a, b] pairs", pos)
+            })?;
+            let mut v = Vec::new();
+            for p in list {
+                let p = p.try_cast::<Array>().filter(|p| p.len() == 2).ok_or_else(|| {
+                    signal::error("test_pairs option pairs must be an array of [a, b] pairs", pos)
+                })?;
+                v.push((index(&p[0])?, index(&p[1])?));
+            }
+            Pattern::Explicit(v)
+        }
+        None => {
+            let kind = get("pattern").map(|v| v.to_string()).unwrap_or_else(|| "mesh".into());
+            match kind.as_str() {
+                "ring" => Pattern::Ring,
+                "mesh" => Pattern::Mesh {
+                    both_directions: get("both_directions").and_then(|v| v.as_bool().ok()).unwrap_or(false),
+                },
+                "bisection" => Pattern::Bisection {
+                    split: match get("split") {
+                        Some(v) => Some(v.as_int().ok().filter(|&i| i > 0).ok_or_else(|| {
+                            signal::error(format!("test_pairs option split must be a positive whole number, got {v}"), pos)
+                        })? as usize),
+                        None => None,
+                    },
+                },
+                other => {
+                    return Err(signal::error(
+                        format!(
+                            "unknown test_pairs pattern `{other}`{}; patterns are ring, mesh, bisection (or pairs: [[a, b], …])",
+                            crate::util::suggest::did_you_mean(other, ["ring", "mesh", "bisection"])
+                        ),
+                        pos,
+                    ))
+                }
+            }
+        }
+    };
+    let fanout = match get("fanout") {
+        Some(v) => v.as_int().ok().filter(|&i| i > 0).ok_or_else(|| {
+            signal::error(format!("test_pairs option fanout must be a positive whole number, got {v}"), pos)
+        })? as usize,
+        None => usize::MAX,
+    };
+    let ps = pairs::pairs(nodes.len(), &pattern).map_err(|e| signal::error(format!("test_pairs: {e}"), pos))?;
+    let rounds = pairs::rounds(nodes.len(), &ps, fanout);
+    let total = rounds.len();
+    for (k, round) in rounds.into_iter().enumerate() {
+        let group = {
+            let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
+            r.groups += 1;
+            r.groups
+        };
+        for (a, b) in round {
+            let (na, nb) = (nodes[a].clone(), nodes[b].clone());
+            let label = format!("{name} [{} -> {}]", na.name(), nb.name());
+            add(
+                reg,
+                ctx,
+                &label,
+                Some(na),
+                Opts {
+                    timeout: opts.timeout,
+                    tags: opts.tags.clone(),
+                    retries: opts.retries,
+                    changes: opts.changes,
+                },
+                func.clone(),
+                Some(group),
+            );
+            let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(t) = r.tests.last_mut() {
+                t.peer = Some(nb);
+                t.round = Some((k + 1, total));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn register(engine: &mut Engine, reg: SharedRegistry) {
+    let r = reg.clone();
+    engine.register_fn(
+        "test_pairs",
+        move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr| {
+            pairs_of(&r, &ctx, nodes, name, Map::new(), f)
+        },
+    );
+    let r = reg.clone();
+    engine.register_fn(
+        "test_pairs",
+        move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr, opts: Map| {
+            pairs_of(&r, &ctx, nodes, name, opts, f)
+        },
+    );
     let r = reg.clone();
     engine.register_fn(
         "test",

@@ -27,6 +27,10 @@ pub struct RunOptions {
 /// Size of the output kept per testcase in reports.
 pub const OUTPUT_CAP: usize = 64 * 1024;
 
+fn timestamp_ms() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 fn timestamp() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
@@ -80,6 +84,9 @@ fn blank(script: &Script, name: &str, node: Option<String>, line: Option<usize>)
         commands: vec![],
         output: String::new(),
         attempts: vec![],
+        started: None,
+        peer: None,
+        round: None,
     }
 }
 
@@ -131,7 +138,10 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         def.line,
     );
     t.tags = def.tags.clone();
+    t.peer = def.peer.as_ref().map(|n| n.name().to_string());
+    t.round = def.round.map(|r| r.0);
     let started = Instant::now();
+    t.started = Some(timestamp_ms());
     if cancel::interrupted() {
         t.status = Status::Skipped;
         t.message = Some("not run: the run was interrupted".into());
@@ -146,14 +156,24 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     let file = script.path.display().to_string();
     for attempt in 0..=def.retries {
         context::set_file(&file);
-        context::install(TestCtx::new(&def.name, &file, timeout));
+        let mut tc = TestCtx::new(&def.name, &file, timeout);
+        tc.pair = match (&def.node, &def.peer) {
+            (Some(a), Some(b)) => Some((a.name().to_string(), b.name().to_string())),
+            _ => None,
+        };
+        context::install(tc);
         let a_start = Instant::now();
-        let res = match &def.node {
-            Some(n) => {
+        let res = match (&def.node, &def.peer) {
+            (Some(a), Some(b)) => def.func.call::<Dynamic>(
+                &script.engine,
+                &script.ast,
+                (Dynamic::from(a.clone()), Dynamic::from(b.clone())),
+            ),
+            (Some(n), None) => {
                 def.func
                     .call::<Dynamic>(&script.engine, &script.ast, (Dynamic::from(n.clone()),))
             }
-            None => def.func.call::<Dynamic>(&script.engine, &script.ast, ()),
+            _ => def.func.call::<Dynamic>(&script.engine, &script.ast, ()),
         };
         let ctx = context::take();
         let deferred = ctx
@@ -280,6 +300,25 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
             j += 1;
         }
         let batch = &defs[i..j];
+        if let Some((r, total)) = batch[0].round {
+            // test_pairs: show the schedule (each node in at most one pair per round).
+            let pairs: Vec<String> = batch
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{} -> {}",
+                        d.node.as_ref().map(|n| n.name()).unwrap_or("?"),
+                        d.peer.as_ref().map(|n| n.name()).unwrap_or("?")
+                    )
+                })
+                .collect();
+            let line = format!("round {r}/{total}: {}", pairs.join(", "));
+            if opts.dry_run {
+                eprintln!("[dry-run] {line}");
+            } else {
+                tracing::info!("{line}");
+            }
+        }
         let workers = if batch.len() == 1 { 1 } else { opts.fanout };
         let done = pool::map(
             batch,
@@ -384,5 +423,8 @@ fn reach_case(
         commands: vec![],
         output: String::new(),
         attempts: vec![],
+        started: None,
+        peer: None,
+        round: None,
     }
 }

@@ -266,6 +266,9 @@ pub fn testcase(c: &Comparison, baseline_path: &str) -> TestResult {
         commands: vec![],
         output,
         attempts: vec![],
+        started: None,
+        peer: None,
+        round: None,
     }
 }
 
@@ -316,6 +319,9 @@ mod tests {
                     commands: vec![],
                     output: String::new(),
                     attempts: vec![],
+                    started: None,
+                    peer: None,
+                    round: None,
                 }],
             }],
             tool_versions: vec![],

@@ -180,6 +180,24 @@ pub fn markdown(t: &Table) -> String {
     s
 }
 
+/// Pair matrices (node × peer) of every run, for runs with `test_pairs` measurements.
+pub fn matrices_markdown(inputs: &[Input]) -> String {
+    let mut s = String::new();
+    for i in inputs {
+        for m in super::matrix::matrices(&i.run) {
+            s.push_str(&format!("\n### {} — {} (row → column)\n\n", md_escape(&i.label), md_escape(&m.metric)));
+            s.push_str(&super::matrix::markdown(&m));
+            let worst: Vec<String> = m
+                .worst(5)
+                .iter()
+                .map(|((a, b), v)| format!("{a} -> {b} {} {}", fmt_num(*v), m.unit))
+                .collect();
+            s.push_str(&format!("\nslowest pairs: {}\n", worst.join(", ")));
+        }
+    }
+    s
+}
+
 fn csv_field(s: &str) -> String {
     let s = super::clean_text(s);
     if s.contains([',', '"', '\n']) {

@@ -208,6 +208,9 @@ mod tests {
             commands: vec![],
             output: String::new(),
             attempts: vec![],
+            started: None,
+            peer: None,
+            round: None,
         }
     }
 

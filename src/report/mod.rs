@@ -8,6 +8,7 @@ pub mod console;
 pub mod html;
 pub mod json;
 pub mod junit;
+pub mod matrix;
 
 use std::io::Write;
 use std::path::Path;

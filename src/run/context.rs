@@ -20,6 +20,8 @@ pub struct TestCtx {
     pub checks: usize,
     /// Commands run beyond [`MAX_COMMANDS`] (not logged).
     pub commands_dropped: usize,
+    /// `test_pairs` testcases: (first node, second node).
+    pub pair: Option<(String, String)>,
 }
 
 impl TestCtx {
@@ -38,6 +40,7 @@ impl TestCtx {
             deferred_failures: vec![],
             checks: 0,
             commands_dropped: 0,
+            pair: None,
         }
     }
 }

@@ -53,6 +53,10 @@ pub struct Metric {
     /// The message size of a per-size number (NCCL busbw): the HTML busbw plot's x axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
+    /// The other node of a pair measurement (`node` → `peer`): the HTML bandwidth matrix.
+    /// Set by default inside `test_pairs` tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
 }
 
 impl Metric {
@@ -68,6 +72,7 @@ impl Metric {
             node: None,
             rail: None,
             size_bytes: None,
+            peer: None,
         }
     }
 
@@ -128,6 +133,15 @@ pub struct TestResult {
     /// What the script printed (`print`) and the test's log lines.
     pub output: String,
     pub attempts: Vec<Attempt>,
+    /// When the test started (RFC 3339, ms): with the duration, when each node was busy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<String>,
+    /// `test_pairs` testcases: the second node of the pair (the first is `node`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
+    /// `test_pairs` testcases: the round the pair ran in (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

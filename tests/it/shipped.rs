@@ -42,14 +42,14 @@ fn five_step_passes_steps_1_to_4_and_skips_5_on_the_simulation() {
         "step 1: ping mesh [spark-02 -> spark-01]",
         "step 2: passwordless ssh [spark-01 -> spark-02]",
         "step 3: rdma devices up [spark-01]",
-        "step 3: rdma write per port [spark-02 -> spark-01 qsfp1]",
+        "step 3: rdma write per port [spark-01 -> spark-02]",
         "step 3: nccl all_reduce busbw and transport",
         "step 4: recipe uses fabric addresses only",
     ] {
         assert_eq!(o.status(n), "pass", "{n}");
     }
     // every rail is its own metric, and busbw per message size is recorded
-    let rdma = o.test("step 3: rdma write per port [spark-02 -> spark-01 qsfp1]");
+    let rdma = o.test("step 3: rdma write per port [spark-01 -> spark-02]");
     let names: Vec<String> = rdma["metrics"]
         .as_array()
         .unwrap()
@@ -57,11 +57,11 @@ fn five_step_passes_steps_1_to_4_and_skips_5_on_the_simulation() {
         .map(|m| m["name"].as_str().unwrap().to_string())
         .collect();
     assert!(
-        names.contains(&"rdma_write_gbps[spark-02:rocep1s0f1]".to_string()),
+        names.contains(&"rdma_write_gbps[spark-01:rocep1s0f1]".to_string()),
         "{names:?}"
     );
     assert!(
-        names.contains(&"rdma_write_gbps[spark-02:roceP2p1s0f1]".to_string()),
+        names.contains(&"rdma_write_gbps[spark-01:roceP2p1s0f1]".to_string()),
         "{names:?}"
     );
     let nccl = o.test("step 3: nccl all_reduce busbw and transport");
@@ -235,7 +235,7 @@ exit_code = 1
     let d = "step 3: rdma devices up [a]";
     assert_eq!(o.status(d), "error", "{}", o.message(d));
     assert!(o.message(d).contains("no RDMA device"), "{}", o.message(d));
-    let w = "step 3: rdma write per port [b -> a]";
+    let w = "step 3: rdma write per port [a -> b]";
     assert_eq!(o.status(w), "error", "{}", o.message(w));
     let n = "step 3: nccl all_reduce busbw and transport";
     assert_eq!(o.status(n), "error", "{}", o.message(n));

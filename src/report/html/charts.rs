@@ -6,6 +6,61 @@ use super::super::{clean_text, fmt_num};
 use crate::run::model::{Metric, RunResult};
 use std::fmt::Write;
 
+/// Pair matrices (`test_pairs` meshes): a node × node heat map per metric and the worst pairs.
+pub fn matrices(h: &mut String, run: &RunResult) {
+    let ms = crate::report::matrix::matrices(run);
+    if ms.is_empty() {
+        return;
+    }
+    h.push_str("<section id=\"matrix\"><h2>Pair matrices</h2>");
+    for m in &ms {
+        let (lo, hi) = m.range();
+        let _ = write!(
+            h,
+            "<h3>{} <span class=\"muted\">({}; row → column; {} pairs)</span></h3><div class=\"plot\"><table class=\"matrix\"><tr><th></th>",
+            esc(&m.metric),
+            esc(&m.unit),
+            m.cells.len()
+        );
+        for b in &m.nodes {
+            let _ = write!(h, "<th>{}</th>", esc(b));
+        }
+        h.push_str("</tr>");
+        for a in &m.nodes {
+            let _ = write!(h, "<tr><th>{}</th>", esc(a));
+            for b in &m.nodes {
+                match m.cells.get(&(a.clone(), b.clone())) {
+                    Some(v) => {
+                        // 0 = worst, 1 = best of this matrix.
+                        let mut q = if hi > lo { (v - lo) / (hi - lo) } else { 1.0 };
+                        if !m.higher_is_better {
+                            q = 1.0 - q;
+                        }
+                        let hue = (q * 120.0).round();
+                        let _ = write!(
+                            h,
+                            "<td class=\"num\" style=\"background:hsl({hue},70%,80%)\" title=\"{} -> {}\">{}</td>",
+                            esc(a),
+                            esc(b),
+                            esc(&fmt_num(*v))
+                        );
+                    }
+                    None => h.push_str("<td class=\"muted\">·</td>"),
+                }
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table>");
+        let worst: Vec<String> = m
+            .worst(5)
+            .iter()
+            .map(|((a, b), v)| format!("{} → {}: {} {}", esc(a), esc(b), esc(&fmt_num(*v)), esc(&m.unit)))
+            .collect();
+        let _ = write!(h, "<p>Slowest pairs: {}</p></div>", worst.join(" · "));
+    }
+    h.push_str("</section>\n");
+}
+
 /// The plots section, if any metric asks for one.
 pub fn section(h: &mut String, run: &RunResult) {
     let busbw = busbw_plot(run);
@@ -426,6 +481,9 @@ mod tests {
             commands: vec![],
             output: String::new(),
             attempts: vec![],
+            started: None,
+            peer: None,
+            round: None,
         };
         RunResult {
             fabcheck_version: "0".into(),

@@ -24,6 +24,7 @@ pub fn render(run: &RunResult) -> String {
     page::header(&mut h, run);
     page::problems(&mut h, run);
     charts::section(&mut h, run);
+    charts::matrices(&mut h, run);
     tables::all_tests(&mut h, run);
     tables::metrics(&mut h, run);
     tables::tool_versions(&mut h, run);
