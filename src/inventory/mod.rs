@@ -1,6 +1,7 @@
 //! Inventory (TOML, SPEC §2): nodes, their fabric interfaces and addresses, groups, SSH settings.
 
 pub mod nodeset;
+pub mod slurm;
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -208,7 +209,17 @@ impl Inventory {
         }
     }
 
+    /// Load `-i SOURCE`: an inventory file, or `slurm` / `slurm:DEFAULTS.toml` for the nodes of
+    /// the Slurm allocation fabcheck runs in (see [`slurm`]; `./slurm` is a file named slurm).
     pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        if let Some(spec) = slurm::Spec::from_source(path) {
+            return slurm::load(&spec);
+        }
+        Self::load_file(path)
+    }
+
+    /// Load an inventory file.
+    pub fn load_file(path: &Path) -> Result<Inventory, InventoryError> {
         let text = std::fs::read_to_string(path).map_err(|e| InventoryError {
             location: path.display().to_string(),
             message: format!("cannot read the inventory: {e}"),
