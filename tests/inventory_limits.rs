@@ -11,8 +11,7 @@ fn a_node_set_of_ten_billion_names_is_exit_2_not_an_abort() {
     let o = Fab::new().args(["nodes", "a[0-99999]b[0-99999]"]).run();
     o.code(2);
     assert!(
-        o.stderr.contains("names 10000000000 nodes")
-            && o.stderr.contains("at most 1000000"),
+        o.stderr.contains("names 10000000000 nodes") && o.stderr.contains("at most 1000000"),
         "{}",
         o.stderr
     );
@@ -40,7 +39,15 @@ fn timeouts_past_30_days_are_exit_2() {
         assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
     }
     let o = Fab::new()
-        .args(["exec", "-w", "localhost", "--timeout", "1e300", "--", "true"])
+        .args([
+            "exec",
+            "-w",
+            "localhost",
+            "--timeout",
+            "1e300",
+            "--",
+            "true",
+        ])
         .run();
     o.code(2);
     assert!(o.stderr.contains("30days"), "{}", o.stderr);
@@ -72,10 +79,18 @@ let n = node("localhost");
 test("huge", || { n.run("true", #{ timeout: "1e300" }); });
 test("after", || { assert_eq(n.sh("echo ok").trimmed(), "ok", "echo"); });
 "#;
-    let o = Fab::new().file("s.rhai", s).args(["run", "s.rhai"]).reports().run();
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai"])
+        .reports()
+        .run();
     o.code(1);
     assert_eq!(o.status("huge"), "error");
-    assert!(o.message("huge").contains("30days"), "{}", o.message("huge"));
+    assert!(
+        o.message("huge").contains("30days"),
+        "{}",
+        o.message("huge")
+    );
     assert_eq!(o.status("after"), "pass", "{}", o.message("after"));
 }
 

@@ -88,12 +88,14 @@ fabric = "gpu-[01-08]"
         );
         o.code(0);
         assert!(
-            o.stdout.contains("gpu-07\tnvidia@10.0.0.7\tSsh\tinterfaces=ib0"),
+            o.stdout
+                .contains("gpu-07\tnvidia@10.0.0.7\tSsh\tinterfaces=ib0"),
             "{src}: {}",
             o.stdout
         );
         assert!(
-            o.stdout.contains("login1\tnvidia@login1\tSsh\tinterfaces=ib0"),
+            o.stdout
+                .contains("login1\tnvidia@login1\tSsh\tinterfaces=ib0"),
             "{}",
             o.stdout
         );
@@ -141,9 +143,6 @@ fn slurm_errors_are_exit_2() {
     o.code(2);
     assert!(o.stderr.contains("d.toml:2:"), "{}", o.stderr);
     // Inside an allocation, no -i/-w is still this machine only: nothing is implied.
-    let o = with_env(
-        Fab::new().args(["nodes"]),
-        &[("SLURM_JOB_NODELIST", ALLOC)],
-    );
+    let o = with_env(Fab::new().args(["nodes"]), &[("SLURM_JOB_NODELIST", ALLOC)]);
     o.code(2);
 }

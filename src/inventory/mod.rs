@@ -322,12 +322,12 @@ impl Inventory {
                         Node::resolve(n, host, spanned.get_ref(), d, base)
                             .map_err(|m| at(spanned.span().start, format!("node `{n}`: {m}")))?
                     }
-                    None => Node::resolve(n, n.clone(), &bare, d, base).map_err(|m| {
-                        InventoryError {
+                    None => {
+                        Node::resolve(n, n.clone(), &bare, d, base).map_err(|m| InventoryError {
                             location: format!("{from} with defaults from {}", path.display()),
                             message: format!("node `{n}`: {m}"),
-                        }
-                    })?,
+                        })?
+                    }
                 };
                 nodes.push(node);
             }
@@ -595,9 +595,12 @@ fabric = "spark-[01-03]"
         assert_eq!(parse_duration("30days").unwrap(), MAX_DURATION);
         assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        let e = parse("[defaults]\ncommand_timeout = \"1e300\"\n[[node]]\nname = \"a\"\n")
-            .unwrap_err();
-        assert!(e.message.contains("command_timeout") && e.message.contains("30days"), "{e}");
+        let e =
+            parse("[defaults]\ncommand_timeout = \"1e300\"\n[[node]]\nname = \"a\"\n").unwrap_err();
+        assert!(
+            e.message.contains("command_timeout") && e.message.contains("30days"),
+            "{e}"
+        );
     }
 
     #[test]

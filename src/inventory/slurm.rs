@@ -92,7 +92,10 @@ pub fn from_nodelist(
                 message: format!("cannot read the Slurm defaults file: {e}"),
             })?;
             let mut inv = Inventory::build(&text, path, Some((from, &names)))?;
-            inv.source = Some(PathBuf::from(format!("{label} defaults={}", path.display())));
+            inv.source = Some(PathBuf::from(format!(
+                "{label} defaults={}",
+                path.display()
+            )));
             inv
         }
         None => Inventory {
@@ -114,10 +117,8 @@ mod tests {
     use super::*;
 
     fn defaults_file(tag: &str, text: &str) -> PathBuf {
-        let p = std::env::temp_dir().join(format!(
-            "fabcheck-slurm-{tag}-{}.toml",
-            std::process::id()
-        ));
+        let p =
+            std::env::temp_dir().join(format!("fabcheck-slurm-{tag}-{}.toml", std::process::id()));
         std::fs::write(&p, text).unwrap();
         p
     }
@@ -178,7 +179,10 @@ rack9 = "gpu-99"
         assert_eq!(inv.select("@rack1").unwrap().len(), 1);
         assert!(!inv.groups.contains_key("rack9"));
         let label = inv.source.unwrap().display().to_string();
-        assert!(label.starts_with("slurm:SLURM_JOB_NODELIST=gpu-[02-03,07]"), "{label}");
+        assert!(
+            label.starts_with("slurm:SLURM_JOB_NODELIST=gpu-[02-03,07]"),
+            "{label}"
+        );
     }
 
     #[test]
@@ -188,11 +192,17 @@ rack9 = "gpu-99"
         assert!(e.location.ends_with(":3:1"), "{e}");
         let p2 = defaults_file("bad2", "[defaults]\ncommand_timeout = \"1e300\"\n");
         let e = from_nodelist("SLURM_JOB_NODELIST", "n[1-2]", Some(&p2)).unwrap_err();
-        assert!(e.message.contains("n1") && e.message.contains("30days"), "{e}");
+        assert!(
+            e.message.contains("n1") && e.message.contains("30days"),
+            "{e}"
+        );
         let _ = std::fs::remove_file(&p);
         let _ = std::fs::remove_file(&p2);
         let e = from_nodelist("X", "n1", Some(Path::new("/nonexistent/d.toml"))).unwrap_err();
-        assert!(e.message.contains("cannot read the Slurm defaults file"), "{e}");
+        assert!(
+            e.message.contains("cannot read the Slurm defaults file"),
+            "{e}"
+        );
     }
 
     #[test]

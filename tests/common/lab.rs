@@ -165,7 +165,10 @@ impl Drop for Lab {
         if self.variant != Variant::default() {
             let (c, out) = self.sh(&["up", &self.n.to_string()]);
             if c != 0 {
-                eprintln!("lab.sh up {} (back to the default lab) failed: {out}", self.n);
+                eprintln!(
+                    "lab.sh up {} (back to the default lab) failed: {out}",
+                    self.n
+                );
             }
             return;
         }
