@@ -72,13 +72,7 @@ pub fn load_inventory(t: &Target) -> Result<Inventory, String> {
         (None, None) => return Ok(Inventory::local()),
     };
     if let Some(w) = &t.nodes {
-        let keep: Vec<String> = inv
-            .select(w)
-            .map_err(|e| format!("-w {w}: {e}"))?
-            .into_iter()
-            .map(|n| n.name.clone())
-            .collect();
-        inv.nodes.retain(|n| keep.contains(&n.name));
+        inv.restrict(w).map_err(|e| format!("-w {w}: {e}"))?;
     }
     Ok(inv)
 }

@@ -38,7 +38,8 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct Target {
-    /// Inventory file (TOML).
+    /// Inventory file (TOML), or `slurm` / `slurm:DEFAULTS.toml` for the nodes of the current
+    /// Slurm allocation (SLURM_JOB_NODELIST).
     #[arg(short = 'i', long = "inventory")]
     pub inventory: Option<PathBuf>,
     /// Node set to work on: `spark-[01-06]`, `gpu[1-3,7]`, `@group`.

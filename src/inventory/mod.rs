@@ -1,9 +1,10 @@
 //! Inventory (TOML, SPEC §2): nodes, their fabric interfaces and addresses, groups, SSH settings.
 
 pub mod nodeset;
+pub mod slurm;
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -121,16 +122,36 @@ pub struct Inventory {
 
 pub const DEFAULT_FANOUT: usize = 64;
 
-/// Parse a human duration (`500ms`, `30s`, `5m`; a bare number is seconds).
+/// The longest duration fabcheck accepts (timeouts, waits): 30 days. Longer values are
+/// mistakes (`1e300`, `18446744073709551615`), and would overflow deadlines.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Parse a human duration (`500ms`, `30s`, `5m`; a bare number is seconds), at most
+/// [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
+    let too_long = || {
+        format!(
+            "`{s}` is longer than {}, the longest duration fabcheck accepts",
+            humantime::format_duration(MAX_DURATION)
+        )
+    };
     if let Ok(secs) = t.parse::<f64>() {
-        if secs >= 0.0 && secs.is_finite() {
-            return Ok(Duration::from_secs_f64(secs));
+        if secs.is_nan() || secs < 0.0 {
+            return Err(format!("`{s}` is not a duration like 500ms, 30s or 5m"));
         }
+        // Compared as f64 before converting: Duration::from_secs_f64 panics past u64 seconds.
+        if secs > MAX_DURATION.as_secs_f64() {
+            return Err(too_long());
+        }
+        return Ok(Duration::from_secs_f64(secs));
     }
-    humantime::parse_duration(t)
-        .map_err(|e| format!("`{s}` is not a duration like 500ms, 30s or 5m ({e})"))
+    let d = humantime::parse_duration(t)
+        .map_err(|e| format!("`{s}` is not a duration like 500ms, 30s or 5m ({e})"))?;
+    if d > MAX_DURATION {
+        return Err(too_long());
+    }
+    Ok(d)
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -152,11 +173,19 @@ pub fn valid_name(s: &str) -> bool {
 
 impl Inventory {
     /// Nodes named on the command line without an inventory: hosts are the names.
+    /// The names are host names here, so they pass the same check as an inventory's `host`
+    /// (`-w=-Efoo` must never reach ssh as an option).
     pub fn from_nodeset(expr: &str) -> Result<Inventory, InventoryError> {
         let names = nodeset::expand(expr, &BTreeMap::new()).map_err(|e| InventoryError {
             location: "-w".into(),
             message: e.to_string(),
         })?;
+        if let Some(bad) = names.iter().find(|n| !valid_name(n)) {
+            return Err(InventoryError {
+                location: "-w".into(),
+                message: format!("`{bad}` is not a valid host name (from node set `{expr}`)"),
+            });
+        }
         let nodes = names.into_iter().map(|n| Node::bare(&n)).collect();
         Ok(Inventory {
             source: None,
@@ -180,7 +209,17 @@ impl Inventory {
         }
     }
 
+    /// Load `-i SOURCE`: an inventory file, or `slurm` / `slurm:DEFAULTS.toml` for the nodes of
+    /// the Slurm allocation fabcheck runs in (see [`slurm`]; `./slurm` is a file named slurm).
     pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        if let Some(spec) = slurm::Spec::from_source(path) {
+            return slurm::load(&spec);
+        }
+        Self::load_file(path)
+    }
+
+    /// Load an inventory file.
+    pub fn load_file(path: &Path) -> Result<Inventory, InventoryError> {
         let text = std::fs::read_to_string(path).map_err(|e| InventoryError {
             location: path.display().to_string(),
             message: format!("cannot read the inventory: {e}"),
@@ -189,6 +228,18 @@ impl Inventory {
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Inventory, InventoryError> {
+        Self::build(text, path, None)
+    }
+
+    /// Build an inventory from TOML text. With `allocation` (Slurm), the nodes are exactly
+    /// those names, in that order: a `[[node]]` naming one of them gives its settings, the
+    /// others get `[defaults]` only; `[[node]]`s and group members outside the allocation are
+    /// left out. Without it, the nodes are the file's `[[node]]`s.
+    fn build(
+        text: &str,
+        path: &Path,
+        allocation: Option<(&str, &[String])>,
+    ) -> Result<Inventory, InventoryError> {
         let at = |offset: usize, message: String| {
             let (l, c) = line_col(text, offset);
             InventoryError {
@@ -209,8 +260,14 @@ impl Inventory {
         let base = path.parent().unwrap_or(Path::new("."));
         let d = &file.defaults;
         let mut nodes: Vec<Node> = Vec::new();
-        let mut first_seen: BTreeMap<String, usize> = BTreeMap::new();
-        for spanned in &file.node {
+        // name -> offset of its first declaration (the line is only worked out for an error:
+        // counting lines for every node made loading quadratic).
+        let mut first_seen: HashMap<String, usize> = HashMap::new();
+        let wanted: Option<HashSet<&str>> =
+            allocation.map(|(_, names)| names.iter().map(String::as_str).collect());
+        // Slurm: allocated name -> (its [[node]], host), resolved below in allocation order.
+        let mut declared: HashMap<String, (usize, String)> = HashMap::new();
+        for (idx, spanned) in file.node.iter().enumerate() {
             let start = spanned.span().start;
             let f = spanned.get_ref();
             let Some(name) = &f.name else {
@@ -235,12 +292,43 @@ impl Inventory {
                 }
             };
             for (n, host) in names.iter().zip(hosts) {
-                if let Some(line) = first_seen.get(n) {
+                if let Some(&first) = first_seen.get(n) {
+                    let line = line_col(text, first).0;
                     return Err(at(name_at, format!("node `{n}` is declared twice (first at line {line}); node names must be unique")));
                 }
-                first_seen.insert(n.clone(), line_col(text, name_at).0);
-                let node = Node::resolve(n, host, f, d, base)
-                    .map_err(|m| at(start, format!("node `{n}`: {m}")))?;
+                if !valid_name(n) {
+                    return Err(at(name_at, format!("`{n}` is not a valid node name")));
+                }
+                first_seen.insert(n.clone(), name_at);
+                match &wanted {
+                    None => {
+                        let node = Node::resolve(n, host, f, d, base)
+                            .map_err(|m| at(start, format!("node `{n}`: {m}")))?;
+                        nodes.push(node);
+                    }
+                    Some(w) if w.contains(n.as_str()) => {
+                        declared.insert(n.clone(), (idx, host));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        if let Some((from, names)) = allocation {
+            let bare = Fields::default();
+            for n in names {
+                let node = match declared.remove(n) {
+                    Some((idx, host)) => {
+                        let spanned = &file.node[idx];
+                        Node::resolve(n, host, spanned.get_ref(), d, base)
+                            .map_err(|m| at(spanned.span().start, format!("node `{n}`: {m}")))?
+                    }
+                    None => {
+                        Node::resolve(n, n.clone(), &bare, d, base).map_err(|m| InventoryError {
+                            location: format!("{from} with defaults from {}", path.display()),
+                            message: format!("node `{n}`: {m}"),
+                        })?
+                    }
+                };
                 nodes.push(node);
             }
         }
@@ -250,11 +338,25 @@ impl Inventory {
                 message: "the inventory declares no node; add a [[node]] table with a name".into(),
             });
         }
+        let mut groups = file.groups.clone();
         for (g, def) in &file.groups {
             let members = nodeset::expand(def, &file.groups).map_err(|e| InventoryError {
                 location: format!("{} [groups] {g}", path.display()),
                 message: e.to_string(),
             })?;
+            if let Some(w) = &wanted {
+                // A site-wide defaults file names the whole cluster; keep the allocated part.
+                let inside: Vec<String> = members
+                    .into_iter()
+                    .filter(|m| w.contains(m.as_str()))
+                    .collect();
+                if inside.is_empty() {
+                    groups.remove(g);
+                } else {
+                    groups.insert(g.clone(), inside.join(","));
+                }
+                continue;
+            }
             if let Some(unknown) = members.iter().find(|m| !first_seen.contains_key(*m)) {
                 return Err(InventoryError {
                     location: format!("{} [groups] {g}", path.display()),
@@ -269,7 +371,7 @@ impl Inventory {
             source: Some(path.to_path_buf()),
             simulation: file.simulation,
             nodes,
-            groups: file.groups,
+            groups,
             fanout,
         })
     }
@@ -278,10 +380,12 @@ impl Inventory {
     /// for groups and in the given order otherwise.
     pub fn select(&self, expr: &str) -> Result<Vec<&Node>, String> {
         let names = nodeset::expand(expr, &self.groups).map_err(|e| e.to_string())?;
+        let by_name: HashMap<&str, &Node> =
+            self.nodes.iter().map(|x| (x.name.as_str(), x)).collect();
         names
             .iter()
             .map(|n| {
-                self.nodes.iter().find(|x| &x.name == n).ok_or_else(|| {
+                by_name.get(n.as_str()).copied().ok_or_else(|| {
                     let all: Vec<String> = self.nodes.iter().map(|x| x.name.clone()).collect();
                     format!(
                         "node `{n}` is not in the inventory (it has {})",
@@ -290,6 +394,18 @@ impl Inventory {
                 })
             })
             .collect()
+    }
+
+    /// Keep only the nodes a node set selects (`-i FILE -w SET`), in inventory order; linear in
+    /// the number of nodes.
+    pub fn restrict(&mut self, expr: &str) -> Result<(), String> {
+        let keep: HashSet<String> = self
+            .select(expr)?
+            .into_iter()
+            .map(|n| n.name.clone())
+            .collect();
+        self.nodes.retain(|n| keep.contains(&n.name));
+        Ok(())
     }
 
     pub fn node(&self, name: &str) -> Option<&Node> {
@@ -457,6 +573,67 @@ fabric = "spark-[01-03]"
             .select("spark-09")
             .unwrap_err()
             .contains("not in the inventory"));
+    }
+
+    #[test]
+    fn durations_past_30_days_are_errors_not_panics() {
+        for bad in [
+            "1e300",
+            "18446744073709551615",
+            "2592001",
+            "31days",
+            "1e20s",
+            "NaN",
+            "-1",
+            "inf",
+        ] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(e.contains(bad), "{bad}: {e}");
+        }
+        assert!(parse_duration("1e300").unwrap_err().contains("30days"));
+        assert_eq!(parse_duration("2592000").unwrap(), MAX_DURATION);
+        assert_eq!(parse_duration("30days").unwrap(), MAX_DURATION);
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        let e =
+            parse("[defaults]\ncommand_timeout = \"1e300\"\n[[node]]\nname = \"a\"\n").unwrap_err();
+        assert!(
+            e.message.contains("command_timeout") && e.message.contains("30days"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn node_names_from_w_and_the_inventory_are_host_checked() {
+        for bad in ["-Efoo", "-oProxyCommand", "a,-b", "-[1-2]x"] {
+            let e = Inventory::from_nodeset(bad).unwrap_err();
+            assert!(e.message.contains("not a valid host name"), "{bad}: {e}");
+        }
+        assert_eq!(Inventory::from_nodeset("a[1-2],b").unwrap().nodes.len(), 3);
+        let e = parse("[[node]]\nname = \"-x\"\nhost = \"10.0.0.1\"\n").unwrap_err();
+        assert!(e.message.contains("not a valid node name"), "{e}");
+    }
+
+    #[test]
+    fn many_nodes_select_and_restrict() {
+        let mut text = String::from("[defaults]\nuser = \"u\"\n");
+        for i in 0..20_000 {
+            text.push_str(&format!("[[node]]\nname = \"n{i:05}\"\nhost = \"h{i}\"\n"));
+        }
+        text.push_str("[[node]]\nname = \"n00007\"\n[groups]\nall = \"n[00000-19999]\"\n");
+        // the duplicate is found and located at its line, the first declaration's line named
+        let e = parse(&text).unwrap_err();
+        assert!(e.location.starts_with("inv.toml:60004:"), "{e}");
+        assert!(e.message.contains("first at line 25"), "{e}");
+        let text = text.replace("[[node]]\nname = \"n00007\"\n[groups]", "[groups]");
+        let mut inv = parse(&text).unwrap();
+        assert_eq!(inv.nodes.len(), 20_000);
+        assert_eq!(inv.nodes[19_999].host, "h19999");
+        assert_eq!(inv.select("@all").unwrap().len(), 20_000);
+        assert_eq!(inv.select("n[00010-00012]").unwrap()[2].name, "n00012");
+        inv.restrict("n[00100-00199],n00005").unwrap();
+        assert_eq!(inv.nodes.len(), 101);
+        assert_eq!(inv.nodes[0].name, "n00005");
     }
 
     #[test]

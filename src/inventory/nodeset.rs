@@ -1,6 +1,6 @@
 //! ClusterShell/pdsh node sets: `spark-[01-06]`, `gpu[1-3,7]`, comma lists, `@group`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A node set expression that could not be expanded.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -44,69 +44,120 @@ fn split_top(expr: &str) -> Result<Vec<&str>, NodesetError> {
     Ok(parts)
 }
 
-/// Expand one `prefix[ranges]suffix...` pattern (several bracket groups allowed).
-fn expand_pattern(full: &str, pat: &str) -> Result<Vec<String>, NodesetError> {
-    let Some(open) = pat.find('[') else {
-        return Ok(vec![pat.to_string()]);
-    };
-    let close = pat[open..]
-        .find(']')
-        .map(|i| i + open)
-        .ok_or_else(|| err(full, "`[` without `]`"))?;
-    let (prefix, body, rest) = (&pat[..open], &pat[open + 1..close], &pat[close + 1..]);
-    if body.is_empty() {
-        return Err(err(full, "empty range `[]`"));
+/// The most node names one node set may expand to (`a[0-99999]b[0-99999]` would be 10^10
+/// names, 240 GB). A cluster with more nodes than this is not a fabcheck inventory.
+pub const MAX_NODES: usize = 1_000_000;
+
+/// One piece of a pattern: literal text, or a bracket list of ranges `(first, last, width)`.
+enum Seg<'a> {
+    Lit(&'a str),
+    Ranges(Vec<(u64, u64, usize)>),
+}
+
+fn too_many(full: &str, n: u128) -> NodesetError {
+    err(
+        full,
+        format!("it names {n} nodes; at most {MAX_NODES} are allowed"),
+    )
+}
+
+/// Parse one `prefix[ranges]suffix...` pattern (several bracket groups allowed) and count the
+/// names it stands for, without expanding it.
+fn parse_pattern<'a>(full: &str, pat: &'a str) -> Result<(Vec<Seg<'a>>, u128), NodesetError> {
+    let mut segs = Vec::new();
+    let mut count: u128 = 1;
+    let mut rest = pat;
+    while let Some(open) = rest.find('[') {
+        let close = rest[open..]
+            .find(']')
+            .map(|i| i + open)
+            .ok_or_else(|| err(full, "`[` without `]`"))?;
+        if open > 0 {
+            segs.push(Seg::Lit(&rest[..open]));
+        }
+        let body = &rest[open + 1..close];
+        if body.is_empty() {
+            return Err(err(full, "empty range `[]`"));
+        }
+        let mut ranges = Vec::new();
+        let mut size: u128 = 0;
+        for r in body.split(',') {
+            let r = r.trim();
+            let (lo, hi) = match r.split_once('-') {
+                Some((a, b)) => (a, b),
+                None => (r, r),
+            };
+            if lo.is_empty()
+                || hi.is_empty()
+                || !lo.bytes().all(|b| b.is_ascii_digit())
+                || !hi.bytes().all(|b| b.is_ascii_digit())
+            {
+                return Err(err(
+                    full,
+                    format!("`{r}` is not a number or a range like 01-06"),
+                ));
+            }
+            let width = if lo.len() > 1 && lo.starts_with('0') {
+                lo.len()
+            } else {
+                0
+            };
+            let a: u64 = lo
+                .parse()
+                .map_err(|_| err(full, format!("`{lo}` is too large")))?;
+            let b: u64 = hi
+                .parse()
+                .map_err(|_| err(full, format!("`{hi}` is too large")))?;
+            if b < a {
+                return Err(err(full, format!("range `{r}` runs backwards")));
+            }
+            size += u128::from(b - a) + 1;
+            ranges.push((a, b, width));
+        }
+        // Saturates far above MAX_NODES: u128 cannot overflow before the check below.
+        count = count.saturating_mul(size);
+        if count > MAX_NODES as u128 {
+            return Err(too_many(full, count));
+        }
+        segs.push(Seg::Ranges(ranges));
+        rest = &rest[close + 1..];
     }
-    let mut items = Vec::new();
-    for r in body.split(',') {
-        let r = r.trim();
-        let (lo, hi) = match r.split_once('-') {
-            Some((a, b)) => (a, b),
-            None => (r, r),
-        };
-        if lo.is_empty()
-            || hi.is_empty()
-            || !lo.bytes().all(|b| b.is_ascii_digit())
-            || !hi.bytes().all(|b| b.is_ascii_digit())
-        {
-            return Err(err(
-                full,
-                format!("`{r}` is not a number or a range like 01-06"),
-            ));
-        }
-        let width = if lo.len() > 1 && lo.starts_with('0') {
-            lo.len()
-        } else {
-            0
-        };
-        let a: u64 = lo
-            .parse()
-            .map_err(|_| err(full, format!("`{lo}` is too large")))?;
-        let b: u64 = hi
-            .parse()
-            .map_err(|_| err(full, format!("`{hi}` is too large")))?;
-        if b < a {
-            return Err(err(full, format!("range `{r}` runs backwards")));
-        }
-        if b - a > 100_000 {
-            return Err(err(full, format!("range `{r}` has more than 100000 nodes")));
-        }
-        for v in a..=b {
-            items.push(format!("{v:0width$}"));
+    if rest.contains(']') {
+        return Err(err(full, "`]` without `[`"));
+    }
+    if !rest.is_empty() {
+        segs.push(Seg::Lit(rest));
+    }
+    Ok((segs, count))
+}
+
+/// Expand parsed segments: the first bracket group varies slowest (`r[1-2]n[1-2]` is r1n1,
+/// r1n2, r2n1, r2n2, as ClusterShell and Slurm order them).
+fn expand_segs(segs: &[Seg], count: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(count);
+    out.push(String::new());
+    for seg in segs {
+        match seg {
+            Seg::Lit(l) => out.iter_mut().for_each(|s| s.push_str(l)),
+            Seg::Ranges(ranges) => {
+                let mut next = Vec::with_capacity(count);
+                for s in &out {
+                    for &(a, b, width) in ranges {
+                        for v in a..=b {
+                            next.push(format!("{s}{v:0width$}"));
+                        }
+                    }
+                }
+                out = next;
+            }
         }
     }
-    let tails = expand_pattern(full, rest)?;
-    let mut out = Vec::with_capacity(items.len() * tails.len());
-    for i in &items {
-        for t in &tails {
-            out.push(format!("{prefix}{i}{t}"));
-        }
-    }
-    Ok(out)
+    out
 }
 
 /// Expand a node set to node names, in order, without duplicates. `@group` is looked up in
 /// `groups` (whose values are node sets themselves); `!expr` after a comma removes nodes.
+/// At most [`MAX_NODES`] names; linear in the number of names.
 pub fn expand(expr: &str, groups: &BTreeMap<String, String>) -> Result<Vec<String>, NodesetError> {
     expand_depth(expr, groups, 0)
 }
@@ -120,6 +171,10 @@ fn expand_depth(
         return Err(err(expr, "groups refer to each other in a loop"));
     }
     let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    // Names produced so far, before duplicates and exclusions: bounds the work of one
+    // expression (`a[0-99999],b[0-99999],...` must not get around the cap part by part).
+    let mut produced: u128 = 0;
     for part in split_top(expr.trim())? {
         let part = part.trim();
         if part.is_empty() {
@@ -141,7 +196,12 @@ fn expand_depth(
                     },
                 ));
             };
-            expand_depth(def, groups, depth + 1)?
+            let names = expand_depth(def, groups, depth + 1)?;
+            produced += names.len() as u128;
+            if produced > MAX_NODES as u128 {
+                return Err(too_many(expr, produced));
+            }
+            names
         } else {
             if let Some(bad) = part
                 .chars()
@@ -152,13 +212,24 @@ fn expand_depth(
                     format!("character `{bad}` is not allowed in a node name"),
                 ));
             }
-            expand_pattern(expr, part)?
+            let (segs, count) = parse_pattern(expr, part)?;
+            produced += count;
+            if produced > MAX_NODES as u128 {
+                return Err(too_many(expr, produced));
+            }
+            expand_segs(&segs, count as usize)
         };
         if exclude {
-            out.retain(|n| !names.contains(n));
+            let drop: HashSet<&String> = names.iter().collect();
+            if out.iter().any(|n| drop.contains(n)) {
+                out.retain(|n| !drop.contains(n));
+                seen.retain(|n| !drop.contains(n));
+            }
         } else {
+            out.reserve(names.len());
             for n in names {
-                if !out.contains(&n) {
+                if !seen.contains(&n) {
+                    seen.insert(n.clone());
                     out.push(n);
                 }
             }
@@ -174,6 +245,7 @@ fn expand_depth(
 pub fn fold(names: &[String]) -> String {
     // (prefix, numbers with their zero-padding width)
     let mut groups: Vec<(String, Vec<(u64, usize)>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     let mut plain: Vec<String> = Vec::new();
     for n in names {
         let digits = n.chars().rev().take_while(|c| c.is_ascii_digit()).count();
@@ -191,9 +263,12 @@ pub fn fold(names: &[String]) -> String {
             plain.push(n.clone());
             continue;
         };
-        match groups.iter_mut().find(|g| g.0 == prefix) {
-            Some(g) => g.1.push((v, width)),
-            None => groups.push((prefix.to_string(), vec![(v, width)])),
+        match index.get(prefix) {
+            Some(&i) => groups[i].1.push((v, width)),
+            None => {
+                index.insert(prefix.to_string(), groups.len());
+                groups.push((prefix.to_string(), vec![(v, width)]));
+            }
         }
     }
     let mut out: Vec<String> = Vec::new();
@@ -279,6 +354,51 @@ mod tests {
         assert!(expand("spark-[01-", &g()).is_err());
         assert!(expand("a;rm", &g()).is_err());
         assert!(expand("", &g()).unwrap_err().reason.contains("no node"));
+    }
+
+    #[test]
+    fn the_product_of_ranges_is_capped_before_anything_is_allocated() {
+        // 10^10 names (240 GB) used to be allocated before anything said no.
+        let e = expand("a[0-99999]b[0-99999]", &g()).unwrap_err();
+        assert!(
+            e.reason.contains("10000000000 nodes") && e.reason.contains("at most 1000000"),
+            "{e}"
+        );
+        // Part by part, and through a group, the same cap.
+        let many = (0..11)
+            .map(|i| format!("{i}n[0-99999]"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(expand(&many, &g()).unwrap_err().reason.contains("at most"));
+        let mut big = g();
+        big.insert("big".into(), "x[1-600000]".into());
+        assert!(expand("@big,@big", &big)
+            .unwrap_err()
+            .reason
+            .contains("at most"));
+        assert!(expand("a[1-9]b[1-99999999999999999999]", &g()).is_err());
+        // Exactly at the cap is fine.
+        assert_eq!(expand("a[1-1000]b[1-1000]", &g()).unwrap().len(), MAX_NODES);
+    }
+
+    #[test]
+    fn large_sets_keep_order_dedup_and_exclusion() {
+        let names = expand("n[1-100000],n[50001-100010],!n[2-99999]", &g()).unwrap();
+        assert_eq!(names.len(), 12);
+        assert_eq!(names[0], "n1");
+        assert_eq!(names[1], "n100000");
+        assert_eq!(names[11], "n100010");
+        // excluded names may come back later in the list
+        assert_eq!(expand("a,b,!a,a", &g()).unwrap(), ["b", "a"]);
+        // Slurm forms: several bracket groups, lists, plain names
+        assert_eq!(
+            expand("gpu-[01-03,07],login1", &g()).unwrap(),
+            ["gpu-01", "gpu-02", "gpu-03", "gpu-07", "login1"]
+        );
+        assert_eq!(
+            expand("a[1-2]-b[3-4]", &g()).unwrap(),
+            ["a1-b3", "a1-b4", "a2-b3", "a2-b4"]
+        );
     }
 
     #[test]

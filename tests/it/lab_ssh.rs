@@ -2,7 +2,7 @@
 //! Needs root; skips with a notice otherwise (and fails when CI is set).
 
 use crate::common;
-use common::lab::Lab;
+use common::lab::{Lab, Variant};
 use common::Fab;
 use std::time::{Duration, Instant};
 
@@ -278,6 +278,9 @@ fn commands_reuse_one_connection_per_node() {
     o.code(0);
 }
 
+/// Under a directory that does not exist: no machine has it on PATH or anywhere else.
+const NO_SUCH_PROGRAM: &str = "/nonexistent-fabcheck-test/ib_write_bw";
+
 #[test]
 fn dry_run_checks_reachability_and_binaries_without_running_commands() {
     let Some(lab) = Lab::ensure(
@@ -287,9 +290,11 @@ fn dry_run_checks_reachability_and_binaries_without_running_commands() {
         return;
     };
     lab.kill_sshd("lab03");
-    let s = "test_each(nodes(), \"touch\", |n| { n.run(\"touch /tmp/fabcheck-dry-run-ran\"); });\ntest(\"perftest\", || { ib_write_bw(node(\"lab01\"), node(\"lab02\"), #{ binary: \"fabcheck_no_such_perf\" }); });\n";
+    // A program that cannot exist (not `ib_write_bw` itself: a fabric engineer's machine, and
+    // so the lab nodes on it, may well have perftest installed).
+    let s = format!("test_each(nodes(), \"touch\", |n| {{ n.run(\"touch /tmp/fabcheck-dry-run-ran\"); }});\ntest(\"perftest\", || {{ ib_write_bw(node(\"lab01\"), node(\"lab02\"), #{{ binary: \"{NO_SUCH_PROGRAM}\" }}); }});\n");
     let o = Fab::new()
-        .file("d.rhai", s)
+        .file("d.rhai", &s)
         .args([
             "run",
             "d.rhai",
@@ -320,7 +325,7 @@ fn dry_run_checks_reachability_and_binaries_without_running_commands() {
     assert_eq!(o.status("perftest"), "error");
     assert!(
         o.message("perftest")
-            .contains("`fabcheck_no_such_perf` is not installed"),
+            .contains(&format!("`{NO_SUCH_PROGRAM}` is not installed")),
         "{}",
         o.message("perftest")
     );
@@ -470,4 +475,64 @@ fn handshakes_survive_a_strict_max_startups() {
         .run();
     o.code(0);
     assert_eq!(o.tests().len(), 30);
+}
+
+/// Run `cmd` as the lab user inside `node`; stdout and stderr, then `rc=STATUS`.
+fn as_lab_user(lab: &Lab, node: &str, cmd: &str) -> String {
+    lab.exec(
+        node,
+        &format!("runuser -u fclab -- sh -c '{cmd}' 2>&1; echo rc=$?"),
+    )
+    .1
+}
+
+#[test]
+fn lab_variant_without_names_and_with_the_users_own_ssh_config() {
+    let v = Variant {
+        no_names: true,
+        user_ssh_config: Some("StrictHostKeyChecking no".into()),
+    };
+    let Some(lab) = Lab::ensure_variant(
+        16,
+        &v,
+        "lab_variant_without_names_and_with_the_users_own_ssh_config",
+    ) else {
+        return;
+    };
+    // Own name resolves (sudo needs it), the peers' do not.
+    let (_, out) = lab.exec(
+        "lab01",
+        "getent hosts lab01; getent hosts lab02; echo rc=$?",
+    );
+    assert!(out.contains("127.0.1.1") && out.contains("rc=2"), "{out}");
+    let out = as_lab_user(&lab, "lab01", "ssh -o BatchMode=yes lab02 hostname");
+    assert!(out.contains("Could not resolve hostname lab02"), "{out}");
+    // known_hosts starts empty; the user's own config accepts the unknown key.
+    let (_, out) = lab.exec("lab01", "wc -c < /home/fclab/.ssh/known_hosts");
+    assert_eq!(out.trim(), "0", "{out}");
+    let out = as_lab_user(&lab, "lab01", "ssh -o BatchMode=yes 10.214.0.2 hostname");
+    assert!(out.contains("lab02\nrc=0"), "{out}");
+    // fabcheck from the root side works as on the default lab.
+    Fab::new()
+        .file("h.rhai", HOSTNAME)
+        .args(["run", "h.rhai", "-i", &lab.inventory(), "-w", "lab[01-04]"])
+        .run()
+        .code(0);
+    drop(lab);
+
+    // Dropping the variant brought the default lab back: names, known_hosts, no user config.
+    let Some(lab) = Lab::ensure(16, "lab_variant_... (the default lab after it)") else {
+        return;
+    };
+    let (_, out) = lab.exec(
+        "lab01",
+        "getent hosts lab02; test -e /home/fclab/.ssh/config; echo rc=$?",
+    );
+    assert!(out.contains("10.213.0.2") && out.contains("rc=1"), "{out}");
+    let out = as_lab_user(
+        &lab,
+        "lab01",
+        "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes lab02 hostname",
+    );
+    assert!(out.contains("lab02\nrc=0"), "{out}");
 }

@@ -6,6 +6,8 @@ mod common;
 
 mod cli_output;
 mod hardening;
+mod inventory_limits;
+mod inventory_slurm;
 mod lab_primitives;
 mod lab_shipped;
 mod lab_ssh;

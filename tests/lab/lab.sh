@@ -2,8 +2,13 @@
 # fabcheck test lab: N fake GPU-cluster hosts in network namespaces, each with
 # its own real OpenSSH sshd, a management network and two fabric "rails".
 #
-#   lab.sh up N [--dir DIR]        (re)create lab01..labNN (tears down first)
-#   lab.sh ensure N [--dir DIR]    keep a healthy N-node lab in DIR, else "up N"
+#   lab.sh up N [--dir DIR] [VARIANT]      (re)create lab01..labNN (tears down first)
+#   lab.sh ensure N [--dir DIR] [VARIANT]  keep a healthy N-node lab of that variant in DIR,
+#                                  else "up N [VARIANT]"
+#     VARIANT (default: none of these; see README.md "Variants"):
+#       --no-names                 nodes do not resolve each other's names (own name only)
+#       --user-ssh-config TEXT     the lab user's ~/.ssh/config is TEXT (e.g.
+#                                  "StrictHostKeyChecking no") and its known_hosts is empty
 #   lab.sh down [--dir DIR] [--purge]  remove everything (safe twice / after
 #                                  failure); --purge also drops the route guards
 #   lab.sh status [--dir DIR]      which nodes are up (exit 0 all up, 1 some down, 2 no lab)
@@ -24,6 +29,8 @@ readonly LOCK=/run/fclab.lock
 readonly NETPLAN_MARK=/run/fclab.created-etc-netplan
 readonly SUDOERS=/etc/sudoers.d/fclab
 readonly MTU_FABRIC=9000
+# first line of a lab user ~/.ssh/config written by a variant (removed by a default up/down)
+readonly USER_SSH_CONFIG_MARK="# fabcheck lab variant (lab.sh --user-ssh-config); removed by lab.sh up/down"
 
 die() { echo "fabcheck lab: $*" >&2; exit 1; }
 log() { [[ -n ${FCLAB_QUIET:-} ]] || echo "fabcheck lab: $*" >&2; }
@@ -52,6 +59,9 @@ shift
 DIR=${FCLAB_DIR:-/tmp/fclab}
 LISTENER_ONLY=0
 PURGE=0
+NO_NAMES=0
+USER_SSH_CONFIG=
+HAVE_USER_SSH_CONFIG=0
 ARGS=()
 while (($#)); do
     case $1 in
@@ -59,6 +69,9 @@ while (($#)); do
         --dir=*) DIR=${1#--dir=}; shift ;;
         --listener-only) LISTENER_ONLY=1; shift ;;
         --purge) PURGE=1; shift ;;
+        --no-names) NO_NAMES=1; shift ;;
+        --user-ssh-config) [[ $# -ge 2 ]] || usage; USER_SSH_CONFIG=$2; HAVE_USER_SSH_CONFIG=1; shift 2 ;;
+        --user-ssh-config=*) USER_SSH_CONFIG=${1#--user-ssh-config=}; HAVE_USER_SSH_CONFIG=1; shift ;;
         --) shift; ARGS+=("$@"); break ;;
         *)
             if [[ $CMD == exec && ${#ARGS[@]} -ge 1 ]]; then ARGS+=("$@"); break; fi
@@ -160,6 +173,41 @@ unguard_routes() {
     for net in $LAB_NETS; do ip route del unreachable "$net" metric 4000 2>/dev/null || true; done
 }
 
+# The variant asked for on the command line, as written to DIR/variant; a lab without that
+# file is the default lab (labs made before variants existed).
+variant_sig() {
+    local cfg=none
+    if ((HAVE_USER_SSH_CONFIG)); then
+        cfg=$(printf '%s' "$USER_SSH_CONFIG" | sha256sum | cut -c1-16)
+    fi
+    REPLY="no_names=$NO_NAMES user_ssh_config=$cfg"
+}
+current_variant() {
+    REPLY="no_names=0 user_ssh_config=none"
+    [[ -f $DIR/variant ]] && read -r REPLY <"$DIR/variant"
+    return 0
+}
+# The lab user's ~/.ssh/config: a variant's TEXT, else none (only a file this script wrote is
+# removed; a foreign one is kept with a warning).
+user_ssh_config() {
+    local f=$LAB_HOME/.ssh/config first=
+    if [[ -f $f ]]; then
+        read -r first <"$f" || true
+        if [[ $first == "$USER_SSH_CONFIG_MARK" ]]; then
+            rm -f "$f"
+        elif [[ ${1:-} != remove ]]; then
+            echo "fabcheck lab: warning: $f was not written by lab.sh; left as it is" >&2
+            return 0
+        fi
+    fi
+    [[ ${1:-} != remove ]] || return 0
+    if ((HAVE_USER_SSH_CONFIG)); then
+        printf '%s\n%s\n' "$USER_SSH_CONFIG_MARK" "$USER_SSH_CONFIG" >"$f"
+        chown "$LAB_USER:" "$f"
+        chmod 0600 "$f"
+    fi
+}
+
 take_lock() {
     exec 9>"$LOCK"
     flock -w 300 9 || die "could not lock $LOCK"
@@ -240,6 +288,7 @@ do_down() {
         ip -force -batch - <<<"$batch" >/dev/null 2>&1 || true
     fi
     rm -f "$SUDOERS"
+    [[ -d $LAB_HOME/.ssh ]] && user_ssh_config remove
     if [[ -f $NETPLAN_MARK ]]; then
         rmdir /etc/netplan 2>/dev/null || true
         rm -f "$NETPLAN_MARK"
@@ -361,11 +410,16 @@ do_up() {
         kh+="${NODES[$k]},${MGMT[$k]},${FAB0[$k]},${FAB1[$k]} $key"$'\n'
     done
     printf '%s' "$kh" >"$DIR/known_hosts"
-    printf '%s' "$kh" >"$LAB_HOME/.ssh/known_hosts"
+    if ((HAVE_USER_SSH_CONFIG)); then
+        : >"$LAB_HOME/.ssh/known_hosts" # the variant: the user's own config decides about keys
+    else
+        printf '%s' "$kh" >"$LAB_HOME/.ssh/known_hosts"
+    fi
     {
         cat "$DIR/id_ed25519.pub"
         cat "$LAB_HOME/.ssh/id_ed25519.pub"
     } >"$LAB_HOME/.ssh/authorized_keys"
+    user_ssh_config
     chown -R "$LAB_USER:" "$LAB_HOME/.ssh"
     chmod 0700 "$LAB_HOME/.ssh"
     chmod 0600 "$LAB_HOME/.ssh/authorized_keys" "$LAB_HOME/.ssh/id_ed25519"
@@ -406,7 +460,8 @@ do_up() {
     fi
     printf '%s' "$NODE_INIT" >"$DIR/node-init"
     chmod 0755 "$DIR/node-init"
-    local mac0 mac1 macm dirs=()
+    local mac0 mac1 macm dirs=() peers=$hosts_common
+    ((NO_NAMES)) && peers="" # the variant: each node resolves its own name only
     for n in "${NODES[@]}"; do dirs+=("$DIR/nodes/$n/netplan"); done
     mkdir -p "${dirs[@]}"
     for k in "${!NODES[@]}"; do
@@ -419,7 +474,7 @@ do_up() {
         printf '%s' "127.0.0.1	localhost
 127.0.1.1	$n
 ::1	localhost ip6-localhost ip6-loopback
-$hosts_common" >"$nd/hosts"
+$peers" >"$nd/hosts"
         printf '%s' "# fabcheck lab: ConnectX-7 fabric ports of $n (two rails)
 network:
   version: 2
@@ -536,6 +591,8 @@ fabric_ips = [\"${FAB0[$k]}\", \"${FAB1[$k]}\"]
     local got
     got=$(ssh -F "$DIR/ssh_config" "${NODES[0]}" hostname) || die "ssh to ${NODES[0]} failed"
     [[ $got == "${NODES[0]}" ]] || die "ssh ${NODES[0]} hostname returned '$got'"
+    variant_sig
+    printf '%s\n' "$REPLY" >"$DIR/variant"
     local ms=$((($(date +%s%N) - start_ns) / 1000000))
     log "up: $count nodes in ${ms} ms ($((SECONDS - t0)) s); inventory $DIR/inventory.toml"
 }
@@ -673,9 +730,11 @@ case $CMD in
         [[ ${#ARGS[@]} -eq 1 ]] || die "usage: lab.sh ensure N [--dir DIR]"
         take_lock
         load_nodes
-        if [[ ${#NODES[@]} -eq ${ARGS[0]} ]] && do_status >/dev/null 2>&1 &&
+        variant_sig; want=$REPLY
+        current_variant
+        if [[ ${#NODES[@]} -eq ${ARGS[0]} && $REPLY == "$want" ]] && do_status >/dev/null 2>&1 &&
             [[ $(ssh -F "$DIR/ssh_config" "${NODES[0]}" hostname 2>/dev/null) == "${NODES[0]}" ]]; then
-            log "ensure: lab of ${ARGS[0]} nodes in $DIR is up"
+            log "ensure: lab of ${ARGS[0]} nodes ($want) in $DIR is up"
         else
             do_up "${ARGS[0]}"
         fi ;;

@@ -12,7 +12,35 @@ static TURN: Mutex<()> = Mutex::new(());
 pub struct Lab {
     pub dir: PathBuf,
     pub n: usize,
+    pub variant: Variant,
     _turn: MutexGuard<'static, ()>,
+}
+
+/// A lab set up differently from the default (tests/lab/README.md, "Variants"). The default
+/// value is the default lab.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Variant {
+    /// Nodes resolve only their own name: no /etc/hosts entries for the other lab nodes inside
+    /// the nodes (`lab.sh --no-names`); peers are reached by address.
+    pub no_names: bool,
+    /// The lab user's `~/.ssh/config` holds this text, and its `known_hosts` starts empty
+    /// (`lab.sh --user-ssh-config TEXT`), e.g. `"StrictHostKeyChecking no"`.
+    pub user_ssh_config: Option<String>,
+}
+
+impl Variant {
+    /// lab.sh options selecting this variant (none for the default lab).
+    pub fn args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if self.no_names {
+            a.push("--no-names".to_string());
+        }
+        if let Some(c) = &self.user_ssh_config {
+            a.push("--user-ssh-config".to_string());
+            a.push(c.clone());
+        }
+        a
+    }
 }
 
 fn script() -> PathBuf {
@@ -25,8 +53,16 @@ fn is_root() -> bool {
 }
 
 impl Lab {
-    /// A healthy lab of `n` nodes, or None (skip) when this is not root.
+    /// A healthy default lab of `n` nodes, or None (skip) when this is not root.
     pub fn ensure(n: usize, test: &str) -> Option<Lab> {
+        Self::ensure_variant(n, &Variant::default(), test)
+    }
+
+    /// A healthy lab of `n` nodes set up as `variant` (rebuilt when the lab in place is another
+    /// variant or size), or None (skip) when this is not root. Dropping a variant lab rebuilds
+    /// the default lab, so tests (and older checkouts' lab.sh, which cannot tell variants
+    /// apart) that come next find the lab they expect.
+    pub fn ensure_variant(n: usize, variant: &Variant, test: &str) -> Option<Lab> {
         let turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
         if !is_root() {
             let ci =
@@ -42,13 +78,15 @@ impl Lab {
             .arg(script())
             .args(["ensure", &n.to_string(), "--dir"])
             .arg(&dir)
+            .args(variant.args())
             .env("FCLAB_QUIET", "1")
             .status()
             .expect("run lab.sh");
-        assert!(st.success(), "lab.sh ensure {n} failed");
+        assert!(st.success(), "lab.sh ensure {n} {variant:?} failed");
         Some(Lab {
             dir,
             n,
+            variant: variant.clone(),
             _turn: turn,
         })
     }
@@ -124,6 +162,16 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         self.remove_shims();
+        if self.variant != Variant::default() {
+            let (c, out) = self.sh(&["up", &self.n.to_string()]);
+            if c != 0 {
+                eprintln!(
+                    "lab.sh up {} (back to the default lab) failed: {out}",
+                    self.n
+                );
+            }
+            return;
+        }
         // Leave every sshd running for the next test.
         let (_, status) = self.sh(&["status"]);
         for line in status.lines().filter(|l| l.contains("sshd not running")) {
