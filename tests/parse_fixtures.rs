@@ -1037,6 +1037,76 @@ fn nccl_all_gather_b200() {
     assert_eq!(n.transport, None);
 }
 
+/// Abridged init output: only some `#  Rank N ...` lines kept (as a log trimmed by a wrapper
+/// or cut at nccl-tests' 2048-byte rank buffer), and no NCCL INFO `nranks` line. The input is
+/// the real B200 fixture with rank lines 1..=14 dropped.
+#[test]
+fn nccl_nranks_from_abridged_rank_lines() {
+    let full = fx("nccl-tests/all_gather-2node-16xB200-gke-rdma-nccl2.26.txt");
+    assert!(!full.contains("nranks"));
+    let kept: Vec<&str> = full
+        .lines()
+        .filter(|l| {
+            !regex::Regex::new(r"^#\s+Rank\s+([1-9]|1[0-4])\s+Group")
+                .unwrap()
+                .is_match(l)
+        })
+        .collect();
+    assert_eq!(full.lines().count() - kept.len(), 14);
+    let n = parse::nccl::parse(&kept.join("\n")).unwrap();
+    assert_eq!(n.devices.len(), 2);
+    assert_eq!(n.devices[1].rank, 15);
+    assert_eq!(n.nranks, Some(16));
+}
+
+/// NCCL INFO `rank R nranks N` wins over the rank lines when present (real np1 capture:
+/// nranks 1 in INFO, one rank line).
+#[test]
+fn nccl_nranks_from_info_line() {
+    let text = fx("nccl-real/h200-mpirun-np1-tag-output-nccl-debug.txt");
+    let n = parse::nccl::parse(&text).unwrap();
+    assert_eq!(n.nranks, Some(1));
+    // Rank lines dropped entirely: the INFO line still gives nranks.
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains("#  Rank")).collect();
+    let n = parse::nccl::parse(&kept.join("\n")).unwrap();
+    assert!(n.devices.is_empty());
+    assert_eq!(n.nranks, Some(1));
+}
+
+/// A row that does not fit the header's columns is an error naming its line; when no row
+/// fits, parsing fails. Input: the real H200 all_reduce capture with its last column cut.
+#[test]
+fn nccl_row_not_matching_header() {
+    let text = fx("nccl-real/h200-all_reduce_1gpu.txt");
+    let cut = |l: &str| l.trim_end().rsplit_once(' ').unwrap().0.to_string();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == 10 { cut(l) } else { l.to_string() })
+        .collect();
+    let n = parse::nccl::parse(&lines.join("\n")).unwrap();
+    assert_eq!(n.rows.len(), 27);
+    assert_eq!(n.errors.len(), 1, "{:?}", n.errors);
+    assert!(
+        n.errors[0].starts_with("line 11: table row does not match"),
+        "{}",
+        n.errors[0]
+    );
+    let all_cut: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with(' ') {
+                cut(l)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let e = parse::nccl::parse(&all_cut.join("\n")).unwrap_err();
+    assert_eq!(e.line, 11, "{e}");
+    assert!(e.text.contains("float"), "{e}");
+}
+
 #[test]
 fn nccl_old_all_gather_failed() {
     let n = parse::nccl::parse(&fx(
