@@ -248,6 +248,33 @@ fn ethtool_25g_at_10g_lanes() {
     assert_eq!(e.advertised_fec_modes, ["None"]);
 }
 
+/// `Settings for IFACE:` behind a fan-out tool's prefix: pdsh / clush `node01: ` and mpirun
+/// `--tag-output` `[1,0]<stdout>:` put it before every line. The input is each real fixture
+/// with that prefix added to every line, as those tools print it; the result must equal the
+/// unprefixed parse.
+#[test]
+fn ethtool_prefixed_by_fanout_tool() {
+    for f in [
+        "ethtool/ethtool-cx4lx-25g-nic-at-10g-lanes-link-up.txt",
+        "ethtool/ethtool-mlx4-cx3-10g-dac-tabs-autoneg-off.txt",
+        "ethtool/ethtool-cx4lx-25g-link-down-training-failure.txt",
+    ] {
+        let text = fx(f);
+        let plain = parse::ethtool::parse(&text).unwrap();
+        assert!(plain.interface.is_some(), "{f}");
+        for prefix in ["node01: ", "gpu-a17.cluster: ", "[1,0]<stdout>:"] {
+            let tagged: String = text.lines().map(|l| format!("{prefix}{l}\n")).collect();
+            let e = parse::ethtool::parse(&tagged).unwrap_or_else(|e| panic!("{f} {prefix}: {e}"));
+            assert_eq!(e, plain, "{f} with prefix {prefix:?}");
+        }
+    }
+    let e = parse::ethtool::parse(&fx(
+        "ethtool/ethtool-cx4lx-25g-nic-at-10g-lanes-link-up.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.speed_mbps, Some(10000));
+}
+
 #[test]
 fn ethtool_grep_400g() {
     let e = parse::ethtool::parse(&fx(
