@@ -6,7 +6,9 @@
 //! `Duplex: Unknown! (255)`, `Link detected: no (Link training failure, ...)` (netlink extended
 //! link state, kept in `link_detected_reason`), `Lanes:` (ethtool >= 5.10), the continuation
 //! line of `Current message level`, and partial `ethtool IFACE | grep -A3 Speed` captures
-//! without the `Settings for` header.
+//! without the `Settings for` header. `Settings for IFACE:` is found after a prefix too (pdsh /
+//! clush `node01: `, mpirun `[1,0]<stdout>:`); that prefix is stripped from the following lines
+//! that start with it.
 //!
 //! Recognised evidence: a `Settings for IFACE:` header or at least one of the keys `Speed`,
 //! `Duplex`, `Link detected`, `Supported link modes`.
@@ -68,13 +70,27 @@ pub fn parse(text: &str) -> Result<Ethtool, ParseError> {
     let mut out = Ethtool::default();
     let mut evidence = false;
     let mut list = List::None;
+    // Prefix a fan-out tool put before `Settings for` (`node01: `, `[1,0]<stdout>:`), stripped
+    // from the lines that follow when they carry the same prefix.
+    let mut prefix: Option<String> = None;
     for (_, line) in numbered(text) {
-        let t = line.trim();
+        let mut t = line.trim();
+        let mut stripped = "";
+        if let Some(p) = prefix.as_deref() {
+            if let Some(rest) = t.strip_prefix(p) {
+                t = rest.trim();
+                stripped = p;
+            }
+        }
         if t.is_empty() {
             continue;
         }
-        if let Some(c) = regex!(r"^Settings for (.+):$").captures(t) {
-            out.interface = Some(c[1].to_string());
+        if let Some(c) = regex!(r"^(.*?)\s*\bSettings for (\S.*):$").captures(t) {
+            let p = c[1].trim();
+            if !p.is_empty() {
+                prefix = Some(format!("{stripped}{p}"));
+            }
+            out.interface = Some(c[2].to_string());
             evidence = true;
             list = List::None;
             continue;

@@ -2,8 +2,9 @@
 //!
 //! Handles: empty values with or without a trailing space (`expansion-rom-version: `), bracketed
 //! sub-drivers (`mlx5_core[ib_ipoib]`, kept as printed), firmware versions with a PSID suffix
-//! (`20.31.1014 (MT_0000000223)`: `firmware_version` is the bare version, `firmware_psid` the
-//! part in parentheses), inbox `version: 5.0-0` vs MLNX_OFED/DOCA `version: 24.07-0.6.1`
+//! (`20.31.1014 (MT_0000000223)`: `firmware_version` is the whole value as printed, PSID
+//! included, so that two boards with the same version but different PSIDs compare different;
+//! `firmware_psid` is the part in parentheses), inbox `version: 5.0-0` vs MLNX_OFED/DOCA `version: 24.07-0.6.1`
 //! (reported as printed; it is the driver string, not necessarily the kernel), veth without
 //! firmware/bus info.
 //!
@@ -19,7 +20,7 @@ const KIND: &str = "ethtool-driver";
 pub struct EthtoolDriver {
     pub driver: Option<String>,
     pub version: Option<String>,
-    /// Bare firmware version, e.g. `22.29.1016` (the PSID suffix is in `firmware_psid`).
+    /// Firmware version as printed, PSID suffix kept: `22.29.1016 (MT_0000000430)`.
     pub firmware_version: Option<String>,
     /// PSID printed in parentheses after the firmware version, e.g. `MT_0000000430`.
     pub firmware_psid: Option<String>,
@@ -49,12 +50,10 @@ pub fn parse(text: &str) -> Result<EthtoolDriver, ParseError> {
             }
             "version" => out.version = non_empty(value),
             "firmware-version" => {
-                if let Some(c) = regex!(r"^(\S+)\s+\((.*)\)$").captures(value) {
-                    out.firmware_version = Some(c[1].to_string());
-                    out.firmware_psid = non_empty(&c[2]);
-                } else {
-                    out.firmware_version = non_empty(value);
-                }
+                out.firmware_version = non_empty(value);
+                out.firmware_psid = regex!(r"^\S+\s+\((.*)\)$")
+                    .captures(value)
+                    .and_then(|c| non_empty(&c[1]));
             }
             "expansion-rom-version" => out.expansion_rom_version = non_empty(value),
             "bus-info" => out.bus_info = non_empty(value),

@@ -20,6 +20,15 @@
 //! column's maximum error value (e.g. `2e-07`); `None` for `N/A` (not validated).
 //! Bandwidths are GB/s = 10^9 bytes/s as nccl-tests prints them.
 //!
+//! Columns are mapped by the table's header lines, not by position: the column line (`size
+//! count type [redop] [root] time algbw busbw #wrong ...`) and the group line above it
+//! (`out-of-place ... in-place`). Each `time` / `cputime` column starts a half; known columns
+//! are `algbw busbw #wrong|error #bitdiff i_min i_max i_p99 i_cv%` and a trailing `timestamp`
+//! (nccl-tests 2.19 `-I 1`, `-C 1`, `-S 1`, bitwise check). A line that looks like a table row
+//! but does not fit the header's columns is an error naming its line; parsing fails when no
+//! row fits. `nranks` is the NCCL INFO `nranks N` value when shown, else the highest rank + 1
+//! of the `#  Rank N ...` lines (or their number, if larger).
+//!
 //! Recognised evidence (text): the `# nThread` header, the table header, a `# nccl-tests
 //! version` / `# Collective test` line or a failure line.
 
@@ -58,6 +67,9 @@ pub struct Nccl {
     pub errors: Vec<String>,
     /// `text` or `json`.
     pub format: String,
+    /// The table's time columns are CPU time (`cputime`, nccl-tests `-C 1`), not GPU time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_time: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -82,15 +94,32 @@ pub struct Row {
     pub root: Option<i64>,
     pub out_of_place: Measurement,
     pub in_place: Measurement,
+    /// `2026-12-03 10:11:12`, the `timestamp` column of `-S 1`; `None` without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
 }
 
 /// One half of a row. `wrong`: `#wrong` count or old `error` value; `None` for `N/A`.
+/// `time_us` is the `cputime` column when the table reports CPU time (`-C 1`, see
+/// [`Nccl::cpu_time`]). The `i_*` fields are the per-iteration columns of `-I 1`
+/// (`i_min i_max i_p99 i_cv%`), `bitdiff` the `#bitdiff` column of the bitwise check; all
+/// `None` (and left out of JSON) when the table has no such column.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
     pub time_us: Option<f64>,
     pub algbw_gbs: Option<f64>,
     pub busbw_gbs: Option<f64>,
     pub wrong: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iter_min_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iter_max_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iter_p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iter_cv_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bitdiff: Option<f64>,
 }
 
 pub fn parse(text: &str) -> Result<Nccl, ParseError> {
@@ -118,25 +147,118 @@ fn collective_from_binary(name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-#[derive(Clone, Copy)]
+/// One column of a result table, as named by the column header line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Col {
+    /// `time` or `cputime`: starts a half (out-of-place, then in-place).
+    Time,
+    AlgBw,
+    BusBw,
+    /// `#wrong` (nccl-tests >= 2.x) or `error` (old tables).
+    Wrong,
+    BitDiff,
+    IterMin,
+    IterMax,
+    IterP99,
+    IterCv,
+    /// `timestamp` of `-S 1`: a `YYYY-MM-DD HH:MM:SS` value (two words) at the row's end.
+    Timestamp,
+    /// A column this parser does not know: one numeric word, skipped.
+    Other,
+}
+
+/// The columns of a result table, mapped from its header lines: the fixed prefix
+/// (`size count type [redop] [root]`) and then the columns of each half in printed order.
+#[derive(Clone, Debug, PartialEq)]
 struct Layout {
     redop: bool,
     root: bool,
+    /// (half, column): half 0 is the first group of the group line (`out-of-place`), 1 the next.
+    cols: Vec<(usize, Col)>,
+    /// Which measurement each half fills: `false` out-of-place, `true` in-place.
+    half_in_place: [bool; 2],
+    cpu_time: bool,
 }
 
-fn measurement(t: &[&str]) -> Measurement {
-    Measurement {
-        time_us: t.first().and_then(|v| float(v)),
-        algbw_gbs: t.get(1).and_then(|v| float(v)),
-        busbw_gbs: t.get(2).and_then(|v| float(v)),
-        wrong: t.get(3).and_then(|v| float(v)),
+/// Map a column header line (`#  size  count  type  redop  root  time  algbw ...`) to a layout.
+/// `groups` is the group line above it (`out-of-place  in-place`), when there is one. `None`
+/// when the line is not a result table header (`size` / `count` / `type` prefix missing, or no
+/// time column).
+fn layout_from_header(cols: &[&str], groups: Option<&str>) -> Option<Layout> {
+    if cols.len() < 4 || cols[0] != "size" || cols[1] != "count" || cols[2] != "type" {
+        return None;
     }
+    let mut i = 3;
+    let redop = cols.get(i) == Some(&"redop");
+    i += redop as usize;
+    let root = cols.get(i) == Some(&"root");
+    i += root as usize;
+    let mut half: Option<usize> = None;
+    let mut mapped = Vec::new();
+    let mut cpu_time = false;
+    for c in &cols[i..] {
+        let col = match c.to_ascii_lowercase().as_str() {
+            "time" => Col::Time,
+            "cputime" => {
+                cpu_time = true;
+                Col::Time
+            }
+            "algbw" => Col::AlgBw,
+            "busbw" => Col::BusBw,
+            "#wrong" | "wrong" | "error" | "errors" => Col::Wrong,
+            "#bitdiff" => Col::BitDiff,
+            "i_min" => Col::IterMin,
+            "i_max" => Col::IterMax,
+            "i_p99" => Col::IterP99,
+            "i_cv%" | "i_cv" => Col::IterCv,
+            "timestamp" => Col::Timestamp,
+            _ => Col::Other,
+        };
+        if col == Col::Time {
+            half = Some(half.map_or(0, |h| h + 1));
+        }
+        let Some(h) = half else {
+            // A column before the first time column: not a layout this parser can map.
+            return None;
+        };
+        if h > 1 {
+            return None;
+        }
+        mapped.push((h, col));
+    }
+    half?;
+    // The group line names the halves in order; by default out-of-place then in-place.
+    let mut half_in_place = [false, true];
+    if let Some(g) = groups {
+        let names: Vec<bool> = g
+            .split_whitespace()
+            .filter(|w| w.contains("place"))
+            .map(|w| w.starts_with("in-place"))
+            .collect();
+        if names.len() == 1 && mapped.iter().all(|(h, _)| *h == 0) {
+            half_in_place[0] = names[0];
+        } else if names.len() == 2 && names[0] != names[1] {
+            half_in_place = [names[0], names[1]];
+        }
+    }
+    Some(Layout {
+        redop,
+        root,
+        cols: mapped,
+        half_in_place,
+        cpu_time,
+    })
 }
 
-fn parse_row(line: &str, layout: Layout) -> Option<Row> {
+fn is_value(v: &str) -> bool {
+    v == "N/A" || float(v).is_some()
+}
+
+/// Map a table row to `layout`; `None` when its words do not fit the header's columns.
+fn parse_row(line: &str, layout: &Layout) -> Option<Row> {
     let t: Vec<&str> = line.split_whitespace().collect();
     let fixed = 3 + layout.redop as usize + layout.root as usize;
-    if t.len() != fixed + 8 {
+    if t.len() < fixed {
         return None;
     }
     let mut row = Row {
@@ -157,14 +279,56 @@ fn parse_row(line: &str, layout: Layout) -> Option<Row> {
         row.root = Some(t[i].parse().ok()?);
         i += 1;
     }
-    let nums = &t[i..];
-    // Every value must be a number or N/A, otherwise this is not a table row.
-    if !nums.iter().all(|v| *v == "N/A" || float(v).is_some()) {
-        return None;
+    for &(half, col) in &layout.cols {
+        if col == Col::Timestamp {
+            let date = *t.get(i)?;
+            if !regex!(r"^\d{4}-\d{2}-\d{2}$").is_match(date) {
+                return None;
+            }
+            i += 1;
+            let mut ts = date.to_string();
+            if let Some(time) = t
+                .get(i)
+                .filter(|w| regex!(r"^\d{2}:\d{2}:\d{2}$").is_match(w))
+            {
+                ts = format!("{ts} {time}");
+                i += 1;
+            }
+            row.timestamp = Some(ts);
+            continue;
+        }
+        let v = *t.get(i)?;
+        // Every value must be a number or N/A, otherwise this is not a table row.
+        if !is_value(v) {
+            return None;
+        }
+        i += 1;
+        let m = if layout.half_in_place[half] {
+            &mut row.in_place
+        } else {
+            &mut row.out_of_place
+        };
+        let slot = match col {
+            Col::Time => &mut m.time_us,
+            Col::AlgBw => &mut m.algbw_gbs,
+            Col::BusBw => &mut m.busbw_gbs,
+            Col::Wrong => &mut m.wrong,
+            Col::BitDiff => &mut m.bitdiff,
+            Col::IterMin => &mut m.iter_min_us,
+            Col::IterMax => &mut m.iter_max_us,
+            Col::IterP99 => &mut m.iter_p99_us,
+            Col::IterCv => &mut m.iter_cv_pct,
+            Col::Timestamp | Col::Other => continue,
+        };
+        *slot = float(v);
     }
-    row.out_of_place = measurement(&nums[0..4]);
-    row.in_place = measurement(&nums[4..8]);
-    Some(row)
+    (i == t.len()).then_some(row)
+}
+
+/// A line that looks like a result row (`size count type ...`, two integers then a type
+/// name) whatever its number of columns.
+fn looks_like_row(line: &str) -> bool {
+    regex!(r"^\d+\s+\d+\s+[A-Za-z]\w*\s+\S").is_match(line)
 }
 
 fn is_error(line: &str) -> bool {
@@ -183,7 +347,11 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
     let mut via_net: Option<String> = None;
     let mut net_using: Vec<(String, Vec<String>)> = Vec::new();
     let mut library_code: Option<u64> = None;
-    for (_, raw) in numbered(text) {
+    let mut groups_line: Option<String> = None;
+    let mut info_nranks: Option<u32> = None;
+    // First table row that could not be mapped to its header: (line number, line).
+    let mut bad_row: Option<(usize, String)> = None;
+    for (n, raw) in numbered(text) {
         let line = regex!(r"^\[\d+,\d+\]<\w+>:").replace(raw, "");
         let t = line.trim();
         if t.is_empty() {
@@ -240,10 +408,19 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
             let cols: Vec<&str> = t.trim_start_matches('#').split_whitespace().collect();
             if cols.first() == Some(&"size") && cols.contains(&"count") {
                 evidence = true;
-                layout = Some(Layout {
-                    redop: cols.contains(&"redop"),
-                    root: cols.contains(&"root"),
-                });
+                layout = layout_from_header(&cols, groups_line.as_deref());
+                if let Some(l) = &layout {
+                    out.cpu_time |= l.cpu_time;
+                } else {
+                    out.errors.push(format!(
+                        "line {n}: result table header with columns this parser cannot map: {t}"
+                    ));
+                }
+            } else if cols
+                .iter()
+                .any(|c| *c == "out-of-place" || *c == "in-place")
+            {
+                groups_line = Some(t.to_string());
             } else if let Some(c) =
                 regex!(r"^# Out of bounds values\s*:\s*(\d+)\s*(\w*)").captures(t)
             {
@@ -257,7 +434,7 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
             }
             continue;
         }
-        if let Some(l) = layout {
+        if let Some(l) = &layout {
             if let Some(row) = parse_row(t, l) {
                 out.rows.push(row);
                 continue;
@@ -267,6 +444,18 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
             evidence = true;
             out.errors.push(t.to_string());
             continue;
+        }
+        if layout.is_some() && looks_like_row(t) {
+            out.errors.push(format!(
+                "line {n}: table row does not match the columns of the table header: {t}"
+            ));
+            bad_row.get_or_insert((n, raw.to_string()));
+            continue;
+        }
+        if let Some(c) = regex!(r"NCCL INFO .*\bnranks (\d+)").captures(t) {
+            if let Ok(k) = c[1].parse::<u32>() {
+                info_nranks = Some(info_nranks.map_or(k, |m| m.max(k)));
+            }
         }
         if t.contains("NCCL WARN") {
             out.warnings.push(t.to_string());
@@ -292,6 +481,14 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
             "no nccl-tests header (`# nThread ...`), result table, version line or failure line",
         ));
     }
+    if let Some((n, l)) = bad_row.filter(|_| out.rows.is_empty()) {
+        return Err(ParseError::new(
+            KIND,
+            n,
+            &l,
+            "table row does not match the columns of the table header (and no row does)",
+        ));
+    }
     if out.nccl_version.is_none() {
         out.nccl_version = library_code.map(version_from_code);
     }
@@ -310,12 +507,26 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
         }
     }
     finish(&mut out);
+    if info_nranks.is_some() {
+        out.nranks = info_nranks;
+    }
     Ok(out)
 }
 
+/// `nranks` from the `# Using devices` rank lines: the highest rank + 1, or the number of
+/// lines if larger, so that an abridged listing (lines cut, `...`) still counts every rank.
+/// The text parser prefers an NCCL INFO `nranks N` line when the output has one.
 fn finish(out: &mut Nccl) {
     if !out.devices.is_empty() {
-        out.nranks = u32::try_from(out.devices.len()).ok();
+        let by_rank = out
+            .devices
+            .iter()
+            .map(|d| d.rank)
+            .filter(|r| *r != u32::MAX)
+            .max()
+            .map(|r| r.saturating_add(1));
+        let by_lines = u32::try_from(out.devices.len()).ok();
+        out.nranks = by_rank.max(by_lines);
     }
     out.max_busbw_gbs = out
         .rows
@@ -377,11 +588,22 @@ fn parse_json(text: &str) -> Result<Nccl, ParseError> {
             name: str_of(d, "device_info"),
         });
     }
-    let meas = |m: Option<&Value>| Measurement {
-        time_us: m.and_then(|m| m.get("time")).and_then(Value::as_f64),
-        algbw_gbs: m.and_then(|m| m.get("alg_bw")).and_then(Value::as_f64),
-        busbw_gbs: m.and_then(|m| m.get("bus_bw")).and_then(Value::as_f64),
-        wrong: m.and_then(|m| m.get("nwrong")).and_then(Value::as_f64),
+    // `cpu_time` replaces `time` with -C 1; `*_per_iter` objects come with -I 1.
+    let meas = |m: Option<&Value>, per_iter: Option<&Value>| {
+        let f = |o: Option<&Value>, k: &str| o.and_then(|o| o.get(k)).and_then(Value::as_f64);
+        Measurement {
+            time_us: f(m, "time").or_else(|| f(m, "cpu_time")),
+            algbw_gbs: f(m, "alg_bw"),
+            busbw_gbs: f(m, "bus_bw"),
+            wrong: f(m, "nwrong"),
+            iter_min_us: f(per_iter, "min_us"),
+            iter_max_us: f(per_iter, "max_us"),
+            iter_p99_us: f(per_iter, "p99_us"),
+            iter_cv_pct: f(per_iter, "cv_pct"),
+            bitdiff: m
+                .and_then(|m| m.pointer("/bitwise/different_bits"))
+                .and_then(Value::as_f64),
+        }
     };
     for r in v
         .get("results")
@@ -400,9 +622,15 @@ fn parse_json(text: &str) -> Result<Nccl, ParseError> {
             r#type: str_of(r, "type"),
             redop: r.get("redop").and_then(Value::as_str).map(str::to_string),
             root,
-            out_of_place: meas(r.get("out_of_place")),
-            in_place: meas(r.get("in_place")),
+            out_of_place: meas(r.get("out_of_place"), r.get("out_of_place_per_iter")),
+            in_place: meas(r.get("in_place"), r.get("in_place_per_iter")),
+            timestamp: None,
         });
+        if r.pointer("/out_of_place/cpu_time").is_some()
+            || r.pointer("/in_place/cpu_time").is_some()
+        {
+            out.cpu_time = true;
+        }
     }
     out.out_of_bounds = v.pointer("/out_of_bounds/count").and_then(Value::as_u64);
     if v.pointer("/out_of_bounds/okay").and_then(Value::as_str) == Some("false") {
@@ -453,28 +681,157 @@ mod tests {
         assert_eq!(collective_from_binary("hostname"), None);
     }
 
+    fn layout(header: &str) -> Layout {
+        let cols: Vec<&str> = header.trim_start_matches('#').split_whitespace().collect();
+        layout_from_header(&cols, None).unwrap()
+    }
+
     #[test]
     fn row_layouts() {
-        let new = Layout {
-            redop: true,
-            root: true,
-        };
-        let r = parse_row("8 2 float sum -1 6.94 0.00 0.00 0 0.60 0.01 0.00 N/A", new).unwrap();
+        let new = layout("#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong");
+        let r = parse_row("8 2 float sum -1 6.94 0.00 0.00 0 0.60 0.01 0.00 N/A", &new).unwrap();
         assert_eq!(
             (r.size_bytes, r.root, r.in_place.wrong),
             (8, Some(-1), None)
         );
-        let old = Layout {
-            redop: false,
-            root: false,
-        };
+        let old = layout("#       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error");
         let r = parse_row(
             "48 12 float 57.30 0.00 0.00 1e+00 57.09 0.00 0.00 0e+00",
-            old,
+            &old,
         )
         .unwrap();
         assert_eq!(r.out_of_place.wrong, Some(1.0));
-        assert!(parse_row("8 2 float sum -1 6.94 0.00 0.00 0 0.60 0.01 0.00", new).is_none());
-        assert!(parse_row("8 2 float sum -1 x 0.00 0.00 0 0.60 0.01 0.00 0", new).is_none());
+        assert!(parse_row("8 2 float sum -1 6.94 0.00 0.00 0 0.60 0.01 0.00", &new).is_none());
+        assert!(parse_row("8 2 float sum -1 x 0.00 0.00 0 0.60 0.01 0.00 0", &new).is_none());
+    }
+
+    #[test]
+    fn header_layouts() {
+        // Column names as nccl-tests' writeResultHeader prints them (util.cu): -I 1, -C 1, -S 1.
+        let l = layout("# size count type redop root time algbw busbw #wrong i_min i_max i_p99 i_cv% time algbw busbw #wrong i_min i_max i_p99 i_cv%");
+        assert_eq!(l.cols.len(), 16);
+        assert_eq!(l.cols[4], (0, Col::IterMin));
+        assert_eq!(l.cols[8], (1, Col::Time));
+        let c = layout(
+            "# size count type redop root cputime algbw busbw #wrong cputime algbw busbw #wrong",
+        );
+        assert!(c.cpu_time);
+        let s = layout("# size count type redop root time algbw busbw #wrong time algbw busbw #wrong timestamp");
+        assert_eq!(s.cols.last(), Some(&(1, Col::Timestamp)));
+        let cols = ["size", "count", "type", "algbw", "time"];
+        assert_eq!(layout_from_header(&cols, None), None);
+        let cols = ["size", "count", "type", "redop", "root"];
+        assert_eq!(layout_from_header(&cols, None), None);
+    }
+}
+
+/// Tables in the layouts of nccl-tests' `-I 1` / `-C 1` / `-S 1` flags, rendered here with the
+/// printf formats of nccl-tests' `writeResultHeader` / `writeBenchmarkLine*` /
+/// `writePerIterReport` / `writeTimestamp` (src/util.cu). The values are made up for the
+/// layout, not measured: real captures of these flags live in tests/fixtures when available.
+#[cfg(test)]
+mod flag_layouts {
+    use super::*;
+
+    fn head(group: &str, names: &[&str]) -> String {
+        let mut s = format!("#                                                     {group}\n");
+        s += &format!(
+            "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}",
+            "size", "count", "type", "redop", "root"
+        );
+        for n in names {
+            s += &format!("  {n:>7}");
+        }
+        s + "\n"
+    }
+
+    fn half(t: f64, extra: &[f64]) -> String {
+        let mut s = format!("  {t:>7.2}  {:>6.2}  {:>6.2}  {:>6}", 1.5, 0.0, 0);
+        for x in extra {
+            s += &format!("  {x:>7.2}");
+        }
+        s
+    }
+
+    fn row(size: u64, halves: [String; 2], tail: &str) -> String {
+        format!(
+            "{size:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}{tail}\n",
+            size / 4,
+            "float",
+            "sum",
+            -1,
+            halves[0],
+            halves[1]
+        )
+    }
+
+    const PRE: &str = "# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=22809\n# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0\n#\n";
+
+    #[test]
+    fn per_iteration_columns() {
+        let names = [
+            "time", "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%",
+        ];
+        let mut t = PRE.to_string();
+        t += &head(
+            "out-of-place (+ per-iteration)      in-place (+ per-iteration)",
+            &[&names[..], &names[..]].concat(),
+        );
+        t += &row(
+            8,
+            [
+                half(6.5, &[5.9, 9.1, 9.1, 12.25]),
+                half(0.6, &[0.31, 2.2, 2.2, 70.1]),
+            ],
+            "",
+        );
+        t += &row(
+            16,
+            [
+                half(6.4, &[5.8, 8.0, 8.0, 10.5]),
+                half(0.5, &[0.3, 1.9, 1.9, 60.0]),
+            ],
+            "",
+        );
+        t += "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n";
+        let n = parse(&t).unwrap();
+        assert_eq!(n.rows.len(), 2, "{:?}", n.errors);
+        let r = &n.rows[0];
+        assert_eq!(r.out_of_place.time_us, Some(6.5));
+        assert_eq!(r.out_of_place.iter_min_us, Some(5.9));
+        assert_eq!(r.out_of_place.iter_cv_pct, Some(12.25));
+        assert_eq!(r.in_place.time_us, Some(0.6));
+        assert_eq!(r.in_place.iter_p99_us, Some(2.2));
+        assert_eq!(r.in_place.wrong, Some(0.0));
+        assert!(n.errors.is_empty());
+        assert!(!n.cpu_time);
+    }
+
+    #[test]
+    fn cputime_and_timestamp_columns() {
+        let mut t = PRE.to_string();
+        let names = [
+            "cputime",
+            "algbw",
+            "busbw",
+            "#wrong",
+            "cputime",
+            "algbw",
+            "busbw",
+            "#wrong",
+            "timestamp",
+        ];
+        t += &head("out-of-place                       in-place", &names);
+        t += &row(
+            8,
+            [half(7.25, &[]), half(1.5, &[])],
+            &format!("{:>21}", "2026-12-03 10:11:12"),
+        );
+        let n = parse(&t).unwrap();
+        assert!(n.cpu_time);
+        assert_eq!(n.rows.len(), 1, "{:?}", n.errors);
+        assert_eq!(n.rows[0].out_of_place.time_us, Some(7.25));
+        assert_eq!(n.rows[0].in_place.time_us, Some(1.5));
+        assert_eq!(n.rows[0].timestamp.as_deref(), Some("2026-12-03 10:11:12"));
     }
 }

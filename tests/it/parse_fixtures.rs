@@ -248,6 +248,33 @@ fn ethtool_25g_at_10g_lanes() {
     assert_eq!(e.advertised_fec_modes, ["None"]);
 }
 
+/// `Settings for IFACE:` behind a fan-out tool's prefix: pdsh / clush `node01: ` and mpirun
+/// `--tag-output` `[1,0]<stdout>:` put it before every line. The input is each real fixture
+/// with that prefix added to every line, as those tools print it; the result must equal the
+/// unprefixed parse.
+#[test]
+fn ethtool_prefixed_by_fanout_tool() {
+    for f in [
+        "ethtool/ethtool-cx4lx-25g-nic-at-10g-lanes-link-up.txt",
+        "ethtool/ethtool-mlx4-cx3-10g-dac-tabs-autoneg-off.txt",
+        "ethtool/ethtool-cx4lx-25g-link-down-training-failure.txt",
+    ] {
+        let text = fx(f);
+        let plain = parse::ethtool::parse(&text).unwrap();
+        assert!(plain.interface.is_some(), "{f}");
+        for prefix in ["node01: ", "gpu-a17.cluster: ", "[1,0]<stdout>:"] {
+            let tagged: String = text.lines().map(|l| format!("{prefix}{l}\n")).collect();
+            let e = parse::ethtool::parse(&tagged).unwrap_or_else(|e| panic!("{f} {prefix}: {e}"));
+            assert_eq!(e, plain, "{f} with prefix {prefix:?}");
+        }
+    }
+    let e = parse::ethtool::parse(&fx(
+        "ethtool/ethtool-cx4lx-25g-nic-at-10g-lanes-link-up.txt",
+    ))
+    .unwrap();
+    assert_eq!(e.speed_mbps, Some(10000));
+}
+
 #[test]
 fn ethtool_grep_400g() {
     let e = parse::ethtool::parse(&fx(
@@ -348,13 +375,21 @@ fn ethtool_driver_cx6dx() {
         "ethtool/ethtool-i-cx6dx-empty-expansion-rom-trailing-space.txt",
     ))
     .unwrap();
-    assert_eq!(a.firmware_version.as_deref(), Some("22.29.1016"));
+    // The whole value as printed, PSID kept (two boards on the same version with different
+    // PSIDs must not compare equal).
+    assert_eq!(
+        a.firmware_version.as_deref(),
+        Some("22.29.1016 (MT_0000000430)")
+    );
     assert_eq!(a.bus_info.as_deref(), Some("0000:b3:00.0"));
     let b = parse::ethtool_driver::parse(&fx(
         "ethtool/ethtool-i-cx6dx-inbox-kernel-driver-version-5.0-0.txt",
     ))
     .unwrap();
-    assert_eq!(b.firmware_version.as_deref(), Some("22.28.1002"));
+    assert_eq!(
+        b.firmware_version.as_deref(),
+        Some("22.28.1002 (MT_0000000430)")
+    );
     assert_eq!(b.bus_info.as_deref(), Some("0000:07:00.1"));
 }
 
@@ -366,7 +401,10 @@ fn ethtool_driver_ipoib() {
     .unwrap();
     assert_eq!(d.driver.as_deref(), Some("mlx5_core[ib_ipoib]"));
     assert_eq!(d.version.as_deref(), Some("24.07-0.6.1"));
-    assert_eq!(d.firmware_version.as_deref(), Some("20.31.1014"));
+    assert_eq!(
+        d.firmware_version.as_deref(),
+        Some("20.31.1014 (MT_0000000223)")
+    );
     assert_eq!(d.firmware_psid.as_deref(), Some("MT_0000000223"));
     assert_eq!(d.bus_info.as_deref(), Some("0101:00:00.0"));
 }
@@ -1035,6 +1073,76 @@ fn nccl_all_gather_b200() {
     close(n.avg_busbw_gbs, 59.3638);
     close(n.max_busbw_gbs, 268.59);
     assert_eq!(n.transport, None);
+}
+
+/// Abridged init output: only some `#  Rank N ...` lines kept (as a log trimmed by a wrapper
+/// or cut at nccl-tests' 2048-byte rank buffer), and no NCCL INFO `nranks` line. The input is
+/// the real B200 fixture with rank lines 1..=14 dropped.
+#[test]
+fn nccl_nranks_from_abridged_rank_lines() {
+    let full = fx("nccl-tests/all_gather-2node-16xB200-gke-rdma-nccl2.26.txt");
+    assert!(!full.contains("nranks"));
+    let kept: Vec<&str> = full
+        .lines()
+        .filter(|l| {
+            !regex::Regex::new(r"^#\s+Rank\s+([1-9]|1[0-4])\s+Group")
+                .unwrap()
+                .is_match(l)
+        })
+        .collect();
+    assert_eq!(full.lines().count() - kept.len(), 14);
+    let n = parse::nccl::parse(&kept.join("\n")).unwrap();
+    assert_eq!(n.devices.len(), 2);
+    assert_eq!(n.devices[1].rank, 15);
+    assert_eq!(n.nranks, Some(16));
+}
+
+/// NCCL INFO `rank R nranks N` wins over the rank lines when present (real np1 capture:
+/// nranks 1 in INFO, one rank line).
+#[test]
+fn nccl_nranks_from_info_line() {
+    let text = fx("nccl-real/h200-mpirun-np1-tag-output-nccl-debug.txt");
+    let n = parse::nccl::parse(&text).unwrap();
+    assert_eq!(n.nranks, Some(1));
+    // Rank lines dropped entirely: the INFO line still gives nranks.
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains("#  Rank")).collect();
+    let n = parse::nccl::parse(&kept.join("\n")).unwrap();
+    assert!(n.devices.is_empty());
+    assert_eq!(n.nranks, Some(1));
+}
+
+/// A row that does not fit the header's columns is an error naming its line; when no row
+/// fits, parsing fails. Input: the real H200 all_reduce capture with its last column cut.
+#[test]
+fn nccl_row_not_matching_header() {
+    let text = fx("nccl-real/h200-all_reduce_1gpu.txt");
+    let cut = |l: &str| l.trim_end().rsplit_once(' ').unwrap().0.to_string();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == 10 { cut(l) } else { l.to_string() })
+        .collect();
+    let n = parse::nccl::parse(&lines.join("\n")).unwrap();
+    assert_eq!(n.rows.len(), 27);
+    assert_eq!(n.errors.len(), 1, "{:?}", n.errors);
+    assert!(
+        n.errors[0].starts_with("line 11: table row does not match"),
+        "{}",
+        n.errors[0]
+    );
+    let all_cut: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with(' ') {
+                cut(l)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let e = parse::nccl::parse(&all_cut.join("\n")).unwrap_err();
+    assert_eq!(e.line, 11, "{e}");
+    assert!(e.text.contains("float"), "{e}");
 }
 
 #[test]
