@@ -10,6 +10,7 @@ use std::sync::Arc;
 /// What each script function does, for `fabcheck doc` (signatures come from the engine).
 const DESCRIPTIONS: &[(&str, &str)] = &[
     ("test", "register a test: test(name, fn) or test(name, #{ timeout, tags, retries, changes }, fn)"),
+    ("test_pairs", "test_pairs(nodes, name, |a, b| ..., #{ pattern: \"ring\"|\"mesh\"|\"bisection\", both_directions, split, pairs, fanout, timeout, tags, retries, changes }) — one testcase `name [a -> b]` per pair, run in rounds (each node in at most one pair per round)"),
     ("test_each", "one testcase per node, run concurrently: test_each(nodes, name, |n| ...)"),
     ("assert", "fail unless the condition holds"),
     ("assert_eq", "fail unless actual == expected (numbers compare by value)"),
@@ -39,6 +40,7 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     ("addresses", "n.addresses() -> parsed `ip -j addr`"),
     ("ibdev2netdev", "n.ibdev2netdev() -> parsed `ibdev2netdev`"),
     ("rdma_links", "n.rdma_links() -> parsed `rdma link`"),
+    ("mgmt_address", "n.mgmt_address() -> the address fabcheck's SSH connection really reached (server side of $SSH_CONNECTION), else the inventory host"),
     ("ofed_version", "n.ofed_version() -> parsed `ofed_info -s`"),
     ("ping", "n.ping(ip[, #{ count, iface, size, dont_fragment, interval, wait }]) -> parsed ping (loss is data)"),
     ("file_info", "n.file_info(path) -> #{ sha256, owner, group, mode, size } (sudo -n when needed)"),
