@@ -236,6 +236,8 @@ pub struct PerftestOpts {
     pub timeout: Option<Duration>,
     /// `_port` forms: which inventory port (default the first).
     pub port_name: Option<String>,
+    /// `_port` forms: every port of the node (all its NICs) at the same time.
+    pub all_ports: bool,
 }
 
 /// The command lines of one perftest exchange. `tool` is `ib_write_bw` etc.
@@ -385,6 +387,8 @@ pub fn perftest(
 /// One rail of a port run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Rail {
+    /// The physical port the rail belongs to.
+    pub port: String,
     pub device: String,
     pub server_ip: String,
     pub bw_avg_gbps: f64,
@@ -424,27 +428,63 @@ pub fn pick_port(n: &Node, name: Option<&str>) -> PResult<PortSpec> {
     })
 }
 
-/// The plans of a port run: one exchange per rail, on TCP ports PORT, PORT+1, ….
+/// The plans of a port run: one exchange per rail, on TCP ports PORT, PORT+1, … (with
+/// `all_ports`, every rail of every port of the node, all at once). Returns (port label,
+/// per-plan port names, plans).
 pub fn port_plans(
     tool: &str,
     server: &Node,
     client: &Node,
     o: &PerftestOpts,
-) -> PResult<(PortSpec, Vec<PairPlan>)> {
-    let sp = pick_port(server, o.port_name.as_deref())?;
-    let cp = pick_port(client, o.port_name.as_deref())?;
+) -> PResult<(String, Vec<String>, Vec<PairPlan>)> {
+    let pairs: Vec<(PortSpec, PortSpec)> = if o.all_ports {
+        let sp = all_port_specs(server);
+        let cp = all_port_specs(client);
+        if sp.is_empty() || cp.is_empty() {
+            pick_port(if sp.is_empty() { server } else { client }, None)?;
+        }
+        sp.into_iter().zip(cp).collect()
+    } else {
+        vec![(pick_port(server, o.port_name.as_deref())?, pick_port(client, o.port_name.as_deref())?)]
+    };
     let base_port = o.port.unwrap_or(18515).clamp(1, 65000) as u16;
     let mut plans = Vec::new();
-    for (i, sdev) in sp.rdma_devices.iter().enumerate() {
-        let ro = PerftestOpts {
-            device: None,
-            server_device: Some(sdev.clone()),
-            client_device: Some(cp.rdma_devices.get(i).cloned().unwrap_or_else(|| sdev.clone())),
-            ..o.clone()
-        };
-        plans.push(perftest_plan(tool, server, &ro, Some(base_port + i as u16))?);
+    let mut names = Vec::new();
+    for (sp, cp) in &pairs {
+        for (i, sdev) in sp.rdma_devices.iter().enumerate() {
+            let ro = PerftestOpts {
+                device: None,
+                server_device: Some(sdev.clone()),
+                client_device: Some(cp.rdma_devices.get(i).cloned().unwrap_or_else(|| sdev.clone())),
+                ..o.clone()
+            };
+            let tcp = base_port.saturating_add(plans.len() as u16);
+            plans.push(perftest_plan(tool, server, &ro, Some(tcp))?);
+            names.push(sp.name.clone());
+        }
     }
-    Ok((sp, plans))
+    let label = if o.all_ports {
+        "all".to_string()
+    } else {
+        pairs[0].0.name.clone()
+    };
+    Ok((label, names, plans))
+}
+
+/// Every port of a node: its inventory `ports`, else each RDMA device as its own port.
+fn all_port_specs(n: &Node) -> Vec<PortSpec> {
+    if !n.ports.is_empty() {
+        return n.ports.clone();
+    }
+    n.rdma_devices
+        .iter()
+        .enumerate()
+        .map(|(i, d)| PortSpec {
+            name: d.clone(),
+            interfaces: n.interfaces.get(i).cloned().into_iter().collect(),
+            rdma_devices: vec![d.clone()],
+        })
+        .collect()
 }
 
 /// All logical rails of one physical port at once (`ports` in the inventory), summed. A DGX
@@ -456,7 +496,7 @@ pub fn perftest_port(
     o: &PerftestOpts,
 ) -> PResult<PortResult> {
     let env = &server.env;
-    let (sp, plans) = port_plans(tool, &server.spec, &client.spec, o)?;
+    let (label, port_names, plans) = port_plans(tool, &server.spec, &client.spec, o)?;
     let plans: Vec<PairPlan> = plans
         .into_iter()
         .map(|p| p.bounded(env, &server.spec, o.timeout))
@@ -480,9 +520,10 @@ pub fn perftest_port(
     );
     let mut rails = Vec::new();
     let mut first_err = None;
-    for (run, plan) in runs.into_iter().zip(&plans) {
+    for ((run, plan), port) in runs.into_iter().zip(&plans).zip(port_names) {
         match perftest_result(env, &server.spec, &client.spec, tool, run, plan) {
             Ok(r) => rails.push(Rail {
+                port,
                 device: plan.device.clone().unwrap_or_default(),
                 server_ip: plan.server_ip.clone(),
                 bw_avg_gbps: r.client.bw_avg_gbps.unwrap_or(0.0),
@@ -498,7 +539,7 @@ pub fn perftest_port(
         return Err(e);
     }
     Ok(PortResult {
-        port: sp.name.clone(),
+        port: label,
         total_gbps: rails.iter().map(|r| r.bw_avg_gbps).sum(),
         rails,
     })
@@ -632,12 +673,30 @@ mod tests {
     fn port_plans_one_rail_each_on_its_own_tcp_port() {
         let s = spark("spark-01", ["192.168.100.10", "192.168.200.10"]);
         let c = spark("spark-02", ["192.168.100.11", "192.168.200.11"]);
-        let (port, plans) = port_plans("ib_write_bw", &s, &c, &PerftestOpts::default()).unwrap();
-        assert_eq!(port.name, "qsfp0");
+        let (port, _, plans) = port_plans("ib_write_bw", &s, &c, &PerftestOpts::default()).unwrap();
+        assert_eq!(port, "qsfp0");
         assert_eq!(plans.len(), 2);
         assert_eq!((plans[0].port, plans[1].port), (18515, 18516));
         assert_eq!(plans[1].server_ip, "192.168.200.10");
         assert!(plans[1].client_cmd.starts_with("ib_write_bw -d roceP2p1s0f1 -p 18516"));
+        // all_ports: every port's rails at once, each on its own TCP port.
+        let mut two = spark("spark-01", ["192.168.100.10", "192.168.200.10"]);
+        two.ports.push(PortSpec {
+            name: "qsfp1".into(),
+            interfaces: vec!["enp1s0f0np0".into()],
+            rdma_devices: vec!["rocep1s0f0".into()],
+        });
+        let mut peer = two.clone();
+        peer.name = "spark-02".into();
+        let all = PerftestOpts {
+            all_ports: true,
+            ..Default::default()
+        };
+        let (label, names, plans) = port_plans("ib_write_bw", &two, &peer, &all).unwrap();
+        assert_eq!(label, "all");
+        assert_eq!(names, vec!["qsfp0", "qsfp0", "qsfp1"]);
+        let tcp: Vec<u16> = plans.iter().map(|p| p.port).collect();
+        assert_eq!(tcp, vec![18515, 18516, 18517]);
         let none = Node::bare("x");
         assert!(port_plans("ib_write_bw", &none, &c, &PerftestOpts::default())
             .unwrap_err()

@@ -11,7 +11,7 @@ pub const PERFTEST_OPTS: &[&str] = &[
     "bidirectional", "all_sizes", "extra_args", "binary", "server_ip", "timeout",
 ];
 pub const PORT_OPTS: &[&str] = &[
-    "port_name", "device", "gid_index", "port", "size", "duration", "qps", "bidirectional",
+    "port_name", "all_ports", "device", "gid_index", "port", "size", "duration", "qps", "bidirectional",
     "all_sizes", "extra_args", "binary", "timeout",
 ];
 pub const IPERF3_OPTS: &[&str] = &[
@@ -37,6 +37,7 @@ fn perftest_opts(tool: &str, o: Option<Map>, known: &[&str], pos: Position) -> R
         server_ip: o.str("server_ip")?,
         timeout: o.duration("timeout")?,
         port_name: o.str("port_name")?,
+        all_ports: o.bool("all_ports")?,
     })
 }
 
