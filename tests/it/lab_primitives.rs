@@ -322,3 +322,105 @@ fn timeout_flag_caps_an_ib_write_bw_pair_run() {
         assert!(!left.contains("ib_write_bw"), "{n} still runs: {left}");
     }
 }
+
+#[test]
+fn test_pairs_mesh_runs_in_rounds_with_no_node_in_two_pairs_at_once() {
+    let Some(lab) = Lab::ensure(16, "test_pairs_mesh_runs_in_rounds") else {
+        return;
+    };
+    let s = "test_pairs(nodes(\"lab[01-08]\"), \"iperf3\", |a, b| {\n    let r = iperf3(a, b, #{ duration: 1 });\n    metric(\"gbps\", r.received_bps / 1e9, \"Gbit/s\");\n}, #{ pattern: \"mesh\", timeout: \"2m\" });\n";
+    // `fabcheck list` shows the rounds: 8 nodes, 28 pairs, 7 rounds of 4.
+    let l = Fab::new()
+        .file("m.rhai", s)
+        .args(["list", "m.rhai", "-i", &lab.inventory()])
+        .run();
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    assert_eq!(l.stdout.lines().count(), 28, "{}", l.stdout);
+    assert!(l.stdout.contains("\tround 7/7") && !l.stdout.contains("round 8"), "{}", l.stdout);
+    let o = Fab::new()
+        .file("m.rhai", s)
+        .args(["run", "m.rhai", "-i", &lab.inventory(), "--html", "{dir}/r.html"])
+        .reports()
+        .run();
+    o.code(0);
+    let tests = o.tests();
+    assert_eq!(tests.len(), 28);
+    // Every unordered pair exactly once; no node twice in a round.
+    let mut pairs = std::collections::BTreeSet::new();
+    let mut per_round: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+    let mut busy: Vec<(String, f64, f64)> = Vec::new();
+    for t in &tests {
+        let (a, b) = (t["node"].as_str().unwrap().to_string(), t["peer"].as_str().unwrap().to_string());
+        let key = if a < b { (a.clone(), b.clone()) } else { (b.clone(), a.clone()) };
+        assert!(pairs.insert(key), "pair twice: {a} {b}");
+        let r = t["round"].as_u64().unwrap();
+        let nodes = per_round.entry(r).or_default();
+        assert!(!nodes.contains(&a) && !nodes.contains(&b), "round {r}: {a} or {b} twice in {nodes:?}");
+        nodes.push(a.clone());
+        nodes.push(b.clone());
+        // When each node was busy (from the recorded start and duration).
+        let start = chrono::DateTime::parse_from_rfc3339(t["started"].as_str().unwrap()).unwrap();
+        let s0 = start.timestamp_millis() as f64;
+        let s1 = s0 + t["time_ms"].as_f64().or(t["duration_ms"].as_f64()).unwrap();
+        busy.push((a, s0, s1));
+        busy.push((b, s0, s1));
+    }
+    assert_eq!(per_round.len(), 7);
+    for (i, x) in busy.iter().enumerate() {
+        for y in &busy[i + 1..] {
+            if x.0 == y.0 {
+                assert!(x.2 <= y.1 + 1.0 || y.2 <= x.1 + 1.0, "{} in two pairs at once: {x:?} {y:?}", x.0);
+            }
+        }
+    }
+    // The HTML report has the node x node matrix.
+    let html = std::fs::read_to_string(o.dir.join("r.html")).unwrap();
+    assert!(html.contains("Pair matrices") && html.contains("Slowest pairs"), "no matrix");
+}
+
+/// A perftest stand-in whose rail `bad0` fails at once on the client side; the other rails
+/// behave like the real tool and print real captures.
+fn one_bad_rail_shim() -> String {
+    let perl = std::fs::read_to_string(common::repo().join("tests/shims/ib_write_bw.pl")).unwrap();
+    perl.replace(
+        "my $c;\nfor (1 .. 50)",
+        "if (grep { $_ eq 'bad0' } @ARGV) { print STDERR \" Couldn't open device bad0 (shim: a failing rail)\\n\"; exit 1; }\nmy $c;\nfor (1 .. 50)",
+    )
+    .replace("@SERVER@", &fixture("perftest/ib_write_bw-server-roce-duration-header-MBsec-but-value-Gbps.txt"))
+    .replace("@CLIENT@", &fixture("perftest/ib_write_bw-bidir-all-sizes-gbits-roce-rocm-doc-indented.txt"))
+}
+
+#[test]
+fn concurrent_rails_are_cleaned_up_after_one_rail_fails() {
+    let Some(lab) = Lab::ensure(16, "concurrent_rails_are_cleaned_up_after_one_rail_fails") else {
+        return;
+    };
+    let shim = one_bad_rail_shim();
+    assert!(shim.contains("bad0"), "the shim was not patched");
+    lab.shim("ib_write_bw", &shim);
+    // Two nodes whose port has two rails; the second rail fails.
+    let head = std::fs::read_to_string(lab.inventory()).unwrap();
+    let head = head.split("[[node]]").next().unwrap().to_string();
+    let inv = format!(
+        "{head}[[node]]\nname = \"lab07\"\nhost = \"10.213.0.7\"\ninterfaces = [\"fab0\", \"fab1\"]\nfabric_ips = [\"10.214.0.7\", \"10.215.0.7\"]\nrdma_devices = [\"good0\", \"bad0\"]\nports = [{{ name = \"p0\", interfaces = [\"fab0\", \"fab1\"], rdma_devices = [\"good0\", \"bad0\"] }}]\n\n[[node]]\nname = \"lab08\"\nhost = \"10.213.0.8\"\ninterfaces = [\"fab0\", \"fab1\"]\nfabric_ips = [\"10.214.0.8\", \"10.215.0.8\"]\nrdma_devices = [\"good0\", \"bad0\"]\nports = [{{ name = \"p0\", interfaces = [\"fab0\", \"fab1\"], rdma_devices = [\"good0\", \"bad0\"] }}]\n"
+    );
+    let s = "test(\"both rails at once\", || { ib_write_bw_port(node(\"lab07\"), node(\"lab08\"), #{ duration: 2 }); });\n";
+    let o = Fab::new()
+        .file("inv.toml", &inv)
+        .file("r.rhai", s)
+        .args(["run", "r.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    assert_eq!(o.status("both rails at once"), "error", "{}", o.message("both rails at once"));
+    let m = o.message("both rails at once");
+    assert!(m.contains("bad0"), "{m}");
+    // Both rails' servers were started on distinct TCP ports…
+    let cmds = o.test("both rails at once")["commands"].to_string();
+    assert!(cmds.contains("-p 18515") && cmds.contains("-p 18516"), "{cmds}");
+    // …and nothing is left running on either node.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    for n in ["lab07", "lab08"] {
+        let left = lab.pids(n);
+        assert!(!left.contains("ib_write_bw"), "{n} still runs: {left}");
+    }
+}
