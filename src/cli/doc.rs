@@ -80,8 +80,6 @@ fn script_signature(sig: &str) -> String {
     s.replace("&mut Node", "Node").replace(" -> ()", "")
 }
 
-
-
 pub fn doc() -> i32 {
     let env = match build_env(Inventory::local(), EnvOptions::dry(BTreeMap::new())) {
         Ok(e) => e,
@@ -118,11 +116,21 @@ pub fn doc() -> i32 {
         last = name;
     }
     println!("\n## Options and returned fields\n");
-    println!("An unknown option key is an error (with \"did you mean\"). Every `timeout` follows the");
+    println!(
+        "An unknown option key is an error (with \"did you mean\"). Every `timeout` follows the"
+    );
     println!("timeout policy in README.md.\n");
     for (call, opts, fields) in crate::engine::bindings::reference() {
-        let o = if opts.is_empty() { "none".to_string() } else { opts.join(", ") };
-        let f = if fields.is_empty() { "nothing".to_string() } else { fields.join(", ") };
+        let o = if opts.is_empty() {
+            "none".to_string()
+        } else {
+            opts.join(", ")
+        };
+        let f = if fields.is_empty() {
+            "nothing".to_string()
+        } else {
+            fields.join(", ")
+        };
         println!("- `{call}` — options: {o}; returns: {f}");
     }
     println!("\n## Parsers (`parse::KIND(text)`, same as `fabcheck parse KIND`)\n");

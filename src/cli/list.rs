@@ -1,6 +1,8 @@
 //! `fabcheck list SCRIPT... [-i INVENTORY]`: the test names a run would produce.
 
-use super::common::{build_env, expand_scripts, load_all, load_inventory, parse_sets, usage, EnvOptions};
+use super::common::{
+    build_env, expand_scripts, load_all, load_inventory, parse_sets, usage, EnvOptions,
+};
 use super::{Target, EXIT_OK};
 use crate::engine::runner;
 use std::time::Duration;

@@ -1,6 +1,8 @@
 //! `fabcheck run`: scripts against the inventory, then the reports.
 
-use super::common::{build_env, expand_scripts, load_all, load_inventory, parse_sets, usage, EnvOptions};
+use super::common::{
+    build_env, expand_scripts, load_all, load_inventory, parse_sets, usage, EnvOptions,
+};
 use super::{RunArgs, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::engine::runner;
 use crate::inventory::parse_duration;
@@ -10,115 +12,55 @@ use crate::run::model::RunResult;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// Everything checked and loaded before a node is touched.
+struct Prepared {
+    env: std::sync::Arc<crate::run::env::RunEnv>,
+    scripts: Vec<crate::engine::Script>,
+    baseline: Option<(String, RunResult)>,
+    timeout: Option<Duration>,
+    simulation: Option<String>,
+    inventory_label: Option<String>,
+    params: serde_json::Map<String, serde_json::Value>,
+}
+
 pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let paths = match expand_scripts(&a.scripts) {
+    let p = match prepare(&a) {
         Ok(p) => p,
-        Err(e) => return usage(e),
+        Err(code) => return code,
     };
-    let params = match parse_sets(&a.set) {
-        Ok(p) => p,
-        Err(e) => return usage(e),
-    };
-    let timeout = match a.timeout.as_deref().map(parse_duration).transpose() {
-        Ok(t) => t,
-        Err(e) => return usage(format!("--timeout: {e}")),
-    };
-    let inv = match load_inventory(&a.target) {
-        Ok(i) => i,
-        Err(e) => return usage(e),
-    };
-    if a.replay.is_some() && a.record.is_some() {
-        return usage("--record and --replay cannot be used together");
-    }
-    // The baseline is read before anything runs: a typo must not cost a maintenance window.
-    let baseline = match &a.baseline {
-        Some(p) => match report::json::load(p) {
-            Ok(b) => Some((p.display().to_string(), b)),
-            Err(e) => return usage(format!("--baseline: cannot use {}: {e}", p.display())),
-        },
-        None => None,
-    };
-    let simulation = inv.simulation.clone();
-    let inventory_label = inv.source.as_ref().map(|p| p.display().to_string());
-    let json_params: serde_json::Map<String, serde_json::Value> = params
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let env = match build_env(
-        inv,
-        EnvOptions {
-            params,
-            allow_changes: a.allow_changes,
-            dry_run: a.dry_run,
-            fanout: a.fanout,
-            timeout,
-            record: a.record.clone(),
-            replay: a.replay.clone(),
-            stdlib: a.stdlib.clone(),
-        },
-    ) {
-        Ok(e) => e,
-        Err(e) => return usage(e),
-    };
-    let scripts = match load_all(&paths, &env) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    // Every --set key must be one a script reads, of the type its default has.
-    let declared = crate::engine::params::declared(&script_sources(&scripts, env.stdlib_dir.as_deref()));
-    if let Err(e) = crate::engine::params::check(&env.params, &declared) {
-        return usage(e);
-    }
     cancel::install_handlers();
     crate::run::context::set_echo(if verbose > 0 { 2 } else { 1 });
     let console = Console::new(quiet);
-    if let Some(sim) = &simulation {
+    if let Some(sim) = &p.simulation {
         console.print_header(&format!("SIMULATED cluster: {sim}"));
     }
-    let opts = runner::RunOptions {
-        filters: a.filter.clone(),
-        default_timeout: timeout.unwrap_or(Duration::from_secs(600)),
-        fanout: env.fanout,
-        allow_changes: a.allow_changes,
-        dry_run: a.dry_run,
-    };
-    let mut suites = Vec::new();
-    if a.dry_run {
-        let reach = runner::reachability_suite(&env);
-        for t in &reach.tests {
-            crate::run::observer::Observer::test_finished(&console, t);
-        }
-        suites.push(reach);
-    }
-    for s in &scripts {
-        suites.push(runner::run_suite(s, &opts, &console));
-    }
+    let suites = execute(&a, &p, &console);
     let interrupted = cancel::interrupted();
     if interrupted {
-        for t in env.transports.all() {
+        for t in p.env.transports.all() {
             t.cleanup();
         }
     }
-    for t in env.transports.all() {
+    for t in p.env.transports.all() {
         t.close();
     }
     let mut run = RunResult {
         fabcheck_version: env!("CARGO_PKG_VERSION").to_string(),
         started: started_at,
         duration_ms: started.elapsed().as_millis() as u64,
-        inventory: inventory_label,
-        simulation,
+        inventory: p.inventory_label.clone(),
+        simulation: p.simulation.clone(),
         interrupted,
-        params: json_params,
+        params: p.params.clone(),
         suites,
         tool_versions: vec![],
     };
     crate::report::collect_tool_versions(&mut run);
     // Unique names before the baseline comparison (its keys are the names the JSON keeps)...
     run.make_unique();
-    if let Some((path, b)) = &baseline {
+    if let Some((path, b)) = &p.baseline {
         if !interrupted {
             report::baseline::apply(&mut run, b, path);
             if let Some(t) = run.suites.last().and_then(|s| s.tests.first()) {
@@ -130,6 +72,104 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     }
     // ...and again after it, in case a script's own test clashes with the `baseline` testcase.
     run.make_unique();
+    let (written, write_failed) = write_reports(&a, &run);
+    console.summary(&run, &written);
+    if let Some(e) = filter_matched_nothing(&a, &p.scripts) {
+        return usage(e);
+    }
+    let c = run.counts();
+    // A Ctrl-C that arrives while the reports are written still ends the run as interrupted
+    // (the reports are complete: they were written before this point).
+    if interrupted || cancel::interrupted() {
+        EXIT_INTERRUPTED
+    } else if c.failure > 0 || c.error > 0 || write_failed {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
+/// Arguments, inventory, baseline, scripts and `--set` keys: every usage error (exit 2) before
+/// anything runs — a typo must not cost a maintenance window.
+fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
+    let paths = expand_scripts(&a.scripts).map_err(usage)?;
+    let params = parse_sets(&a.set).map_err(usage)?;
+    let timeout = a
+        .timeout
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(|e| usage(format!("--timeout: {e}")))?;
+    let inv = load_inventory(&a.target).map_err(usage)?;
+    if a.replay.is_some() && a.record.is_some() {
+        return Err(usage("--record and --replay cannot be used together"));
+    }
+    let baseline = match &a.baseline {
+        Some(p) => Some((
+            p.display().to_string(),
+            report::json::load(p)
+                .map_err(|e| usage(format!("--baseline: cannot use {}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let simulation = inv.simulation.clone();
+    let inventory_label = inv.source.as_ref().map(|p| p.display().to_string());
+    let json_params = params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let env = build_env(
+        inv,
+        EnvOptions {
+            params,
+            allow_changes: a.allow_changes,
+            dry_run: a.dry_run,
+            fanout: a.fanout,
+            timeout,
+            record: a.record.clone(),
+            replay: a.replay.clone(),
+            stdlib: a.stdlib.clone(),
+        },
+    )
+    .map_err(usage)?;
+    let scripts = load_all(&paths, &env)?;
+    // Every --set key must be one a script reads, of the type its default has.
+    let declared =
+        crate::engine::params::declared(&script_sources(&scripts, env.stdlib_dir.as_deref()));
+    crate::engine::params::check(&env.params, &declared).map_err(usage)?;
+    Ok(Prepared {
+        env,
+        scripts,
+        baseline,
+        timeout,
+        simulation,
+        inventory_label,
+        params: json_params,
+    })
+}
+
+/// The dry run's reachability suite, then every script's suite.
+fn execute(a: &RunArgs, p: &Prepared, console: &Console) -> Vec<crate::run::model::SuiteResult> {
+    let opts = runner::RunOptions {
+        filters: a.filter.clone(),
+        default_timeout: p.timeout.unwrap_or(Duration::from_secs(600)),
+        fanout: p.env.fanout,
+        allow_changes: a.allow_changes,
+        dry_run: a.dry_run,
+    };
+    let mut suites = Vec::new();
+    if a.dry_run {
+        let reach = runner::reachability_suite(&p.env);
+        for t in &reach.tests {
+            crate::run::observer::Observer::test_finished(console, t);
+        }
+        suites.push(reach);
+    }
+    for s in &p.scripts {
+        suites.push(runner::run_suite(s, &opts, console));
+    }
+    suites
+}
+
+/// Write every report asked for: (what was written, whether any write failed).
+fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
     let mut written = Vec::new();
     let mut write_failed = false;
     let mut write = |path: &Option<PathBuf>, what: &str, body: String| {
@@ -152,42 +192,51 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         eprintln!("fabcheck: writing reports in {ms} ms (FABCHECK_TEST_REPORT_DELAY_MS)");
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
-    write(&a.junit, "JUnit", report::junit::render(&run));
-    write(&a.json, "JSON", report::json::render(&run));
+    write(&a.junit, "JUnit", report::junit::render(run));
+    write(&a.json, "JSON", report::json::render(run));
     if a.html.is_some() {
-        write(&a.html, "HTML", report::html::render(&run));
+        write(&a.html, "HTML", report::html::render(run));
     }
-    console.summary(&run, &written);
-    let c = run.counts();
-    // A filter that selects nothing would pass having checked nothing: a usage error.
-    if !a.filter.is_empty() && scripts.iter().all(|s| runner::selected(s, &a.filter).is_empty()) {
-        let names: Vec<String> = scripts
+    (written, write_failed)
+}
+
+/// A filter that selects nothing would pass having checked nothing: a usage error.
+fn filter_matched_nothing(a: &RunArgs, scripts: &[crate::engine::Script]) -> Option<String> {
+    if a.filter.is_empty()
+        || scripts
             .iter()
-            .flat_map(|s| runner::selected(s, &[]))
-            .map(|d| d.name)
-            .take(20)
-            .collect();
-        return usage(format!(
-            "--filter {} matched no test (tests: {}); use a substring of a test name or tag:NAME",
-            a.filter.join(" --filter "),
-            if names.is_empty() { "none".to_string() } else { names.join(", ") }
-        ));
+            .any(|s| !runner::selected(s, &a.filter).is_empty())
+    {
+        return None;
     }
-    // A Ctrl-C that arrives while the reports are written still ends the run as interrupted
-    // (the reports are complete: they were written before this point).
-    if interrupted || cancel::interrupted() {
-        EXIT_INTERRUPTED
-    } else if c.failure > 0 || c.error > 0 || write_failed {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
-    }
+    let names: Vec<String> = scripts
+        .iter()
+        .flat_map(|s| runner::selected(s, &[]))
+        .map(|d| d.name)
+        .take(20)
+        .collect();
+    Some(format!(
+        "--filter {} matched no test (tests: {}); use a substring of a test name or tag:NAME",
+        a.filter.join(" --filter "),
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    ))
 }
 
 /// The scripts, the stdlib in use and the modules beside the scripts: where `param` is read.
-fn script_sources(scripts: &[crate::engine::Script], stdlib: Option<&std::path::Path>) -> Vec<String> {
+fn script_sources(
+    scripts: &[crate::engine::Script],
+    stdlib: Option<&std::path::Path>,
+) -> Vec<String> {
     let mut out: Vec<String> = scripts.iter().map(|s| s.source.clone()).collect();
-    out.extend(crate::engine::stdlib::EMBEDDED.iter().map(|(_, src)| src.to_string()));
+    out.extend(
+        crate::engine::stdlib::EMBEDDED
+            .iter()
+            .map(|(_, src)| src.to_string()),
+    );
     let mut dirs: Vec<PathBuf> = scripts
         .iter()
         .filter_map(|s| s.path.parent().map(|p| p.to_path_buf()))
@@ -196,7 +245,11 @@ fn script_sources(scripts: &[crate::engine::Script], stdlib: Option<&std::path::
     dirs.sort();
     dirs.dedup();
     for d in dirs {
-        let d = if d.as_os_str().is_empty() { PathBuf::from(".") } else { d };
+        let d = if d.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            d
+        };
         if let Ok(rd) = std::fs::read_dir(&d) {
             for e in rd.flatten() {
                 let p = e.path();

@@ -2,13 +2,20 @@
 //! `metric`, `param`. Failure messages carry expected and actual values and the script
 //! file:line of the assertion.
 
-use crate::run::context;
-use super::signal::{self, RhaiErr};
-use crate::run::model::Metric;
 use super::bindings::Opts;
+use super::signal::{self, RhaiErr};
+use crate::run::context;
+use crate::run::model::Metric;
 
 pub const METRIC_OPTS: &[&str] = &[
-    "tolerance_pct", "higher_is_better", "threshold", "reference", "node", "rail", "size_bytes", "peer",
+    "tolerance_pct",
+    "higher_is_better",
+    "threshold",
+    "reference",
+    "node",
+    "rail",
+    "size_bytes",
+    "peer",
 ];
 use rhai::{Dynamic, Engine, Map, NativeCallContext};
 use std::collections::BTreeMap;
@@ -92,7 +99,17 @@ fn values_equal(ctx: &NativeCallContext, a: &Dynamic, b: &Dynamic) -> bool {
         .unwrap_or_else(|_| a.to_string() == b.to_string())
 }
 
+/// Every assertion, outcome, metric, parameter and string helper of the script API.
 pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
+    register_asserts(engine);
+    register_outcomes(engine);
+    register_metric(engine);
+    register_params(engine, params);
+    register_strings(engine);
+}
+
+/// `assert`, `assert_eq`, `assert_ge`, `assert_le`, `assert_within`.
+fn register_asserts(engine: &mut Engine) {
     engine.register_fn(
         "assert",
         |ctx: NativeCallContext, cond: bool, msg: &str| -> Result<(), RhaiErr> {
@@ -206,6 +223,10 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
             }
         },
     );
+}
+
+/// `fail`, `skip`, `error`, `warn`.
+fn register_outcomes(engine: &mut Engine) {
     engine.register_fn(
         "fail",
         |ctx: NativeCallContext, msg: &str| -> Result<(), RhaiErr> {
@@ -236,6 +257,10 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
             tracing::warn!("{line}");
         }
     });
+}
+
+/// `metric(name, value, unit[, opts])`.
+fn register_metric(engine: &mut Engine) {
     fn record(
         ctx: &NativeCallContext,
         name: &str,
@@ -296,6 +321,10 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
             record(&ctx, name, value, unit, Some(opts))
         },
     );
+}
+
+/// `param(key)`, `param(key, default)`.
+fn register_params(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
     let p = params.clone();
     engine.register_fn(
         "param",
@@ -312,15 +341,22 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
     engine.register_fn("param", move |key: &str, default: Dynamic| -> Dynamic {
         p.get(key).cloned().unwrap_or(default)
     });
+}
+
+/// `log`, `trim`, `trimmed`.
+fn register_strings(engine: &mut Engine) {
     engine.register_fn("log", |msg: &str| context::log_line(msg));
     // Rhai's trim() trims in place and returns (), so `n.sh(c).trim().parse_int()` failed with
     // "no function matches parse_int (())". fabcheck's trim() trims in place AND returns the
     // string; trimmed() returns a trimmed copy. (to_lower/to_upper already return a copy.)
-    engine.register_fn("trim", |s: &mut rhai::ImmutableString| -> rhai::ImmutableString {
-        let t: rhai::ImmutableString = s.trim().into();
-        *s = t.clone();
-        t
-    });
+    engine.register_fn(
+        "trim",
+        |s: &mut rhai::ImmutableString| -> rhai::ImmutableString {
+            let t: rhai::ImmutableString = s.trim().into();
+            *s = t.clone();
+            t
+        },
+    );
     engine.register_fn("trimmed", |s: &str| s.trim().to_string());
 }
 

@@ -110,7 +110,6 @@ const KEYWORD_FUNCTIONS: &[&str] = &[
     "throw",
 ];
 
-
 /// Names of every function the engine knows (registered, standard library and operators).
 pub fn known_functions(engine: &Engine) -> BTreeSet<String> {
     engine
@@ -152,7 +151,12 @@ pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -
             | Some(ASTNode::Stmt(Stmt::FnCall(call, pos)))
                 if call.op_token.is_none() =>
             {
-                calls.push((call.name.to_string(), call.namespace.to_string(), *pos, false));
+                calls.push((
+                    call.name.to_string(),
+                    call.namespace.to_string(),
+                    *pos,
+                    false,
+                ));
             }
             Some(ASTNode::Expr(Expr::MethodCall(call, pos))) if call.op_token.is_none() => {
                 calls.push((call.name.to_string(), String::new(), *pos, true));
@@ -187,7 +191,10 @@ pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -
                 .filter_map(|q| q.strip_prefix(&prefix))
                 .collect();
             let hint = match crate::util::suggest::closest(&name, in_module.iter().copied(), 3) {
-                Some(k) => format!("did you mean `{ns}::{k}`? (module `{ns}` has: {})", in_module.join(", ")),
+                Some(k) => format!(
+                    "did you mean `{ns}::{k}`? (module `{ns}` has: {})",
+                    in_module.join(", ")
+                ),
                 None => format!("module `{ns}` has: {}", in_module.join(", ")),
             };
             out.push(Diagnostic::at(
@@ -206,7 +213,9 @@ pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -
         let best = crate::util::suggest::closest(&name, registered.iter().map(String::as_str), 3);
         let what = if method { "method" } else { "function" };
         let hint = match best {
-            Some(k) if method => format!("did you mean `.{k}(…)`? (`fabcheck doc` lists every function and method)"),
+            Some(k) if method => {
+                format!("did you mean `.{k}(…)`? (`fabcheck doc` lists every function and method)")
+            }
             Some(k) => format!("did you mean `{k}`? (`fabcheck doc` lists every function)"),
             None => "`fabcheck doc` lists every function scripts can call".into(),
         };
@@ -215,7 +224,11 @@ pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -
             source,
             pos.line(),
             pos.position(),
-            if method { format!("unknown {what} `.{name}(…)`") } else { format!("unknown {what} `{name}`") },
+            if method {
+                format!("unknown {what} `.{name}(…)`")
+            } else {
+                format!("unknown {what} `{name}`")
+            },
             Some(hint),
         ));
     }

@@ -11,9 +11,9 @@ pub mod runner;
 pub mod signal;
 pub mod stdlib;
 
+use crate::run::cancel;
 use crate::run::context;
 use crate::run::env::RunEnv;
-use crate::run::cancel;
 use diagnostics::Diagnostic;
 use rhai::{Dynamic, Engine, Module, AST};
 use std::path::{Path, PathBuf};
@@ -64,7 +64,12 @@ pub fn new_engine(
     let params: std::collections::BTreeMap<String, Dynamic> = env
         .params
         .iter()
-        .map(|(k, v)| (k.clone(), rhai::serde::to_dynamic(v).unwrap_or(Dynamic::UNIT)))
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                rhai::serde::to_dynamic(v).unwrap_or(Dynamic::UNIT),
+            )
+        })
         .collect();
     assertions::register(&mut engine, Arc::new(params));
     bindings::register(&mut engine, env.clone());

@@ -47,7 +47,9 @@ pub fn pairs(n: usize, p: &Pattern) -> Result<Vec<(usize, usize)>, String> {
         }
         Pattern::Explicit(v) => {
             if let Some(&(a, _)) = v.iter().find(|(a, b)| a == b) {
-                return Err(format!("pair {a} -> {a}: a node cannot be paired with itself"));
+                return Err(format!(
+                    "pair {a} -> {a}: a node cannot be paired with itself"
+                ));
             }
             v.clone()
         }
@@ -57,7 +59,7 @@ pub fn pairs(n: usize, p: &Pattern) -> Result<Vec<(usize, usize)>, String> {
 /// Rounds of a round-robin tournament (circle method) over `n` nodes: every unordered pair
 /// exactly once, each node at most once per round, n-1 rounds (n even) or n (odd).
 fn round_robin(n: usize) -> Vec<Vec<(usize, usize)>> {
-    let m = if n % 2 == 0 { n } else { n + 1 }; // with a bye
+    let m = if n.is_multiple_of(2) { n } else { n + 1 }; // with a bye
     let mut circle: Vec<usize> = (0..m).collect();
     let mut rounds = Vec::new();
     for _ in 0..m - 1 {
@@ -100,10 +102,10 @@ pub fn rounds(n: usize, pairs: &[(usize, usize)], fanout: usize) -> Vec<Vec<(usi
     // Greedy for the rest: first round where neither node is busy.
     let mut greedy: Vec<Vec<(usize, usize)>> = Vec::new();
     for p in todo {
-        match greedy
-            .iter_mut()
-            .find(|r| r.iter().all(|&(a, b)| a != p.0 && a != p.1 && b != p.0 && b != p.1))
-        {
+        match greedy.iter_mut().find(|r| {
+            r.iter()
+                .all(|&(a, b)| a != p.0 && a != p.1 && b != p.0 && b != p.1)
+        }) {
             Some(r) => r.push(p),
             None => greedy.push(vec![p]),
         }
@@ -126,7 +128,10 @@ mod tests {
             let mut busy = BTreeSet::new();
             assert!(r.len() <= fanout);
             for &(a, b) in r {
-                assert!(busy.insert(a) && busy.insert(b), "node twice in round {r:?}");
+                assert!(
+                    busy.insert(a) && busy.insert(b),
+                    "node twice in round {r:?}"
+                );
                 assert!(a < n && b < n);
                 seen.push((a, b));
             }
@@ -140,13 +145,25 @@ mod tests {
     #[test]
     fn mesh_is_a_round_robin_tournament() {
         for n in 2..=12 {
-            let ps = pairs(n, &Pattern::Mesh { both_directions: false }).unwrap();
+            let ps = pairs(
+                n,
+                &Pattern::Mesh {
+                    both_directions: false,
+                },
+            )
+            .unwrap();
             assert_eq!(ps.len(), n * (n - 1) / 2);
             let rs = rounds(n, &ps, 64);
             check(n, &ps, &rs, 64);
             assert_eq!(rs.len(), if n % 2 == 0 { n - 1 } else { n }, "n={n}");
         }
-        let ps = pairs(8, &Pattern::Mesh { both_directions: true }).unwrap();
+        let ps = pairs(
+            8,
+            &Pattern::Mesh {
+                both_directions: true,
+            },
+        )
+        .unwrap();
         let rs = rounds(8, &ps, 64);
         check(8, &ps, &rs, 64);
         assert_eq!(rs.len(), 14);

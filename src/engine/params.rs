@@ -37,8 +37,10 @@ pub fn declared(sources: &[String]) -> Declared {
     static CALL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static LIT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let call = CALL.get_or_init(|| {
-        regex::Regex::new(r#"\bparam\(\s*(?:"([A-Za-z0-9_.-]+)"\s*(?:,\s*([^,()]+?|\(\))\s*[,)])?)?"#)
-            .expect("regex")
+        regex::Regex::new(
+            r#"\bparam\(\s*(?:"([A-Za-z0-9_.-]+)"\s*(?:,\s*([^,()]+?|\(\))\s*[,)])?)?"#,
+        )
+        .expect("regex")
     });
     let lit = LIT.get_or_init(|| regex::Regex::new(r#""([a-z][a-z0-9_]{1,40})""#).expect("regex"));
     let mut d = Declared::default();
@@ -73,10 +75,7 @@ pub fn check(sets: &BTreeMap<String, serde_json::Value>, d: &Declared) -> Result
     for (k, v) in sets {
         match d.keys.get(k) {
             Some(Kind::Number) if !v.is_number() => {
-                return Err(format!(
-                    "--set {k}={}: `{k}` must be a number",
-                    shown(v)
-                ))
+                return Err(format!("--set {k}={}: `{k}` must be a number", shown(v)))
             }
             Some(Kind::Bool) if !v.is_boolean() => {
                 return Err(format!(
@@ -92,7 +91,11 @@ pub fn check(sets: &BTreeMap<String, serde_json::Value>, d: &Declared) -> Result
                     "--set {k}={}: no script reads `{k}`{}; the scripts read: {}",
                     shown(v),
                     did_you_mean(k, known.iter().copied()),
-                    if known.is_empty() { "nothing".to_string() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        known.join(", ")
+                    }
                 ));
             }
         }
@@ -126,10 +129,20 @@ mod tests {
         let e = check(&sets(&[("rdma_pc", 50.into())]), &d).unwrap_err();
         assert!(e.contains("did you mean `rdma_pct`"), "{e}");
         let e = check(&sets(&[("nccl", "flase".into())]), &d).unwrap_err();
-        assert!(e.contains("--set nccl=flase") && e.contains("true or false"), "{e}");
+        assert!(
+            e.contains("--set nccl=flase") && e.contains("true or false"),
+            "{e}"
+        );
         let e = check(&sets(&[("rdma_pct", "ninety".into())]), &d).unwrap_err();
-        assert!(e.contains("--set rdma_pct=ninety") && e.contains("number"), "{e}");
-        assert!(check(&sets(&[("rdma_pct", 80.into()), ("recipe", "/x".into())]), &d).is_ok());
+        assert!(
+            e.contains("--set rdma_pct=ninety") && e.contains("number"),
+            "{e}"
+        );
+        assert!(check(
+            &sets(&[("rdma_pct", 80.into()), ("recipe", "/x".into())]),
+            &d
+        )
+        .is_ok());
     }
 
     #[test]

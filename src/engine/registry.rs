@@ -40,7 +40,12 @@ pub struct Registry {
 /// node (a verdict about the wrong node). Captured loop variables are copied when the test is
 /// registered, so each test sees the value of its own iteration; other captured variables stay
 /// shared (tests may pass state along, e.g. counters read before and after).
-fn snapshot_loop_captures(ctx: &NativeCallContext, func: &mut FnPtr, call_args: usize, loop_vars: &std::collections::HashSet<String>) {
+fn snapshot_loop_captures(
+    ctx: &NativeCallContext,
+    func: &mut FnPtr,
+    call_args: usize,
+    loop_vars: &std::collections::HashSet<String>,
+) {
     let curried = func.curry().len();
     if curried == 0 || loop_vars.is_empty() {
         return;
@@ -222,26 +227,40 @@ fn pairs_of(
             None => d.to_string(),
         };
         nodes.iter().position(|n| n.name() == name).ok_or_else(|| {
-            signal::error(format!("test_pairs: pair member `{name}` is not among the nodes given"), pos)
+            signal::error(
+                format!("test_pairs: pair member `{name}` is not among the nodes given"),
+                pos,
+            )
         })
     };
     let get = |k: &str| map.get(k).filter(|v| !v.is_unit());
     let pattern = match get("pairs") {
         Some(list) => {
             let list = list.clone().try_cast::<Array>().ok_or_else(|| {
-                signal::error("test_pairs option pairs must be an array of [a, b] pairs", pos)
+                signal::error(
+                    "test_pairs option pairs must be an array of [a, b] pairs",
+                    pos,
+                )
             })?;
             let mut v = Vec::new();
             for p in list {
-                let p = p.try_cast::<Array>().filter(|p| p.len() == 2).ok_or_else(|| {
-                    signal::error("test_pairs option pairs must be an array of [a, b] pairs", pos)
-                })?;
+                let p = p
+                    .try_cast::<Array>()
+                    .filter(|p| p.len() == 2)
+                    .ok_or_else(|| {
+                        signal::error(
+                            "test_pairs option pairs must be an array of [a, b] pairs",
+                            pos,
+                        )
+                    })?;
                 v.push((index(&p[0])?, index(&p[1])?));
             }
             Pattern::Explicit(v)
         }
         None => {
-            let kind = get("pattern").map(|v| v.to_string()).unwrap_or_else(|| "mesh".into());
+            let kind = get("pattern")
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "mesh".into());
             match kind.as_str() {
                 "ring" => Pattern::Ring,
                 "mesh" => Pattern::Mesh {
@@ -269,11 +288,15 @@ fn pairs_of(
     };
     let fanout = match get("fanout") {
         Some(v) => v.as_int().ok().filter(|&i| i > 0).ok_or_else(|| {
-            signal::error(format!("test_pairs option fanout must be a positive whole number, got {v}"), pos)
+            signal::error(
+                format!("test_pairs option fanout must be a positive whole number, got {v}"),
+                pos,
+            )
         })? as usize,
         None => usize::MAX,
     };
-    let ps = pairs::pairs(nodes.len(), &pattern).map_err(|e| signal::error(format!("test_pairs: {e}"), pos))?;
+    let ps = pairs::pairs(nodes.len(), &pattern)
+        .map_err(|e| signal::error(format!("test_pairs: {e}"), pos))?;
     let rounds = pairs::rounds(nodes.len(), &ps, fanout);
     let total = rounds.len();
     for (k, round) in rounds.into_iter().enumerate() {

@@ -1,15 +1,15 @@
 //! Runs a compiled script: its top level registers tests, then the tests run in order
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
-use crate::run::context::{self, TestCtx};
 use super::registry::TestDef;
 use super::signal::{classify, Ending, SignalKind};
 use super::Script;
-use crate::run::model::{cap, Attempt, Status, SuiteResult, TestResult};
 use crate::run::cancel;
-use rhai::{Dynamic, Scope};
+use crate::run::context::{self, TestCtx};
+use crate::run::model::{cap, Attempt, Status, SuiteResult, TestResult};
 use crate::run::observer::Observer;
 use crate::util::pool;
+use rhai::{Dynamic, Scope};
 use std::time::{Duration, Instant};
 
 /// The warning of a passing test that made no assertion, recorded no metric and ran no command.
@@ -189,7 +189,11 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
                 Some(if deferred.len() == 1 {
                     deferred[0].clone()
                 } else {
-                    format!("{} (and {} more metrics past their thresholds)", deferred[0], deferred.len() - 1)
+                    format!(
+                        "{} (and {} more metrics past their thresholds)",
+                        deferred[0],
+                        deferred.len() - 1
+                    )
                 }),
                 Some(deferred.join("\n")),
             ),

@@ -122,7 +122,11 @@ fn script_terms(sig: &str) -> String {
     } else {
         format!(
             "`{name}` cannot be called on {target}{}",
-            if rest.is_empty() { String::new() } else { format!(" with {}", rest.join(", ")) }
+            if rest.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", rest.join(", "))
+            }
         )
     };
     if kinds.first().is_some_and(|k| k.starts_with("nothing")) {
@@ -155,10 +159,16 @@ mod tests {
     #[test]
     fn function_not_found_in_script_terms() {
         let m = super::script_terms("parse_int (())");
-        assert!(m.starts_with("`parse_int` cannot be called on nothing"), "{m}");
+        assert!(
+            m.starts_with("`parse_int` cannot be called on nothing"),
+            "{m}"
+        );
         assert!(m.contains("previous call returned no value"), "{m}");
         let m = super::script_terms("ethtool (fabcheck::primitives::NodeRef, i64)");
-        assert!(m.starts_with("`ethtool` cannot be called on a node with an integer"), "{m}");
+        assert!(
+            m.starts_with("`ethtool` cannot be called on a node with an integer"),
+            "{m}"
+        );
         assert!(!m.contains("fabcheck::primitives"), "{m}");
     }
 }

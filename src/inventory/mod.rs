@@ -162,14 +162,9 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// Validate a name that will reach a remote shell or a file name (node, interface, device).
-pub fn valid_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 255
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.:@%".contains(c))
-        && !s.starts_with('-')
-}
+/// Validate a name that will reach a remote shell or a file name (node, interface, device):
+/// the one validator, `util::names`.
+pub use crate::util::names::valid_name;
 
 impl Inventory {
     /// Nodes named on the command line without an inventory: hosts are the names.

@@ -105,9 +105,6 @@ pub fn parsed<T>(
     f: impl FnOnce(&str) -> Result<T, crate::parse::ParseError>,
 ) -> PResult<T> {
     f(text).map_err(|e| {
-        PrimError::error_with(
-            format!("{node}: {e}"),
-            crate::run::model::cap(text, 2000),
-        )
+        PrimError::error_with(format!("{node}: {e}"), crate::run::model::cap(text, 2000))
     })
 }

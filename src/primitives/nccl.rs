@@ -3,7 +3,9 @@
 //! (`mpirun -x NAME`, `srun --export=ALL`), so that their values never appear on a logged
 //! command line.
 
-use super::{arg_words, check_addr, check_name, check_program, parsed, NodeRef, PResult, PrimError};
+use super::{
+    arg_words, check_addr, check_name, check_program, parsed, NodeRef, PResult, PrimError,
+};
 use crate::parse;
 use crate::transport::CmdRequest;
 use serde::Serialize;
@@ -162,19 +164,21 @@ pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclRes
     if env.dry_run {
         return Err(PrimError::dry_run());
     }
-    if out.exit_code == Some(127) {
-        let missing = if l.launcher != Launcher::Local && out.stderr.contains(l.launcher.name()) {
-            l.launcher.name().to_string()
-        } else {
-            l.program.clone()
-        };
-        return Err(super::tools::missing_tool(first.name(), &missing));
-    }
+    let missing = if l.launcher != Launcher::Local && out.stderr.contains(l.launcher.name()) {
+        l.launcher.name()
+    } else {
+        l.program.as_str()
+    };
+    super::tools::installed(&out, first.name(), missing)?;
     let text = format!("{}\n{}", out.stdout, out.stderr);
     let p = parsed(first.name(), &text, parse::nccl::parse)?;
     if out.exit_code != Some(0) || p.rows.is_empty() {
         let why = if p.errors.is_empty() {
-            format!("exit {}, {} result rows", out.exit_code.unwrap_or(-1), p.rows.len())
+            format!(
+                "exit {}, {} result rows",
+                out.exit_code.unwrap_or(-1),
+                p.rows.len()
+            )
         } else {
             p.errors.join(" | ")
         };
@@ -204,7 +208,10 @@ mod tests {
 
     #[test]
     fn mpirun_line_names_variables_but_not_their_values() {
-        let (a, b) = (node("spark-01", "192.168.100.10"), node("spark-02", "192.168.100.11"));
+        let (a, b) = (
+            node("spark-01", "192.168.100.10"),
+            node("spark-02", "192.168.100.11"),
+        );
         let o = NcclOpts {
             env: vec![("NCCL_IB_TOKEN".into(), "s3cret".into())],
             ..Default::default()
@@ -215,7 +222,9 @@ mod tests {
             "mpirun -np 2 -H 192.168.100.10:1,192.168.100.11:1 --bind-to none -x NCCL_IB_TOKEN -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS all_reduce_perf -b 8 -e 1G -f 2 -g 1"
         );
         assert!(!l.command.contains("s3cret"));
-        assert!(l.env.contains(&("NCCL_DEBUG_SUBSYS".into(), "INIT,NET".into())));
+        assert!(l
+            .env
+            .contains(&("NCCL_DEBUG_SUBSYS".into(), "INIT,NET".into())));
         assert_eq!(l.launcher, Launcher::Mpirun);
     }
 

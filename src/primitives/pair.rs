@@ -325,23 +325,20 @@ fn perftest_result(
     plan: &PairPlan,
 ) -> PResult<PerftestResult> {
     flush(&run.log);
-    let c = run.client.map_err(|e| {
-        PrimError::error(format!("{tool} {} -> {}: {e}", server.name, client.name))
-    })?;
+    let c = run
+        .client
+        .map_err(|e| PrimError::error(format!("{tool} {} -> {}: {e}", server.name, client.name)))?;
     if env.dry_run {
         return Err(PrimError::dry_run());
     }
-    if c.exit_code == Some(127) {
-        return Err(super::tools::missing_tool(&client.name, &plan.program));
-    }
+    super::tools::installed(&c, &client.name, &plan.program)?;
     let client_text = format!("{}\n{}", c.stdout, c.stderr);
     let parsed_client = parsed(&client.name, &client_text, parse::perftest::parse)?;
     let server_parse = match &run.server {
         Ok(o) => parse::perftest::parse(&format!("{}\n{}", o.stdout, o.stderr)).ok(),
         Err(_) => None,
     };
-    if !parsed_client.errors.is_empty() || parsed_client.rows.is_empty() || c.exit_code != Some(0)
-    {
+    if !parsed_client.errors.is_empty() || parsed_client.rows.is_empty() || c.exit_code != Some(0) {
         let why = if parsed_client.errors.is_empty() {
             format!("no result rows (exit {})", c.exit_code.unwrap_or(-1))
         } else {
@@ -352,7 +349,9 @@ fn perftest_result(
                 "{tool} {} -> {} ({}): {why}",
                 server.name,
                 client.name,
-                plan.device.clone().unwrap_or_else(|| "default device".into())
+                plan.device
+                    .clone()
+                    .unwrap_or_else(|| "default device".into())
             ),
             last_lines(&client_text, 20),
         ));
@@ -445,7 +444,10 @@ pub fn port_plans(
         }
         sp.into_iter().zip(cp).collect()
     } else {
-        vec![(pick_port(server, o.port_name.as_deref())?, pick_port(client, o.port_name.as_deref())?)]
+        vec![(
+            pick_port(server, o.port_name.as_deref())?,
+            pick_port(client, o.port_name.as_deref())?,
+        )]
     };
     let base_port = o.port.unwrap_or(18515).clamp(1, 65000) as u16;
     let mut plans = Vec::new();
@@ -455,7 +457,12 @@ pub fn port_plans(
             let ro = PerftestOpts {
                 device: None,
                 server_device: Some(sdev.clone()),
-                client_device: Some(cp.rdma_devices.get(i).cloned().unwrap_or_else(|| sdev.clone())),
+                client_device: Some(
+                    cp.rdma_devices
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_else(|| sdev.clone()),
+                ),
                 ..o.clone()
             };
             let tcp = base_port.saturating_add(plans.len() as u16);
@@ -501,7 +508,12 @@ pub fn perftest_port(
         .into_iter()
         .map(|p| p.bounded(env, &server.spec, o.timeout))
         .collect();
-    check_tools(env, &server.spec, &client.spec, o.binary.as_deref().unwrap_or(tool))?;
+    check_tools(
+        env,
+        &server.spec,
+        &client.spec,
+        o.binary.as_deref().unwrap_or(tool),
+    )?;
     let runs = crate::util::pool::map(
         &plans,
         plans.len(),
@@ -599,21 +611,27 @@ pub fn iperf3_plan(server: &Node, o: &Iperf3Opts) -> PResult<PairPlan> {
 }
 
 /// `iperf3(server, client, opts)` in JSON mode.
-pub fn iperf3(server: &NodeRef, client: &NodeRef, o: &Iperf3Opts) -> PResult<parse::iperf3::Iperf3> {
+pub fn iperf3(
+    server: &NodeRef,
+    client: &NodeRef,
+    o: &Iperf3Opts,
+) -> PResult<parse::iperf3::Iperf3> {
     let env = &server.env;
     let plan = iperf3_plan(&server.spec, o)?.bounded(env, &server.spec, o.timeout);
     check_tools(env, &server.spec, &client.spec, &plan.program)?;
     let run = run_pair(env, &server.spec, &client.spec, &plan);
     flush(&run.log);
     let c = run.client.map_err(|e| {
-        PrimError::error(format!("iperf3 {} -> {}: {e}", server.name(), client.name()))
+        PrimError::error(format!(
+            "iperf3 {} -> {}: {e}",
+            server.name(),
+            client.name()
+        ))
     })?;
     if env.dry_run {
         return Err(PrimError::dry_run());
     }
-    if c.exit_code == Some(127) {
-        return Err(super::tools::missing_tool(client.name(), &plan.program));
-    }
+    super::tools::installed(&c, client.name(), &plan.program)?;
     let r = parsed(client.name(), &c.stdout, parse::iperf3::parse)?;
     if let Some(err) = &r.error {
         return Err(PrimError::error(format!(
@@ -654,12 +672,18 @@ mod tests {
             ..Default::default()
         };
         let p = perftest_plan("ib_write_bw", &s, &o, None).unwrap();
-        assert_eq!(p.server_cmd, "ib_write_bw -d roceP2p1s0f1 -x 3 -p 18515 -D 10 -q 4 --report_gbits");
+        assert_eq!(
+            p.server_cmd,
+            "ib_write_bw -d roceP2p1s0f1 -x 3 -p 18515 -D 10 -q 4 --report_gbits"
+        );
         assert_eq!(
             p.client_cmd,
             "ib_write_bw -d roceP2p1s0f1 -x 3 -p 18515 -D 10 -q 4 --report_gbits 192.168.200.10"
         );
-        assert_eq!(p.server_ip, "192.168.200.10", "the address of the device's interface");
+        assert_eq!(
+            p.server_ip, "192.168.200.10",
+            "the address of the device's interface"
+        );
         assert_eq!(p.work, Duration::from_secs(70));
         assert_eq!(p.tag, "fcsrv-ib_write_bw-18515");
         let bad = PerftestOpts {
@@ -678,7 +702,9 @@ mod tests {
         assert_eq!(plans.len(), 2);
         assert_eq!((plans[0].port, plans[1].port), (18515, 18516));
         assert_eq!(plans[1].server_ip, "192.168.200.10");
-        assert!(plans[1].client_cmd.starts_with("ib_write_bw -d roceP2p1s0f1 -p 18516"));
+        assert!(plans[1]
+            .client_cmd
+            .starts_with("ib_write_bw -d roceP2p1s0f1 -p 18516"));
         // all_ports: every port's rails at once, each on its own TCP port.
         let mut two = spark("spark-01", ["192.168.100.10", "192.168.200.10"]);
         two.ports.push(PortSpec {
@@ -698,10 +724,12 @@ mod tests {
         let tcp: Vec<u16> = plans.iter().map(|p| p.port).collect();
         assert_eq!(tcp, vec![18515, 18516, 18517]);
         let none = Node::bare("x");
-        assert!(port_plans("ib_write_bw", &none, &c, &PerftestOpts::default())
-            .unwrap_err()
-            .message
-            .contains("rdma_devices"));
+        assert!(
+            port_plans("ib_write_bw", &none, &c, &PerftestOpts::default())
+                .unwrap_err()
+                .message
+                .contains("rdma_devices")
+        );
     }
 
     #[test]

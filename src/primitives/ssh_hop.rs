@@ -92,7 +92,10 @@ mod tests {
     #[test]
     fn hop_asks_what_the_workload_asks_unless_strict() {
         let plain = hop_command("192.168.100.11", &SshHopOpts::default()).unwrap();
-        assert!(plain.contains("BatchMode=yes") && !plain.contains("StrictHostKeyChecking"), "{plain}");
+        assert!(
+            plain.contains("BatchMode=yes") && !plain.contains("StrictHostKeyChecking"),
+            "{plain}"
+        );
         let strict = hop_command(
             "192.168.100.11",
             &SshHopOpts {

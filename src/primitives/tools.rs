@@ -31,9 +31,7 @@ pub fn tool(
     if n.env.dry_run {
         return Err(PrimError::dry_run());
     }
-    if o.exit_code == Some(127) {
-        return Err(missing_tool(n.name(), tool));
-    }
+    installed(&o, n.name(), tool)?;
     Ok(o)
 }
 
@@ -41,6 +39,16 @@ pub fn missing_tool(node: &str, tool: &str) -> PrimError {
     PrimError::error(format!(
         "{node}: `{tool}` is not installed (not on PATH, /usr/sbin or /sbin)"
     ))
+}
+
+/// The one exit-127 check: a program that was asked for and is not there is an error naming
+/// the program and the node (never a failed measurement).
+pub fn installed(o: &CmdOutput, node: &str, program: &str) -> PResult<()> {
+    if o.exit_code == Some(127) {
+        Err(missing_tool(node, program))
+    } else {
+        Ok(())
+    }
 }
 
 pub fn first_err_line(o: &CmdOutput) -> String {
@@ -118,7 +126,10 @@ pub fn eee(n: &NodeRef, iface: &str) -> PResult<parse::eee::Eee> {
                 ..Default::default()
             });
         }
-        return Err(PrimError::error(format!("{}: `{cmd}` failed: {why}", n.name())));
+        return Err(PrimError::error(format!(
+            "{}: `{cmd}` failed: {why}",
+            n.name()
+        )));
     }
     parsed(n.name(), &o.stdout, parse::eee::parse)
 }
@@ -156,7 +167,12 @@ pub fn addresses(n: &NodeRef) -> PResult<Vec<parse::ip_addr::Interface>> {
 }
 
 pub fn ibdev2netdev(n: &NodeRef) -> PResult<Vec<parse::ibdev2netdev::Mapping>> {
-    simple(n, "ibdev2netdev", "ibdev2netdev", parse::ibdev2netdev::parse)
+    simple(
+        n,
+        "ibdev2netdev",
+        "ibdev2netdev",
+        parse::ibdev2netdev::parse,
+    )
 }
 
 pub fn rdma_links(n: &NodeRef) -> PResult<Vec<parse::rdma_link::Link>> {
@@ -291,6 +307,31 @@ pub fn file_info(n: &NodeRef, path: &str) -> PResult<FileInfo> {
     })
 }
 
+/// `n.mgmt_address()`: the address fabcheck's own SSH connection to the node really reached (the
+/// server side of `$SSH_CONNECTION` on the node), so that peers are sent to an address that works
+/// without name resolution. The inventory `host` for local and replayed nodes, or when the
+/// node does not say.
+pub fn mgmt_address(n: &NodeRef) -> PResult<String> {
+    use crate::inventory::TransportKind;
+    let kind = n.env.transports.force.as_ref().unwrap_or(&n.spec.transport);
+    if !matches!(kind, TransportKind::Ssh) {
+        return Ok(n.spec.host.clone());
+    }
+    let req = CmdRequest {
+        command: "printf '%s\\n' \"${SSH_CONNECTION:-}\"".into(),
+        timeout: n.env.command_timeout(&n.spec, None, None),
+        env: vec![],
+        sudo: false,
+    };
+    let o = n.env.exec(&n.spec, &req)?;
+    Ok(o.stdout
+        .split_whitespace()
+        .nth(2)
+        .filter(|a| a.parse::<std::net::IpAddr>().is_ok())
+        .map(str::to_string)
+        .unwrap_or_else(|| n.spec.host.clone()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,30 +361,4 @@ mod tests {
         };
         assert!(ping_command("10.0.0.1", &bad_iface).is_err());
     }
-}
-
-/// `n.mgmt_address()`: the address fabcheck's own SSH connection to the node really reached (the
-/// server side of `$SSH_CONNECTION` on the node), so that peers are sent to an address that works
-/// without name resolution. The inventory `host` for local and replayed nodes, or when the
-/// node does not say.
-pub fn mgmt_address(n: &NodeRef) -> PResult<String> {
-    use crate::inventory::TransportKind;
-    let kind = n.env.transports.force.as_ref().unwrap_or(&n.spec.transport);
-    if !matches!(kind, TransportKind::Ssh) {
-        return Ok(n.spec.host.clone());
-    }
-    let req = CmdRequest {
-        command: "printf '%s\\n' \"${SSH_CONNECTION:-}\"".into(),
-        timeout: n.env.command_timeout(&n.spec, None, None),
-        env: vec![],
-        sudo: false,
-    };
-    let o = n.env.exec(&n.spec, &req)?;
-    Ok(o
-        .stdout
-        .split_whitespace()
-        .nth(2)
-        .filter(|a| a.parse::<std::net::IpAddr>().is_ok())
-        .map(str::to_string)
-        .unwrap_or_else(|| n.spec.host.clone()))
 }

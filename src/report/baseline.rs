@@ -8,8 +8,8 @@
 //! error when none of the baseline's metrics are in this run, pass otherwise (the table in
 //! `output`). Metrics missing from this run are listed; new metrics are listed too.
 
-use crate::run::model::{Metric, RunResult, Status, SuiteResult, TestResult};
 use super::{clean_text, fmt_num};
+use crate::run::model::{Metric, RunResult, Status, SuiteResult, TestResult};
 
 pub const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
 

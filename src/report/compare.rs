@@ -185,7 +185,11 @@ pub fn matrices_markdown(inputs: &[Input]) -> String {
     let mut s = String::new();
     for i in inputs {
         for m in super::matrix::matrices(&i.run) {
-            s.push_str(&format!("\n### {} — {} (row → column)\n\n", md_escape(&i.label), md_escape(&m.metric)));
+            s.push_str(&format!(
+                "\n### {} — {} (row → column)\n\n",
+                md_escape(&i.label),
+                md_escape(&m.metric)
+            ));
             s.push_str(&super::matrix::markdown(&m));
             let worst: Vec<String> = m
                 .worst(5)

@@ -231,9 +231,21 @@ mod tests {
                 duration_ms: 2000,
                 tests: vec![
                     t("step 1: ping mesh [a -> b]", Status::Pass, None),
-                    t("step 2: ssh [a -> b]", Status::Failure, Some("a -> b: ssh said \x1b[31mno\x1b[0m\nPermission denied\u{0}")),
-                    t("step 3: rdma", Status::Error, Some("a: `ib_write_bw` is not installed")),
-                    t("step 5: netplan", Status::Skipped, Some("needs --allow-changes")),
+                    t(
+                        "step 2: ssh [a -> b]",
+                        Status::Failure,
+                        Some("a -> b: ssh said \x1b[31mno\x1b[0m\nPermission denied\u{0}"),
+                    ),
+                    t(
+                        "step 3: rdma",
+                        Status::Error,
+                        Some("a: `ib_write_bw` is not installed"),
+                    ),
+                    t(
+                        "step 5: netplan",
+                        Status::Skipped,
+                        Some("needs --allow-changes"),
+                    ),
                 ],
             }],
             tool_versions: vec![],

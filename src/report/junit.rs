@@ -3,8 +3,8 @@
 //! `<test name>/<metric>`; commands and capped output in `system-out`. Valid against Jenkins'
 //! xunit schema (no testsuites uuid/timestamp; no flaky elements: attempts go to system-out).
 
-use crate::run::model::{RunResult, Status, TestResult};
 use super::{clean_text, one_line};
+use crate::run::model::{RunResult, Status, TestResult};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
@@ -123,8 +123,14 @@ pub fn render(run: &RunResult) -> String {
         suite.set_time(Duration::from_millis(s.duration_ms));
         suite.extra.insert("file".into(), s.file.clone().into());
         // quick-junit counts skips as `disabled`; GitLab and most readers look for `skipped`.
-        let skipped = s.tests.iter().filter(|t| t.status == Status::Skipped).count();
-        suite.extra.insert("skipped".into(), skipped.to_string().into());
+        let skipped = s
+            .tests
+            .iter()
+            .filter(|t| t.status == Status::Skipped)
+            .count();
+        suite
+            .extra
+            .insert("skipped".into(), skipped.to_string().into());
         if let Some(sim) = &run.simulation {
             suite.add_property(Property::new("simulation", clean_text(sim)));
         }

@@ -17,7 +17,8 @@ pub struct Matrix {
 impl Matrix {
     /// The `n` worst pairs (lowest, or highest when lower is better).
     pub fn worst(&self, n: usize) -> Vec<(&(String, String), f64)> {
-        let mut v: Vec<(&(String, String), f64)> = self.cells.iter().map(|(k, v)| (k, *v)).collect();
+        let mut v: Vec<(&(String, String), f64)> =
+            self.cells.iter().map(|(k, v)| (k, *v)).collect();
         v.sort_by(|a, b| {
             if self.higher_is_better {
                 a.1.total_cmp(&b.1)
@@ -31,20 +32,36 @@ impl Matrix {
 
     /// (min, max) of the values.
     pub fn range(&self) -> (f64, f64) {
-        self.cells.values().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+        self.cells
+            .values()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            })
     }
 }
 
 /// One matrix per metric name that has at least two pair values.
 pub fn matrices(run: &RunResult) -> Vec<Matrix> {
     let mut out: Vec<Matrix> = Vec::new();
-    for m in run.suites.iter().flat_map(|s| &s.tests).flat_map(|t| &t.metrics) {
-        let (Some(node), Some(peer)) = (&m.node, &m.peer) else { continue };
+    for m in run
+        .suites
+        .iter()
+        .flat_map(|s| &s.tests)
+        .flat_map(|t| &t.metrics)
+    {
+        let (Some(node), Some(peer)) = (&m.node, &m.peer) else {
+            continue;
+        };
         if !m.value.is_finite() {
             continue;
         }
         // Pair metrics are often named per pair (`rdma_gbps[a->b]`): group by the name's stem.
-        let base = m.name.split(['[', '@']).next().unwrap_or(&m.name).to_string();
+        let base = m
+            .name
+            .split(['[', '@'])
+            .next()
+            .unwrap_or(&m.name)
+            .to_string();
         let mx = match out.iter_mut().position(|x| x.metric == base) {
             Some(i) => &mut out[i],
             None => {

@@ -37,7 +37,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     // followed or reused), under an unpredictable name.
     let mut attempt = 0;
     let (tmp, mut f) = loop {
-        let tmp = dir.join(format!(".{name}.{}.{:016x}.tmp", std::process::id(), random_u64()));
+        let tmp = dir.join(format!(
+            ".{name}.{}.{:016x}.tmp",
+            std::process::id(),
+            random_u64()
+        ));
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -117,8 +117,14 @@ pub fn log_line(line: &str) {
     });
     match shown {
         None if echo >= 1 => println!("{}", crate::util::fmt::console_text(line)),
-        Some(Some(name)) if name == TOP_LEVEL => println!("{}", crate::util::fmt::console_text(line)),
-        Some(Some(name)) => println!("  [{}] {}", crate::util::fmt::console_text(&name), crate::util::fmt::console_text(line)),
+        Some(Some(name)) if name == TOP_LEVEL => {
+            println!("{}", crate::util::fmt::console_text(line))
+        }
+        Some(Some(name)) => println!(
+            "  [{}] {}",
+            crate::util::fmt::console_text(&name),
+            crate::util::fmt::console_text(line)
+        ),
         _ => {}
     }
 }

@@ -73,10 +73,9 @@ impl RunEnv {
         explicit: Option<Duration>,
         work: Option<Duration>,
     ) -> Duration {
-        let t = explicit.or(self.timeout).unwrap_or_else(|| {
-            node.command_timeout
-                .max(work.unwrap_or(Duration::ZERO))
-        });
+        let t = explicit
+            .or(self.timeout)
+            .unwrap_or_else(|| node.command_timeout.max(work.unwrap_or(Duration::ZERO)));
         t.min(context::remaining()).max(MIN_TIMEOUT)
     }
 

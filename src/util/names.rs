@@ -6,7 +6,8 @@
 pub fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 255
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:@%".contains(c))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:@%".contains(c))
         && !s.starts_with('-')
 }
 
@@ -17,7 +18,9 @@ pub fn valid_address(s: &str) -> bool {
 
 /// An environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
 pub fn valid_env_name(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -25,22 +28,29 @@ pub fn valid_env_name(s: &str) -> bool {
 pub fn valid_program(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with('-')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./+".contains(c))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./+".contains(c))
 }
 
 /// One argument word of `extra_args` / `args` options.
 pub fn valid_arg_word(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_=.:,/+@".contains(c))
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=.:,/+@".contains(c))
 }
 
 /// Characters that need no shell quoting.
 pub fn shell_safe(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
 }
 
 /// `--set` keys and script parameter names.
 pub fn valid_param_key(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
 /// POSIX shell single-quoting.
@@ -61,10 +71,23 @@ mod tests {
         assert!(!valid_name("-Efoo"));
         assert!(!valid_name("eth0;reboot"));
         assert!(!valid_name(""));
-        assert!(valid_address("192.168.100.10") && valid_address("fe80::1") && valid_address("spark-01"));
+        assert!(
+            valid_address("192.168.100.10")
+                && valid_address("fe80::1")
+                && valid_address("spark-01")
+        );
         assert!(!valid_address("a@b") && !valid_address("x y"));
-        assert!(valid_env_name("NCCL_IB_HCA") && !valid_env_name("") && !valid_env_name("1X") && !valid_env_name("A-B"));
-        assert!(valid_program("/opt/nccl-tests/build/all_reduce_perf") && !valid_program("-x") && !valid_program("a b"));
+        assert!(
+            valid_env_name("NCCL_IB_HCA")
+                && !valid_env_name("")
+                && !valid_env_name("1X")
+                && !valid_env_name("A-B")
+        );
+        assert!(
+            valid_program("/opt/nccl-tests/build/all_reduce_perf")
+                && !valid_program("-x")
+                && !valid_program("a b")
+        );
         assert!(valid_arg_word("--report_gbits") && !valid_arg_word("$(id)"));
     }
 

@@ -60,7 +60,12 @@ mod tests {
     #[test]
     fn results_in_order_and_panics_contained() {
         let items: Vec<usize> = (0..20).collect();
-        let out = super::map(&items, 4, |_, &i| if i == 7 { panic!("boom") } else { i * 2 }, |_, _| 999);
+        let out = super::map(
+            &items,
+            4,
+            |_, &i| if i == 7 { panic!("boom") } else { i * 2 },
+            |_, _| 999,
+        );
         assert_eq!(out[3], 6);
         assert_eq!(out[7], 999);
         assert_eq!(out.len(), 20);

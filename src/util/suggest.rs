@@ -17,7 +17,11 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The known word closest to `word` within `max` edits (ties: the first in `known`).
-pub fn closest<'a, I: IntoIterator<Item = &'a str>>(word: &str, known: I, max: usize) -> Option<&'a str> {
+pub fn closest<'a, I: IntoIterator<Item = &'a str>>(
+    word: &str,
+    known: I,
+    max: usize,
+) -> Option<&'a str> {
     known
         .into_iter()
         .map(|k| (edit_distance(word, k), k))
@@ -39,7 +43,10 @@ mod tests {
     #[test]
     fn suggests_the_nearest() {
         assert_eq!(super::edit_distance("rdma_pc", "rdma_pct"), 1);
-        assert_eq!(super::did_you_mean("rdma_pc", ["speed_mbps", "rdma_pct"]), " (did you mean `rdma_pct`?)");
+        assert_eq!(
+            super::did_you_mean("rdma_pc", ["speed_mbps", "rdma_pct"]),
+            " (did you mean `rdma_pct`?)"
+        );
         assert_eq!(super::did_you_mean("zzz", ["speed_mbps"]), "");
     }
 }

@@ -32,6 +32,8 @@ fn doc_output_is_exactly_the_golden_reference() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     golden("doc.md", &o.stdout);
     // What users look for is there: option lists and returned fields.
-    assert!(o.stdout.contains("- `n.eee(iface)` — options: none; returns: active,"));
+    assert!(o
+        .stdout
+        .contains("- `n.eee(iface)` — options: none; returns: active,"));
     assert!(o.stdout.contains("strict_host_key"));
 }

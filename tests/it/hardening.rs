@@ -89,12 +89,14 @@ fn wrong_argument_types_are_errors_with_the_signature() {
     );
     assert_eq!(o.status("arity"), "error");
     assert!(
-        o.message("arity").contains("`ping` cannot be called on a node with an integer"),
+        o.message("arity")
+            .contains("`ping` cannot be called on a node with an integer"),
         "{}",
         o.message("arity")
     );
     assert!(
-        o.message("option").contains("unknown run option `timout` (did you mean `timeout`?)"),
+        o.message("option")
+            .contains("unknown run option `timout` (did you mean `timeout`?)"),
         "{}",
         o.message("option")
     );
@@ -241,19 +243,33 @@ fn interrupt_while_reports_are_written_exits_3_with_complete_reports() {
 #[test]
 fn import_cycles_are_errors_not_stack_overflows() {
     let o = Fab::new()
-        .file("self.rhai", "import \"self\" as me;\ntest(\"x\", || { assert(true); });\n")
+        .file(
+            "self.rhai",
+            "import \"self\" as me;\ntest(\"x\", || { assert(true); });\n",
+        )
         .args(["check", "self.rhai"])
         .run();
     o.code(2);
-    assert!(o.stderr.contains("import cycle: \"self\" imports \"self\""), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("import cycle: \"self\" imports \"self\""),
+        "{}",
+        o.stderr
+    );
     let o = Fab::new()
         .file("a.rhai", "import \"b\" as b;\nfn fa() { 1 }\n")
         .file("b.rhai", "import \"a\" as a;\nfn fb() { 2 }\n")
-        .file("main.rhai", "import \"a\" as a;\ntest(\"y\", || { assert(true); });\n")
+        .file(
+            "main.rhai",
+            "import \"a\" as a;\ntest(\"y\", || { assert(true); });\n",
+        )
         .args(["run", "main.rhai"])
         .run();
     o.code(2);
-    assert!(o.stderr.contains("\"a\" imports \"b\" imports \"a\""), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("\"a\" imports \"b\" imports \"a\""),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -285,20 +301,38 @@ fn reports_never_write_through_planted_links() {
         let _ = std::os::unix::fs::symlink(&victim, f.dir().join(format!(".r.json.{pid}.tmp")));
     }
     let o = f
-        .args(["run", "s.rhai", "--junit", "{dir}/r.xml", "--json", "{dir}/r.json"])
+        .args([
+            "run",
+            "s.rhai",
+            "--junit",
+            "{dir}/r.xml",
+            "--json",
+            "{dir}/r.json",
+        ])
         .run();
     o.code(0);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let meta = std::fs::symlink_metadata(o.dir.join("r.xml")).unwrap();
-    assert!(meta.file_type().is_file(), "the link was replaced by the report");
-    let mode = std::fs::metadata(o.dir.join("r.json")).unwrap().permissions().mode() & 0o777;
+    assert!(
+        meta.file_type().is_file(),
+        "the link was replaced by the report"
+    );
+    let mode = std::fs::metadata(o.dir.join("r.json"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(mode, 0o600, "a new report is private");
 }
 
 #[test]
 fn huge_timeouts_are_not_panics() {
     let s = "test(\"t\", || { let r = nodes()[0].run(\"true\", #{ timeout: 9223372036854775807 }); assert_eq(r.exit_code, 0, \"ran\"); });\n";
-    let o = Fab::new().file("t.rhai", s).args(["run", "t.rhai"]).reports().run();
+    let o = Fab::new()
+        .file("t.rhai", s)
+        .args(["run", "t.rhai"])
+        .reports()
+        .run();
     assert!(o.code == 0 || o.code == 1, "exit {}: {}", o.code, o.stderr);
     assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
 }

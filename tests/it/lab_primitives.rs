@@ -166,7 +166,10 @@ fn primitives_on_four_lab_nodes() {
         "{args}"
     );
     assert!(
-        !o.junit.as_deref().unwrap_or_default().contains("NCCL_IB_HCA=mlx5_0"),
+        !o.junit
+            .as_deref()
+            .unwrap_or_default()
+            .contains("NCCL_IB_HCA=mlx5_0"),
         "a variable's value reached the JUnit report"
     );
 
@@ -315,7 +318,10 @@ fn timeout_flag_caps_an_ib_write_bw_pair_run() {
     let m = o.message("hung pair");
     assert!(m.contains("lab05") && m.contains("lab06"), "{m}");
     // Without the cap the client would have had duration + 60 s = 90 s.
-    assert!(took < std::time::Duration::from_secs(25), "the pair run took {took:?} under --timeout 4s: {m}");
+    assert!(
+        took < std::time::Duration::from_secs(25),
+        "the pair run took {took:?} under --timeout 4s: {m}"
+    );
     std::thread::sleep(std::time::Duration::from_secs(2));
     for n in ["lab05", "lab06"] {
         let left = lab.pids(n);
@@ -336,10 +342,21 @@ fn test_pairs_mesh_runs_in_rounds_with_no_node_in_two_pairs_at_once() {
         .run();
     assert_eq!(l.code, 0, "{}", l.stderr);
     assert_eq!(l.stdout.lines().count(), 28, "{}", l.stdout);
-    assert!(l.stdout.contains("\tround 7/7") && !l.stdout.contains("round 8"), "{}", l.stdout);
+    assert!(
+        l.stdout.contains("\tround 7/7") && !l.stdout.contains("round 8"),
+        "{}",
+        l.stdout
+    );
     let o = Fab::new()
         .file("m.rhai", s)
-        .args(["run", "m.rhai", "-i", &lab.inventory(), "--html", "{dir}/r.html"])
+        .args([
+            "run",
+            "m.rhai",
+            "-i",
+            &lab.inventory(),
+            "--html",
+            "{dir}/r.html",
+        ])
         .reports()
         .run();
     o.code(0);
@@ -350,12 +367,22 @@ fn test_pairs_mesh_runs_in_rounds_with_no_node_in_two_pairs_at_once() {
     let mut per_round: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
     let mut busy: Vec<(String, f64, f64)> = Vec::new();
     for t in &tests {
-        let (a, b) = (t["node"].as_str().unwrap().to_string(), t["peer"].as_str().unwrap().to_string());
-        let key = if a < b { (a.clone(), b.clone()) } else { (b.clone(), a.clone()) };
+        let (a, b) = (
+            t["node"].as_str().unwrap().to_string(),
+            t["peer"].as_str().unwrap().to_string(),
+        );
+        let key = if a < b {
+            (a.clone(), b.clone())
+        } else {
+            (b.clone(), a.clone())
+        };
         assert!(pairs.insert(key), "pair twice: {a} {b}");
         let r = t["round"].as_u64().unwrap();
         let nodes = per_round.entry(r).or_default();
-        assert!(!nodes.contains(&a) && !nodes.contains(&b), "round {r}: {a} or {b} twice in {nodes:?}");
+        assert!(
+            !nodes.contains(&a) && !nodes.contains(&b),
+            "round {r}: {a} or {b} twice in {nodes:?}"
+        );
         nodes.push(a.clone());
         nodes.push(b.clone());
         // When each node was busy (from the recorded start and duration).
@@ -369,13 +396,20 @@ fn test_pairs_mesh_runs_in_rounds_with_no_node_in_two_pairs_at_once() {
     for (i, x) in busy.iter().enumerate() {
         for y in &busy[i + 1..] {
             if x.0 == y.0 {
-                assert!(x.2 <= y.1 + 1.0 || y.2 <= x.1 + 1.0, "{} in two pairs at once: {x:?} {y:?}", x.0);
+                assert!(
+                    x.2 <= y.1 + 1.0 || y.2 <= x.1 + 1.0,
+                    "{} in two pairs at once: {x:?} {y:?}",
+                    x.0
+                );
             }
         }
     }
     // The HTML report has the node x node matrix.
     let html = std::fs::read_to_string(o.dir.join("r.html")).unwrap();
-    assert!(html.contains("Pair matrices") && html.contains("Slowest pairs"), "no matrix");
+    assert!(
+        html.contains("Pair matrices") && html.contains("Slowest pairs"),
+        "no matrix"
+    );
 }
 
 /// A perftest stand-in whose rail `bad0` fails at once on the client side; the other rails
@@ -411,12 +445,20 @@ fn concurrent_rails_are_cleaned_up_after_one_rail_fails() {
         .args(["run", "r.rhai", "-i", "inv.toml"])
         .reports()
         .run();
-    assert_eq!(o.status("both rails at once"), "error", "{}", o.message("both rails at once"));
+    assert_eq!(
+        o.status("both rails at once"),
+        "error",
+        "{}",
+        o.message("both rails at once")
+    );
     let m = o.message("both rails at once");
     assert!(m.contains("bad0"), "{m}");
     // Both rails' servers were started on distinct TCP ports…
     let cmds = o.test("both rails at once")["commands"].to_string();
-    assert!(cmds.contains("-p 18515") && cmds.contains("-p 18516"), "{cmds}");
+    assert!(
+        cmds.contains("-p 18515") && cmds.contains("-p 18516"),
+        "{cmds}"
+    );
     // …and nothing is left running on either node.
     std::thread::sleep(std::time::Duration::from_secs(1));
     for n in ["lab07", "lab08"] {

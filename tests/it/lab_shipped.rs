@@ -157,8 +157,17 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
     let o = Fab::new()
         .file("inv.toml", &inv)
         .args([
-            "run", &script, "-i", "inv.toml", "-w", "lab[01-04]", "--set", "ping_count=1",
-            "--set", "recipe=/home/fclab/fabcheck-recipe-ok", "--allow-changes",
+            "run",
+            &script,
+            "-i",
+            "inv.toml",
+            "-w",
+            "lab[01-04]",
+            "--set",
+            "ping_count=1",
+            "--set",
+            "recipe=/home/fclab/fabcheck-recipe-ok",
+            "--allow-changes",
         ])
         .reports()
         .run();
@@ -171,7 +180,13 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
         }
         assert_eq!(status, "pass", "{name}: {}", t["message"]);
     }
-    assert_eq!(o.tests().iter().filter(|t| t["name"].as_str().unwrap().starts_with("step 5")).count(), 4);
+    assert_eq!(
+        o.tests()
+            .iter()
+            .filter(|t| t["name"].as_str().unwrap().starts_with("step 5"))
+            .count(),
+        4
+    );
     let m = o.message("step 3: rdma devices up [lab01]");
     assert!(m.contains("no RDMA device"), "{m}");
     // Step 5's fresh SSH went to the address fabcheck connected to, not to the bare name.
@@ -185,12 +200,25 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
     let o = Fab::new()
         .file("inv.toml", &inv)
         .args([
-            "run", &script, "-i", "inv.toml", "-w", "lab[01-02]", "--filter", "step 2",
-            "--set", "strict_host_key=true",
+            "run",
+            &script,
+            "-i",
+            "inv.toml",
+            "-w",
+            "lab[01-02]",
+            "--filter",
+            "step 2",
+            "--set",
+            "strict_host_key=true",
         ])
         .reports()
         .run();
     o.code(1);
     let m = o.message("step 2: passwordless ssh [lab01 -> lab02]");
-    assert!(m.contains("Host key verification failed") || m.contains("No ED25519 host key is known") || m.contains("host key"), "{m}");
+    assert!(
+        m.contains("Host key verification failed")
+            || m.contains("No ED25519 host key is known")
+            || m.contains("host key"),
+        "{m}"
+    );
 }

@@ -85,9 +85,19 @@ fn every_outcome_of_the_test_model() {
     assert_eq!(o.status("checks nothing"), "pass");
     let w = o.test("checks nothing")["warnings"].to_string();
     assert!(w.contains("checked nothing"), "{w}");
-    assert!(o.stdout.contains("checked nothing"), "console: {}", o.stdout);
-    assert!(o.junit.as_deref().unwrap_or_default().contains("checked nothing"));
-    assert!(!o.test("warn does not fail")["warnings"].to_string().contains("checked nothing"));
+    assert!(
+        o.stdout.contains("checked nothing"),
+        "console: {}",
+        o.stdout
+    );
+    assert!(o
+        .junit
+        .as_deref()
+        .unwrap_or_default()
+        .contains("checked nothing"));
+    assert!(!o.test("warn does not fail")["warnings"]
+        .to_string()
+        .contains("checked nothing"));
     // A test registered in a loop sees its own iteration's value, not the last one.
     assert_eq!(o.test("loop capture 1")["metrics"][0]["value"], 1.0);
     assert_eq!(o.test("loop capture 2")["metrics"][0]["value"], 2.0);
@@ -228,7 +238,11 @@ test_each(nodes(), "barrier", |n| {
     // node is in the test name.
     assert_eq!(o.test("barrier [n3]")["classname"], "s");
     assert_eq!(o.test("barrier [n3]")["node"], "n3");
-    assert!(o.junit.as_deref().unwrap_or_default().contains("skipped=\"0\""));
+    assert!(o
+        .junit
+        .as_deref()
+        .unwrap_or_default()
+        .contains("skipped=\"0\""));
 }
 
 #[test]
@@ -385,19 +399,44 @@ fn dry_run_prints_commands_and_runs_nothing() {
 #[test]
 fn check_finds_misspelled_methods_and_module_functions() {
     let s = "import \"link\" as link;\ntest(\"x\", || {\n    let n = nodes()[0];\n    n.ethtol(\"eth0\");\n    link::sped(n, \"eth0\", 0);\n});\n";
-    let o = Fab::new().file("bad.rhai", s).args(["check", "bad.rhai"]).run();
+    let o = Fab::new()
+        .file("bad.rhai", s)
+        .args(["check", "bad.rhai"])
+        .run();
     assert_eq!(o.code, 2, "{}", o.stderr);
-    assert!(o.stderr.contains("unknown method `.ethtol(…)`") && o.stderr.contains("did you mean `.ethtool(…)`?"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("unknown method `.ethtol(…)`")
+            && o.stderr.contains("did you mean `.ethtool(…)`?"),
+        "{}",
+        o.stderr
+    );
     assert!(o.stderr.contains("bad.rhai:4:"), "{}", o.stderr);
-    assert!(o.stderr.contains("unknown function `link::sped`") && o.stderr.contains("did you mean `link::speed`?"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("unknown function `link::sped`")
+            && o.stderr.contains("did you mean `link::speed`?"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
 fn trim_chains_and_bad_calls_are_told_in_script_terms() {
     let s = "test(\"trim chains\", || { assert_eq(\" 42 \\n\".trim().parse_int(), 42, \"trimmed\"); });\ntest(\"bad call\", || { let v = \"5\".make_upper().parse_int(); });\n";
-    let o = Fab::new().file("t.rhai", s).args(["run", "t.rhai"]).reports().run();
-    assert_eq!(o.status("trim chains"), "pass", "{}", o.message("trim chains"));
+    let o = Fab::new()
+        .file("t.rhai", s)
+        .args(["run", "t.rhai"])
+        .reports()
+        .run();
+    assert_eq!(
+        o.status("trim chains"),
+        "pass",
+        "{}",
+        o.message("trim chains")
+    );
     let m = o.message("bad call");
-    assert!(m.starts_with("`parse_int` cannot be called on nothing"), "{m}");
+    assert!(
+        m.starts_with("`parse_int` cannot be called on nothing"),
+        "{m}"
+    );
     assert!(!m.contains("no function matches"), "{m}");
 }

@@ -92,12 +92,20 @@ test("reference only", || {
     assert_eq!(o.status("rail [localhost]"), "failure");
     let m = o.message("rail [localhost]");
     assert!(
-        m.contains("rdma_write_gbps@rocep1s0f1") && m.contains("71.5 Gbit/s") && m.contains("below its threshold 90 Gbit/s"),
+        m.contains("rdma_write_gbps@rocep1s0f1")
+            && m.contains("71.5 Gbit/s")
+            && m.contains("below its threshold 90 Gbit/s"),
         "{m}"
     );
     assert_eq!(o.status("reference only"), "pass");
-    assert_eq!(o.test("rail [localhost]")["metrics"][0]["rail"], "rocep1s0f1");
-    assert_eq!(o.test("rail [localhost]")["metrics"][0]["node"], "localhost");
+    assert_eq!(
+        o.test("rail [localhost]")["metrics"][0]["rail"],
+        "rocep1s0f1"
+    );
+    assert_eq!(
+        o.test("rail [localhost]")["metrics"][0]["node"],
+        "localhost"
+    );
     let h = html_of(&o, "r.html");
     assert!(h.contains("<svg"));
     assert_eq!(h.matches("<polyline").count(), 2, "one line per series");

@@ -7,10 +7,17 @@ use crate::primitives::ssh_hop::{self, SshHopOpts};
 use crate::primitives::NodeRef;
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext};
 
-pub const NCCL_OPTS: &[&str] = &["binary", "args", "env", "launcher", "np", "hosts", "timeout"];
+pub const NCCL_OPTS: &[&str] = &[
+    "binary", "args", "env", "launcher", "np", "hosts", "timeout",
+];
 pub const HOP_OPTS: &[&str] = &["strict_host_key", "timeout"];
 
-fn nccl_test(ctx: &NativeCallContext, name: &str, nodes: Array, o: Option<Map>) -> Result<Dynamic, RhaiErr> {
+fn nccl_test(
+    ctx: &NativeCallContext,
+    name: &str,
+    nodes: Array,
+    o: Option<Map>,
+) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let nodes = node_array(nodes, pos)?;
     let o = Opts::new(o, name, NCCL_OPTS, pos)?;
@@ -36,7 +43,12 @@ fn nccl_test(ctx: &NativeCallContext, name: &str, nodes: Array, o: Option<Map>) 
     value(nccl::nccl_test(name, &nodes, &no), pos)
 }
 
-fn hop(ctx: &NativeCallContext, from: &NodeRef, to: &str, o: Option<Map>) -> Result<Dynamic, RhaiErr> {
+fn hop(
+    ctx: &NativeCallContext,
+    from: &NodeRef,
+    to: &str,
+    o: Option<Map>,
+) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = Opts::new(o, "ssh_hop", HOP_OPTS, pos)?;
     let ho = SshHopOpts {
@@ -52,19 +64,24 @@ pub fn register(engine: &mut Engine) {
     });
     engine.register_fn(
         "all_reduce_perf",
-        |ctx: NativeCallContext, nodes: Array, o: Map| nccl_test(&ctx, "all_reduce_perf", nodes, Some(o)),
+        |ctx: NativeCallContext, nodes: Array, o: Map| {
+            nccl_test(&ctx, "all_reduce_perf", nodes, Some(o))
+        },
     );
     engine.register_fn(
         "nccl_test",
-        |ctx: NativeCallContext, name: &str, nodes: Array, o: Map| nccl_test(&ctx, name, nodes, Some(o)),
+        |ctx: NativeCallContext, name: &str, nodes: Array, o: Map| {
+            nccl_test(&ctx, name, nodes, Some(o))
+        },
     );
     engine.register_fn(
         "nccl_test",
         |ctx: NativeCallContext, name: &str, nodes: Array| nccl_test(&ctx, name, nodes, None),
     );
-    engine.register_fn("ssh_hop", |ctx: NativeCallContext, from: NodeRef, to: &str| {
-        hop(&ctx, &from, to, None)
-    });
+    engine.register_fn(
+        "ssh_hop",
+        |ctx: NativeCallContext, from: NodeRef, to: &str| hop(&ctx, &from, to, None),
+    );
     engine.register_fn(
         "ssh_hop",
         |ctx: NativeCallContext, from: NodeRef, to: &str, o: Map| hop(&ctx, &from, to, Some(o)),

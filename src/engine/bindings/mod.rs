@@ -43,7 +43,9 @@ pub fn node_array(arr: Array, pos: Position) -> Result<Vec<NodeRef>, RhaiErr> {
             let t = d.type_name();
             d.try_cast::<NodeRef>().ok_or_else(|| {
                 signal::error(
-                    format!("expected an array of nodes (from nodes()), found an element of type {t}"),
+                    format!(
+                        "expected an array of nodes (from nodes()), found an element of type {t}"
+                    ),
                     pos,
                 )
             })
@@ -75,28 +77,82 @@ pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> 
         }
     }
     fn run_fields() -> Vec<String> {
-        ["stdout", "stderr", "exit_code", "duration_ms"].map(String::from).to_vec()
+        ["stdout", "stderr", "exit_code", "duration_ms"]
+            .map(String::from)
+            .to_vec()
     }
     vec![
         ("n.run(cmd, opts)", nodes::RUN_OPTS, run_fields()),
-        ("n.sh(cmd, opts)", nodes::RUN_OPTS, vec!["(stdout as a string)".into()]),
-        ("run_all(nodes, cmd, opts)", nodes::RUN_OPTS, vec!["(map: node name -> n.run result)".into()]),
+        (
+            "n.sh(cmd, opts)",
+            nodes::RUN_OPTS,
+            vec!["(stdout as a string)".into()],
+        ),
+        (
+            "run_all(nodes, cmd, opts)",
+            nodes::RUN_OPTS,
+            vec!["(map: node name -> n.run result)".into()],
+        ),
         ("n.ethtool(iface)", &[], fields::<parse::ethtool::Ethtool>()),
-        ("n.ethtool_driver(iface)", &[], fields::<parse::ethtool_driver::EthtoolDriver>()),
-        ("n.ethtool_stats(iface)", &[], fields::<parse::ethtool_stats::EthtoolStats>()),
+        (
+            "n.ethtool_driver(iface)",
+            &[],
+            fields::<parse::ethtool_driver::EthtoolDriver>(),
+        ),
+        (
+            "n.ethtool_stats(iface)",
+            &[],
+            fields::<parse::ethtool_stats::EthtoolStats>(),
+        ),
         ("n.eee(iface)", &[], fields::<parse::eee::Eee>()),
         ("n.bond(name)", &[], fields::<parse::bonding::Bonding>()),
         ("n.addresses()", &[], fields::<parse::ip_addr::Interface>()),
-        ("n.ibdev2netdev()", &[], fields::<parse::ibdev2netdev::Mapping>()),
+        (
+            "n.ibdev2netdev()",
+            &[],
+            fields::<parse::ibdev2netdev::Mapping>(),
+        ),
         ("n.rdma_links()", &[], fields::<parse::rdma_link::Link>()),
-        ("n.ofed_version()", &[], fields::<parse::ofed_info::OfedInfo>()),
-        ("n.ping(ip, opts)", tools::PING_OPTS, fields::<ptools::PingResult>()),
+        (
+            "n.ofed_version()",
+            &[],
+            fields::<parse::ofed_info::OfedInfo>(),
+        ),
+        (
+            "n.ping(ip, opts)",
+            tools::PING_OPTS,
+            fields::<ptools::PingResult>(),
+        ),
         ("n.file_info(path)", &[], fields::<ptools::FileInfo>()),
-        ("ib_write_bw(server, client, opts)", pair::PERFTEST_OPTS, fields::<ppair::PerftestResult>()),
-        ("ib_write_bw_port(server, client, opts)", pair::PORT_OPTS, fields::<ppair::PortResult>()),
-        ("iperf3(server, client, opts)", pair::IPERF3_OPTS, fields::<parse::iperf3::Iperf3>()),
-        ("all_reduce_perf(nodes, opts)", cluster::NCCL_OPTS, fields::<nccl::NcclResult>()),
-        ("ssh_hop(from, to, opts)", cluster::HOP_OPTS, fields::<ssh_hop::SshHop>()),
-        ("metric(name, value, unit, opts)", crate::engine::assertions::METRIC_OPTS, vec![]),
+        (
+            "ib_write_bw(server, client, opts)",
+            pair::PERFTEST_OPTS,
+            fields::<ppair::PerftestResult>(),
+        ),
+        (
+            "ib_write_bw_port(server, client, opts)",
+            pair::PORT_OPTS,
+            fields::<ppair::PortResult>(),
+        ),
+        (
+            "iperf3(server, client, opts)",
+            pair::IPERF3_OPTS,
+            fields::<parse::iperf3::Iperf3>(),
+        ),
+        (
+            "all_reduce_perf(nodes, opts)",
+            cluster::NCCL_OPTS,
+            fields::<nccl::NcclResult>(),
+        ),
+        (
+            "ssh_hop(from, to, opts)",
+            cluster::HOP_OPTS,
+            fields::<ssh_hop::SshHop>(),
+        ),
+        (
+            "metric(name, value, unit, opts)",
+            crate::engine::assertions::METRIC_OPTS,
+            vec![],
+        ),
     ]
 }

@@ -55,7 +55,12 @@ fn sh(ctx: &NativeCallContext, n: &NodeRef, cmd: &str, o: Option<Map>) -> Result
     command::sh(n, cmd, &o).map_err(|e| signal_of(e, pos))
 }
 
-fn run_all(ctx: &NativeCallContext, nodes: Array, cmd: &str, o: Option<Map>) -> Result<Map, RhaiErr> {
+fn run_all(
+    ctx: &NativeCallContext,
+    nodes: Array,
+    cmd: &str,
+    o: Option<Map>,
+) -> Result<Map, RhaiErr> {
     let pos = ctx.call_position();
     let nodes = node_array(nodes, pos)?;
     let o = run_opts(o, "run_all", pos)?;
@@ -71,11 +76,17 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     engine.register_get("name", |n: &mut NodeRef| n.spec.name.clone());
     engine.register_get("host", |n: &mut NodeRef| n.spec.host.clone());
     engine.register_get("user", |n: &mut NodeRef| -> Dynamic {
-        n.spec.user.clone().map(Dynamic::from).unwrap_or(Dynamic::UNIT)
+        n.spec
+            .user
+            .clone()
+            .map(Dynamic::from)
+            .unwrap_or(Dynamic::UNIT)
     });
     engine.register_get("interfaces", |n: &mut NodeRef| strings(&n.spec.interfaces));
     engine.register_get("fabric_ips", |n: &mut NodeRef| strings(&n.spec.fabric_ips));
-    engine.register_get("rdma_devices", |n: &mut NodeRef| strings(&n.spec.rdma_devices));
+    engine.register_get("rdma_devices", |n: &mut NodeRef| {
+        strings(&n.spec.rdma_devices)
+    });
     engine.register_get("vars", |n: &mut NodeRef| {
         rhai::serde::to_dynamic(&n.spec.vars).unwrap_or(Dynamic::UNIT)
     });
@@ -83,7 +94,9 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
         rhai::serde::to_dynamic(&n.spec.ports).unwrap_or(Dynamic::UNIT)
     });
     engine.register_fn("to_string", |n: &mut NodeRef| n.spec.name.clone());
-    engine.register_fn("to_debug", |n: &mut NodeRef| format!("node({})", n.spec.name));
+    engine.register_fn("to_debug", |n: &mut NodeRef| {
+        format!("node({})", n.spec.name)
+    });
     engine.register_fn("==", |a: NodeRef, b: NodeRef| a.spec.name == b.spec.name);
     engine.register_fn("!=", |a: NodeRef, b: NodeRef| a.spec.name != b.spec.name);
 
@@ -131,26 +144,31 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     let e = env;
     engine.register_fn("simulated", move || e.inventory.simulation.is_some());
 
-    engine.register_fn("run", |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| {
-        run(&ctx, n, cmd, None)
-    });
+    engine.register_fn(
+        "run",
+        |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| run(&ctx, n, cmd, None),
+    );
     engine.register_fn(
         "run",
         |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| run(&ctx, n, cmd, Some(o)),
     );
-    engine.register_fn("sh", |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| {
-        sh(&ctx, n, cmd, None)
-    });
+    engine.register_fn(
+        "sh",
+        |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| sh(&ctx, n, cmd, None),
+    );
     engine.register_fn(
         "sh",
         |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| sh(&ctx, n, cmd, Some(o)),
     );
-    engine.register_fn("run_all", |ctx: NativeCallContext, nodes: Array, cmd: &str| {
-        run_all(&ctx, nodes, cmd, None)
-    });
     engine.register_fn(
         "run_all",
-        |ctx: NativeCallContext, nodes: Array, cmd: &str, o: Map| run_all(&ctx, nodes, cmd, Some(o)),
+        |ctx: NativeCallContext, nodes: Array, cmd: &str| run_all(&ctx, nodes, cmd, None),
+    );
+    engine.register_fn(
+        "run_all",
+        |ctx: NativeCallContext, nodes: Array, cmd: &str, o: Map| {
+            run_all(&ctx, nodes, cmd, Some(o))
+        },
     );
     let _ = value::<()>;
 }

@@ -15,7 +15,12 @@ pub struct Opts<'a> {
 
 impl<'a> Opts<'a> {
     /// Check `map`'s keys against `known` for primitive `what`.
-    pub fn new(map: Option<Map>, what: &'a str, known: &[&str], pos: Position) -> Result<Opts<'a>, RhaiErr> {
+    pub fn new(
+        map: Option<Map>,
+        what: &'a str,
+        known: &[&str],
+        pos: Position,
+    ) -> Result<Opts<'a>, RhaiErr> {
         let map = map.unwrap_or_default();
         for k in map.keys() {
             if !known.contains(&k.as_str()) {
@@ -39,10 +44,12 @@ impl<'a> Opts<'a> {
 
     /// A string, or any value shown as text (a node passed as `node: n` gives its name).
     pub fn str_or_display(&self, k: &str) -> Result<Option<String>, RhaiErr> {
-        Ok(self.get(k).map(|v| match v.clone().try_cast::<crate::primitives::NodeRef>() {
-            Some(n) => n.name().to_string(),
-            None => v.to_string(),
-        }))
+        Ok(self.get(k).map(
+            |v| match v.clone().try_cast::<crate::primitives::NodeRef>() {
+                Some(n) => n.name().to_string(),
+                None => v.to_string(),
+            },
+        ))
     }
 
     fn get(&self, k: &str) -> Option<&Dynamic> {
@@ -72,7 +79,10 @@ impl<'a> Opts<'a> {
     pub fn int(&self, k: &str) -> Result<Option<i64>, RhaiErr> {
         match self.get(k) {
             None => Ok(None),
-            Some(v) => v.as_int().map(Some).map_err(|_| self.bad(k, v, "a whole number")),
+            Some(v) => v
+                .as_int()
+                .map(Some)
+                .map_err(|_| self.bad(k, v, "a whole number")),
         }
     }
 
@@ -100,9 +110,9 @@ impl<'a> Opts<'a> {
     pub fn duration(&self, k: &str) -> Result<Option<Duration>, RhaiErr> {
         match self.get(k) {
             None => Ok(None),
-            Some(v) => duration_of(v).map(Some).map_err(|e| {
-                signal::error(format!("{} option `{k}`: {e}", self.what), self.pos)
-            }),
+            Some(v) => duration_of(v)
+                .map(Some)
+                .map_err(|e| signal::error(format!("{} option `{k}`: {e}", self.what), self.pos)),
         }
     }
 
@@ -111,14 +121,18 @@ impl<'a> Opts<'a> {
         let Some(v) = self.get(k) else {
             return Ok(vec![]);
         };
-        let m = v.clone().try_cast::<Map>().ok_or_else(|| {
-            self.bad(k, v, "a map, e.g. env: #{ NCCL_DEBUG: \"INFO\" }")
-        })?;
+        let m = v
+            .clone()
+            .try_cast::<Map>()
+            .ok_or_else(|| self.bad(k, v, "a map, e.g. env: #{ NCCL_DEBUG: \"INFO\" }"))?;
         let mut out = Vec::new();
         for (ek, ev) in m {
             if !crate::util::names::valid_env_name(&ek) {
                 return Err(signal::error(
-                    format!("{} option `{k}`: environment variable name `{ek}` is not valid", self.what),
+                    format!(
+                        "{} option `{k}`: environment variable name `{ek}` is not valid",
+                        self.what
+                    ),
                     self.pos,
                 ));
             }

@@ -7,19 +7,54 @@ use crate::primitives::NodeRef;
 use rhai::{Dynamic, Engine, Map, NativeCallContext, Position};
 
 pub const PERFTEST_OPTS: &[&str] = &[
-    "device", "server_device", "client_device", "gid_index", "port", "size", "duration", "qps",
-    "bidirectional", "all_sizes", "extra_args", "binary", "server_ip", "timeout",
+    "device",
+    "server_device",
+    "client_device",
+    "gid_index",
+    "port",
+    "size",
+    "duration",
+    "qps",
+    "bidirectional",
+    "all_sizes",
+    "extra_args",
+    "binary",
+    "server_ip",
+    "timeout",
 ];
 pub const PORT_OPTS: &[&str] = &[
-    "port_name", "all_ports", "device", "gid_index", "port", "size", "duration", "qps", "bidirectional",
-    "all_sizes", "extra_args", "binary", "timeout",
+    "port_name",
+    "all_ports",
+    "device",
+    "gid_index",
+    "port",
+    "size",
+    "duration",
+    "qps",
+    "bidirectional",
+    "all_sizes",
+    "extra_args",
+    "binary",
+    "timeout",
 ];
 pub const IPERF3_OPTS: &[&str] = &[
-    "port", "parallel", "duration", "window", "bind", "extra_args", "server_ip", "binary",
+    "port",
+    "parallel",
+    "duration",
+    "window",
+    "bind",
+    "extra_args",
+    "server_ip",
+    "binary",
     "timeout",
 ];
 
-fn perftest_opts(tool: &str, o: Option<Map>, known: &[&str], pos: Position) -> Result<PerftestOpts, RhaiErr> {
+fn perftest_opts(
+    tool: &str,
+    o: Option<Map>,
+    known: &[&str],
+    pos: Position,
+) -> Result<PerftestOpts, RhaiErr> {
     let o = Opts::new(o, tool, known, pos)?;
     Ok(PerftestOpts {
         device: o.str("device")?,
@@ -41,7 +76,12 @@ fn perftest_opts(tool: &str, o: Option<Map>, known: &[&str], pos: Position) -> R
     })
 }
 
-fn iperf3(ctx: &NativeCallContext, s: &NodeRef, c: &NodeRef, o: Option<Map>) -> Result<Dynamic, RhaiErr> {
+fn iperf3(
+    ctx: &NativeCallContext,
+    s: &NodeRef,
+    c: &NodeRef,
+    o: Option<Map>,
+) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = Opts::new(o, "iperf3", IPERF3_OPTS, pos)?;
     let io = Iperf3Opts {
@@ -65,9 +105,10 @@ pub fn register(engine: &mut Engine) {
             let po = perftest_opts(tool, o, PERFTEST_OPTS, pos)?;
             value(pair::perftest(tool, &s, &c, &po), pos)
         };
-        engine.register_fn(tool, move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| {
-            one(ctx, s, c, None)
-        });
+        engine.register_fn(
+            tool,
+            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| one(ctx, s, c, None),
+        );
         engine.register_fn(
             tool,
             move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| one(ctx, s, c, Some(o)),
@@ -78,17 +119,19 @@ pub fn register(engine: &mut Engine) {
             let po = perftest_opts(&format!("{tool}_port"), o, PORT_OPTS, pos)?;
             value(pair::perftest_port(tool, &s, &c, &po), pos)
         };
-        engine.register_fn(&port_fn, move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| {
-            port(ctx, s, c, None)
-        });
+        engine.register_fn(
+            &port_fn,
+            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| port(ctx, s, c, None),
+        );
         engine.register_fn(
             &port_fn,
             move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| port(ctx, s, c, Some(o)),
         );
     }
-    engine.register_fn("iperf3", |ctx: NativeCallContext, s: NodeRef, c: NodeRef| {
-        iperf3(&ctx, &s, &c, None)
-    });
+    engine.register_fn(
+        "iperf3",
+        |ctx: NativeCallContext, s: NodeRef, c: NodeRef| iperf3(&ctx, &s, &c, None),
+    );
     engine.register_fn(
         "iperf3",
         |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| iperf3(&ctx, &s, &c, Some(o)),

@@ -5,9 +5,22 @@ use crate::primitives::tools::{self, PingOpts};
 use crate::primitives::NodeRef;
 use rhai::{Engine, Map, NativeCallContext};
 
-pub const PING_OPTS: &[&str] = &["count", "wait", "iface", "size", "dont_fragment", "interval", "timeout"];
+pub const PING_OPTS: &[&str] = &[
+    "count",
+    "wait",
+    "iface",
+    "size",
+    "dont_fragment",
+    "interval",
+    "timeout",
+];
 
-fn ping(ctx: &NativeCallContext, n: &NodeRef, ip: &str, o: Option<Map>) -> Result<rhai::Dynamic, Box<rhai::EvalAltResult>> {
+fn ping(
+    ctx: &NativeCallContext,
+    n: &NodeRef,
+    ip: &str,
+    o: Option<Map>,
+) -> Result<rhai::Dynamic, Box<rhai::EvalAltResult>> {
     let pos = ctx.call_position();
     let o = Opts::new(o, "ping", PING_OPTS, pos)?;
     let po = PingOpts {
@@ -52,9 +65,10 @@ pub fn register(engine: &mut Engine) {
     method0!(engine, "rdma_links", tools::rdma_links);
     method0!(engine, "ofed_version", tools::ofed_version);
     method0!(engine, "mgmt_address", tools::mgmt_address);
-    engine.register_fn("ping", |ctx: NativeCallContext, n: &mut NodeRef, ip: &str| {
-        ping(&ctx, n, ip, None)
-    });
+    engine.register_fn(
+        "ping",
+        |ctx: NativeCallContext, n: &mut NodeRef, ip: &str| ping(&ctx, n, ip, None),
+    );
     engine.register_fn(
         "ping",
         |ctx: NativeCallContext, n: &mut NodeRef, ip: &str, o: Map| ping(&ctx, n, ip, Some(o)),

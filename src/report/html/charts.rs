@@ -1,8 +1,8 @@
 //! Inline SVG plots, drawn from metric FIELDS (never from names): busbw vs message size from
 //! metrics with `size_bytes`, per-rail bandwidth from metrics with `rail` (grouped by `node`).
 
-use super::styles::esc;
 use super::super::{clean_text, fmt_num};
+use super::styles::esc;
 use crate::run::model::{Metric, RunResult};
 use std::fmt::Write;
 
@@ -54,7 +54,15 @@ pub fn matrices(h: &mut String, run: &RunResult) {
         let worst: Vec<String> = m
             .worst(5)
             .iter()
-            .map(|((a, b), v)| format!("{} → {}: {} {}", esc(a), esc(b), esc(&fmt_num(*v)), esc(&m.unit)))
+            .map(|((a, b), v)| {
+                format!(
+                    "{} → {}: {} {}",
+                    esc(a),
+                    esc(b),
+                    esc(&fmt_num(*v)),
+                    esc(&m.unit)
+                )
+            })
             .collect();
         let _ = write!(h, "<p>Slowest pairs: {}</p></div>", worst.join(" · "));
     }
@@ -79,7 +87,6 @@ pub fn section(h: &mut String, run: &RunResult) {
         }
         h.push_str("</section>\n");
     }
-
 }
 
 const PALETTE: [&str; 10] = [
@@ -334,7 +341,10 @@ fn rail_plot(run: &RunResult) -> Option<String> {
     let unit = ordered[0].2.unit.clone();
     let vmax = ordered
         .iter()
-        .map(|b| b.2.value.max(b.2.threshold.or(b.2.reference).unwrap_or(0.0)))
+        .map(|b| {
+            b.2.value
+                .max(b.2.threshold.or(b.2.reference).unwrap_or(0.0))
+        })
         .fold(0f64, f64::max);
     let step = nice_step(if vmax > 0.0 { vmax } else { 1.0 }, 8.0);
     let xtop = ((vmax / step).ceil().max(1.0)) * step;
@@ -372,7 +382,11 @@ fn rail_plot(run: &RunResult) -> Option<String> {
         }
         let first_in_group = prev_group != Some(group.as_str());
         prev_group = Some(group.as_str());
-        let ok = m.threshold.or(m.reference).map(|th| m.meets(th)).unwrap_or(true);
+        let ok = m
+            .threshold
+            .or(m.reference)
+            .map(|th| m.meets(th))
+            .unwrap_or(true);
         let color = if ok { "#2da44e" } else { "#cf222e" };
         let mut label = clean_text(rail);
         if label.chars().count() > 40 {
@@ -434,7 +448,10 @@ fn rail_plot(run: &RunResult) -> Option<String> {
         mt + ph
     );
     let ly = mt + ph + 40.0;
-    let ths: Vec<f64> = ordered.iter().filter_map(|b| b.2.threshold.or(b.2.reference)).collect();
+    let ths: Vec<f64> = ordered
+        .iter()
+        .filter_map(|b| b.2.threshold.or(b.2.reference))
+        .collect();
     let th_label = match ths.first() {
         Some(&t0) if ths.iter().all(|&t| t == t0) => format!(" = {} {}", fmt_num(t0), esc(&unit)),
         _ => String::new(),
@@ -516,7 +533,12 @@ mod tests {
         b.size_bytes = Some(1 << 21);
         assert!(super::busbw_plot(&run_with(vec![a, b])).is_some());
         // Rails: by the `rail` field, grouped by the `node` field.
-        assert!(super::rail_plot(&run_with(vec![Metric::new("rdma_write_gbps[x:y]", 95.0, "Gbit/s")])).is_none());
+        assert!(super::rail_plot(&run_with(vec![Metric::new(
+            "rdma_write_gbps[x:y]",
+            95.0,
+            "Gbit/s"
+        )]))
+        .is_none());
         let mut r = Metric::new("bw", 95.0, "Gbit/s");
         r.rail = Some("rocep1s0f1".into());
         r.node = Some("spark-02".into());

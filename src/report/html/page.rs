@@ -77,7 +77,6 @@ pub fn header(h: &mut String, run: &RunResult) {
     if run.interrupted {
         h.push_str("<p class=\"bad\">The run was interrupted: these are partial results.</p>");
     }
-
 }
 
 /// Failures and errors, each with message, place and output.
@@ -103,14 +102,16 @@ pub fn problems(h: &mut String, run: &RunResult) {
                 badge(t.status),
                 esc(&t.name),
                 esc(suite),
-                esc(&crate::run::model::cap(t.message.as_deref().unwrap_or("(no message)"), 4096)),
+                esc(&crate::run::model::cap(
+                    t.message.as_deref().unwrap_or("(no message)"),
+                    4096
+                )),
                 where_(t),
                 test_body(t, false)
             );
         }
         h.push_str("</section>\n");
     }
-
 }
 
 pub fn footer(h: &mut String, run: &RunResult) {

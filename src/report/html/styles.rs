@@ -20,7 +20,6 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-
 pub const CSS: &str = r#"
 :root{--pass:#1a7f37;--fail:#cf222e;--err:#8250df;--skip:#9a6700;--line:#d0d7de;--muted:#57606a;--bg:#f6f8fa}
 *{box-sizing:border-box}
@@ -60,7 +59,6 @@ tr.pass td:first-child{border-left:4px solid var(--pass)}tr.skipped td:first-chi
 .muted{color:var(--muted)}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
 "#;
-
 
 pub fn status_class(s: Status) -> &'static str {
     match s {

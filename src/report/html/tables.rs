@@ -1,8 +1,8 @@
 //! The tables: every test per suite, metrics per suite, tool versions; a test's collapsible
 //! output.
 
-use super::styles::{badge, esc, ms, status_class};
 use super::super::fmt_num;
+use super::styles::{badge, esc, ms, status_class};
 use crate::run::model::{RunResult, Status, TestResult};
 use std::fmt::Write;
 
@@ -101,7 +101,6 @@ pub fn where_(t: &TestResult) -> String {
     w
 }
 
-
 /// Every test, per suite.
 pub fn all_tests(h: &mut String, run: &RunResult) {
     h.push_str("<section id=\"tests\"><h2>All tests</h2>");
@@ -173,7 +172,6 @@ pub fn all_tests(h: &mut String, run: &RunResult) {
         h.push_str("</table>\n");
     }
     h.push_str("</section>\n");
-
 }
 
 /// Metrics per suite, with threshold / reference and which direction is better.
@@ -214,7 +212,6 @@ pub fn metrics(h: &mut String, run: &RunResult) {
         }
         h.push_str("</section>\n");
     }
-
 }
 
 pub fn tool_versions(h: &mut String, run: &RunResult) {
