@@ -343,8 +343,13 @@ fn register_params(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) 
     });
 }
 
-/// `log`, `trim`, `trimmed`.
+/// `log`, `note`, `trim`, `trimmed`.
 fn register_strings(engine: &mut Engine) {
+    // A line the engineer must see: on the console under the test's result, and in the reports.
+    engine.register_fn("note", |msg: &str| {
+        context::with(|c| c.notes.push(msg.to_string()));
+        context::log_line(msg);
+    });
     engine.register_fn("log", |msg: &str| context::log_line(msg));
     // Rhai's trim() trims in place and returns (), so `n.sh(c).trim().parse_int()` failed with
     // "no function matches parse_int (())". fabcheck's trim() trims in place AND returns the

@@ -87,10 +87,12 @@ fn blank(script: &Script, name: &str, node: Option<String>, line: Option<usize>)
         started: None,
         peer: None,
         round: None,
+        notes: vec![],
     }
 }
 
 fn absorb(t: &mut TestResult, c: TestCtx) {
+    t.notes = c.notes;
     t.metrics = c.metrics;
     t.warnings = c.warnings;
     if c.commands_dropped > 0 {
@@ -430,5 +432,6 @@ fn reach_case(
         started: None,
         peer: None,
         round: None,
+        notes: vec![],
     }
 }

@@ -269,6 +269,7 @@ pub fn testcase(c: &Comparison, baseline_path: &str) -> TestResult {
         started: None,
         peer: None,
         round: None,
+        notes: vec![],
     }
 }
 
@@ -322,6 +323,7 @@ mod tests {
                     started: None,
                     peer: None,
                     round: None,
+                    notes: vec![],
                 }],
             }],
             tool_versions: vec![],

@@ -179,6 +179,9 @@ impl Observer for Console {
                 t.name,
                 t.duration_ms as f64 / 1000.0
             );
+            for n in &t.notes {
+                let _ = writeln!(out, "        {}", super::one_line(n));
+            }
             for w in &t.warnings {
                 let _ = writeln!(out, "        warning: {w}");
             }
@@ -211,6 +214,7 @@ mod tests {
             started: None,
             peer: None,
             round: None,
+            notes: vec![],
         }
     }
 

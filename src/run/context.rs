@@ -22,6 +22,8 @@ pub struct TestCtx {
     pub commands_dropped: usize,
     /// `test_pairs` testcases: (first node, second node).
     pub pair: Option<(String, String)>,
+    /// `note(msg)` lines.
+    pub notes: Vec<String>,
 }
 
 impl TestCtx {
@@ -41,6 +43,7 @@ impl TestCtx {
             checks: 0,
             commands_dropped: 0,
             pair: None,
+            notes: vec![],
         }
     }
 }

@@ -142,6 +142,9 @@ pub struct TestResult {
     /// `test_pairs` testcases: the round the pair ran in (1-based).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<usize>,
+    /// `note(msg)` lines: shown on the console under the test (and kept in `output`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -120,6 +120,12 @@ fn verdict_output(sets: &[&str]) -> String {
     }
     let o = run_sim("second_cable_checklist.rhai", &extra);
     assert_eq!(o.status("second cable verdict"), "pass");
+    // The verdict and its reasons are on the console too, not only in the reports.
+    assert!(
+        o.stdout.lines().any(|l| l.trim().starts_with("verdict: ")),
+        "{}",
+        o.stdout
+    );
     o.test("second cable verdict")["output"]
         .as_str()
         .unwrap()

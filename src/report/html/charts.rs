@@ -501,6 +501,7 @@ mod tests {
             started: None,
             peer: None,
             round: None,
+            notes: vec![],
         };
         RunResult {
             fabcheck_version: "0".into(),
