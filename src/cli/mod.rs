@@ -130,6 +130,9 @@ pub enum Command {
     Nodes {
         #[arg(short = 'i', long = "inventory")]
         inventory: Option<PathBuf>,
+        /// Node set to expand (also accepted as `-w NODESET`, as for run and exec).
+        #[arg(short = 'w', long = "nodes", conflicts_with = "nodeset")]
+        w: Option<String>,
         nodeset: Option<String>,
     },
     /// Parse captured tool output (stdin if no FILE) and print JSON.
@@ -193,9 +196,11 @@ pub fn main() -> i32 {
             timeout,
             command,
         } => exec::exec(&target, fanout, timeout.as_deref(), &command),
-        Command::Nodes { inventory, nodeset } => {
-            nodes::nodes(inventory.as_deref(), nodeset.as_deref())
-        }
+        Command::Nodes {
+            inventory,
+            w,
+            nodeset,
+        } => nodes::nodes(inventory.as_deref(), w.or(nodeset).as_deref()),
         Command::Parse { kind, file } => parse::parse(&kind, file.as_deref()),
         Command::Compare { results, format } => compare::compare(&results, &format),
         Command::Doc => doc::doc(),

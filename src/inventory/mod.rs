@@ -181,7 +181,17 @@ impl Inventory {
                 message: format!("`{bad}` is not a valid host name (from node set `{expr}`)"),
             });
         }
-        let nodes = names.into_iter().map(|n| Node::bare(&n)).collect();
+        // `-w localhost` is this machine, as without -i/-w: the local transport, not ssh.
+        let nodes = names
+            .into_iter()
+            .map(|n| {
+                let mut node = Node::bare(&n);
+                if n == "localhost" {
+                    node.transport = TransportKind::Local;
+                }
+                node
+            })
+            .collect();
         Ok(Inventory {
             source: None,
             simulation: None,
@@ -247,7 +257,7 @@ impl Inventory {
             at(
                 off,
                 format!(
-                    "{} (see SPEC §2 for the inventory format)",
+                    "{} (README.md \"Inventory fields\" lists every field)",
                     e.message().trim()
                 ),
             )
