@@ -251,3 +251,62 @@ exit_code = 1
         o.message(n)
     );
 }
+
+/// Every ```rhai example of the README runs against the simulated cluster without an
+/// unrecorded command (the simulation answers what the README shows), and so do the shipped
+/// scripts under --dry-run and the README's --set variants.
+#[test]
+fn the_simulation_answers_every_readme_example_and_variant() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let mut blocks = Vec::new();
+    let mut cur: Option<String> = None;
+    for l in readme.lines() {
+        match (&mut cur, l.trim_start()) {
+            (None, "```rhai") => cur = Some(String::new()),
+            (Some(b), "```") => {
+                blocks.push(std::mem::take(b));
+                cur = None;
+            }
+            (Some(b), _) => {
+                b.push_str(l);
+                b.push('\n');
+            }
+            _ => {}
+        }
+    }
+    assert!(blocks.len() >= 3, "README rhai examples: {}", blocks.len());
+    let inv = repo().join("examples/sim/two-sparks.toml").display().to_string();
+    let mut runs: Vec<(String, Vec<String>)> = Vec::new();
+    for (i, b) in blocks.iter().enumerate() {
+        // Fragments (metric lines) use variables of a surrounding test: run whole scripts only.
+        if !b.contains("test") {
+            continue;
+        }
+        runs.push((format!("readme-{i}.rhai"), vec![b.clone()]));
+    }
+    for (name, body) in &runs {
+        let o = Fab::new()
+            .file(name, &body[0])
+            .args(["run", name, "-i", &inv])
+            .reports()
+            .run();
+        for t in o.tests() {
+            let m = t["message"].as_str().unwrap_or("");
+            assert!(!m.contains("was not recorded"), "{name}: {}: {m}", t["name"]);
+            assert_ne!(t["status"], "error", "{name}: {}: {m}\n{}", t["name"], body[0]);
+        }
+    }
+    for (script, extra) in [
+        ("five_step_acceptance.rhai", vec!["--dry-run"]),
+        ("second_cable_checklist.rhai", vec!["--dry-run"]),
+        ("fabric_baseline.rhai", vec!["--dry-run"]),
+        ("second_cable_checklist.rhai", vec!["--set", "second_cable=true"]),
+        ("five_step_acceptance.rhai", vec!["--allow-changes", "--set", "recipe=/home/nvidia/recipe/hostfile"]),
+    ] {
+        let o = run_sim(script, &extra);
+        for t in o.tests() {
+            let m = t["message"].as_str().unwrap_or("");
+            assert!(!m.contains("was not recorded"), "{script} {extra:?}: {}: {m}", t["name"]);
+        }
+    }
+}

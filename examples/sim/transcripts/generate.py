@@ -22,6 +22,18 @@ def ping_text(ip, count, size):
               f"{count} packets transmitted, {count} received, 0% packet loss, time {200 * (count - 1)}ms",
               f"rtt min/avg/max/mdev = {min(t):.3f}/{avg:.3f}/{max(t):.3f}/{mdev:.3f} ms", ""]
     return "\n".join(lines)
+def iperf3_json(local, remote, streams, secs, bps):
+    total = int(bps * secs / 8)
+    doc = {"start": {"connected": [{"socket": 5 + i, "local_host": local, "local_port": 40000 + i,
+                                     "remote_host": remote, "remote_port": 5201} for i in range(streams)],
+                     "version": "iperf 3.16",
+                     "test_start": {"protocol": "TCP", "num_streams": streams, "blksize": 131072, "omit": 0,
+                                    "duration": secs, "bytes": 0, "blocks": 0, "reverse": 0, "tos": 0}},
+           "end": {"sum_sent": {"start": 0, "end": secs, "seconds": secs, "bytes": total,
+                                "bits_per_second": bps, "retransmits": 412, "sender": True},
+                   "sum_received": {"start": 0, "end": secs, "seconds": secs, "bytes": total - 65536,
+                                    "bits_per_second": bps * 0.9995, "sender": True}}}
+    return json.dumps(doc, indent="\t") + "\n"
 def q(s):  # TOML basic string
     return json.dumps(s)
 for name, n in nodes.items():
@@ -85,6 +97,32 @@ for name, n in nodes.items():
     cmd("cat -- '/home/nvidia/recipe/hostfile'", stdout_file="../recipes/hostfile-fabric", ms=4)
     cmd("cat -- '/home/nvidia/recipe/hostfile-wifi'", stdout_file="../recipes/hostfile-wifi", ms=4)
     cmd("cat -- '/home/nvidia/recipe/serve.yaml'", stdout_file="../recipes/serve.yaml", ms=4)
+
+    # --dry-run: `command -v TOOL` for every tool the primitives run (all present on a DGX Spark)
+    for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
+              "ib_read_bw", "ib_send_bw", "iperf3", "mpirun"]:
+        cmd(f"command -v {t} >/dev/null", stdout="", ms=3, note=None)
+    # README examples: MTU from sysfs, kernel release (synthesised: DGX OS 7 values)
+    for i in ifaces:
+        cmd(f"cat /sys/class/net/{i}/mtu", stdout="9000\n", ms=3)
+    cmd("uname -r", stdout="6.11.0-1016-nvidia\n", ms=3, note="synthesised: the kernel release naming of DGX OS 7")
+    # README examples: ib_write_bw without a duration (perftest's default iterations)
+    for k, d in enumerate(devs):
+        port = 18515 + k
+        cmd(f"ib_write_bw -d {d} -x 3 -p {port} --report_gbits ; : fcsrv-ib_write_bw-{port}",
+            stdout_file=F+"perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt", ms=2100,
+            note="REAL ib_write_bw server capture (as above)")
+        cmd(f"ib_write_bw -d {d} -x 3 -p {port} --report_gbits {n['peer_ips'][k]}",
+            stdout_file=S+f"ib_write_bw-client-{d}.txt", ms=2050, note="synthesised client output (as above)")
+    # --set second_cable=true on this ONE-cable cluster: there is no bond, and iperf3 -P 16 over
+    # the one port is what one cable gives (the pitfall checks then say so)
+    cmd("cat /proc/net/bonding/bond0", stdout="", stderr="cat: /proc/net/bonding/bond0: No such file or directory\n", exit_code=1, ms=3,
+        note="one cable: no bond (the answer of a real node without bonding)")
+    cmd("iperf3 -s -1 -p 5201 ; : fcsrv-iperf3-5201", stdout="-----------------------------------------------------------\nServer listening on 5201 (test #1)\n-----------------------------------------------------------\n", ms=10200)
+    cmd("ss -Hltn 'sport = :5201'", stdout="LISTEN 0      5            0.0.0.0:5201      0.0.0.0:*          \n", ms=6)
+    cmd("pkill -TERM -f -- 'fcsrv-iperf3-520[1]'; true", stdout="", ms=6)
+    cmd(f"iperf3 -c {n['peer_ips'][0]} -p 5201 -J -P 16 -t 10", stdout=iperf3_json(n['ips'][0], n['peer_ips'][0], 16, 10, 112.4e9), ms=10100,
+        note="synthesised iperf3 -J in the format of the real captures in tests/fixtures/iperf3 (16 TCP streams over one 200G port)")
 
     # step 5 (only with --allow-changes): netplan backup and restore, synthesised answers
     nf = "/etc/netplan/40-cx7.yaml"
