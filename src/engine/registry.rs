@@ -64,7 +64,7 @@ fn snapshot_loop_captures(
 
 pub type SharedRegistry = Arc<Mutex<Registry>>;
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Opts {
     timeout: Option<Duration>,
     tags: Vec<String>,
@@ -191,12 +191,7 @@ fn each(
             ctx,
             &label,
             Some(n),
-            Opts {
-                timeout: opts.timeout,
-                tags: opts.tags.clone(),
-                retries: opts.retries,
-                changes: opts.changes,
-            },
+            opts.clone(),
             func.clone(),
             Some(group),
         );

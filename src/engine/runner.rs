@@ -66,28 +66,13 @@ pub fn register_tests(script: &Script, timeout: Duration) -> Option<TestResult> 
 }
 
 fn blank(script: &Script, name: &str, node: Option<String>, line: Option<usize>) -> TestResult {
+    // One classname per script: Jenkins splits classnames at dots and would scatter a
+    // `test_each` over per-node packages; the node is in the test name (`name [node]`).
     TestResult {
-        name: name.to_string(),
-        // One classname per script: Jenkins splits classnames at dots and would scatter a
-        // `test_each` over per-node packages; the node is in the test name (`name [node]`).
-        classname: script.name.replace('.', "_"),
         node,
         file: script.path.display().to_string(),
         line,
-        tags: vec![],
-        status: Status::Pass,
-        message: None,
-        detail: None,
-        duration_ms: 0,
-        warnings: vec![],
-        metrics: vec![],
-        commands: vec![],
-        output: String::new(),
-        attempts: vec![],
-        started: None,
-        peer: None,
-        round: None,
-        notes: vec![],
+        ..TestResult::new(name, &script.name.replace('.', "_"))
     }
 }
 
@@ -414,24 +399,10 @@ fn reach_case(
     took: Duration,
 ) -> TestResult {
     TestResult {
-        name: format!("reachable [{}]", n.name),
-        classname: "dry-run".into(),
         node: Some(n.name.clone()),
-        file: String::new(),
-        line: None,
-        tags: vec![],
         status,
         message,
-        detail: None,
         duration_ms: took.as_millis() as u64,
-        warnings: vec![],
-        metrics: vec![],
-        commands: vec![],
-        output: String::new(),
-        attempts: vec![],
-        started: None,
-        peer: None,
-        round: None,
-        notes: vec![],
+        ..TestResult::new(&format!("reachable [{}]", n.name), "dry-run")
     }
 }

@@ -251,25 +251,13 @@ pub fn testcase(c: &Comparison, baseline_path: &str) -> TestResult {
         ));
     }
     TestResult {
-        name: "baseline".into(),
-        classname: "baseline".into(),
-        node: None,
         file: baseline_path.to_string(),
-        line: None,
-        tags: vec![],
         status,
         message,
         detail,
-        duration_ms: 0,
         warnings,
-        metrics: vec![],
-        commands: vec![],
         output,
-        attempts: vec![],
-        started: None,
-        peer: None,
-        round: None,
-        notes: vec![],
+        ..TestResult::new("baseline", "baseline")
     }
 }
 
@@ -305,25 +293,9 @@ mod tests {
                 timestamp: "now".into(),
                 duration_ms: 0,
                 tests: vec![TestResult {
-                    name: "t".into(),
-                    classname: "s".into(),
-                    node: None,
                     file: "s.rhai".into(),
-                    line: None,
-                    tags: vec![],
-                    status: Status::Pass,
-                    message: None,
-                    detail: None,
-                    duration_ms: 0,
-                    warnings: vec![],
                     metrics,
-                    commands: vec![],
-                    output: String::new(),
-                    attempts: vec![],
-                    started: None,
-                    peer: None,
-                    round: None,
-                    notes: vec![],
+                    ..TestResult::new("t", "s")
                 }],
             }],
             tool_versions: vec![],

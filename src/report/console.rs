@@ -196,25 +196,12 @@ mod tests {
 
     fn t(name: &str, status: Status, message: Option<&str>) -> TestResult {
         TestResult {
-            name: name.into(),
-            classname: "five_step_acceptance".into(),
-            node: None,
             file: "s.rhai".into(),
             line: Some(3),
-            tags: vec![],
             status,
             message: message.map(str::to_string),
-            detail: None,
             duration_ms: 10,
-            warnings: vec![],
-            metrics: vec![],
-            commands: vec![],
-            output: String::new(),
-            attempts: vec![],
-            started: None,
-            peer: None,
-            round: None,
-            notes: vec![],
+            ..TestResult::new(name, "five_step_acceptance")
         }
     }
 

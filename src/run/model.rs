@@ -147,6 +147,33 @@ pub struct TestResult {
     pub notes: Vec<String>,
 }
 
+impl TestResult {
+    /// A passing test with nothing recorded yet.
+    pub fn new(name: &str, classname: &str) -> TestResult {
+        TestResult {
+            name: name.to_string(),
+            classname: classname.to_string(),
+            node: None,
+            file: String::new(),
+            line: None,
+            tags: vec![],
+            status: Status::Pass,
+            message: None,
+            detail: None,
+            duration_ms: 0,
+            warnings: vec![],
+            metrics: vec![],
+            commands: vec![],
+            output: String::new(),
+            attempts: vec![],
+            started: None,
+            peer: None,
+            round: None,
+            notes: vec![],
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SuiteResult {
     pub name: String,

@@ -445,9 +445,19 @@ fn trim_chains_and_bad_calls_are_told_in_script_terms() {
 fn nodes_takes_w_and_exec_w_localhost_runs_here() {
     let o = Fab::new().args(["nodes", "-w", "spark-[01-03]"]).run();
     assert_eq!(o.code, 0, "{}", o.stderr);
-    assert_eq!(o.stdout.lines().filter(|l| l.starts_with("spark-0")).count(), 3, "{}", o.stdout);
+    assert_eq!(
+        o.stdout
+            .lines()
+            .filter(|l| l.starts_with("spark-0"))
+            .count(),
+        3,
+        "{}",
+        o.stdout
+    );
     // localhost on the local transport: no ssh involved, the command runs here.
-    let o = Fab::new().args(["exec", "-w", "localhost", "--", "echo", "here-$((40+2))"]).run();
+    let o = Fab::new()
+        .args(["exec", "-w", "localhost", "--", "echo", "here-$((40+2))"])
+        .run();
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.contains("here-42"), "{}", o.stdout);
 }

@@ -275,7 +275,10 @@ fn the_simulation_answers_every_readme_example_and_variant() {
         }
     }
     assert!(blocks.len() >= 3, "README rhai examples: {}", blocks.len());
-    let inv = repo().join("examples/sim/two-sparks.toml").display().to_string();
+    let inv = repo()
+        .join("examples/sim/two-sparks.toml")
+        .display()
+        .to_string();
     let mut runs: Vec<(String, Vec<String>)> = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
         // Fragments (metric lines) use variables of a surrounding test: run whole scripts only.
@@ -292,21 +295,43 @@ fn the_simulation_answers_every_readme_example_and_variant() {
             .run();
         for t in o.tests() {
             let m = t["message"].as_str().unwrap_or("");
-            assert!(!m.contains("was not recorded"), "{name}: {}: {m}", t["name"]);
-            assert_ne!(t["status"], "error", "{name}: {}: {m}\n{}", t["name"], body[0]);
+            assert!(
+                !m.contains("was not recorded"),
+                "{name}: {}: {m}",
+                t["name"]
+            );
+            assert_ne!(
+                t["status"], "error",
+                "{name}: {}: {m}\n{}",
+                t["name"], body[0]
+            );
         }
     }
     for (script, extra) in [
         ("five_step_acceptance.rhai", vec!["--dry-run"]),
         ("second_cable_checklist.rhai", vec!["--dry-run"]),
         ("fabric_baseline.rhai", vec!["--dry-run"]),
-        ("second_cable_checklist.rhai", vec!["--set", "second_cable=true"]),
-        ("five_step_acceptance.rhai", vec!["--allow-changes", "--set", "recipe=/home/nvidia/recipe/hostfile"]),
+        (
+            "second_cable_checklist.rhai",
+            vec!["--set", "second_cable=true"],
+        ),
+        (
+            "five_step_acceptance.rhai",
+            vec![
+                "--allow-changes",
+                "--set",
+                "recipe=/home/nvidia/recipe/hostfile",
+            ],
+        ),
     ] {
         let o = run_sim(script, &extra);
         for t in o.tests() {
             let m = t["message"].as_str().unwrap_or("");
-            assert!(!m.contains("was not recorded"), "{script} {extra:?}: {}: {m}", t["name"]);
+            assert!(
+                !m.contains("was not recorded"),
+                "{script} {extra:?}: {}: {m}",
+                t["name"]
+            );
         }
     }
 }

@@ -479,29 +479,12 @@ fn rail_plot(run: &RunResult) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::run::model::{Metric, RunResult, Status, SuiteResult, TestResult};
+    use crate::run::model::{Metric, RunResult, SuiteResult, TestResult};
 
     fn run_with(metrics: Vec<Metric>) -> RunResult {
         let t = TestResult {
-            name: "t".into(),
-            classname: "s".into(),
-            node: None,
-            file: String::new(),
-            line: None,
-            tags: vec![],
-            status: Status::Pass,
-            message: None,
-            detail: None,
-            duration_ms: 0,
-            warnings: vec![],
             metrics,
-            commands: vec![],
-            output: String::new(),
-            attempts: vec![],
-            started: None,
-            peer: None,
-            round: None,
-            notes: vec![],
+            ..TestResult::new("t", "s")
         };
         RunResult {
             fabcheck_version: "0".into(),
