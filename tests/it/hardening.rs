@@ -336,3 +336,24 @@ fn huge_timeouts_are_not_panics() {
     assert!(o.code == 0 || o.code == 1, "exit {}: {}", o.code, o.stderr);
     assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
 }
+
+#[test]
+fn env_values_never_reach_reports_or_transcripts() {
+    let s = "test(\"env\", || {\n    let r = nodes()[0].run(\"test -n \\\"$NCCL_IB_TOKEN\\\" && echo token-set\", #{ env: #{ NCCL_IB_TOKEN: \"s3cret-t0ken\" } });\n    assert_eq(r.stdout.trimmed(), \"token-set\", \"the variable reached the command\");\n});\n";
+    let o = Fab::new()
+        .file("e.rhai", s)
+        .args(["run", "e.rhai", "--html", "{dir}/r.html", "--record", "{dir}/rec"])
+        .reports()
+        .run();
+    o.code(0);
+    let mut all = o.junit.clone().unwrap_or_default();
+    all.push_str(&o.json.as_ref().map(|j| j.to_string()).unwrap_or_default());
+    all.push_str(&std::fs::read_to_string(o.dir.join("r.html")).unwrap());
+    for e in std::fs::read_dir(o.dir.join("rec")).unwrap().flatten() {
+        if e.path().is_file() {
+            all.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+        }
+    }
+    assert!(!all.contains("s3cret-t0ken"), "a variable's value reached a report or transcript");
+    assert!(!o.stdout.contains("s3cret-t0ken") && !o.stderr.contains("s3cret-t0ken"));
+}
