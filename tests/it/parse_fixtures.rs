@@ -88,6 +88,12 @@ const FIXTURES: &[(&str, &str)] = &[
     ("nccl-real/h200-all_gather_1gpu.txt", "nccl_real_all_gather"),
     ("nccl-real/h200-all_reduce_1gpu.json", "nccl_json_matches_text"),
     ("nccl-real/h200-all_reduce_1gpu.txt", "nccl_real_all_reduce"),
+    ("nccl-real/h200-all_reduce_2.19.1_plain.txt", "nccl_real_2_19_1_flags"),
+    ("nccl-real/h200-all_reduce_I1.txt", "nccl_real_2_19_1_flags"),
+    ("nccl-real/h200-all_reduce_C1.txt", "nccl_real_2_19_1_flags"),
+    ("nccl-real/h200-all_reduce_S1.txt", "nccl_real_2_19_1_flags"),
+    ("nccl-real/h200-all_gather_I1.txt", "nccl_real_2_19_1_flags"),
+    ("nccl-real/h200-all_reduce_nccl-debug-init-net.txt", "nccl_real_2_19_1_debug"),
     ("nccl-real/h200-all_reduce_1gpu_json_run.txt", "nccl_json_matches_text"),
     ("nccl-real/h200-all_reduce_alltypes.txt", "nccl_real_alltypes_failure"),
     ("nccl-real/h200-all_reduce_g2_error.txt", "nccl_real_invalid_gpus"),
@@ -1724,4 +1730,58 @@ fn dispatcher_covers_every_kind() {
     let v = parse::parse("nccl", &fx("nccl-real/h200-all_reduce_1gpu.json")).unwrap();
     assert_eq!(v["rows"][0]["type"], "float");
     assert!(v["rows"][0]["out_of_place"]["wrong"].is_number());
+}
+
+/// Real nccl-tests 2.19.1 runs on one H200 with each table-changing flag (-I 1, -C 1, -S 1):
+/// every row maps by the header, 25 rows, the new columns land in their fields.
+#[test]
+fn nccl_real_2_19_1_flags() {
+    for f in ["plain", "I1", "C1", "S1"] {
+        let n = parse::nccl::parse(&fx(&format!(
+            "nccl-real/h200-all_reduce_{}.txt",
+            if f == "plain" { "2.19.1_plain" } else { f }
+        )))
+        .unwrap();
+        assert_eq!(n.rows.len(), 25, "{f}");
+        assert!(n.errors.is_empty(), "{f}: {:?}", n.errors);
+        assert_eq!(n.nccl_tests_version.as_deref(), Some("2.19.1"), "{f}");
+        assert_eq!(n.rows.last().unwrap().size_bytes, 134217728, "{f}");
+    }
+    // -I 1: per-iteration min/max/p99/cv% after each half.
+    let n = parse::nccl::parse(&fx("nccl-real/h200-all_reduce_I1.txt")).unwrap();
+    let last = n.rows.last().unwrap();
+    close(last.out_of_place.time_us, 67.60);
+    close(last.out_of_place.algbw_gbs, 1985.4);
+    close(last.out_of_place.iter_min_us, 64.83);
+    close(last.out_of_place.iter_max_us, 69.50);
+    close(last.out_of_place.iter_cv_pct, 1.96);
+    close(last.in_place.time_us, 2.79);
+    close(last.in_place.algbw_gbs, 48054.0);
+    close(last.in_place.iter_min_us, 1.28);
+    close(last.in_place.iter_cv_pct, 64.10);
+    // -C 1: the time columns are CPU time.
+    let n = parse::nccl::parse(&fx("nccl-real/h200-all_reduce_C1.txt")).unwrap();
+    assert!(n.cpu_time);
+    close(n.rows.last().unwrap().out_of_place.time_us, 4.96);
+    // -S 1: a timestamp (date and time) ends each row.
+    let n = parse::nccl::parse(&fx("nccl-real/h200-all_reduce_S1.txt")).unwrap();
+    assert_eq!(n.rows.last().unwrap().timestamp.as_deref(), Some("2026-12-03 12:30:04"));
+    close(n.rows.last().unwrap().in_place.time_us, 0.38);
+    // all_gather with -I 1: a 0-byte first row, redop none.
+    let n = parse::nccl::parse(&fx("nccl-real/h200-all_gather_I1.txt")).unwrap();
+    assert_eq!(n.rows.len(), 25);
+    assert_eq!(n.rows[0].size_bytes, 0);
+    assert_eq!(n.rows[0].redop.as_deref(), Some("none"));
+    close(n.rows.last().unwrap().out_of_place.iter_p99_us, 70.11);
+}
+
+/// The same H200 run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET: version, transport and
+/// network device from the INFO lines (no RDMA devices there: Socket).
+#[test]
+fn nccl_real_2_19_1_debug() {
+    let n = parse::nccl::parse(&fx("nccl-real/h200-all_reduce_nccl-debug-init-net.txt")).unwrap();
+    assert_eq!(n.rows.len(), 25);
+    assert_eq!(n.nccl_version.as_deref(), Some("2.28.9+cuda13.0"));
+    assert_eq!(n.transport.as_deref(), Some("Socket"));
+    assert_eq!(n.net_devices, vec!["eth0:192.0.2.2<0>".to_string()]);
 }
