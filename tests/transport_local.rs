@@ -1,0 +1,89 @@
+//! The local transport (issue 14): bounded output, deadlines and interrupts that hold while
+//! something outside the command's process group keeps its stdout open, `--record` files that
+//! do not follow planted links, replay files confined to the transcript directory.
+
+mod common;
+use common::Fab;
+use std::time::{Duration, Instant};
+
+const INV: &str = "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"a\"\n";
+
+/// Run fabcheck to the end and return its outcome and peak RSS in KiB (wait4's rusage of
+/// exactly that child).
+fn run_with_rss(f: &Fab) -> (common::Outcome, i64) {
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: plain wait4 on our own child with valid out-pointers.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(r, child.id() as i32);
+    use std::os::unix::process::ExitStatusExt;
+    let out = std::process::Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: vec![],
+        stderr: vec![],
+    };
+    (f.outcome(out), ru.ru_maxrss)
+}
+
+#[test]
+fn a_flood_of_output_keeps_memory_bounded() {
+    // 300 MB of `y\n`: the whole of it used to be held (and copied) in memory.
+    let s = "test(\"flood\", || { let r = node(\"a\").run(\"yes | head -c 300000000\", #{ timeout: \"60s\" }); assert(r.stdout.len() < 2000000, `stdout kept: ${r.stdout.len()}`); assert(r.stdout.contains(\"bytes of output cut\"), \"marker\"); print(r.stdout.len()); });\n";
+    let f = Fab::new()
+        .file("inv.toml", INV)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports();
+    let (o, rss_kib) = run_with_rss(&f);
+    o.code(0);
+    eprintln!("peak RSS of fabcheck: {} MiB", rss_kib / 1024);
+    assert!(rss_kib < 64 * 1024, "peak RSS {rss_kib} KiB");
+}
+
+#[test]
+fn a_holder_outside_the_group_does_not_outlast_the_command_or_its_timeout() {
+    let s = "test(\"exits\", || { let r = node(\"a\").run(\"setsid sleep 12 & echo started\", #{ timeout: \"2s\" }); assert_eq(r.stdout.trimmed(), \"started\", \"out\"); });\n\
+             test(\"times out\", || { node(\"a\").run(\"setsid sleep 12 & echo started; sleep 30\", #{ timeout: \"2s\" }); });\n";
+    let t = Instant::now();
+    let o = Fab::new()
+        .file("inv.toml", INV)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    let took = t.elapsed();
+    o.code(1);
+    assert_eq!(o.status("exits"), "pass", "{}", o.message("exits"));
+    assert_eq!(o.status("times out"), "error");
+    assert!(o.message("times out").contains("timed out"), "{}", o.message("times out"));
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+#[test]
+fn ctrl_c_is_honoured_while_a_holder_outside_the_group_keeps_stdout() {
+    let s = "test(\"held\", || { node(\"a\").run(\"setsid sleep 12 & echo started; sleep 30\"); });\n";
+    let f = Fab::new()
+        .file("inv.toml", INV)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports();
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t = Instant::now();
+    let o = f.outcome(child.wait_with_output().unwrap());
+    let took = t.elapsed();
+    o.code(3);
+    assert!(took < Duration::from_secs(5), "exit took {took:?}");
+}
