@@ -59,6 +59,9 @@ impl Capped {
         self.total += b.len() as u64;
         if self.head.len() < self.head_cap {
             let n = b.len().min(self.head_cap - self.head.len());
+            if self.head.capacity() == 0 {
+                self.head.reserve_exact(n.max(b.len().min(self.head_cap)));
+            }
             self.head.extend_from_slice(&b[..n]);
             b = &b[n..];
         }
@@ -91,20 +94,23 @@ impl Capped {
     /// The kept bytes in order, with a marker line where bytes were cut.
     pub fn into_bytes(self) -> Vec<u8> {
         let cut = self.cut();
+        let marker = if cut > 0 {
+            format!("\n[fabcheck: {cut} bytes of output cut here; --record keeps all]\n")
+        } else {
+            String::new()
+        };
         let mut out = self.head;
-        if cut > 0 {
-            out.extend_from_slice(
-                format!("\n[fabcheck: {cut} bytes of output cut here; --record keeps all]\n")
-                    .as_bytes(),
-            );
-        }
+        out.reserve_exact(marker.len() + self.tail.len());
+        out.extend_from_slice(marker.as_bytes());
         out.extend_from_slice(&self.tail[self.pos..]);
         out.extend_from_slice(&self.tail[..self.pos]);
         out
     }
 
+    /// As text; valid UTF-8 is not copied again.
     pub fn into_string(self) -> String {
-        super::text(&self.into_bytes())
+        String::from_utf8(self.into_bytes())
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 

@@ -30,6 +30,12 @@ struct Conn {
     keeper: Mutex<Option<std::os::unix::net::UnixStream>>,
 }
 
+/// After a command's exit status has come, output still in flight is read until none came
+/// for `LINGER_IDLE`, for `LINGER_MAX` at most (a process the command left on the node may
+/// hold its stdout open for ever; sshd waits for it, fabcheck does not).
+const LINGER_IDLE: Duration = Duration::from_secs(1);
+const LINGER_MAX: Duration = Duration::from_secs(5);
+
 /// `ControlPersist` of every master: idle seconds (no mux client, our keeper included) before
 /// it exits by itself.
 pub const MASTER_IDLE_S: usize = 3;
@@ -259,8 +265,13 @@ impl SshTransport {
                 let mut status = None;
                 let mut bo = vec![0u8; 64 * 1024];
                 let mut be = vec![0u8; 64 * 1024];
-                // After the exit, output still in flight is read for a moment; something the
-                // command left on the node holding its stdout does not hold the run.
+                // After the exit, output still in flight is read while it keeps coming (up to
+                // LINGER_IDLE without any, LINGER_MAX in all); something the command left on
+                // the node holding its stdout does not hold the run.
+                let mut exited_at: Option<tokio::time::Instant> = None;
+                let after_exit = |t: tokio::time::Instant| {
+                    (tokio::time::Instant::now() + LINGER_IDLE).min(t + LINGER_MAX)
+                };
                 let linger = tokio::time::sleep(Duration::from_secs(3600));
                 tokio::pin!(linger);
                 while status.is_none() || out.is_some() || err.is_some() {
@@ -269,6 +280,7 @@ impl SshTransport {
                             Ok(n) if n > 0 => {
                                 sink(Stream::Stdout, &bo[..n]);
                                 caps[0].push(&bo[..n]);
+                                if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
                             }
                             _ => out = None,
                         },
@@ -276,12 +288,15 @@ impl SshTransport {
                             Ok(n) if n > 0 => {
                                 sink(Stream::Stderr, &be[..n]);
                                 caps[1].push(&be[..n]);
+                                if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
                             }
                             _ => err = None,
                         },
                         r = &mut wait, if status.is_none() => {
                             status = Some(r);
-                            linger.as_mut().reset(tokio::time::Instant::now() + super::local::EXIT_GRACE);
+                            let t = tokio::time::Instant::now();
+                            exited_at = Some(t);
+                            linger.as_mut().reset(after_exit(t));
                         }
                         _ = &mut linger, if status.is_some() => break,
                         _ = cancel::cancelled() => return Err(interrupted()),
