@@ -10,6 +10,7 @@ const INV: &str = "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"a\"\n";
 
 /// Run fabcheck to the end and return its outcome and peak RSS in KiB (wait4's rusage of
 /// exactly that child).
+#[allow(clippy::zombie_processes)] // reaped by wait4
 fn run_with_rss(f: &Fab) -> (common::Outcome, i64) {
     let child = f
         .command()
@@ -86,4 +87,60 @@ fn ctrl_c_is_honoured_while_a_holder_outside_the_group_keeps_stdout() {
     let took = t.elapsed();
     o.code(3);
     assert!(took < Duration::from_secs(5), "exit took {took:?}");
+}
+
+#[test]
+fn record_keeps_everything_in_private_files_and_follows_no_planted_link() {
+    let s = "test(\"big\", || { let r = node(\"a\").run(\"seq 1 400000\"); assert(r.stdout.contains(\"bytes of output cut\"), \"capped in memory\"); });\n";
+    let f = Fab::new().file("inv.toml", INV).file("s.rhai", s);
+    let rec = f.dir().join("rec");
+    std::fs::create_dir_all(&rec).unwrap();
+    let victim = f.dir().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, rec.join("a.jsonl")).unwrap();
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--record"])
+        .args([rec.display().to_string()])
+        .reports()
+        .run();
+    o.code(0);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    // The full output went to its own 0600 file, written as it came.
+    std::fs::remove_file(rec.join("a.jsonl")).unwrap();
+    let full: Vec<_> = std::fs::read_dir(&rec)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".stdout"))
+        .collect();
+    assert_eq!(full.len(), 1, "{full:?}");
+    use std::os::unix::fs::PermissionsExt;
+    let m = full[0].metadata().unwrap();
+    assert_eq!(m.permissions().mode() & 0o777, 0o600);
+    let text = std::fs::read_to_string(full[0].path()).unwrap();
+    assert_eq!(text.lines().count(), 400000);
+    assert!(text.ends_with("400000\n"));
+}
+
+#[test]
+fn replay_refuses_captured_files_outside_the_transcript_directory() {
+    let f = Fab::new().file("secret", "root only\n").file(
+        "t/a.toml",
+        "[[command]]\ncommand = \"cat x\"\nstdout_file = \"../secret\"\n",
+    );
+    let s = "test(\"x\", || { print(node(\"a\").run(\"cat x\").stdout); });\n";
+    let o = f
+        .file("inv.toml", INV)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml", "--replay", "{dir}/t"])
+        .reports()
+        .run();
+    o.code(1);
+    assert_eq!(o.status("x"), "error");
+    assert!(
+        o.message("x").contains("outside the transcript directory")
+            && o.message("x").contains("../secret"),
+        "{}",
+        o.message("x")
+    );
+    assert!(!o.junit.clone().unwrap_or_default().contains("root only"));
 }
