@@ -523,13 +523,18 @@ fn wait_on_node(lab: &Lab, node: &str, what: &str) {
 
 #[test]
 fn every_end_leaves_no_master_no_control_dir_no_remote_process() {
-    let Some(lab) = Lab::ensure(16, "every_end_leaves_no_master_no_control_dir_no_remote_process")
-    else {
+    let Some(lab) = Lab::ensure(
+        16,
+        "every_end_leaves_no_master_no_control_dir_no_remote_process",
+    ) else {
         return;
     };
     // Normal end: masters are gone (waited for, not just signalled) when fabcheck exits.
     let f = Fab::new()
-        .file("h.rhai", "test_each(nodes(\"lab[01-04]\"), \"h\", |n| { n.sh(\"hostname\"); });\n")
+        .file(
+            "h.rhai",
+            "test_each(nodes(\"lab[01-04]\"), \"h\", |n| { n.sh(\"hostname\"); });\n",
+        )
         .args(["run", "h.rhai", "-i", &lab.inventory()])
         .reports();
     let child = f.command().spawn().unwrap();
@@ -571,7 +576,10 @@ fn every_end_leaves_no_master_no_control_dir_no_remote_process() {
         let _ = lab.exec(n, "pkill -KILL -f 'sleep 61'");
     }
     o.code(3);
-    assert!(left.is_empty(), "left on the nodes 1 s after exit: {left:?}");
+    assert!(
+        left.is_empty(),
+        "left on the nodes 1 s after exit: {left:?}"
+    );
     assert!(ssh.is_empty(), "local ssh left: {ssh}");
     assert!(dirs.is_empty(), "control dirs left: {dirs:?}");
 }
@@ -603,11 +611,15 @@ fn sigkilled_run_masters_exit_on_their_own() {
     let ssh = local_ssh_of(pid);
     let took = t.elapsed();
     kill_leftovers(pid);
-    assert!(ssh.is_empty(), "masters still there {took:?} after SIGKILL: {ssh}");
+    assert!(
+        ssh.is_empty(),
+        "masters still there {took:?} after SIGKILL: {ssh}"
+    );
     eprintln!("masters gone {took:?} after SIGKILL");
 }
 
 #[test]
+#[allow(clippy::zombie_processes)] // reaped by wait4
 fn yes_on_sixteen_nodes_keeps_memory_bounded() {
     let Some(lab) = Lab::ensure(16, "yes_on_sixteen_nodes_keeps_memory_bounded") else {
         return;

@@ -62,13 +62,18 @@ fn a_holder_outside_the_group_does_not_outlast_the_command_or_its_timeout() {
     o.code(1);
     assert_eq!(o.status("exits"), "pass", "{}", o.message("exits"));
     assert_eq!(o.status("times out"), "error");
-    assert!(o.message("times out").contains("timed out"), "{}", o.message("times out"));
+    assert!(
+        o.message("times out").contains("timed out"),
+        "{}",
+        o.message("times out")
+    );
     assert!(took < Duration::from_secs(8), "took {took:?}");
 }
 
 #[test]
 fn ctrl_c_is_honoured_while_a_holder_outside_the_group_keeps_stdout() {
-    let s = "test(\"held\", || { node(\"a\").run(\"setsid sleep 12 & echo started; sleep 30\"); });\n";
+    let s =
+        "test(\"held\", || { node(\"a\").run(\"setsid sleep 12 & echo started; sleep 30\"); });\n";
     let f = Fab::new()
         .file("inv.toml", INV)
         .file("s.rhai", s)

@@ -192,7 +192,11 @@ impl Transport for Recorder {
             let line = serde_json::to_string(&entry).map_err(std::io::Error::other)?;
             writeln!(f, "{line}")
         });
-        if let Some(e) = written.err().map(|e| e.to_string()).or(failed.first().cloned()) {
+        if let Some(e) = written
+            .err()
+            .map(|e| e.to_string())
+            .or(failed.first().cloned())
+        {
             tracing::warn!("--record {}: {e}", self.dir.display());
         }
         res

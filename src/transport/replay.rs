@@ -194,7 +194,10 @@ mod tests {
             let line = serde_json::json!({"command": "cat x", "stdout_file": bad}).to_string();
             std::fs::write(dir.join("n.jsonl"), line).unwrap();
             let e = super::load(&dir, "n").err().unwrap_or_default();
-            assert!(e.contains("outside the transcript directory") && e.contains(bad), "{bad}: {e}");
+            assert!(
+                e.contains("outside the transcript directory") && e.contains(bad),
+                "{bad}: {e}"
+            );
         }
         let line = serde_json::json!({"command": "cat x", "stdout_file": "ok.txt"}).to_string();
         std::fs::write(dir.join("n.jsonl"), line).unwrap();

@@ -145,10 +145,12 @@ impl SshTransport {
         node: &Node,
         keeper: &Mutex<Option<std::os::unix::net::UnixStream>>,
     ) -> Result<Arc<Session>, TransportError> {
-        let control_dir = self.control_dir().map_err(|message| TransportError::Other {
-            node: node.name.clone(),
-            message,
-        })?;
+        let control_dir = self
+            .control_dir()
+            .map_err(|message| TransportError::Other {
+                node: node.name.clone(),
+                message,
+            })?;
         let b = self.builder(node, control_dir);
         let mut last = None;
         for attempt in 0..CONNECT_ATTEMPTS {
@@ -747,7 +749,15 @@ mod tests {
         // As on a node: `timeout` (own process group) around `sh -c CMD MARKER`, whose child
         // does not carry the marker and ignores TERM.
         let mut child = Command::new("timeout")
-            .args(["-k", "20", "30", "sh", "-c", "trap '' TERM; sleep 31; :", &marker])
+            .args([
+                "-k",
+                "20",
+                "30",
+                "sh",
+                "-c",
+                "trap '' TERM; sleep 31; :",
+                &marker,
+            ])
             .spawn()
             .unwrap();
         let pg = child.id().to_string();
@@ -800,7 +810,11 @@ mod tests {
         // A TMPDIR so long that socket paths would not fit falls back to /tmp.
         let long = base.join("x".repeat(90));
         let c = make_control_dir(&long).unwrap();
-        assert!(c.display().to_string().starts_with("/tmp/fc-"), "{}", c.display());
+        assert!(
+            c.display().to_string().starts_with("/tmp/fc-"),
+            "{}",
+            c.display()
+        );
         let _ = std::fs::remove_dir_all(c.parent().unwrap());
     }
 
