@@ -662,3 +662,21 @@ fn yes_on_sixteen_nodes_keeps_memory_bounded() {
     o.junit_is_valid();
     assert!(ru.ru_maxrss < 64 * 1024, "peak RSS {} KiB", ru.ru_maxrss);
 }
+
+#[test]
+fn a_holder_left_on_the_node_does_not_hold_the_command() {
+    let Some(lab) = Lab::ensure(16, "a_holder_left_on_the_node_does_not_hold_the_command") else {
+        return;
+    };
+    let s = "test(\"exits\", || { let r = node(\"lab03\").run(\"setsid sleep 12 & echo started\", #{ timeout: \"3s\" }); assert_eq(r.stdout.trimmed(), \"started\", \"out\"); });\n";
+    let t = Instant::now();
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
+    let took = t.elapsed();
+    let _ = lab.exec("lab03", "pkill -KILL -f 'sleep 12'");
+    assert_eq!(o.status("exits"), "pass", "{}", o.message("exits"));
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}

@@ -149,3 +149,19 @@ fn replay_refuses_captured_files_outside_the_transcript_directory() {
     );
     assert!(!o.junit.clone().unwrap_or_default().contains("root only"));
 }
+
+#[test]
+fn a_node_name_that_looks_like_an_option_never_reaches_ssh() {
+    let s = "test(\"x\", || { nodes()[0].run(\"true\"); });\n";
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-w=-Efoo"])
+        .reports()
+        .run();
+    assert!(!o.dir.join("foo").exists(), "ssh read -Efoo as an option");
+    assert_ne!(o.code, 0);
+    if o.json.is_some() {
+        let m = o.message("x");
+        assert!(m.contains("refusing SSH host"), "{m}");
+    }
+}

@@ -145,6 +145,7 @@ impl SshTransport {
         node: &Node,
         keeper: &Mutex<Option<std::os::unix::net::UnixStream>>,
     ) -> Result<Arc<Session>, TransportError> {
+        check_destination(node)?;
         let control_dir = self
             .control_dir()
             .map_err(|message| TransportError::Other {
@@ -518,6 +519,27 @@ impl Drop for SshTransport {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+/// What reaches ssh's command line from the inventory or `-w` must not be read as an option
+/// (`-w=-Efoo` would make ssh write its log to `foo`) or carry control characters or blanks.
+fn check_destination(node: &Node) -> Result<(), TransportError> {
+    let bad = |v: &str| {
+        v.is_empty() || v.starts_with('-') || v.chars().any(|c| c.is_control() || c.is_whitespace())
+    };
+    let refuse = |what: &str, v: &str| TransportError::Other {
+        node: node.name.clone(),
+        message: format!(
+            "refusing SSH {what} {v:?}: it would be read as an option or is malformed"
+        ),
+    };
+    if bad(&node.host) {
+        return Err(refuse("host", &node.host));
+    }
+    if let Some(u) = node.user.as_deref().filter(|u| bad(u)) {
+        return Err(refuse("user", u));
+    }
+    Ok(())
 }
 
 /// Make the run's private control directory under `base`: `base/fc-RANDOM` (mkdir 0700, a
