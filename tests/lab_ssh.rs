@@ -505,7 +505,9 @@ fn kill_leftovers(pid: u32) {
         .args(["-KILL", "-f", &format!("fc-{pid}/")])
         .status();
     for d in control_dirs_of(pid) {
-        let _ = std::fs::remove_dir_all(&d);
+        // `$TMPDIR/fc-RANDOM/fc-PID`: the random parent goes too.
+        let outer = d.parent().filter(|p| *p != std::env::temp_dir().as_path());
+        let _ = std::fs::remove_dir_all(outer.unwrap_or(&d));
     }
 }
 
