@@ -1,7 +1,8 @@
 //! `transport = "local"`: commands run on this machine, in their own process group, killed as
 //! a group on timeout or interrupt.
 
-use super::{cancel, human, text, CmdOutput, CmdRequest, Transport, TransportError};
+use super::capture::{Capped, Stream};
+use super::{cancel, human, CmdOutput, CmdRequest, Transport, TransportError};
 use crate::inventory::Node;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -18,6 +19,46 @@ fn kill_group(pid: u32, sig: i32) {
     }
 }
 
+/// After the command itself has exited, how long output is still read from processes that it
+/// left behind outside its process group (they may hold its stdout open for ever).
+pub const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// After TERM at a timeout or interrupt, how long before KILL.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+
+/// Has `pid` (our child) exited? Does not reap it, so that its process group id stays
+/// reserved until the group is killed.
+fn exited(pid: u32) -> bool {
+    // SAFETY: waitid on our own child with WNOWAIT only inspects it; the struct is zeroed.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        r == 0 && info.si_pid() != 0
+    }
+}
+
+fn set_nonblocking(fd: i32) {
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        if fl >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// A pidfd for our child (readable when it exits), when the kernel has them.
+fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open returns a new descriptor that we then own, or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
 /// Run `sh -c CMD` locally with a deadline; used by the local transport and by the SSH
 /// transport's process fallbacks.
 pub fn run_local(
@@ -25,6 +66,20 @@ pub fn run_local(
     req: &CmdRequest,
     argv: &[String],
 ) -> Result<CmdOutput, TransportError> {
+    run_local_streaming(node, req, argv, &mut |_, _| {})
+}
+
+/// [`run_local`] with every chunk of output handed to `sink` as it arrives. The output kept
+/// in memory is bounded ([`Capped`]); reading stops once the command has exited (plus
+/// [`EXIT_GRACE`]) even if something outside its process group still holds the pipes, and
+/// the deadline and an interrupt are honoured whatever the pipes do.
+pub fn run_local_streaming(
+    node: &str,
+    req: &CmdRequest,
+    argv: &[String],
+    sink: &mut dyn FnMut(Stream, &[u8]),
+) -> Result<CmdOutput, TransportError> {
+    use std::os::fd::AsRawFd;
     let start = Instant::now();
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
@@ -40,53 +95,116 @@ pub fn run_local(
         message: format!("cannot start `{}`: {e}", argv[0]),
     })?;
     let pid = child.id();
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
-    let to = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = out.read_to_end(&mut b);
-        b
-    });
-    let te = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = err.read_to_end(&mut b);
-        b
-    });
+    let out = child.stdout.take().expect("piped");
+    let err = child.stderr.take().expect("piped");
+    set_nonblocking(out.as_raw_fd());
+    set_nonblocking(err.as_raw_fd());
+    let mut readers: [Option<Box<dyn ReadFd>>; 2] = [Some(Box::new(out)), Some(Box::new(err))];
+    let streams = [Stream::Stdout, Stream::Stderr];
+    let mut caps = [Capped::default(), Capped::default()];
+    let pfd = pidfd(pid);
+    let mut buf = vec![0u8; 64 * 1024];
     let deadline = start + req.timeout;
     let mut killed: Option<&'static str> = None;
     let mut term_at: Option<Instant> = None;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) => {}
-            Err(e) => {
-                return Err(TransportError::Other {
-                    node: node.into(),
-                    message: e.to_string(),
-                })
-            }
-        }
+    let mut exited_at: Option<Instant> = None;
+    loop {
         let now = Instant::now();
-        if killed.is_none() {
-            if cancel::interrupted() {
-                killed = Some("interrupt");
-            } else if now >= deadline {
-                killed = Some("timeout");
-            }
-            if killed.is_some() {
-                kill_group(pid, libc::SIGTERM);
-                term_at = Some(now);
-            }
-        } else if term_at.is_some_and(|t| now.duration_since(t) > Duration::from_secs(3)) {
+        if exited_at.is_none() && exited(pid) {
+            // Whatever the command left in its group goes too (its leader is not reaped yet,
+            // so the group id cannot have been reused).
             kill_group(pid, libc::SIGKILL);
-            term_at = None;
+            exited_at = Some(now);
         }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    // Whatever the command left in its group goes too.
-    kill_group(pid, libc::SIGKILL);
-    let stdout = text(&to.join().unwrap_or_default());
-    let stderr = text(&te.join().unwrap_or_default());
+        if readers.iter().all(Option::is_none) && exited_at.is_some() {
+            break;
+        }
+        if exited_at.is_some_and(|t| now.duration_since(t) >= EXIT_GRACE) {
+            // Something outside the group holds the pipes: stop reading.
+            break;
+        }
+        if exited_at.is_none() {
+            if killed.is_none() {
+                if cancel::interrupted() {
+                    killed = Some("interrupt");
+                } else if now >= deadline {
+                    killed = Some("timeout");
+                }
+                if killed.is_some() {
+                    kill_group(pid, libc::SIGTERM);
+                    term_at = Some(now);
+                }
+            } else if term_at.is_some_and(|t| now.duration_since(t) >= TERM_GRACE) {
+                kill_group(pid, libc::SIGKILL);
+                term_at = None;
+            }
+        }
+        // Wait for output, the exit, or the next thing to check (interrupts are a flag).
+        let mut wait = Duration::from_millis(50);
+        if killed.is_none() && exited_at.is_none() {
+            wait = wait.min(deadline.saturating_duration_since(now));
+        }
+        if let Some(t) = exited_at {
+            wait = wait.min((t + EXIT_GRACE).saturating_duration_since(now));
+        }
+        let mut pollfds: Vec<libc::pollfd> = Vec::with_capacity(3);
+        let mut which: Vec<usize> = Vec::with_capacity(2);
+        for (i, r) in readers.iter().enumerate() {
+            if let Some(r) = r {
+                pollfds.push(libc::pollfd {
+                    fd: r.fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
+                which.push(i);
+            }
+        }
+        if exited_at.is_none() {
+            if let Some(p) = &pfd {
+                pollfds.push(libc::pollfd {
+                    fd: p.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
+            }
+        }
+        let ms = wait.as_millis().clamp(1, 50) as i32;
+        // SAFETY: pollfds is a valid array of pollfd of the given length.
+        let n = unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, ms) };
+        if n <= 0 {
+            continue;
+        }
+        for (k, &i) in which.iter().enumerate() {
+            if pollfds[k].revents == 0 {
+                continue;
+            }
+            // Drain what is there now, a bounded number of reads so that both streams and
+            // the deadline get their turn.
+            for _ in 0..16 {
+                let Some(r) = readers[i].as_mut() else { break };
+                match r.read(&mut buf) {
+                    Ok(0) => {
+                        readers[i] = None;
+                    }
+                    Ok(n) => {
+                        sink(streams[i], &buf[..n]);
+                        caps[i].push(&buf[..n]);
+                        continue;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => readers[i] = None,
+                }
+                break;
+            }
+        }
+    }
+    drop(readers);
+    let status = child.wait().map_err(|e| TransportError::Other {
+        node: node.into(),
+        message: e.to_string(),
+    })?;
+    let [out_cap, err_cap] = caps;
     match killed {
         Some("timeout") => Err(TransportError::Timeout {
             node: node.into(),
@@ -101,8 +219,8 @@ pub fn run_local(
                 .map(i64::from)
                 .or_else(|| status.signal().map(|s| 128 + i64::from(s)));
             Ok(CmdOutput {
-                stdout,
-                stderr,
+                stdout: out_cap.into_string(),
+                stderr: err_cap.into_string(),
                 exit_code,
                 duration: start.elapsed(),
             })
@@ -110,8 +228,27 @@ pub fn run_local(
     }
 }
 
+/// A readable pipe with its descriptor.
+trait ReadFd: Read {
+    fn fd(&self) -> i32;
+}
+impl<T: Read + std::os::fd::AsRawFd> ReadFd for T {
+    fn fd(&self) -> i32 {
+        self.as_raw_fd()
+    }
+}
+
 impl Transport for LocalTransport {
     fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        self.run_streaming(node, req, &mut |_, _| {})
+    }
+
+    fn run_streaming(
+        &self,
+        node: &Node,
+        req: &CmdRequest,
+        sink: &mut dyn FnMut(Stream, &[u8]),
+    ) -> Result<CmdOutput, TransportError> {
         let mut argv: Vec<String> = Vec::new();
         if req.sudo && unsafe { libc::geteuid() } != 0 {
             argv.extend(["sudo".into(), "-n".into()]);
@@ -122,6 +259,6 @@ impl Transport for LocalTransport {
             req.command.clone(),
             super::run_marker().into(),
         ]);
-        run_local(&node.name, req, &argv)
+        run_local_streaming(&node.name, req, &argv, sink)
     }
 }

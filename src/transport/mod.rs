@@ -2,12 +2,14 @@
 //! (recorded transcripts); `record` wraps any of them and saves every command.
 
 pub mod cancel;
+pub mod capture;
 pub mod local;
 pub mod record;
 pub mod replay;
 pub mod ssh;
 
 use crate::inventory::Node;
+pub use capture::Stream;
 use std::time::Duration;
 
 /// A command to run on a node. `command` is a shell command line (run by `sh -c`).
@@ -72,6 +74,22 @@ pub enum TransportError {
 /// `req.timeout` on the node itself and leave nothing running after a timeout or interrupt.
 pub trait Transport: Send + Sync {
     fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError>;
+    /// `run`, with every chunk of output also handed to `sink` as it arrives (whole, never
+    /// capped: `--record` writes it to files). `stdout`/`stderr` of the result are capped to
+    /// a head and a tail ([`capture`]). The default feeds the finished output.
+    fn run_streaming(
+        &self,
+        node: &Node,
+        req: &CmdRequest,
+        sink: &mut dyn FnMut(Stream, &[u8]),
+    ) -> Result<CmdOutput, TransportError> {
+        let res = self.run(node, req);
+        if let Ok(o) = &res {
+            sink(Stream::Stdout, o.stdout.as_bytes());
+            sink(Stream::Stderr, o.stderr.as_bytes());
+        }
+        res
+    }
     /// Kill whatever this run still has running on the nodes (interrupt path).
     fn cleanup(&self) {}
     /// Close connections at the end of a run.

@@ -1,11 +1,14 @@
 //! `--record DIR`: every command with node, stdout, stderr, exit code and duration, one JSON
-//! line per command in `DIR/<node>.jsonl` (full output, never capped). `--replay DIR` reads it.
+//! line per command in `DIR/<node>.jsonl` (full output, never capped: a stream larger than
+//! [`INLINE`] goes to its own file as it arrives). Files are created 0600 without following
+//! links. `--replay DIR` reads it.
 
-use super::{CmdOutput, CmdRequest, Transport, TransportError};
+use super::{CmdOutput, CmdRequest, Stream, Transport, TransportError};
 use crate::inventory::Node;
 use serde::{Deserialize, Serialize};
+use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// One recorded command, as stored in a transcript.
@@ -20,6 +23,9 @@ pub struct Entry {
     pub stdout_file: Option<String>,
     #[serde(default)]
     pub stderr: String,
+    /// Like `stdout_file`, for stderr.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_file: Option<String>,
     #[serde(default)]
     pub exit_code: Option<i64>,
     #[serde(default)]
@@ -33,6 +39,94 @@ pub struct Recorder {
     inner: Arc<dyn Transport>,
     dir: PathBuf,
     lock: Mutex<()>,
+    seq: std::sync::atomic::AtomicU64,
+}
+
+/// Output up to this size is inlined in the transcript line; beyond it, the stream goes to
+/// its own file (`NODE.N.stdout` / `.stderr`, `stdout_file` / `stderr_file` in the line).
+pub const INLINE: usize = 64 * 1024;
+
+/// Open a transcript file for writing without following a planted link: `O_NOFOLLOW`, mode
+/// 0600, and (with `exclusive`) `O_EXCL`. An existing file must be a plain file of ours with
+/// one link.
+pub fn open_private(path: &Path, exclusive: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let mut o = std::fs::OpenOptions::new();
+    o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    if exclusive {
+        o.write(true).create_new(true);
+    } else {
+        o.append(true).create(true);
+    }
+    let f = o.open(path)?;
+    let m = f.metadata()?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !m.is_file() || m.nlink() != 1 || m.uid() != me {
+        return Err(std::io::Error::other(format!(
+            "{}: not a plain file of ours with one link; refusing to write to it",
+            path.display()
+        )));
+    }
+    Ok(f)
+}
+
+/// One stream of one recorded command: kept in memory while small, in its own file (written
+/// as it arrives) once it is not.
+struct Tee {
+    inline: Vec<u8>,
+    file: Option<(File, String)>,
+    failed: Option<String>,
+}
+
+impl Tee {
+    fn new() -> Tee {
+        Tee {
+            inline: Vec::new(),
+            file: None,
+            failed: None,
+        }
+    }
+
+    fn write(&mut self, dir: &Path, name: &dyn Fn() -> String, b: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        if self.file.is_none() && self.inline.len() + b.len() <= INLINE {
+            self.inline.extend_from_slice(b);
+            return;
+        }
+        if self.file.is_none() {
+            let rel = name();
+            match open_private(&dir.join(&rel), true) {
+                Ok(mut f) => {
+                    if let Err(e) = f.write_all(&self.inline) {
+                        self.failed = Some(format!("{rel}: {e}"));
+                        return;
+                    }
+                    self.inline = Vec::new();
+                    self.file = Some((f, rel));
+                }
+                Err(e) => {
+                    self.failed = Some(format!("{rel}: {e}"));
+                    return;
+                }
+            }
+        }
+        if let Some((f, rel)) = &mut self.file {
+            if let Err(e) = f.write_all(b) {
+                self.failed = Some(format!("{rel}: {e}"));
+            }
+        }
+    }
+
+    /// (inline text, file name)
+    fn finish(self) -> (String, Option<String>) {
+        match self.file {
+            Some((_, rel)) => (String::new(), Some(rel)),
+            None => (super::text(&self.inline), None),
+        }
+    }
 }
 
 impl Recorder {
@@ -42,43 +136,82 @@ impl Recorder {
             inner,
             dir,
             lock: Mutex::new(()),
+            seq: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// A name for a new output file of `node`, not used yet in this directory.
+    fn output_name(&self, node: &str, ext: &str) -> String {
+        loop {
+            let n = self.seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let rel = format!("{node}.{n}.{ext}");
+            if std::fs::symlink_metadata(self.dir.join(&rel)).is_err() {
+                return rel;
+            }
+        }
     }
 }
 
 impl Transport for Recorder {
     fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
-        let res = self.inner.run(node, req);
-        let entry = match &res {
-            Ok(o) => Entry {
-                command: req.command.clone(),
-                stdout: o.stdout.clone(),
-                stdout_file: None,
-                stderr: o.stderr.clone(),
-                exit_code: o.exit_code,
-                duration_ms: o.duration.as_millis() as u64,
-                error: None,
-            },
-            Err(e) => Entry {
-                command: req.command.clone(),
-                stdout: String::new(),
-                stdout_file: None,
-                stderr: String::new(),
-                exit_code: None,
-                duration_ms: 0,
-                error: Some(e.to_string()),
-            },
+        let mut tees = [Tee::new(), Tee::new()];
+        let out_name = || self.output_name(&node.name, "stdout");
+        let err_name = || self.output_name(&node.name, "stderr");
+        let res = self.inner.run_streaming(node, req, &mut |s, b| match s {
+            Stream::Stdout => tees[0].write(&self.dir, &out_name, b),
+            Stream::Stderr => tees[1].write(&self.dir, &err_name, b),
+        });
+        let [to, te] = tees;
+        let failed: Vec<String> = [&to.failed, &te.failed]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let (stdout, stdout_file) = to.finish();
+        let (stderr, stderr_file) = te.finish();
+        let mut entry = Entry {
+            command: req.command.clone(),
+            stdout,
+            stdout_file,
+            stderr,
+            stderr_file,
+            exit_code: None,
+            duration_ms: 0,
+            error: None,
         };
+        match &res {
+            Ok(o) => {
+                entry.exit_code = o.exit_code;
+                entry.duration_ms = o.duration.as_millis() as u64;
+            }
+            Err(e) => entry.error = Some(e.to_string()),
+        }
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let path = self.dir.join(format!("{}.jsonl", node.name));
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
+        let written = open_private(&path, false).and_then(|mut f| {
+            let line = serde_json::to_string(&entry).map_err(std::io::Error::other)?;
+            writeln!(f, "{line}")
+        });
+        if let Some(e) = written
+            .err()
+            .map(|e| e.to_string())
+            .or(failed.first().cloned())
         {
-            if let Ok(line) = serde_json::to_string(&entry) {
-                let _ = writeln!(f, "{line}");
-            }
+            tracing::warn!("--record {}: {e}", self.dir.display());
+        }
+        res
+    }
+    fn run_streaming(
+        &self,
+        node: &Node,
+        req: &CmdRequest,
+        sink: &mut dyn FnMut(Stream, &[u8]),
+    ) -> Result<CmdOutput, TransportError> {
+        // Recording twice is not a thing; pass the chunks on after recording them.
+        let res = self.run(node, req);
+        if let Ok(o) = &res {
+            sink(Stream::Stdout, o.stdout.as_bytes());
+            sink(Stream::Stderr, o.stderr.as_bytes());
         }
         res
     }
@@ -90,5 +223,35 @@ impl Transport for Recorder {
     }
     fn probe(&self, node: &Node) -> Result<(), TransportError> {
         self.inner.probe(node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcript_files_do_not_follow_planted_links_and_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!(
+            "fc-record-ut-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("a.jsonl")).unwrap();
+        assert!(open_private(&dir.join("a.jsonl"), false).is_err());
+        assert!(open_private(&dir.join("a.jsonl"), true).is_err());
+        std::fs::hard_link(&victim, dir.join("b.jsonl")).unwrap();
+        assert!(open_private(&dir.join("b.jsonl"), false).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        let f = open_private(&dir.join("c.jsonl"), false).unwrap();
+        assert_eq!(f.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -58,14 +58,41 @@ fn load(dir: &Path, node: &str) -> Result<NodeScript, String> {
     }
     for mut e in entries {
         if let Some(f) = &e.stdout_file {
-            let p = dir.join(f);
-            e.stdout = std::fs::read_to_string(&p).map_err(|err| {
-                format!("transcript for `{node}` points at {}: {err}", p.display())
-            })?;
+            e.stdout = read_confined(dir, node, f)?;
+        }
+        if let Some(f) = &e.stderr_file {
+            e.stderr = read_confined(dir, node, f)?;
         }
         s.entries.entry(e.command.clone()).or_default().push(e);
     }
     Ok(s)
+}
+
+/// Read a captured file a transcript points at: a relative path inside the transcript
+/// directory (no `..`, not absolute, no symlink leading out of it), bounded like live output.
+pub fn read_confined(dir: &Path, node: &str, file: &str) -> Result<String, String> {
+    use std::path::Component;
+    let rel = Path::new(file);
+    let outside = || {
+        format!(
+            "transcript for `{node}` points at `{file}`, outside the transcript directory {}",
+            dir.display()
+        )
+    };
+    if file.is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+        return Err(outside());
+    }
+    let p = dir.join(rel);
+    let real_dir = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let real = std::fs::canonicalize(&p)
+        .map_err(|e| format!("transcript for `{node}` points at {}: {e}", p.display()))?;
+    if !real.starts_with(&real_dir) {
+        return Err(outside());
+    }
+    let mut f = std::fs::File::open(&real)
+        .map_err(|e| format!("transcript for `{node}` points at {}: {e}", p.display()))?;
+    super::capture::read_capped(&mut f)
+        .map_err(|e| format!("transcript for `{node}` points at {}: {e}", p.display()))
 }
 
 fn distance(a: &str, b: &str) -> usize {
@@ -147,6 +174,38 @@ impl Transport for ReplayTransport {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn captured_files_are_confined_to_the_transcript_directory() {
+        let base = std::env::temp_dir().join(format!(
+            "fc-replay-ut-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let dir = base.join("t");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(base.join("secret"), "root only").unwrap();
+        std::fs::write(dir.join("ok.txt"), "fine").unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), dir.join("link")).unwrap();
+        let secret = base.join("secret").display().to_string();
+        for bad in ["../secret", secret.as_str(), "link", "a/../../secret"] {
+            let line = serde_json::json!({"command": "cat x", "stdout_file": bad}).to_string();
+            std::fs::write(dir.join("n.jsonl"), line).unwrap();
+            let e = super::load(&dir, "n").err().unwrap_or_default();
+            assert!(
+                e.contains("outside the transcript directory") && e.contains(bad),
+                "{bad}: {e}"
+            );
+        }
+        let line = serde_json::json!({"command": "cat x", "stdout_file": "ok.txt"}).to_string();
+        std::fs::write(dir.join("n.jsonl"), line).unwrap();
+        let s = super::load(&dir, "n").map_err(|e| e.to_string()).unwrap();
+        assert_eq!(s.entries["cat x"][0].stdout, "fine");
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
     #[test]
     fn nearest_commands_rank_by_edit_distance() {
         assert!(

@@ -5,7 +5,8 @@
 //! default `MaxSessions 10`), at most `min(fanout, MAX_HANDSHAKES)` handshakes are in flight
 //! at once, and handshakes that sshd drops (`MaxStartups`) are retried with backoff.
 
-use super::{cancel, human, text, wrap_command, CmdOutput, CmdRequest, Transport, TransportError};
+use super::capture::{Capped, Stream};
+use super::{cancel, human, wrap_command, CmdOutput, CmdRequest, Transport, TransportError};
 use crate::inventory::{KnownHosts, Node};
 use openssh::{KnownHosts as Kh, Session, SessionBuilder};
 use std::collections::HashMap;
@@ -23,7 +24,21 @@ pub const MAX_HANDSHAKES: usize = 64;
 struct Conn {
     session: OnceCell<Result<Arc<Session>, TransportError>>,
     slots: Semaphore,
+    /// A connection to the master's control socket held for the whole run: while it is open
+    /// the master never counts as idle; when fabcheck ends in any way (SIGKILL included) the
+    /// kernel closes it and the master exits [`MASTER_IDLE_S`] later on its own.
+    keeper: Mutex<Option<std::os::unix::net::UnixStream>>,
 }
+
+/// After a command's exit status has come, output still in flight is read until none came
+/// for `LINGER_IDLE`, for `LINGER_MAX` at most (a process the command left on the node may
+/// hold its stdout open for ever; sshd waits for it, fabcheck does not).
+const LINGER_IDLE: Duration = Duration::from_secs(1);
+const LINGER_MAX: Duration = Duration::from_secs(5);
+
+/// `ControlPersist` of every master: idle seconds (no mux client, our keeper included) before
+/// it exits by itself.
+pub const MASTER_IDLE_S: usize = 3;
 
 /// Handshake attempts when sshd drops them (MaxStartups).
 const CONNECT_ATTEMPTS: u32 = 8;
@@ -47,8 +62,10 @@ pub struct SshTransport {
     conns: Mutex<HashMap<String, Arc<Conn>>>,
     handshakes: Arc<Semaphore>,
     host_gates: Mutex<HashMap<String, Arc<Semaphore>>>,
-    control_dir: PathBuf,
+    /// Private per-run directory for the control sockets, made on first use.
+    control_dir: std::sync::OnceLock<Result<PathBuf, String>>,
     process_mux: bool,
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl SshTransport {
@@ -59,14 +76,13 @@ impl SshTransport {
             .thread_name("fabcheck-ssh")
             .build()
             .expect("tokio runtime");
-        // Short and private: control socket paths are limited to 108 bytes.
-        let control_dir = std::env::temp_dir().join(format!("fc-{}", std::process::id()));
         SshTransport {
             rt,
             conns: Mutex::new(HashMap::new()),
             handshakes: Arc::new(Semaphore::new(fanout.clamp(1, MAX_HANDSHAKES))),
             host_gates: Mutex::new(HashMap::new()),
-            control_dir,
+            control_dir: std::sync::OnceLock::new(),
+            closed: std::sync::atomic::AtomicBool::new(false),
             process_mux: std::env::var("FABCHECK_SSH_MUX").is_ok_and(|v| v == "process"),
         }
     }
@@ -78,6 +94,7 @@ impl SshTransport {
                 Arc::new(Conn {
                     session: OnceCell::new(),
                     slots: Semaphore::new(PER_CONNECTION),
+                    keeper: Mutex::new(None),
                 })
             })
             .clone()
@@ -90,7 +107,15 @@ impl SshTransport {
             .clone()
     }
 
-    fn builder(&self, node: &Node) -> SessionBuilder {
+    /// The run's control directory, made once (see [`make_control_dir`]).
+    fn control_dir(&self) -> Result<&PathBuf, String> {
+        self.control_dir
+            .get_or_init(|| make_control_dir(&std::env::temp_dir()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn builder(&self, node: &Node, control_dir: &std::path::Path) -> SessionBuilder {
         let mut b = SessionBuilder::default();
         if let Some(u) = &node.user {
             b.user(u.clone());
@@ -108,19 +133,26 @@ impl SshTransport {
             KnownHosts::AcceptNew => Kh::Add,
             KnownHosts::Off => Kh::Accept,
         });
-        b.control_directory(&self.control_dir);
+        b.control_directory(control_dir);
+        b.control_persist(openssh::ControlPersist::IdleFor(
+            std::num::NonZeroUsize::new(MASTER_IDLE_S).expect("not zero"),
+        ));
         b
     }
 
-    async fn connect(&self, node: &Node) -> Result<Arc<Session>, TransportError> {
-        let _ = std::fs::create_dir_all(&self.control_dir);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ =
-                std::fs::set_permissions(&self.control_dir, std::fs::Permissions::from_mode(0o700));
-        }
-        let b = self.builder(node);
+    async fn connect(
+        &self,
+        node: &Node,
+        keeper: &Mutex<Option<std::os::unix::net::UnixStream>>,
+    ) -> Result<Arc<Session>, TransportError> {
+        check_destination(node)?;
+        let control_dir = self
+            .control_dir()
+            .map_err(|message| TransportError::Other {
+                node: node.name.clone(),
+                message,
+            })?;
+        let b = self.builder(node, control_dir);
         let mut last = None;
         for attempt in 0..CONNECT_ATTEMPTS {
             if cancel::interrupted() {
@@ -149,7 +181,25 @@ impl SshTransport {
             drop(host_permit);
             drop(permit);
             match res {
-                Ok(s) => return Ok(Arc::new(s)),
+                Ok(s) => {
+                    // Hold the master (see Conn::keeper); a master that went idle before we
+                    // got here is a failed attempt.
+                    match std::os::unix::net::UnixStream::connect(s.control_socket()) {
+                        Ok(k) => {
+                            *keeper.lock().unwrap_or_else(|p| p.into_inner()) = Some(k);
+                            return Ok(Arc::new(s));
+                        }
+                        Err(e) => {
+                            drop(s);
+                            last = Some(TransportError::Unreachable {
+                                node: node.name.clone(),
+                                host: node.host.clone(),
+                                cause: format!("the SSH master went away at once: {e}"),
+                            });
+                            continue;
+                        }
+                    }
+                }
                 Err(e) => {
                     let err = classify_connect_error(node, &e);
                     // sshd's MaxStartups drops handshakes at random: retry those with backoff.
@@ -165,12 +215,17 @@ impl SshTransport {
         Err(last.expect("at least one attempt"))
     }
 
-    async fn run_async(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+    async fn run_async(
+        &self,
+        node: &Node,
+        req: &CmdRequest,
+        sink: &mut dyn FnMut(Stream, &[u8]),
+    ) -> Result<CmdOutput, TransportError> {
         let conn = self.conn(node);
         // Connecting is interruptible too (a node that does not answer holds it for up to
         // connect_timeout); a half-started master is killed by close().
         let session = tokio::select! {
-            r = conn.session.get_or_init(|| self.connect(node)) => r.clone()?,
+            r = conn.session.get_or_init(|| self.connect(node, &conn.keeper)) => r.clone()?,
             _ = cancel::cancelled() => {
                 return Err(TransportError::Interrupted { node: node.name.clone() });
             }
@@ -179,52 +234,116 @@ impl SshTransport {
         let start = Instant::now();
         let line = wrap_command(req);
         let mut cmd = session.raw_command(&line);
+        cmd.stdin(openssh::Stdio::null())
+            .stdout(openssh::Stdio::piped())
+            .stderr(openssh::Stdio::piped());
         // The node kills the command at req.timeout (and KILLs 5 s later); wait a little longer.
-        // No polling: the output, an interrupt or the deadline, whichever comes first.
+        // No polling: output, the exit, an interrupt or the deadline, whichever comes first.
         let grace = req.timeout + Duration::from_secs(8);
-        let out = tokio::select! {
-            r = cmd.output() => r,
-            _ = cancel::cancelled() => {
-                return Err(TransportError::Interrupted { node: node.name.clone() });
-            }
-            _ = tokio::time::sleep(grace) => {
-                return Err(TransportError::Timeout { node: node.name.clone(), command: req.command.clone(), timeout: human(req.timeout) });
+        let deadline = tokio::time::sleep(grace);
+        tokio::pin!(deadline);
+        let timed_out = || TransportError::Timeout {
+            node: node.name.clone(),
+            command: req.command.clone(),
+            timeout: human(req.timeout),
+        };
+        let interrupted = || TransportError::Interrupted {
+            node: node.name.clone(),
+        };
+        let spawned = tokio::select! {
+            r = cmd.spawn() => r,
+            _ = cancel::cancelled() => return Err(interrupted()),
+            _ = &mut deadline => return Err(timed_out()),
+        };
+        // Output is streamed into bounded head+tail buffers (and to the sink, whole).
+        let mut caps = [Capped::default(), Capped::default()];
+        let status = match spawned {
+            Err(e) => Err(e),
+            Ok(mut child) => {
+                use tokio::io::AsyncReadExt;
+                let mut out = child.stdout().take();
+                let mut err = child.stderr().take();
+                let wait = child.wait();
+                tokio::pin!(wait);
+                let mut status = None;
+                let mut bo = vec![0u8; 64 * 1024];
+                let mut be = vec![0u8; 64 * 1024];
+                // After the exit, output still in flight is read while it keeps coming (up to
+                // LINGER_IDLE without any, LINGER_MAX in all); something the command left on
+                // the node holding its stdout does not hold the run.
+                let mut exited_at: Option<tokio::time::Instant> = None;
+                let after_exit = |t: tokio::time::Instant| {
+                    (tokio::time::Instant::now() + LINGER_IDLE).min(t + LINGER_MAX)
+                };
+                let linger = tokio::time::sleep(Duration::from_secs(3600));
+                tokio::pin!(linger);
+                while status.is_none() || out.is_some() || err.is_some() {
+                    tokio::select! {
+                        r = async { out.as_mut().expect("open").read(&mut bo).await }, if out.is_some() => match r {
+                            Ok(n) if n > 0 => {
+                                sink(Stream::Stdout, &bo[..n]);
+                                caps[0].push(&bo[..n]);
+                                if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
+                            }
+                            _ => out = None,
+                        },
+                        r = async { err.as_mut().expect("open").read(&mut be).await }, if err.is_some() => match r {
+                            Ok(n) if n > 0 => {
+                                sink(Stream::Stderr, &be[..n]);
+                                caps[1].push(&be[..n]);
+                                if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
+                            }
+                            _ => err = None,
+                        },
+                        r = &mut wait, if status.is_none() => {
+                            status = Some(r);
+                            let t = tokio::time::Instant::now();
+                            exited_at = Some(t);
+                            linger.as_mut().reset(after_exit(t));
+                        }
+                        _ = &mut linger, if status.is_some() => break,
+                        _ = cancel::cancelled() => return Err(interrupted()),
+                        _ = &mut deadline => return Err(timed_out()),
+                    }
+                }
+                status.expect("loop ends after the exit")
             }
         };
         let duration = start.elapsed();
-        match out {
-            Ok(o) => {
-                let code = o.status.code().map(i64::from);
+        let [out_cap, err_cap] = caps;
+        match status {
+            Ok(st) => {
+                let code = st.code().map(i64::from);
                 // `timeout` exits 124 (TERM worked) or 137 (KILL needed) at the deadline.
                 if matches!(code, Some(124) | Some(137))
                     && duration + Duration::from_millis(200) >= req.timeout
                 {
-                    return Err(TransportError::Timeout {
-                        node: node.name.clone(),
-                        command: req.command.clone(),
-                        timeout: human(req.timeout),
-                    });
+                    return Err(timed_out());
                 }
                 if code == Some(255) && self.process_mux {
                     return Err(TransportError::Dropped {
                         node: node.name.clone(),
                         command: req.command.clone(),
-                        cause: text(&o.stderr).trim().to_string(),
+                        cause: err_cap.into_string().trim().to_string(),
                     });
                 }
                 Ok(CmdOutput {
-                    stdout: text(&o.stdout),
-                    stderr: text(&o.stderr),
+                    stdout: out_cap.into_string(),
+                    stderr: err_cap.into_string(),
                     exit_code: code,
                     duration,
                 })
             }
-            // openssh reports exit 127 as an error and drops the output: map it back to the
-            // exit code so that "tool not installed" is reported as such.
+            // openssh reports exit 127 as an error: map it back to the exit code so that
+            // "tool not installed" is reported as such.
             Err(openssh::Error::Remote(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mut stderr = err_cap.into_string();
+                if stderr.trim().is_empty() {
+                    stderr = format!("{}: command not found (exit 127)", req.command);
+                }
                 Ok(CmdOutput {
-                    stdout: String::new(),
-                    stderr: format!("{}: command not found (exit 127)", req.command),
+                    stdout: out_cap.into_string(),
+                    stderr,
                     exit_code: Some(127),
                     duration,
                 })
@@ -239,7 +358,7 @@ impl SshTransport {
                 }
                 if alive {
                     Ok(CmdOutput {
-                        stdout: String::new(),
+                        stdout: out_cap.into_string(),
                         stderr: "terminated by a signal on the node".into(),
                         exit_code: None,
                         duration,
@@ -327,7 +446,16 @@ fn classify_connect_error(node: &Node, e: &openssh::Error) -> TransportError {
 
 impl Transport for SshTransport {
     fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
-        self.rt.block_on(self.run_async(node, req))
+        self.rt.block_on(self.run_async(node, req, &mut |_, _| {}))
+    }
+
+    fn run_streaming(
+        &self,
+        node: &Node,
+        req: &CmdRequest,
+        sink: &mut dyn FnMut(Stream, &[u8]),
+    ) -> Result<CmdOutput, TransportError> {
+        self.rt.block_on(self.run_async(node, req, sink))
     }
 
     /// Interrupt path: kill this run's processes on every connected node. Every command line
@@ -337,10 +465,7 @@ impl Transport for SshTransport {
         let sessions = self.sessions();
         self.rt.block_on(async {
             let futs = sessions.iter().map(|(_, s)| {
-                let cmd = format!(
-                    "pkill -TERM -f -- {m}; sleep 1; pkill -KILL -f -- {m}; true",
-                    m = super::quote(&marker)
-                );
+                let cmd = cleanup_command(&marker);
                 async move {
                     let _ =
                         tokio::time::timeout(Duration::from_secs(5), s.raw_command(cmd).output())
@@ -352,6 +477,9 @@ impl Transport for SshTransport {
     }
 
     fn close(&self) {
+        if self.closed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         let conns: Vec<Arc<Conn>> = self
             .conns
             .lock()
@@ -359,6 +487,10 @@ impl Transport for SshTransport {
             .drain()
             .map(|(_, c)| c)
             .collect();
+        // Let go of the masters first: with our keeper open a master never goes idle.
+        for c in &conns {
+            c.keeper.lock().unwrap_or_else(|p| p.into_inner()).take();
+        }
         let sessions: Vec<Session> = conns
             .into_iter()
             .filter_map(|c| Arc::try_unwrap(c).ok())
@@ -369,11 +501,181 @@ impl Transport for SshTransport {
         // All masters at once: closing 64 one after another costs seconds.
         self.rt
             .block_on(futures_join_all(sessions.into_iter().map(|s| async move {
-                let _ = tokio::time::timeout(Duration::from_secs(5), s.close()).await;
+                let _ = tokio::time::timeout(Duration::from_secs(2), s.close()).await;
             })));
-        kill_local_ssh(&self.control_dir.display().to_string());
-        let _ = std::fs::remove_dir_all(&self.control_dir);
+        if let Some(Ok(dir)) = self.control_dir.get() {
+            // Masters (and any master interrupted while connecting) are gone before we return.
+            reap_local_ssh(&dir.display().to_string(), Duration::from_secs(1));
+            if let Some(outer) = dir.parent() {
+                let _ = std::fs::remove_dir_all(outer);
+            }
+        }
     }
+}
+
+impl Drop for SshTransport {
+    /// A run that ends without `close()` (a panic unwinding through the CLI) still takes its
+    /// masters and control directory with it.
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// What reaches ssh's command line from the inventory or `-w` must not be read as an option
+/// (`-w=-Efoo` would make ssh write its log to `foo`) or carry control characters or blanks.
+fn check_destination(node: &Node) -> Result<(), TransportError> {
+    let bad = |v: &str| {
+        v.is_empty() || v.starts_with('-') || v.chars().any(|c| c.is_control() || c.is_whitespace())
+    };
+    let refuse = |what: &str, v: &str| TransportError::Other {
+        node: node.name.clone(),
+        message: format!(
+            "refusing SSH {what} {v:?}: it would be read as an option or is malformed"
+        ),
+    };
+    if bad(&node.host) {
+        return Err(refuse("host", &node.host));
+    }
+    if let Some(u) = node.user.as_deref().filter(|u| bad(u)) {
+        return Err(refuse("user", u));
+    }
+    Ok(())
+}
+
+/// Make the run's private control directory under `base`: `base/fc-RANDOM` (mkdir 0700, a
+/// fresh random name, never an existing path) holding `fc-PID` (the name the socket paths
+/// and interrupt checks show). Refuses anything that is not a real directory owned by us
+/// and closed to others. Falls back to /tmp where `base` would make the mux socket path
+/// (`…/.ssh-connectionXXXXXX/master`) longer than a socket path may be (108 bytes).
+pub fn make_control_dir(base: &std::path::Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let pid = std::process::id().to_string();
+    let socket_len = |b: &std::path::Path| {
+        b.as_os_str().len()
+            + "/fc-".len()
+            + RANDOM_LEN
+            + "/fc-".len()
+            + pid.len()
+            + "/.ssh-connectionXXXXXX/master".len()
+    };
+    let mut base = base.to_path_buf();
+    if socket_len(&base) >= 108 {
+        base = PathBuf::from("/tmp");
+    }
+    if socket_len(&base) >= 108 {
+        return Err(format!(
+            "SSH control socket paths under {} would be too long",
+            base.display()
+        ));
+    }
+    let mkdir = |p: &std::path::Path| std::fs::DirBuilder::new().mode(0o700).create(p);
+    let mut last = String::new();
+    for _ in 0..16 {
+        let outer = base.join(format!("fc-{}", random_name()));
+        match mkdir(&outer) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                last = format!("{} exists", outer.display());
+                continue;
+            }
+            Err(e) => {
+                return Err(format!(
+                    "cannot create the SSH control directory {}: {e}",
+                    outer.display()
+                ))
+            }
+        }
+        check_private_dir(&outer)?;
+        let inner = outer.join(format!("fc-{pid}"));
+        mkdir(&inner).map_err(|e| {
+            format!(
+                "cannot create the SSH control directory {}: {e}",
+                inner.display()
+            )
+        })?;
+        check_private_dir(&inner)?;
+        return Ok(inner);
+    }
+    Err(format!("cannot create an SSH control directory: {last}"))
+}
+
+/// A directory we may put control sockets in: not a symlink, a directory, owned by our
+/// effective uid, no access for group or others.
+pub fn check_private_dir(p: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    if m.file_type().is_symlink() || !m.is_dir() {
+        return Err(format!(
+            "refusing SSH control directory {}: not a plain directory",
+            p.display()
+        ));
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if m.uid() != me {
+        return Err(format!(
+            "refusing SSH control directory {}: owned by uid {}, not {me}",
+            p.display(),
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o077 != 0 {
+        return Err(format!(
+            "refusing SSH control directory {}: mode {:o} is open to others",
+            p.display(),
+            m.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+const RANDOM_LEN: usize = 12;
+
+/// 12 random characters [a-z0-9] from the kernel (a clock/pid mix only if that fails).
+fn random_name() -> String {
+    use std::io::Read;
+    let mut b = [0u8; RANDOM_LEN];
+    let ok = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok();
+    if !ok {
+        let mut x = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+            ^ (u64::from(std::process::id()) << 32);
+        for v in b.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *v = x as u8;
+        }
+    }
+    const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    b.iter()
+        .map(|v| ALPHA[*v as usize % ALPHA.len()] as char)
+        .collect()
+}
+
+/// The node-side cleanup of an interrupted run: TERM the process groups of every process
+/// whose command line holds the run marker (`timeout` runs each command in a group of its
+/// own, so children that do not carry the marker go too), and KILL those groups a second
+/// later. The pattern is the marker with its first character in brackets: it matches the
+/// marker in the run's command lines but not the cleanup's own shell, which therefore lives
+/// on to the KILL step.
+pub fn cleanup_command(marker: &str) -> String {
+    let mut chars = marker.chars();
+    let pattern = match chars.next() {
+        Some(c) if c.is_ascii_alphanumeric() => format!("[{c}]{}", chars.as_str()),
+        _ => marker.to_string(),
+    };
+    format!(
+        "g=; for p in $(pgrep -f -- {p}); do g=\"$g $(ps -o pgid= -p \"$p\")\"; done; \
+         [ -n \"$(echo $g)\" ] || exit 0; \
+         for x in $g; do kill -TERM -\"$x\"; done 2>/dev/null; sleep 1; \
+         for x in $g; do kill -KILL -\"$x\"; done 2>/dev/null; pkill -KILL -f -- {p}; true",
+        p = super::quote(&pattern)
+    )
 }
 
 async fn futures_join_all<F: std::future::Future<Output = ()>>(futs: impl Iterator<Item = F>) {
@@ -394,13 +696,14 @@ async fn futures_join_all<F: std::future::Future<Output = ()>>(futs: impl Iterat
     .await;
 }
 
-/// Kill local ssh processes of this run that are still there (a master interrupted while
-/// connecting): every one has the run's control directory on its command line.
-fn kill_local_ssh(control_dir: &str) {
+/// Local ssh processes of this run (masters, and process-mux clients): every one has the
+/// run's control directory on its command line.
+fn local_ssh(control_dir: &str) -> Vec<i32> {
     let Ok(rd) = std::fs::read_dir("/proc") else {
-        return;
+        return Vec::new();
     };
     let me = std::process::id();
+    let mut pids = Vec::new();
     for e in rd.flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
             continue;
@@ -413,10 +716,152 @@ fn kill_local_ssh(control_dir: &str) {
         };
         let cmd = String::from_utf8_lossy(&cmd);
         if cmd.starts_with("ssh\0") && cmd.contains(control_dir) {
+            pids.push(pid as i32);
+        }
+    }
+    pids
+}
+
+/// Make sure no local ssh process of this run is left: TERM them, wait until they are gone
+/// (KILL what is still there after `patience`), so that nothing outlives fabcheck.
+fn reap_local_ssh(control_dir: &str, patience: Duration) {
+    let signal = |pids: &[i32], sig: i32| {
+        for &p in pids {
             // SAFETY: plain kill(2) of a process this run started.
             unsafe {
-                libc::kill(pid as i32, libc::SIGTERM);
+                libc::kill(p, sig);
             }
         }
+    };
+    let start = Instant::now();
+    let mut pids = local_ssh(control_dir);
+    signal(&pids, libc::SIGTERM);
+    let mut killed = false;
+    while !pids.is_empty() && start.elapsed() < patience * 2 {
+        std::thread::sleep(Duration::from_millis(20));
+        pids = local_ssh(control_dir);
+        if !killed && start.elapsed() >= patience {
+            signal(&pids, libc::SIGKILL);
+            killed = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                let state = s.rsplit(')').next().unwrap_or("").trim_start();
+                !state.starts_with('Z')
+            })
+            .unwrap_or(false)
+    }
+
+    #[test]
+    fn cleanup_command_kills_what_ignores_term_and_reaches_its_kill_step() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let marker = format!("fabcheck-ut{}-{nanos:x}", std::process::id());
+        // As on a node: `timeout` (own process group) around `sh -c CMD MARKER`, whose child
+        // does not carry the marker and ignores TERM.
+        let mut child = Command::new("timeout")
+            .args([
+                "-k",
+                "20",
+                "30",
+                "sh",
+                "-c",
+                "trap '' TERM; sleep 31; :",
+                &marker,
+            ])
+            .spawn()
+            .unwrap();
+        let pg = child.id().to_string();
+        let mut sleeper = None;
+        for _ in 0..100 {
+            let o = Command::new("pgrep")
+                .args(["-g", &pg, "-x", "sleep"])
+                .output()
+                .unwrap();
+            if let Some(p) = String::from_utf8_lossy(&o.stdout).split_whitespace().next() {
+                sleeper = p.parse::<i32>().ok();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let sleeper = sleeper.expect("sleep started");
+        let t = Instant::now();
+        let st = Command::new("sh")
+            .arg("-c")
+            .arg(cleanup_command(&marker))
+            .status()
+            .unwrap();
+        let _ = child.wait();
+        let took = t.elapsed();
+        std::thread::sleep(Duration::from_millis(200));
+        let left = alive(sleeper);
+        if left {
+            // SAFETY: our own test process.
+            unsafe { libc::kill(sleeper, libc::SIGKILL) };
+        }
+        assert!(st.success(), "the cleanup's own shell was killed: {st:?}");
+        assert!(!left, "a TERM-ignoring child survived the cleanup");
+        assert!(took < Duration::from_secs(5), "cleanup took {took:?}");
+    }
+
+    #[test]
+    fn control_dirs_are_fresh_private_and_short() {
+        let base = std::env::temp_dir();
+        let a = make_control_dir(&base).unwrap();
+        let b = make_control_dir(&base).unwrap();
+        assert_ne!(a, b);
+        for d in [&a, &b] {
+            check_private_dir(d).unwrap();
+            check_private_dir(d.parent().unwrap()).unwrap();
+            assert!(d.ends_with(format!("fc-{}", std::process::id())));
+            let socket = d.join(".ssh-connectionXXXXXX/master");
+            assert!(socket.as_os_str().len() < 108, "{}", socket.display());
+            let _ = std::fs::remove_dir_all(d.parent().unwrap());
+        }
+        // A TMPDIR so long that socket paths would not fit falls back to /tmp.
+        let long = base.join("x".repeat(90));
+        let c = make_control_dir(&long).unwrap();
+        assert!(
+            c.display().to_string().starts_with("/tmp/fc-"),
+            "{}",
+            c.display()
+        );
+        let _ = std::fs::remove_dir_all(c.parent().unwrap());
+    }
+
+    #[test]
+    fn planted_links_foreign_and_open_dirs_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir().join(format!("fc-ut-{}", random_name()));
+        std::fs::create_dir(&base).unwrap();
+        let target = base.join("target");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = check_private_dir(&link).unwrap_err();
+        assert!(e.contains("not a plain directory"), "{e}");
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = check_private_dir(&target).unwrap_err();
+        assert!(e.contains("open to others"), "{e}");
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o700)).unwrap();
+            std::os::unix::fs::chown(&target, Some(65534), None).unwrap();
+            let e = check_private_dir(&target).unwrap_err();
+            assert!(e.contains("owned by uid 65534"), "{e}");
+        }
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

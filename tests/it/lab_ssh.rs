@@ -536,3 +536,214 @@ fn lab_variant_without_names_and_with_the_users_own_ssh_config() {
     );
     assert!(out.contains("lab02\nrc=0"), "{out}");
 }
+
+// ---------------------------------------------------------------- issue 14: nothing left behind
+
+/// Local ssh processes (masters, mux clients) of fabcheck run `pid`.
+fn local_ssh_of(pid: u32) -> String {
+    let ps = std::process::Command::new("pgrep")
+        .args(["-af", &format!("fc-{pid}/")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&ps.stdout).trim().to_string()
+}
+
+/// Control directories of fabcheck run `pid` (`$TMPDIR/fc-RANDOM/fc-PID`, or the old
+/// `$TMPDIR/fc-PID`).
+fn control_dirs_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let tmp = std::env::temp_dir();
+    let mut found = Vec::new();
+    if tmp.join(format!("fc-{pid}")).exists() {
+        found.push(tmp.join(format!("fc-{pid}")));
+    }
+    for e in std::fs::read_dir(&tmp).unwrap().flatten() {
+        let p = e.path().join(format!("fc-{pid}"));
+        if e.file_name().to_string_lossy().starts_with("fc-") && p.exists() {
+            found.push(p);
+        }
+    }
+    found
+}
+
+fn kill_leftovers(pid: u32) {
+    let _ = std::process::Command::new("pkill")
+        .args(["-KILL", "-f", &format!("fc-{pid}/")])
+        .status();
+    for d in control_dirs_of(pid) {
+        // `$TMPDIR/fc-RANDOM/fc-PID`: the random parent goes too.
+        let outer = d.parent().filter(|p| *p != std::env::temp_dir().as_path());
+        let _ = std::fs::remove_dir_all(outer.unwrap_or(&d));
+    }
+}
+
+/// Wait until a command of fabcheck run `pid` that contains `what` runs on `node`.
+fn wait_on_node(lab: &Lab, node: &str, what: &str) {
+    let t = Instant::now();
+    while !lab.pids(node).contains(what) {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "`{what}` never started on {node}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn every_end_leaves_no_master_no_control_dir_no_remote_process() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "every_end_leaves_no_master_no_control_dir_no_remote_process",
+    ) else {
+        return;
+    };
+    // Normal end: masters are gone (waited for, not just signalled) when fabcheck exits.
+    let f = Fab::new()
+        .file(
+            "h.rhai",
+            "test_each(nodes(\"lab[01-04]\"), \"h\", |n| { n.sh(\"hostname\"); });\n",
+        )
+        .args(["run", "h.rhai", "-i", &lab.inventory()])
+        .reports();
+    let child = f.command().spawn().unwrap();
+    let pid = child.id();
+    let o = f.outcome(child.wait_with_output().unwrap());
+    let (ssh, dirs) = (local_ssh_of(pid), control_dirs_of(pid));
+    kill_leftovers(pid);
+    o.code(0);
+    assert!(ssh.is_empty(), "local ssh left at exit: {ssh}");
+    assert!(dirs.is_empty(), "control dirs left at exit: {dirs:?}");
+
+    // SIGTERM while a command that ignores TERM (and whose child has no marker) runs: the
+    // node cleanup reaches its KILL step, nothing is left 1 s after exit.
+    let s = "test(\"stubborn\", || { run_all(nodes(\"lab[01-02]\"), \"trap '' TERM; sleep 61; :\"); });\n";
+    let f = Fab::new()
+        .file("t.rhai", s)
+        .args(["run", "t.rhai", "-i", &lab.inventory()])
+        .reports();
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_on_node(&lab, "lab02", "sleep 61");
+    wait_on_node(&lab, "lab01", "sleep 61");
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let o = f.outcome(child.wait_with_output().unwrap());
+    std::thread::sleep(Duration::from_secs(1));
+    let (ssh, dirs) = (local_ssh_of(pid), control_dirs_of(pid));
+    let left: Vec<String> = ["lab01", "lab02"]
+        .iter()
+        .map(|n| lab.pids(n))
+        .filter(|p| p.contains("sleep 61"))
+        .collect();
+    kill_leftovers(pid);
+    for n in ["lab01", "lab02"] {
+        let _ = lab.exec(n, "pkill -KILL -f 'sleep 61'");
+    }
+    o.code(3);
+    assert!(
+        left.is_empty(),
+        "left on the nodes 1 s after exit: {left:?}"
+    );
+    assert!(ssh.is_empty(), "local ssh left: {ssh}");
+    assert!(dirs.is_empty(), "control dirs left: {dirs:?}");
+}
+
+#[test]
+fn sigkilled_run_masters_exit_on_their_own() {
+    let Some(lab) = Lab::ensure(16, "sigkilled_run_masters_exit_on_their_own") else {
+        return;
+    };
+    let s = "test(\"sleepers\", || { run_all(nodes(\"lab[01-04]\"), \"sleep 7\"); });\n";
+    let f = Fab::new()
+        .file("k.rhai", s)
+        .args(["run", "k.rhai", "-i", &lab.inventory()]);
+    let mut child = f
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_on_node(&lab, "lab04", "sleep 7");
+    assert!(!local_ssh_of(pid).is_empty(), "masters are up");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let t = Instant::now();
+    while !local_ssh_of(pid).is_empty() && t.elapsed() < Duration::from_secs(12) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let ssh = local_ssh_of(pid);
+    let took = t.elapsed();
+    kill_leftovers(pid);
+    assert!(
+        ssh.is_empty(),
+        "masters still there {took:?} after SIGKILL: {ssh}"
+    );
+    eprintln!("masters gone {took:?} after SIGKILL");
+}
+
+#[test]
+#[allow(clippy::zombie_processes)] // reaped by wait4
+fn yes_on_sixteen_nodes_keeps_memory_bounded() {
+    let Some(lab) = Lab::ensure(16, "yes_on_sixteen_nodes_keeps_memory_bounded") else {
+        return;
+    };
+    let s = "test_each(nodes(), \"flood\", |n| { let r = n.run(\"timeout 10 yes; echo end\", #{ timeout: \"40s\" }); assert(r.stdout.len() < 1100000, `kept ${r.stdout.len()}`); assert(r.stdout.contains(\"bytes of output cut\"), \"marker\"); assert_eq(r.exit_code, 0, \"exit\"); });\n";
+    let f = Fab::new()
+        .file("y.rhai", s)
+        .args(["run", "y.rhai", "-i", &lab.inventory()])
+        .reports();
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: wait4 on our own child with valid out-pointers.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let t = Instant::now();
+    assert_eq!(
+        unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) },
+        child.id() as i32
+    );
+    use std::os::unix::process::ExitStatusExt;
+    let o = f.outcome(std::process::Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: vec![],
+        stderr: vec![],
+    });
+    eprintln!(
+        "yes on 16 nodes for 10 s: fabcheck peak RSS {} MiB, {:?}",
+        ru.ru_maxrss / 1024,
+        t.elapsed()
+    );
+    for i in 1..=16 {
+        let name = format!("flood [{}]", lab.node(i));
+        assert_eq!(o.status(&name), "pass", "{name}: {}", o.message(&name));
+    }
+    o.code(0);
+    o.junit_is_valid();
+    assert!(ru.ru_maxrss < 64 * 1024, "peak RSS {} KiB", ru.ru_maxrss);
+}
+
+#[test]
+fn a_holder_left_on_the_node_does_not_hold_the_command() {
+    let Some(lab) = Lab::ensure(16, "a_holder_left_on_the_node_does_not_hold_the_command") else {
+        return;
+    };
+    let s = "test(\"exits\", || { let r = node(\"lab03\").run(\"setsid sleep 12 & echo started\", #{ timeout: \"3s\" }); assert_eq(r.stdout.trimmed(), \"started\", \"out\"); });\n";
+    let t = Instant::now();
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
+    let took = t.elapsed();
+    let _ = lab.exec("lab03", "pkill -KILL -f 'sleep 12'");
+    assert_eq!(o.status("exits"), "pass", "{}", o.message("exits"));
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}

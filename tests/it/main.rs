@@ -16,3 +16,4 @@ mod parse_fixtures;
 mod parse_fuzz;
 mod reports;
 mod shipped;
+mod transport_local;

@@ -1,8 +1,17 @@
 # Generates spark-01.toml and spark-02.toml of the simulation. Run from examples/sim/:
 #   python3 transcripts/generate.py
 # Sources of every answer: SOURCES.md (real fixtures vs synthesised outputs).
-import json
-F = "../../../tests/fixtures/"
+import json, os, shutil
+# Replay reads captured files only from inside the transcript directory (issue 14), so the
+# real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
+def inside(src, dst):
+    os.makedirs(os.path.dirname("transcripts/" + dst), exist_ok=True)
+    shutil.copyfile(os.path.normpath("transcripts/" + src), "transcripts/" + dst)
+    return dst
+class Fixtures:
+    def __add__(self, rel):
+        return inside("../../../tests/fixtures/" + rel, "real/" + rel)
+F = Fixtures()
 S = "synth/"
 nodes = {
   "spark-01": dict(ips=["192.168.100.10","192.168.200.10"], peer="spark-02", peer_ips=["192.168.100.11","192.168.200.11"], host="10.0.0.11", peer_host="10.0.0.12"),
@@ -94,9 +103,9 @@ for name, n in nodes.items():
         stdout_file=S+"all_reduce_perf-2sparks-roce.txt", ms=41000,
         note="synthesised 2-rank all_reduce_perf over RoCE (format of the real nccl-tests 2.19.6 captures)")
     # step 4 recipe files
-    cmd("cat -- '/home/nvidia/recipe/hostfile'", stdout_file="../recipes/hostfile-fabric", ms=4)
-    cmd("cat -- '/home/nvidia/recipe/hostfile-wifi'", stdout_file="../recipes/hostfile-wifi", ms=4)
-    cmd("cat -- '/home/nvidia/recipe/serve.yaml'", stdout_file="../recipes/serve.yaml", ms=4)
+    cmd("cat -- '/home/nvidia/recipe/hostfile'", stdout_file=inside("../recipes/hostfile-fabric", "recipes/hostfile-fabric"), ms=4)
+    cmd("cat -- '/home/nvidia/recipe/hostfile-wifi'", stdout_file=inside("../recipes/hostfile-wifi", "recipes/hostfile-wifi"), ms=4)
+    cmd("cat -- '/home/nvidia/recipe/serve.yaml'", stdout_file=inside("../recipes/serve.yaml", "recipes/serve.yaml"), ms=4)
 
     # --dry-run: `command -v TOOL` for every tool the primitives run (all present on a DGX Spark)
     for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",

@@ -1,0 +1,167 @@
+//! The local transport (issue 14): bounded output, deadlines and interrupts that hold while
+//! something outside the command's process group keeps its stdout open, `--record` files that
+//! do not follow planted links, replay files confined to the transcript directory.
+
+use crate::common;
+use common::Fab;
+use std::time::{Duration, Instant};
+
+const INV: &str = "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"a\"\n";
+
+/// Run fabcheck to the end and return its outcome and peak RSS in KiB (wait4's rusage of
+/// exactly that child).
+#[allow(clippy::zombie_processes)] // reaped by wait4
+fn run_with_rss(f: &Fab) -> (common::Outcome, i64) {
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: plain wait4 on our own child with valid out-pointers.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(r, child.id() as i32);
+    use std::os::unix::process::ExitStatusExt;
+    let out = std::process::Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: vec![],
+        stderr: vec![],
+    };
+    (f.outcome(out), ru.ru_maxrss)
+}
+
+#[test]
+fn a_flood_of_output_keeps_memory_bounded() {
+    // 300 MB of `y\n`: the whole of it used to be held (and copied) in memory.
+    let s = "test(\"flood\", || { let r = node(\"a\").run(\"yes | head -c 300000000\", #{ timeout: \"60s\" }); assert(r.stdout.len() < 2000000, `stdout kept: ${r.stdout.len()}`); assert(r.stdout.contains(\"bytes of output cut\"), \"marker\"); print(r.stdout.len()); });\n";
+    let f = Fab::new()
+        .file("inv.toml", INV)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports();
+    let (o, rss_kib) = run_with_rss(&f);
+    o.code(0);
+    eprintln!("peak RSS of fabcheck: {} MiB", rss_kib / 1024);
+    assert!(rss_kib < 64 * 1024, "peak RSS {rss_kib} KiB");
+}
+
+#[test]
+fn a_holder_outside_the_group_does_not_outlast_the_command_or_its_timeout() {
+    let s = "test(\"exits\", || { let r = node(\"a\").run(\"setsid sleep 12 & echo started\", #{ timeout: \"2s\" }); assert_eq(r.stdout.trimmed(), \"started\", \"out\"); });\n\
+             test(\"times out\", || { node(\"a\").run(\"setsid sleep 12 & echo started; sleep 30\", #{ timeout: \"2s\" }); });\n";
+    let t = Instant::now();
+    let o = Fab::new()
+        .file("inv.toml", INV)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    let took = t.elapsed();
+    o.code(1);
+    assert_eq!(o.status("exits"), "pass", "{}", o.message("exits"));
+    assert_eq!(o.status("times out"), "error");
+    assert!(
+        o.message("times out").contains("timed out"),
+        "{}",
+        o.message("times out")
+    );
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+#[test]
+fn ctrl_c_is_honoured_while_a_holder_outside_the_group_keeps_stdout() {
+    let s =
+        "test(\"held\", || { node(\"a\").run(\"setsid sleep 12 & echo started; sleep 30\"); });\n";
+    let f = Fab::new()
+        .file("inv.toml", INV)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports();
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t = Instant::now();
+    let o = f.outcome(child.wait_with_output().unwrap());
+    let took = t.elapsed();
+    o.code(3);
+    assert!(took < Duration::from_secs(5), "exit took {took:?}");
+}
+
+#[test]
+fn record_keeps_everything_in_private_files_and_follows_no_planted_link() {
+    let s = "test(\"big\", || { let r = node(\"a\").run(\"seq 1 400000\"); assert(r.stdout.contains(\"bytes of output cut\"), \"capped in memory\"); });\n";
+    let f = Fab::new().file("inv.toml", INV).file("s.rhai", s);
+    let rec = f.dir().join("rec");
+    std::fs::create_dir_all(&rec).unwrap();
+    let victim = f.dir().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, rec.join("a.jsonl")).unwrap();
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--record"])
+        .args([rec.display().to_string()])
+        .reports()
+        .run();
+    o.code(0);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    // The full output went to its own 0600 file, written as it came.
+    std::fs::remove_file(rec.join("a.jsonl")).unwrap();
+    let full: Vec<_> = std::fs::read_dir(&rec)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".stdout"))
+        .collect();
+    assert_eq!(full.len(), 1, "{full:?}");
+    use std::os::unix::fs::PermissionsExt;
+    let m = full[0].metadata().unwrap();
+    assert_eq!(m.permissions().mode() & 0o777, 0o600);
+    let text = std::fs::read_to_string(full[0].path()).unwrap();
+    assert_eq!(text.lines().count(), 400000);
+    assert!(text.ends_with("400000\n"));
+}
+
+#[test]
+fn replay_refuses_captured_files_outside_the_transcript_directory() {
+    let f = Fab::new().file("secret", "root only\n").file(
+        "t/a.toml",
+        "[[command]]\ncommand = \"cat x\"\nstdout_file = \"../secret\"\n",
+    );
+    let s = "test(\"x\", || { print(node(\"a\").run(\"cat x\").stdout); });\n";
+    let o = f
+        .file("inv.toml", INV)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml", "--replay", "{dir}/t"])
+        .reports()
+        .run();
+    o.code(1);
+    assert_eq!(o.status("x"), "error");
+    assert!(
+        o.message("x").contains("outside the transcript directory")
+            && o.message("x").contains("../secret"),
+        "{}",
+        o.message("x")
+    );
+    assert!(!o.junit.clone().unwrap_or_default().contains("root only"));
+}
+
+#[test]
+fn a_node_name_that_looks_like_an_option_never_reaches_ssh() {
+    let s = "test(\"x\", || { nodes()[0].run(\"true\"); });\n";
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-w=-Efoo"])
+        .reports()
+        .run();
+    assert!(!o.dir.join("foo").exists(), "ssh read -Efoo as an option");
+    assert_ne!(o.code, 0);
+    if o.json.is_some() {
+        let m = o.message("x");
+        assert!(m.contains("refusing SSH host"), "{m}");
+    }
+}
