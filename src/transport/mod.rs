@@ -144,16 +144,8 @@ pub fn wrap_command(req: &CmdRequest) -> String {
     parts.join(" ")
 }
 
-/// POSIX shell single-quoting.
-pub fn quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
+/// POSIX shell single-quoting: the one implementation, `util::names::quote`.
+pub use crate::util::names::quote;
 
 /// Human form of a duration for messages.
 pub fn human(d: Duration) -> String {

@@ -95,21 +95,7 @@ pub fn read_confined(dir: &Path, node: &str, file: &str) -> Result<String, Strin
         .map_err(|e| format!("transcript for `{node}` points at {}: {e}", p.display()))
 }
 
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(300).collect();
-    let b: Vec<char> = b.chars().take(300).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+use crate::util::suggest::edit_distance as distance;
 
 impl ReplayTransport {
     pub fn new(dir_override: Option<PathBuf>) -> ReplayTransport {

@@ -348,7 +348,14 @@ fn env_values_never_reach_reports_or_transcripts() {
     let s = "test(\"env\", || {\n    let r = nodes()[0].run(\"test -n \\\"$NCCL_IB_TOKEN\\\" && echo token-set\", #{ env: #{ NCCL_IB_TOKEN: \"s3cret-t0ken\" } });\n    assert_eq(r.stdout.trimmed(), \"token-set\", \"the variable reached the command\");\n});\n";
     let o = Fab::new()
         .file("e.rhai", s)
-        .args(["run", "e.rhai", "--html", "{dir}/r.html", "--record", "{dir}/rec"])
+        .args([
+            "run",
+            "e.rhai",
+            "--html",
+            "{dir}/r.html",
+            "--record",
+            "{dir}/rec",
+        ])
         .reports()
         .run();
     o.code(0);
@@ -360,7 +367,10 @@ fn env_values_never_reach_reports_or_transcripts() {
             all.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
         }
     }
-    assert!(!all.contains("s3cret-t0ken"), "a variable's value reached a report or transcript");
+    assert!(
+        !all.contains("s3cret-t0ken"),
+        "a variable's value reached a report or transcript"
+    );
     assert!(!o.stdout.contains("s3cret-t0ken") && !o.stderr.contains("s3cret-t0ken"));
 }
 
@@ -369,15 +379,28 @@ fn env_values_never_reach_reports_or_transcripts() {
 #[test]
 fn a_thread_limit_degrades_fan_out_instead_of_aborting() {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || std::process::Command::new("runuser").arg("--help").output().is_err() {
+    if unsafe { libc::geteuid() } != 0
+        || std::process::Command::new("runuser")
+            .arg("--help")
+            .output()
+            .is_err()
+    {
         eprintln!("NOTICE: skipping a_thread_limit_degrades_fan_out_instead_of_aborting: needs root and runuser");
         return;
     }
     let dir = std::env::temp_dir().join(format!("fc-ulimit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    std::fs::write(dir.join("s.rhai"), "test_each(nodes(), \"n\", |n| { assert(true); });\n").unwrap();
-    std::fs::write(dir.join("inv.toml"), "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"n[1-300]\"\n").unwrap();
+    std::fs::write(
+        dir.join("s.rhai"),
+        "test_each(nodes(), \"n\", |n| { assert(true); });\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("inv.toml"),
+        "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"n[1-300]\"\n",
+    )
+    .unwrap();
     let bin = common::bin();
     let o = std::process::Command::new("runuser")
         .args(["-u", "nobody", "--", "sh", "-c"])
@@ -388,9 +411,14 @@ fn a_thread_limit_degrades_fan_out_instead_of_aborting() {
         ))
         .output()
         .unwrap();
-    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(o.status.code(), Some(0), "{out}");
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
     assert_eq!(json["suites"][0]["tests"].as_array().unwrap().len(), 300);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1766,7 +1766,10 @@ fn nccl_real_2_19_1_flags() {
     close(n.rows.last().unwrap().out_of_place.time_us, 4.96);
     // -S 1: a timestamp (date and time) ends each row.
     let n = parse::nccl::parse(&fx("nccl-real/h200-all_reduce_S1.txt")).unwrap();
-    assert_eq!(n.rows.last().unwrap().timestamp.as_deref(), Some("2026-12-03 12:30:04"));
+    assert_eq!(
+        n.rows.last().unwrap().timestamp.as_deref(),
+        Some("2026-12-03 12:30:04")
+    );
     close(n.rows.last().unwrap().in_place.time_us, 0.38);
     // all_gather with -I 1: a 0-byte first row, redop none.
     let n = parse::nccl::parse(&fx("nccl-real/h200-all_gather_I1.txt")).unwrap();
