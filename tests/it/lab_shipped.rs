@@ -101,6 +101,35 @@ fn five_step_on_the_lab() {
         "netplan files changed by backup/restore"
     );
 
+    // A backup directory someone else prepared is refused (root would write through it).
+    let (_, out) = lab.exec(
+        "lab01",
+        "rm -rf /var/tmp/fc-planted; runuser -u fclab -- mkdir -m 0777 /var/tmp/fc-planted; echo made",
+    );
+    assert!(out.contains("made"), "{out}");
+    let o = five_step(
+        &lab,
+        "/home/fclab/fabcheck-recipe-ok",
+        &[
+            "--allow-changes",
+            "--set",
+            "backup_dir=/var/tmp/fc-planted",
+            "--filter",
+            "step 5",
+        ],
+    );
+    let m = o.message("step 5: netplan backup and restore [lab01]");
+    assert_eq!(
+        o.status("step 5: netplan backup and restore [lab01]"),
+        "error",
+        "{m}"
+    );
+    assert!(
+        m.contains("refused backup_dir /var/tmp/fc-planted") && m.contains("fclab"),
+        "{m}"
+    );
+    let _ = lab.exec("lab01", "rm -rf /var/tmp/fc-planted");
+
     // A recipe naming a management address fails and names it; without --allow-changes,
     // step 5 is skipped with the reason.
     let o = five_step(&lab, "/home/fclab/fabcheck-recipe-foreign", &[]);

@@ -461,3 +461,29 @@ fn nodes_takes_w_and_exec_w_localhost_runs_here() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.contains("here-42"), "{}", o.stdout);
 }
+
+#[test]
+fn print_is_visible_for_the_top_level_and_with_v() {
+    let s = "print(\"top-level says hi\");\ntest(\"t\", || { print(\"inside the test\"); assert(true); });\n";
+    let o = Fab::new()
+        .file("p.rhai", s)
+        .args(["run", "p.rhai"])
+        .reports()
+        .run();
+    o.code(0);
+    assert!(o.stdout.contains("top-level says hi"), "{}", o.stdout);
+    assert!(
+        !o.stdout.contains("inside the test"),
+        "without -v a test's print stays in the reports"
+    );
+    assert!(o
+        .junit
+        .as_deref()
+        .unwrap_or_default()
+        .contains("inside the test"));
+    let o = Fab::new()
+        .file("p.rhai", s)
+        .args(["run", "p.rhai", "-v"])
+        .run();
+    assert!(o.stdout.contains("[t] inside the test"), "{}", o.stdout);
+}
