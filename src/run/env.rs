@@ -175,3 +175,49 @@ pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, Transp
         tracing::debug!(node = %entry.node, command = %entry.command, "command outside a test");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::local::LocalTransport;
+
+    fn env(timeout: Option<Duration>) -> RunEnv {
+        let t: Arc<dyn Transport> = Arc::new(LocalTransport);
+        RunEnv {
+            inventory: Inventory::local(),
+            transports: Transports {
+                ssh: t.clone(),
+                local: t.clone(),
+                replay: t,
+                force: None,
+            },
+            params: BTreeMap::new(),
+            allow_changes: false,
+            dry_run: false,
+            fanout: 4,
+            stdlib_dir: None,
+            timeout,
+        }
+    }
+
+    #[test]
+    fn one_timeout_policy() {
+        let mut node = Node::bare("n");
+        node.command_timeout = Duration::from_secs(120);
+        let s = Duration::from_secs;
+        context::install(context::TestCtx::new("t", "f", s(3600)));
+        // The node's command_timeout, raised to what the work needs.
+        assert_eq!(env(None).command_timeout(&node, None, None), s(120));
+        assert_eq!(env(None).command_timeout(&node, None, Some(s(300))), s(300));
+        // --timeout raises and lowers everything without an explicit option…
+        assert_eq!(env(Some(s(1800))).command_timeout(&node, None, None), s(1800));
+        assert_eq!(env(Some(s(3))).command_timeout(&node, None, Some(s(65))), s(3));
+        // …and the call's own option wins over both.
+        assert_eq!(env(Some(s(3))).command_timeout(&node, Some(s(20)), Some(s(65))), s(20));
+        // Never more than the time left in the test.
+        context::take();
+        context::install(context::TestCtx::new("t", "f", s(5)));
+        assert!(env(None).command_timeout(&node, Some(s(60)), None) <= s(5));
+        context::take();
+    }
+}
