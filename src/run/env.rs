@@ -210,10 +210,19 @@ mod tests {
         assert_eq!(env(None).command_timeout(&node, None, None), s(120));
         assert_eq!(env(None).command_timeout(&node, None, Some(s(300))), s(300));
         // --timeout raises and lowers everything without an explicit option…
-        assert_eq!(env(Some(s(1800))).command_timeout(&node, None, None), s(1800));
-        assert_eq!(env(Some(s(3))).command_timeout(&node, None, Some(s(65))), s(3));
+        assert_eq!(
+            env(Some(s(1800))).command_timeout(&node, None, None),
+            s(1800)
+        );
+        assert_eq!(
+            env(Some(s(3))).command_timeout(&node, None, Some(s(65))),
+            s(3)
+        );
         // …and the call's own option wins over both.
-        assert_eq!(env(Some(s(3))).command_timeout(&node, Some(s(20)), Some(s(65))), s(20));
+        assert_eq!(
+            env(Some(s(3))).command_timeout(&node, Some(s(20)), Some(s(65))),
+            s(20)
+        );
         // Never more than the time left in the test.
         context::take();
         context::install(context::TestCtx::new("t", "f", s(5)));
