@@ -72,12 +72,6 @@ impl Console {
     }
 }
 
-/// Text the console shows of a name or message: control characters and ANSI sequences from
-/// node output removed, one line, at most 1000 bytes (the reports keep the rest).
-pub fn console_line(s: &str) -> String {
-    super::one_line(s)
-}
-
 /// The end-of-run summary: problems, simulation note, counts, report paths.
 pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
     use std::fmt::Write as _;
@@ -96,9 +90,9 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
                 out,
                 "  {} {} ({}): {}",
                 t.status.label(),
-                console_line(&t.name),
-                console_line(&t.classname),
-                console_line(t.message.as_deref().unwrap_or_default())
+                super::one_line(&t.name),
+                super::one_line(&t.classname),
+                super::one_line(t.message.as_deref().unwrap_or_default())
             );
         }
     }
@@ -106,7 +100,7 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
         let _ = writeln!(
             out,
             "\nNOTE: SIMULATED cluster ({}); no real node was contacted.",
-            console_line(sim)
+            super::one_line(sim)
         );
     }
     if run.interrupted {
@@ -250,7 +244,7 @@ mod tests {
     #[test]
     fn console_lines_are_capped() {
         let long = "x".repeat(5000);
-        let l = super::console_line(&long);
+        let l = super::super::one_line(&long);
         assert!(l.len() <= 1003 && l.ends_with('…'), "{}", l.len());
     }
 }

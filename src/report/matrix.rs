@@ -40,7 +40,7 @@ impl Matrix {
     }
 }
 
-/// One matrix per metric name that has at least two pair values.
+/// One matrix per measurement (metric name, or rail) with at least two pair values.
 pub fn matrices(run: &RunResult) -> Vec<Matrix> {
     let mut out: Vec<Matrix> = Vec::new();
     for m in run
@@ -55,18 +55,20 @@ pub fn matrices(run: &RunResult) -> Vec<Matrix> {
         if !m.value.is_finite() {
             continue;
         }
-        // Pair metrics are often named per pair (`rdma_gbps[a->b]`): group by the name's stem.
-        let base = m
-            .name
-            .split(['[', '@'])
-            .next()
-            .unwrap_or(&m.name)
-            .to_string();
-        let mx = match out.iter_mut().position(|x| x.metric == base) {
+        // The same measurement across pairs: by its `rail` field when it has one (a port's
+        // metric is named per pair, `…[client:port]`), else by its name. Names are not parsed.
+        let label = match &m.rail {
+            Some(r) => format!("rail {r}"),
+            None => m.name.clone(),
+        };
+        let mx = match out
+            .iter_mut()
+            .position(|x| x.metric == label && x.unit == m.unit)
+        {
             Some(i) => &mut out[i],
             None => {
                 out.push(Matrix {
-                    metric: base.clone(),
+                    metric: label,
                     unit: m.unit.clone(),
                     higher_is_better: m.higher_is_better,
                     nodes: vec![],

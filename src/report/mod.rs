@@ -84,24 +84,7 @@ fn random_u64() -> u64 {
     t ^ (std::process::id() as u64).rotate_left(32)
 }
 
-/// Remove ANSI escape sequences and control characters that are not allowed in XML 1.0
-/// (keeps tab and newline).
-pub fn clean_text(s: &str) -> String {
-    static ANSI: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = ANSI.get_or_init(|| {
-        regex::Regex::new(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
-            .expect("valid regex")
-    });
-    re.replace_all(s, "")
-        .chars()
-        .filter(|&c| {
-            c == '\t'
-                || c == '\n'
-                || (c >= ' ' && c != '\u{7f}' && c != '\u{fffe}' && c != '\u{ffff}')
-        })
-        .map(|c| if c == '\r' { '\n' } else { c })
-        .collect()
-}
+pub use crate::util::fmt::clean_text;
 
 pub use crate::util::fmt::fmt_num;
 

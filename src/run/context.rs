@@ -119,14 +119,14 @@ pub fn log_line(line: &str) {
         }
     });
     match shown {
-        None if echo >= 1 => println!("{}", crate::util::fmt::console_text(line)),
+        None if echo >= 1 => println!("{}", crate::util::fmt::clean_text(line)),
         Some(Some(name)) if name == TOP_LEVEL => {
-            println!("{}", crate::util::fmt::console_text(line))
+            println!("{}", crate::util::fmt::clean_text(line))
         }
         Some(Some(name)) => println!(
             "  [{}] {}",
-            crate::util::fmt::console_text(&name),
-            crate::util::fmt::console_text(line)
+            crate::util::fmt::clean_text(&name),
+            crate::util::fmt::clean_text(line)
         ),
         _ => {}
     }

@@ -18,27 +18,21 @@ pub fn fmt_num(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Text for a terminal: ANSI sequences and control characters (except tab) removed.
-pub fn console_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            // CSI: ESC [ ... final byte in @..~
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for d in chars.by_ref() {
-                    if ('@'..='~').contains(&d) {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        if c.is_control() && c != '\t' {
-            continue;
-        }
-        out.push(c);
-    }
-    out
+/// Remove ANSI escape sequences and control characters that are not allowed in XML 1.0
+/// (keeps tab and newline).
+pub fn clean_text(s: &str) -> String {
+    static ANSI: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = ANSI.get_or_init(|| {
+        regex::Regex::new(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+            .expect("valid regex")
+    });
+    re.replace_all(s, "")
+        .chars()
+        .filter(|&c| {
+            c == '\t'
+                || c == '\n'
+                || (c >= ' ' && c != '\u{7f}' && c != '\u{fffe}' && c != '\u{ffff}')
+        })
+        .map(|c| if c == '\r' { '\n' } else { c })
+        .collect()
 }

@@ -14,7 +14,7 @@ pub use options::Opts;
 use super::signal::{self, RhaiErr, SignalKind};
 use crate::primitives::{Kind, NodeRef, PResult, PrimError};
 use crate::run::env::RunEnv;
-use rhai::{Array, Dynamic, Engine, NativeCallContext, Position};
+use rhai::{Array, Dynamic, Engine, Position};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -58,11 +58,6 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     tools::register(engine);
     pair::register(engine);
     cluster::register(engine);
-}
-
-/// Position of the call (for messages).
-pub fn pos(ctx: &NativeCallContext) -> Position {
-    ctx.call_position()
 }
 
 /// For `fabcheck doc`: each primitive's options and the fields of what it returns (read from

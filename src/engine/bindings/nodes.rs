@@ -1,7 +1,7 @@
 //! The `Node` type, `nodes()`, `node()`, `n.run`, `n.sh`, `run_all`, `allow_changes()`,
 //! `simulated()`.
 
-use super::{node_array, signal_of, value, Opts};
+use super::{node_array, signal_of, Opts};
 use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::command::{self, RunOpts};
 use crate::primitives::NodeRef;
@@ -170,5 +170,4 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
             run_all(&ctx, nodes, cmd, Some(o))
         },
     );
-    let _ = value::<()>;
 }
