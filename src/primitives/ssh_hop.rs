@@ -39,6 +39,25 @@ pub fn hop_command(to: &str, o: &SshHopOpts) -> PResult<String> {
     ))
 }
 
+/// User and hostname from the hop's answer line. The peer's login shell may print before the
+/// echo (a banner, a last line without a newline): the answer is what follows the tag,
+/// wherever in a line it starts.
+pub fn hop_answer(stdout: &str) -> (Option<String>, Option<String>) {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.find("fabcheck-hop ").map(|i| &l[i..]));
+    let mut f = line
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter();
+    (f.next(), f.next())
+}
+
 pub fn ssh_hop(from: &NodeRef, to: &str, o: &SshHopOpts) -> PResult<SshHop> {
     let cmd = hop_command(to, o)?;
     let req = CmdRequest {
@@ -50,17 +69,7 @@ pub fn ssh_hop(from: &NodeRef, to: &str, o: &SshHopOpts) -> PResult<SshHop> {
         sudo: false,
     };
     let out = from.env.exec(&from.spec, &req)?;
-    let line = out.stdout.lines().find(|l| l.starts_with("fabcheck-hop "));
-    let mut f = line
-        .map(|l| {
-            l.split_whitespace()
-                .skip(1)
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default()
-        .into_iter();
-    let (user, hostname) = (f.next(), f.next());
+    let (user, hostname) = hop_answer(&out.stdout);
     let ok = out.exit_code == Some(0) && hostname.is_some();
     let err = out
         .stderr
@@ -106,5 +115,22 @@ mod tests {
         .unwrap();
         assert!(strict.contains("-o StrictHostKeyChecking=yes"), "{strict}");
         assert!(hop_command("-oProxyCommand=x", &SshHopOpts::default()).is_err());
+    }
+
+    #[test]
+    fn hop_answer_survives_a_noisy_peer_shell() {
+        let some = |a: &str, b: &str| (Some(a.to_string()), Some(b.to_string()));
+        assert_eq!(
+            hop_answer("fabcheck-hop fclab lab02\n"),
+            some("fclab", "lab02")
+        );
+        // A banner, then a last line without newline glued to the answer.
+        let noisy = "Welcome to lab02\nmotd: last login from 10.0.0.1fabcheck-hop fclab lab02\n";
+        assert_eq!(hop_answer(noisy), some("fclab", "lab02"));
+        assert_eq!(hop_answer("Welcome\n"), (None, None));
+        assert_eq!(
+            hop_answer("fabcheck-hop fclab\n"),
+            (Some("fclab".into()), None)
+        );
     }
 }

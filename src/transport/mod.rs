@@ -4,6 +4,7 @@
 pub mod cancel;
 pub mod capture;
 pub mod local;
+pub mod preamble;
 pub mod record;
 pub mod replay;
 pub mod ssh;
@@ -121,23 +122,31 @@ pub fn run_marker() -> &'static str {
     })
 }
 
-/// The full remote command line: env, sudo and a node-side timeout around `sh -c CMD`.
+/// The full remote command line: a start line on both streams (what the login shell printed
+/// before it is set aside, see [`preamble`]), then env, sudo and a node-side timeout around
+/// `sh -c CMD`, `exec`'d so that the login shell does not stay behind as the command's parent.
 /// `timeout -k 5` sends TERM at the deadline and KILL 5 s later to the whole process group.
 pub fn wrap_command(req: &CmdRequest) -> String {
     let secs = req.timeout.as_secs_f64().max(0.1);
-    let mut parts: Vec<String> = Vec::new();
+    let (a, b) = preamble::start_words(run_marker());
+    let start = format!("printf '%s%s\\n' {a} {b}");
+    let mut parts: Vec<String> = vec![format!("{start}; {start} >&2;")];
     if req.sudo {
-        parts.push("sudo -n".into());
+        parts.push("exec sudo -n".into());
     }
     if !req.env.is_empty() {
-        parts.push("env".into());
+        parts.push(if req.sudo { "env" } else { "exec env" }.into());
         for (k, v) in &req.env {
             parts.push(quote(&format!("{k}={v}")));
         }
     }
     // Tools live in sbin on many nodes, but a non-root login shell has no sbin on its PATH.
     parts.push("PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\"".into());
-    parts.push(format!("timeout -k 5 {secs:.1}"));
+    let plain = !req.sudo && req.env.is_empty();
+    parts.push(format!(
+        "{}timeout -k 5 {secs:.1}",
+        if plain { "exec " } else { "" }
+    ));
     parts.push("sh -c".into());
     parts.push(quote(&req.command));
     parts.push(run_marker().to_string());
@@ -177,15 +186,64 @@ mod tests {
 
     #[test]
     fn wrapped_command_has_node_side_timeout_and_marker() {
-        let w = wrap_command(&CmdRequest {
+        let req = |env: Vec<(String, String)>, sudo| CmdRequest {
             command: "echo hi".into(),
             timeout: Duration::from_secs(30),
-            env: vec![("NCCL_DEBUG".into(), "INFO".into())],
+            env,
+            sudo,
+        };
+        let m = run_marker();
+        let (a, b) = preamble::start_words(m);
+        let start = format!("printf '%s%s\\n' {a} {b}; printf '%s%s\\n' {a} {b} >&2; ");
+        let tail = format!("timeout -k 5 30.0 sh -c 'echo hi' {m}");
+        let path = "PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\"";
+        let nccl = vec![("NCCL_DEBUG".to_string(), "INFO".to_string())];
+        assert_eq!(
+            wrap_command(&req(nccl.clone(), false)),
+            format!("{start}exec env NCCL_DEBUG=INFO {path} {tail}")
+        );
+        assert_eq!(
+            wrap_command(&req(vec![], false)),
+            format!("{start}{path} exec {tail}")
+        );
+        assert_eq!(
+            wrap_command(&req(nccl, true)),
+            format!("{start}exec sudo -n env NCCL_DEBUG=INFO {path} {tail}")
+        );
+    }
+
+    /// The line runs in a real shell: the start line comes first on both streams, then the
+    /// command's output and exit status, and no shell is left waiting as its parent.
+    #[test]
+    fn wrapped_command_runs_in_dash_and_bash() {
+        let w = wrap_command(&CmdRequest {
+            command: "echo out; echo err >&2; echo $PPID; exit 3".into(),
+            timeout: Duration::from_secs(10),
+            env: vec![],
             sudo: false,
         });
-        assert!(
-            w.starts_with("env NCCL_DEBUG=INFO PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" timeout -k 5 30.0 sh -c 'echo hi' fabcheck-"),
-            "{w}"
-        );
+        let start = preamble::start_line(run_marker());
+        for shell in ["sh", "bash"] {
+            let Ok(child) = std::process::Command::new(shell)
+                .arg("-c")
+                .arg(&w)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+            else {
+                continue;
+            };
+            let pid = child.id().to_string();
+            let o = child.wait_with_output().expect("wait");
+            let out = String::from_utf8_lossy(&o.stdout);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(3), "{shell}: {out} {err}");
+            let lines: Vec<&str> = out.lines().collect();
+            assert_eq!(lines[..2], [start.as_str(), "out"], "{shell}");
+            assert_eq!(err, format!("{start}\nerr\n"), "{shell}");
+            // The command's parent (`timeout`) is the process the shell was: `exec` replaced
+            // the login shell instead of leaving it waiting.
+            assert_eq!(lines[2], pid, "{shell}");
+        }
     }
 }

@@ -6,6 +6,7 @@
 //! at once, and handshakes that sshd drops (`MaxStartups`) are retried with backoff.
 
 use super::capture::{Capped, Stream};
+use super::preamble::Preamble;
 use super::{cancel, human, wrap_command, CmdOutput, CmdRequest, Transport, TransportError};
 use crate::inventory::{KnownHosts, Node};
 use openssh::{KnownHosts as Kh, Session, SessionBuilder};
@@ -66,6 +67,8 @@ pub struct SshTransport {
     control_dir: std::sync::OnceLock<Result<PathBuf, String>>,
     process_mux: bool,
     closed: std::sync::atomic::AtomicBool,
+    /// Nodes whose login shell printed before a command (told once per node).
+    noisy_shells: Mutex<std::collections::HashSet<String>>,
 }
 
 impl SshTransport {
@@ -83,6 +86,7 @@ impl SshTransport {
             host_gates: Mutex::new(HashMap::new()),
             control_dir: std::sync::OnceLock::new(),
             closed: std::sync::atomic::AtomicBool::new(false),
+            noisy_shells: Mutex::new(Default::default()),
             process_mux: std::env::var("FABCHECK_SSH_MUX").is_ok_and(|v| v == "process"),
         }
     }
@@ -231,7 +235,7 @@ impl SshTransport {
             }
         };
         let _slot = conn.slots.acquire().await.expect("semaphore open");
-        let start = Instant::now();
+        let started = Instant::now();
         let line = wrap_command(req);
         let mut cmd = session.raw_command(&line);
         cmd.stdin(openssh::Stdio::null())
@@ -257,6 +261,22 @@ impl SshTransport {
         };
         // Output is streamed into bounded head+tail buffers (and to the sink, whole).
         let mut caps = [Capped::default(), Capped::default()];
+        // What the login shell prints before the command is set aside (see preamble.rs).
+        let start = super::preamble::start_line(super::run_marker());
+        let mut pre = [Preamble::new(&start), Preamble::new(&start)];
+        let mut deliver = |i: usize, bytes: &[u8], sink: &mut dyn FnMut(Stream, &[u8])| {
+            if !bytes.is_empty() {
+                sink(
+                    if i == 0 {
+                        Stream::Stdout
+                    } else {
+                        Stream::Stderr
+                    },
+                    bytes,
+                );
+                caps[i].push(bytes);
+            }
+        };
         let status = match spawned {
             Err(e) => Err(e),
             Ok(mut child) => {
@@ -281,16 +301,14 @@ impl SshTransport {
                     tokio::select! {
                         r = async { out.as_mut().expect("open").read(&mut bo).await }, if out.is_some() => match r {
                             Ok(n) if n > 0 => {
-                                sink(Stream::Stdout, &bo[..n]);
-                                caps[0].push(&bo[..n]);
+                                deliver(0, &pre[0].push(&bo[..n]), sink);
                                 if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
                             }
                             _ => out = None,
                         },
                         r = async { err.as_mut().expect("open").read(&mut be).await }, if err.is_some() => match r {
                             Ok(n) if n > 0 => {
-                                sink(Stream::Stderr, &be[..n]);
-                                caps[1].push(&be[..n]);
+                                deliver(1, &pre[1].push(&be[..n]), sink);
                                 if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
                             }
                             _ => err = None,
@@ -309,7 +327,12 @@ impl SshTransport {
                 status.expect("loop ends after the exit")
             }
         };
-        let duration = start.elapsed();
+        for (i, p) in pre.iter_mut().enumerate() {
+            deliver(i, &p.finish(), sink);
+        }
+        drop(deliver);
+        self.warn_preamble(node, &pre);
+        let duration = started.elapsed();
         let [out_cap, err_cap] = caps;
         match status {
             Ok(st) => {
@@ -376,6 +399,43 @@ impl SshTransport {
                 command: req.command.clone(),
                 cause: error_chain(&e),
             }),
+        }
+    }
+
+    /// Tell once per node that its login shell prints when it starts (the text was set aside,
+    /// not taken as the command's output).
+    fn warn_preamble(&self, node: &Node, pre: &[Preamble; 2]) {
+        let aside: Vec<&[u8]> = pre
+            .iter()
+            .map(|p| p.set_aside())
+            .filter(|b| !b.is_empty())
+            .collect();
+        if aside.is_empty() {
+            return;
+        }
+        let first_node = {
+            let mut seen = self.noisy_shells.lock().unwrap_or_else(|p| p.into_inner());
+            if !seen.insert(node.name.clone()) {
+                return;
+            }
+            seen.len() == 1
+        };
+        let text = String::from_utf8_lossy(aside[0]);
+        let first = crate::util::fmt::clean_text(text.lines().next().unwrap_or(""));
+        let first: String = first.chars().take(80).collect();
+        let bytes = aside.iter().map(|b| b.len()).sum::<usize>();
+        // Told once per run (a cluster's nodes usually share their dotfiles); -v names each.
+        if first_node {
+            tracing::warn!(
+                "{}: the login shell on {} prints before every command ({bytes} bytes, e.g. {first:?}); fabcheck sets it aside, but ~/.bashrc (or the shell's start-up files) should print nothing when not interactive (-v names every such node)",
+                node.name,
+                node.host,
+            );
+        } else {
+            tracing::debug!(
+                "{}: the login shell prints before every command ({bytes} bytes, e.g. {first:?})",
+                node.name
+            );
         }
     }
 

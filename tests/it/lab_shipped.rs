@@ -162,6 +162,7 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
     let v = Variant {
         no_names: true,
         user_ssh_config: Some("StrictHostKeyChecking no".into()),
+        ..Default::default()
     };
     let Some(lab) = Lab::ensure_variant(16, &v, "five_step_on_a_lab_without_names") else {
         return;
@@ -248,6 +249,98 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
         m.contains("Host key verification failed")
             || m.contains("No ED25519 host key is known")
             || m.contains("host key"),
+        "{m}"
+    );
+}
+
+/// Another cluster's setup: the node user's login shell is bash and its `~/.bashrc` prints a
+/// banner on stdout, module chatter on stderr and a line without newline, before every command
+/// (sshd runs commands through the login shell). That text is not the tools' output: parsers
+/// see only what the command printed, the verdicts are those of the default lab, and the run
+/// says once that the shell is noisy.
+#[test]
+fn verdicts_hold_when_the_login_shell_prints_a_banner() {
+    use common::lab::Variant;
+    let v = Variant {
+        noisy_shell: true,
+        ..Default::default()
+    };
+    let Some(lab) = Lab::ensure_variant(16, &v, "verdicts_hold_when_the_login_shell_prints") else {
+        return;
+    };
+    // The shell really is noisy: a plain ssh command gets the banner in front of its output.
+    let (_, out) = lab.exec(
+        "lab01",
+        "runuser -u fclab -- ssh -o BatchMode=yes lab02 'echo payload' 2>&1",
+    );
+    assert!(
+        out.contains("Welcome to lab02") && out.contains("Lmod"),
+        "{out}"
+    );
+    let o = Fab::new()
+        .args([
+            "exec",
+            "-i",
+            &lab.inventory(),
+            "-w",
+            "lab[01-04]",
+            "--",
+            "ip -j -br addr show fab0; echo on-stderr >&2",
+        ])
+        .run();
+    o.code(0);
+    let out = &o.stdout;
+    assert!(
+        !out.contains("Welcome") && !out.contains("motd") && !out.contains("Lmod"),
+        "{out}"
+    );
+    assert_eq!(out.matches("\"ifname\":\"fab0\"").count(), 4, "{out}");
+    assert_eq!(out.matches("on-stderr").count(), 4, "{out}");
+    let err = &o.stderr;
+    assert_eq!(
+        err.matches("prints before every command").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("Welcome to lab0"), "{err}");
+
+    let home = std::path::Path::new("/home/fclab");
+    std::fs::write(
+        home.join("fabcheck-recipe-ok"),
+        "10.214.0.1 slots=1\n10.214.0.2 slots=1\n10.215.0.3 slots=1\n10.214.0.4 slots=1\n",
+    )
+    .unwrap();
+    let script = common::repo()
+        .join("scripts/five_step_acceptance.rhai")
+        .display()
+        .to_string();
+    let o = Fab::new()
+        .args([
+            "run",
+            &script,
+            "-i",
+            &lab.inventory(),
+            "-w",
+            "lab[01-04]",
+            "--set",
+            "ping_count=1",
+            "--set",
+            "recipe=/home/fclab/fabcheck-recipe-ok",
+            "--allow-changes",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    for t in o.tests() {
+        let name = t["name"].as_str().unwrap();
+        if !name.starts_with("step 3") {
+            assert_eq!(t["status"], "pass", "{name}: {}", t["message"]);
+        }
+    }
+    // Step 3 is an error for the lab's real reason (no RDMA here), not a banner in the parse.
+    let m = o.message("step 3: rdma devices up [lab01]");
+    assert!(
+        m.contains("no RDMA device") && !m.contains("Welcome"),
         "{m}"
     );
 }

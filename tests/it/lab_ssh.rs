@@ -491,6 +491,7 @@ fn lab_variant_without_names_and_with_the_users_own_ssh_config() {
     let v = Variant {
         no_names: true,
         user_ssh_config: Some("StrictHostKeyChecking no".into()),
+        ..Default::default()
     };
     let Some(lab) = Lab::ensure_variant(
         16,

@@ -9,6 +9,8 @@
 #       --no-names                 nodes do not resolve each other's names (own name only)
 #       --user-ssh-config TEXT     the lab user's ~/.ssh/config is TEXT (e.g.
 #                                  "StrictHostKeyChecking no") and its known_hosts is empty
+#       --noisy-shell              the lab user's login shell is bash and its ~/.bashrc
+#                                  prints a banner (stdout) and module chatter (stderr)
 #   lab.sh down [--dir DIR] [--purge]  remove everything (safe twice / after
 #                                  failure); --purge also drops the route guards
 #   lab.sh status [--dir DIR]      which nodes are up (exit 0 all up, 1 some down, 2 no lab)
@@ -30,6 +32,8 @@ readonly NETPLAN_MARK=/run/fclab.created-etc-netplan
 readonly SUDOERS=/etc/sudoers.d/fclab
 readonly MTU_FABRIC=9000
 # first line of a lab user ~/.ssh/config written by a variant (removed by a default up/down)
+# first line of a lab user ~/.bashrc written by the --noisy-shell variant
+readonly NOISY_RC_MARK="# fabcheck lab variant (lab.sh --noisy-shell); removed by lab.sh up/down"
 readonly USER_SSH_CONFIG_MARK="# fabcheck lab variant (lab.sh --user-ssh-config); removed by lab.sh up/down"
 
 die() { echo "fabcheck lab: $*" >&2; exit 1; }
@@ -60,6 +64,7 @@ DIR=${FCLAB_DIR:-/tmp/fclab}
 LISTENER_ONLY=0
 PURGE=0
 NO_NAMES=0
+NOISY_SHELL=0
 USER_SSH_CONFIG=
 HAVE_USER_SSH_CONFIG=0
 ARGS=()
@@ -70,6 +75,7 @@ while (($#)); do
         --listener-only) LISTENER_ONLY=1; shift ;;
         --purge) PURGE=1; shift ;;
         --no-names) NO_NAMES=1; shift ;;
+        --noisy-shell) NOISY_SHELL=1; shift ;;
         --user-ssh-config) [[ $# -ge 2 ]] || usage; USER_SSH_CONFIG=$2; HAVE_USER_SSH_CONFIG=1; shift 2 ;;
         --user-ssh-config=*) USER_SSH_CONFIG=${1#--user-ssh-config=}; HAVE_USER_SSH_CONFIG=1; shift ;;
         --) shift; ARGS+=("$@"); break ;;
@@ -180,10 +186,10 @@ variant_sig() {
     if ((HAVE_USER_SSH_CONFIG)); then
         cfg=$(printf '%s' "$USER_SSH_CONFIG" | sha256sum | cut -c1-16)
     fi
-    REPLY="no_names=$NO_NAMES user_ssh_config=$cfg"
+    REPLY="no_names=$NO_NAMES user_ssh_config=$cfg noisy_shell=$NOISY_SHELL"
 }
 current_variant() {
-    REPLY="no_names=0 user_ssh_config=none"
+    REPLY="no_names=0 user_ssh_config=none noisy_shell=0"
     [[ -f $DIR/variant ]] && read -r REPLY <"$DIR/variant"
     return 0
 }
@@ -205,6 +211,29 @@ user_ssh_config() {
         printf '%s\n%s\n' "$USER_SSH_CONFIG_MARK" "$USER_SSH_CONFIG" >"$f"
         chown "$LAB_USER:" "$f"
         chmod 0600 "$f"
+    fi
+}
+
+# The lab user's ~/.bashrc: the --noisy-shell variant's (banner on stdout, module chatter on
+# stderr, a last line without newline), else the one from /etc/skel (only a file this script
+# wrote is replaced).
+noisy_rc() {
+    local f=$LAB_HOME/.bashrc first=
+    if [[ -f $f ]]; then
+        read -r first <"$f" || true
+        if [[ $first == "$NOISY_RC_MARK" ]]; then
+            if [[ -f /etc/skel/.bashrc ]]; then cp /etc/skel/.bashrc "$f"; else rm -f "$f"; fi
+            chown "$LAB_USER:" "$f" 2>/dev/null || true
+        fi
+    fi
+    if [[ ${1:-} != remove ]] && ((NOISY_SHELL)); then
+        cat >"$f" <<'RC'
+# fabcheck lab variant (lab.sh --noisy-shell); removed by lab.sh up/down
+echo "Welcome to $(hostname): maintenance window tonight, 22:00-02:00"
+echo "Lmod: loaded cuda/12.4 nccl/2.21 (3 modules)" >&2
+printf '%s' "motd: last login from 10.0.0.1"
+RC
+        chown "$LAB_USER:" "$f"
     fi
 }
 
@@ -289,6 +318,8 @@ do_down() {
     fi
     rm -f "$SUDOERS"
     [[ -d $LAB_HOME/.ssh ]] && user_ssh_config remove
+    [[ -d $LAB_HOME ]] && noisy_rc remove
+    id "$LAB_USER" >/dev/null 2>&1 && [[ $(getent passwd "$LAB_USER" | cut -d: -f7) == /bin/sh ]] || usermod -s /bin/sh "$LAB_USER" 2>/dev/null || true
     if [[ -f $NETPLAN_MARK ]]; then
         rmdir /etc/netplan 2>/dev/null || true
         rm -f "$NETPLAN_MARK"
@@ -353,7 +384,9 @@ ensure_user() {
     if ! id "$LAB_USER" >/dev/null 2>&1; then
         useradd -m -d "$LAB_HOME" -s /bin/sh "$LAB_USER"
     fi
-    [[ $(getent passwd "$LAB_USER" | cut -d: -f7) == /bin/sh ]] || usermod -s /bin/sh "$LAB_USER"
+    local shell=/bin/sh
+    ((NOISY_SHELL)) && shell=/bin/bash
+    [[ $(getent passwd "$LAB_USER" | cut -d: -f7) == "$shell" ]] || usermod -s "$shell" "$LAB_USER"
     # UsePAM no => sshd refuses accounts whose password starts with "!" (locked)
     shadow=$(getent shadow "$LAB_USER" | cut -d: -f2)
     [[ $shadow == '!'* || -z $shadow ]] && usermod -p '*' "$LAB_USER"
@@ -420,6 +453,7 @@ do_up() {
         cat "$LAB_HOME/.ssh/id_ed25519.pub"
     } >"$LAB_HOME/.ssh/authorized_keys"
     user_ssh_config
+    noisy_rc
     chown -R "$LAB_USER:" "$LAB_HOME/.ssh"
     chmod 0700 "$LAB_HOME/.ssh"
     chmod 0600 "$LAB_HOME/.ssh/authorized_keys" "$LAB_HOME/.ssh/id_ed25519"
@@ -589,7 +623,8 @@ fabric_ips = [\"${FAB0[$k]}\", \"${FAB1[$k]}\"]
     phase "all sshd listening"
 
     local got
-    got=$(ssh -F "$DIR/ssh_config" "${NODES[0]}" hostname) || die "ssh to ${NODES[0]} failed"
+    # (last line: a --noisy-shell variant prints before every command)
+    got=$(ssh -F "$DIR/ssh_config" "${NODES[0]}" 'echo; hostname' 2>/dev/null | tail -n 1) || die "ssh to ${NODES[0]} failed"
     [[ $got == "${NODES[0]}" ]] || die "ssh ${NODES[0]} hostname returned '$got'"
     variant_sig
     printf '%s\n' "$REPLY" >"$DIR/variant"
@@ -733,7 +768,7 @@ case $CMD in
         variant_sig; want=$REPLY
         current_variant
         if [[ ${#NODES[@]} -eq ${ARGS[0]} && $REPLY == "$want" ]] && do_status >/dev/null 2>&1 &&
-            [[ $(ssh -F "$DIR/ssh_config" "${NODES[0]}" hostname 2>/dev/null) == "${NODES[0]}" ]]; then
+            [[ $(ssh -F "$DIR/ssh_config" "${NODES[0]}" 'echo; hostname' 2>/dev/null | tail -n 1) == "${NODES[0]}" ]]; then
             log "ensure: lab of ${ARGS[0]} nodes ($want) in $DIR is up"
         else
             do_up "${ARGS[0]}"

@@ -26,6 +26,9 @@ pub struct Variant {
     /// The lab user's `~/.ssh/config` holds this text, and its `known_hosts` starts empty
     /// (`lab.sh --user-ssh-config TEXT`), e.g. `"StrictHostKeyChecking no"`.
     pub user_ssh_config: Option<String>,
+    /// The lab user's login shell is bash and its `~/.bashrc` prints a banner on stdout and
+    /// module chatter on stderr (`lab.sh --noisy-shell`).
+    pub noisy_shell: bool,
 }
 
 impl Variant {
@@ -38,6 +41,9 @@ impl Variant {
         if let Some(c) = &self.user_ssh_config {
             a.push("--user-ssh-config".to_string());
             a.push(c.clone());
+        }
+        if self.noisy_shell {
+            a.push("--noisy-shell".to_string());
         }
         a
     }
