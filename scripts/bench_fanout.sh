@@ -84,6 +84,10 @@ a_fc, a_pdsh, a_clush = m("${A_FC[*]}"), m("${A_PDSH[*]}"), m("${A_CLUSH[*]}")
 print(f"A only: {sys.argv[1]} lab nodes, median of {sys.argv[2]} rotations")
 print(f"A  one command:   fabcheck exec {a_fc:.3f}s  pdsh {a_pdsh:.3f}s  clush {a_clush:.3f}s   ratio vs pdsh {a_fc/a_pdsh:.2f} (target <= 1.0), vs clush {a_fc/a_clush:.2f}")
 print(f"   busy CPU-s:    fabcheck {m('${AC_FC[*]}'):.2f}  pdsh {m('${AC_PDSH[*]}'):.2f}  clush {m('${AC_CLUSH[*]}'):.2f}")
+# Paired: fabcheck / pdsh within each rotation (both ran minutes apart at most), so that the
+# spread between rotations shows how far the median can be trusted.
+pairs = sorted(float(f) / float(p) for f, p in zip("${A_FC[*]}".split(), "${A_PDSH[*]}".split()))
+print(f"   per-rotation ratio vs pdsh: min {pairs[0]:.2f}  median {st.median(pairs):.2f}  max {pairs[-1]:.2f}  ({sum(r <= 1.0 for r in pairs)}/{len(pairs)} rotations <= 1.0)")
 PY
     exit 0
 fi
