@@ -153,6 +153,25 @@ pub fn wrap_command(req: &CmdRequest) -> String {
     parts.join(" ")
 }
 
+/// Exit 127 with the shell's `exec: PROG: not found` for a program of the wrapper itself
+/// (see [`wrap_command`]): the node lacks `timeout` (or `env`, or `sudo` that the command
+/// asked for). Told as what it is, never as "the tool is not installed".
+pub fn wrapper_program_missing(exit: Option<i64>, stderr: &str) -> Option<String> {
+    if exit != Some(127) {
+        return None;
+    }
+    let missing = |p: &str| stderr.contains(&format!("exec: {p}: not found"));
+    if missing("timeout") {
+        Some("the node has no `timeout` (coreutils), which bounds every command fabcheck runs there; install coreutils".into())
+    } else if missing("env") {
+        Some("the node has no `env` (coreutils), which passes the command's environment; install coreutils".into())
+    } else if missing("sudo") {
+        Some("the node has no `sudo`, and the command asked for it; install sudo, or run as a user that needs none".into())
+    } else {
+        None
+    }
+}
+
 /// POSIX shell single-quoting: the one implementation, `util::names::quote`.
 pub use crate::util::names::quote;
 
@@ -244,6 +263,45 @@ mod tests {
             // The command's parent (`timeout`) is the process the shell was: `exec` replaced
             // the login shell instead of leaving it waiting.
             assert_eq!(lines[2], pid, "{shell}");
+        }
+    }
+
+    /// A node without `timeout` on PATH: the real shells' message is recognised, and a
+    /// command that is itself missing is not mistaken for it.
+    #[test]
+    fn a_node_without_timeout_is_told_apart_from_a_missing_tool() {
+        let run = |shell: &str, command: &str, path: &str| {
+            let w = wrap_command(&CmdRequest {
+                command: command.into(),
+                timeout: Duration::from_secs(5),
+                env: vec![],
+                sudo: false,
+            });
+            std::process::Command::new(shell)
+                .arg("-c")
+                .arg(&w)
+                .env("PATH", path)
+                .output()
+                .ok()
+                .map(|o| {
+                    (
+                        o.status.code().map(i64::from),
+                        String::from_utf8_lossy(&o.stderr).into_owned(),
+                    )
+                })
+        };
+        for shell in ["/bin/sh", "/bin/bash"] {
+            // PATH without /usr/bin (the wrapper adds only the sbin directories).
+            if let Some((code, err)) = run(shell, "ethtool eth0", "/nonexistent") {
+                assert_eq!(code, Some(127), "{shell}: {err}");
+                let m =
+                    wrapper_program_missing(code, &err).unwrap_or_else(|| panic!("{shell}: {err}"));
+                assert!(m.contains("no `timeout`"), "{m}");
+            }
+            if let Some((code, err)) = run(shell, "no-such-tool-fc --version", "/usr/bin:/bin") {
+                assert_eq!(code, Some(127), "{shell}: {err}");
+                assert_eq!(wrapper_program_missing(code, &err), None, "{shell}: {err}");
+            }
         }
     }
 }

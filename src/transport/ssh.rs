@@ -334,7 +334,7 @@ impl SshTransport {
         self.warn_preamble(node, &pre);
         let duration = started.elapsed();
         let [out_cap, err_cap] = caps;
-        match status {
+        let result = match status {
             Ok(st) => {
                 let code = st.code().map(i64::from);
                 // `timeout` exits 124 (TERM worked) or 137 (KILL needed) at the deadline.
@@ -399,6 +399,18 @@ impl SshTransport {
                 command: req.command.clone(),
                 cause: error_chain(&e),
             }),
+        };
+        // Exit 127 because the wrapper's own `timeout` (or `sudo`/`env`) is missing is not
+        // "the tool is not installed".
+        match result {
+            Ok(o) => match super::wrapper_program_missing(o.exit_code, &o.stderr) {
+                Some(message) => Err(TransportError::Other {
+                    node: node.name.clone(),
+                    message,
+                }),
+                None => Ok(o),
+            },
+            e => e,
         }
     }
 
