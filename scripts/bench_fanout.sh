@@ -2,7 +2,9 @@
 # Fan-out benchmark (issue 8): fabcheck vs pdsh/clush on a lab of namespace nodes with real sshd.
 #   sudo scripts/bench_fanout.sh [NODES=64] [ROUNDS=5]
 # Prints medians over ROUNDS alternations and the ratios (fabcheck / other; < 1 is faster):
-#   A  one command on all nodes: `fabcheck exec` vs `pdsh -R ssh -f N` vs `clush -f N`
+#   A  one command on all nodes: `fabcheck exec` vs `pdsh -R ssh -f N` vs `clush -f N`, and
+#      pdsh running the command line fabcheck sends (start lines, `timeout -k` on the node):
+#      the same node-side work, so that the transports alone are compared
 #   B  10 rounds of run_all in one script vs ten pdsh calls
 #   C  per-command latency on an open connection vs a raw `ssh -S` ControlMaster command
 #   D  fabcheck's peak RSS at N nodes and `fabcheck --version` start-up time
@@ -51,16 +53,19 @@ measure() {
     echo "$(secs "$t0" "$t1") $(secs "$c0" "$c1")"
 }
 
-declare -a A_FC A_PDSH A_CLUSH AC_FC AC_PDSH AC_CLUSH B_FC B_PDSH C_FC C_SSH
+declare -a A_FC A_PDSH A_CLUSH A_PDSHW AC_FC AC_PDSH AC_CLUSH AC_PDSHW B_FC B_PDSH C_FC C_SSH
+# What fabcheck's node-side wrapper runs for `true` (src/transport/mod.rs, wrap_command).
+WRAPPED='printf "%s%s\n" fabc heck-0-bench:start; printf "%s%s\n" fabc heck-0-bench:start >&2; PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" exec timeout -k 5 600.0 sh -c true fabcheck-0-bench'
 first_host=$(head -1 "$DIR/hosts")
 for r in $(seq 1 "$ROUNDS"); do
     echo "round $r/$ROUNDS ..." >&2
     # A: the three tools in a rotating order, so that none always runs first or last.
-    for k in 0 1 2; do
-        case $(( (r + k) % 3 )) in
+    for k in 0 1 2 3; do
+        case $(( (r + k) % 4 )) in
         0) read -r w c < <(measure "$FC" exec -i "$INV" -w @all --fanout "$N" -- true); A_FC+=("$w"); AC_FC+=("$c") ;;
         1) read -r w c < <(measure pdsh -f "$N" -w "$HOSTS" true); A_PDSH+=("$w"); AC_PDSH+=("$c") ;;
         2) read -r w c < <(measure clush -f "$N" "${CLUSH_OPTS[@]}" -w "$HOSTS" -b true); A_CLUSH+=("$w"); AC_CLUSH+=("$c") ;;
+        3) read -r w c < <(measure pdsh -f "$N" -w "$HOSTS" "$WRAPPED"); A_PDSHW+=("$w"); AC_PDSHW+=("$c") ;;
         esac
     done
     [[ ${BENCH_ONLY_A:-} ]] && continue
@@ -88,6 +93,9 @@ print(f"   busy CPU-s:    fabcheck {m('${AC_FC[*]}'):.2f}  pdsh {m('${AC_PDSH[*]
 # spread between rotations shows how far the median can be trusted.
 pairs = sorted(float(f) / float(p) for f, p in zip("${A_FC[*]}".split(), "${A_PDSH[*]}".split()))
 print(f"   per-rotation ratio vs pdsh: min {pairs[0]:.2f}  median {st.median(pairs):.2f}  max {pairs[-1]:.2f}  ({sum(r <= 1.0 for r in pairs)}/{len(pairs)} rotations <= 1.0)")
+a_w = m("${A_PDSHW[*]}")
+wp = sorted(float(f) / float(p) for f, p in zip("${A_FC[*]}".split(), "${A_PDSHW[*]}".split()))
+print(f"A' pdsh running fabcheck's node-side line (same node work): {a_w:.3f}s, busy CPU-s {m('${AC_PDSHW[*]}'):.2f};  fabcheck / that: median {st.median(wp):.2f} (min {wp[0]:.2f}, max {wp[-1]:.2f}; {sum(r <= 1.0 for r in wp)}/{len(wp)} rotations <= 1.0)")
 PY
     exit 0
 fi
@@ -112,6 +120,7 @@ c_fc, c_ssh = m("${C_FC[*]}"), m("${C_SSH[*]}")
 print(f"fan-out benchmark: {n} lab nodes, median of {rounds} alternations")
 print(f"A  one command:   fabcheck exec {a_fc:.3f}s  pdsh {a_pdsh:.3f}s  clush {a_clush:.3f}s   ratio vs pdsh {a_fc/a_pdsh:.2f} (target <= 1.0), vs clush {a_fc/a_clush:.2f}")
 print(f"   busy CPU-s:    fabcheck {m('${AC_FC[*]}'):.2f}  pdsh {m('${AC_PDSH[*]}'):.2f}  clush {m('${AC_CLUSH[*]}'):.2f}   (whole machine: ssh clients + sshds + the tool)")
+print(f"A' pdsh running fabcheck's node-side line: {m('${A_PDSHW[*]}'):.3f}s   fabcheck / that {a_fc/m('${A_PDSHW[*]}'):.2f} (the transports alone)")
 print(f"B  10 rounds:     fabcheck run  {b_fc:.3f}s  10x pdsh {b_pdsh:.3f}s   ratio {b_fc/b_pdsh:.2f} (target <= 0.25)")
 print(f"C  per command:   fabcheck {c_fc*1000:.2f} ms  ssh -S ControlMaster {c_ssh*1000:.2f} ms   ratio {c_fc/c_ssh:.2f} (target <= 1.5)")
 print(f"D  peak RSS at {n} nodes: {rss_kb/1024:.1f} MB (target <= 64)   start-up (--version): {startup:.1f} ms (target <= 20)")
