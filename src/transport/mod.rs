@@ -122,50 +122,59 @@ pub fn run_marker() -> &'static str {
     })
 }
 
-/// The full remote command line: a start line on both streams (what the login shell printed
-/// before it is set aside, see [`preamble`]), then env, sudo and a node-side timeout around
-/// `sh -c CMD`, `exec`'d so that the login shell does not stay behind as the command's parent.
-/// `timeout -k 5` sends TERM at the deadline and KILL 5 s later to the whole process group.
+/// The full remote command line. The login shell (whatever it is: sh, bash, zsh, fish) only
+/// has to run `exec [sudo -n] [env K=V…] timeout -k 5 T sh -c 'SCRIPT' MARKER`; SCRIPT, in
+/// POSIX sh, prints a start line on both streams (what the login shell printed before it is
+/// set aside, see [`preamble`]), puts the sbin directories on PATH and runs the command on a
+/// line of its own (a syntax error in it comes after the start lines). `exec`: the login
+/// shell does not stay behind as the command's parent. `timeout -k 5` sends TERM at the
+/// deadline and KILL 5 s later to the whole process group. The marker (`$0` of SCRIPT) is
+/// what the interrupt cleanup looks for on the node.
 pub fn wrap_command(req: &CmdRequest) -> String {
     let secs = req.timeout.as_secs_f64().max(0.1);
     let (a, b) = preamble::start_words(run_marker());
     let start = format!("printf '%s%s\\n' {a} {b}");
-    let mut parts: Vec<String> = vec![format!("{start}; {start} >&2;")];
+    // Tools live in sbin on many nodes, but a non-root login shell has no sbin on its PATH.
+    let script = format!(
+        "{start}; {start} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\"\n{}",
+        req.command
+    );
+    let mut parts: Vec<String> = vec!["exec".into()];
     if req.sudo {
-        parts.push("exec sudo -n".into());
+        parts.push("sudo -n".into());
     }
     if !req.env.is_empty() {
-        parts.push(if req.sudo { "env" } else { "exec env" }.into());
+        parts.push("env".into());
         for (k, v) in &req.env {
             parts.push(quote(&format!("{k}={v}")));
         }
     }
-    // Tools live in sbin on many nodes, but a non-root login shell has no sbin on its PATH.
-    parts.push("PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\"".into());
-    let plain = !req.sudo && req.env.is_empty();
-    parts.push(format!(
-        "{}timeout -k 5 {secs:.1}",
-        if plain { "exec " } else { "" }
-    ));
-    parts.push("sh -c".into());
-    parts.push(quote(&req.command));
+    parts.push(format!("timeout -k 5 {secs:.1} sh -c"));
+    parts.push(quote(&script));
     parts.push(run_marker().to_string());
     parts.join(" ")
 }
 
-/// Exit 127 with the shell's `exec: PROG: not found` for a program of the wrapper itself
-/// (see [`wrap_command`]): the node lacks `timeout` (or `env`, or `sudo` that the command
-/// asked for). Told as what it is, never as "the tool is not installed".
+/// A program of the wrapper itself (see [`wrap_command`]) missing on the node: `timeout`, or
+/// `env`/`sudo` when the command needs them, as the shells, `env` and `sudo` say it. Told as
+/// what it is, never as "the tool is not installed".
 pub fn wrapper_program_missing(exit: Option<i64>, stderr: &str) -> Option<String> {
-    if exit != Some(127) {
+    if !matches!(exit, Some(127) | Some(1)) {
         return None;
     }
-    let missing = |p: &str| stderr.contains(&format!("exec: {p}: not found"));
-    if missing("timeout") {
+    let gone = |p: &str| {
+        stderr.lines().map(str::trim).any(|l| {
+            (exit == Some(127)
+                && (l.contains(&format!("exec: {p}: not found"))
+                    || (l.starts_with("env: ") && l.contains(p) && l.contains("No such file"))))
+                || l == format!("sudo: {p}: command not found")
+        })
+    };
+    if gone("timeout") {
         Some("the node has no `timeout` (coreutils), which bounds every command fabcheck runs there; install coreutils".into())
-    } else if missing("env") {
+    } else if gone("env") {
         Some("the node has no `env` (coreutils), which passes the command's environment; install coreutils".into())
-    } else if missing("sudo") {
+    } else if gone("sudo") {
         Some("the node has no `sudo`, and the command asked for it; install sudo, or run as a user that needs none".into())
     } else {
         None
@@ -213,28 +222,26 @@ mod tests {
         };
         let m = run_marker();
         let (a, b) = preamble::start_words(m);
-        let start = format!("printf '%s%s\\n' {a} {b}; printf '%s%s\\n' {a} {b} >&2; ");
-        let tail = format!("timeout -k 5 30.0 sh -c 'echo hi' {m}");
-        let path = "PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\"";
+        let script = quote(&format!(
+            "printf '%s%s\\n' {a} {b}; printf '%s%s\\n' {a} {b} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\"\necho hi"
+        ));
+        let tail = format!("timeout -k 5 30.0 sh -c {script} {m}");
         let nccl = vec![("NCCL_DEBUG".to_string(), "INFO".to_string())];
         assert_eq!(
             wrap_command(&req(nccl.clone(), false)),
-            format!("{start}exec env NCCL_DEBUG=INFO {path} {tail}")
+            format!("exec env NCCL_DEBUG=INFO {tail}")
         );
-        assert_eq!(
-            wrap_command(&req(vec![], false)),
-            format!("{start}{path} exec {tail}")
-        );
+        assert_eq!(wrap_command(&req(vec![], false)), format!("exec {tail}"));
         assert_eq!(
             wrap_command(&req(nccl, true)),
-            format!("{start}exec sudo -n env NCCL_DEBUG=INFO {path} {tail}")
+            format!("exec sudo -n env NCCL_DEBUG=INFO {tail}")
         );
     }
 
     /// The line runs in a real shell: the start line comes first on both streams, then the
     /// command's output and exit status, and no shell is left waiting as its parent.
     #[test]
-    fn wrapped_command_runs_in_dash_and_bash() {
+    fn wrapped_command_runs_in_every_login_shell() {
         let w = wrap_command(&CmdRequest {
             command: "echo out; echo err >&2; echo $PPID; exit 3".into(),
             timeout: Duration::from_secs(10),
@@ -242,7 +249,8 @@ mod tests {
             sudo: false,
         });
         let start = preamble::start_line(run_marker());
-        for shell in ["sh", "bash"] {
+        // Login shells met on clusters (zsh and fish where installed; .ci/run installs them).
+        for shell in ["sh", "bash", "zsh", "fish"] {
             let Ok(child) = std::process::Command::new(shell)
                 .arg("-c")
                 .arg(&w)
@@ -266,15 +274,15 @@ mod tests {
         }
     }
 
-    /// A node without `timeout` on PATH: the real shells' message is recognised, and a
-    /// command that is itself missing is not mistaken for it.
+    /// A node without `timeout` (or `env`) on PATH: the real shells' and env's messages are
+    /// recognised, and a command that is itself missing is not mistaken for it.
     #[test]
     fn a_node_without_timeout_is_told_apart_from_a_missing_tool() {
-        let run = |shell: &str, command: &str, path: &str| {
+        let run_env = |shell: &str, command: &str, path: &str, env: Vec<(String, String)>| {
             let w = wrap_command(&CmdRequest {
                 command: command.into(),
                 timeout: Duration::from_secs(5),
-                env: vec![],
+                env,
                 sudo: false,
             });
             std::process::Command::new(shell)
@@ -290,7 +298,20 @@ mod tests {
                     )
                 })
         };
+        let run = |shell: &str, command: &str, path: &str| run_env(shell, command, path, vec![]);
+        let dir = std::env::temp_dir().join(format!("fc-no-timeout-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let _ = std::os::unix::fs::symlink("/usr/bin/env", dir.join("env"));
+        let env_only = dir.display().to_string();
         for shell in ["/bin/sh", "/bin/bash"] {
+            // `env` there but no `timeout`: env's own message.
+            let nccl = vec![("NCCL_DEBUG".to_string(), "INFO".to_string())];
+            if let Some((code, err)) = run_env(shell, "ethtool eth0", &env_only, nccl) {
+                assert_eq!(code, Some(127), "{shell}: {err}");
+                let m =
+                    wrapper_program_missing(code, &err).unwrap_or_else(|| panic!("{shell}: {err}"));
+                assert!(m.contains("no `timeout`"), "{m}");
+            }
             // PATH without /usr/bin (the wrapper adds only the sbin directories).
             if let Some((code, err)) = run(shell, "ethtool eth0", "/nonexistent") {
                 assert_eq!(code, Some(127), "{shell}: {err}");
@@ -303,5 +324,6 @@ mod tests {
                 assert_eq!(wrapper_program_missing(code, &err), None, "{shell}: {err}");
             }
         }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
