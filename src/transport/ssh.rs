@@ -439,7 +439,7 @@ impl SshTransport {
         // Told once per run (a cluster's nodes usually share their dotfiles); -v names each.
         if first_node {
             tracing::warn!(
-                "{}: the login shell on {} prints before every command ({bytes} bytes, e.g. {first:?}); fabcheck sets it aside, but ~/.bashrc (or the shell's start-up files) should print nothing when not interactive (-v names every such node)",
+                "{}: the login shell on {} prints before every command ({bytes} bytes, e.g. {first:?}); fabcheck sets it aside, but the shell's start-up files (~/.bashrc, ~/.zshenv, config.fish) should print nothing when not interactive (-v names every such node)",
                 node.name,
                 node.host,
             );
