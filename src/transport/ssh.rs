@@ -205,7 +205,15 @@ impl SshTransport {
                     }
                 }
                 Err(e) => {
-                    let err = classify_connect_error(node, &e);
+                    let mut cause = error_chain(&e);
+                    // `LogLevel QUIET` (or FATAL) in an ssh config leaves the master's log
+                    // empty: ask ssh once more, with errors on, for its reason.
+                    if cause.trim() == "failed to connect to the remote host" {
+                        if let Some(why) = self.diagnose(node).await {
+                            cause = format!("{cause}: {why}");
+                        }
+                    }
+                    let err = classify_connect_error(node, cause);
                     // sshd's MaxStartups drops handshakes at random: retry those with backoff.
                     let transient = matches!(&err, TransportError::Unreachable { cause, .. } if cause.contains("kex_exchange_identification") || cause.contains("Connection reset") || cause.contains("Connection closed by"));
                     last = Some(err);
@@ -217,6 +225,58 @@ impl SshTransport {
             }
         }
         Err(last.expect("at least one attempt"))
+    }
+
+    /// ssh's own reason for a failed connection when the master's log had none (an ssh
+    /// config with `LogLevel QUIET`): one plain `ssh … true` with the same destination,
+    /// user, port, config and host-key policy, errors logged; its stderr, if any.
+    async fn diagnose(&self, node: &Node) -> Option<String> {
+        let mut c = tokio::process::Command::new("ssh");
+        c.arg("-o").arg("LogLevel=ERROR");
+        c.arg("-o").arg("BatchMode=yes");
+        c.arg("-o").arg(format!(
+            "ConnectTimeout={}",
+            node.connect_timeout.as_secs().max(1)
+        ));
+        c.arg("-o").arg(format!(
+            "StrictHostKeyChecking={}",
+            match node.known_hosts {
+                KnownHosts::Strict => "yes",
+                KnownHosts::AcceptNew => "accept-new",
+                KnownHosts::Off => "no",
+            }
+        ));
+        c.arg("-o")
+            .arg("ControlMaster=no")
+            .arg("-o")
+            .arg("ControlPath=none");
+        if let Some(cfg) = &node.ssh_config {
+            c.arg("-F").arg(cfg);
+        }
+        if let Some(u) = &node.user {
+            c.arg("-l").arg(u);
+        }
+        if let Some(p) = node.port {
+            c.arg("-p").arg(p.to_string());
+        }
+        c.arg("-T").arg("--").arg(&node.host).arg("true");
+        c.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let limit = node.connect_timeout + Duration::from_secs(5);
+        let out = tokio::time::timeout(limit, c.output()).await.ok()?.ok()?;
+        if out.status.success() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&out.stderr);
+        let why = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        (!why.is_empty()).then_some(why)
     }
 
     async fn run_async(
@@ -482,8 +542,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         .join(" ")
 }
 
-fn classify_connect_error(node: &Node, e: &openssh::Error) -> TransportError {
-    let cause = error_chain(e);
+fn classify_connect_error(node: &Node, cause: String) -> TransportError {
     let user = node
         .user
         .clone()

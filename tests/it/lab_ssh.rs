@@ -748,3 +748,68 @@ fn a_holder_left_on_the_node_does_not_hold_the_command() {
     assert_eq!(o.status("exits"), "pass", "{}", o.message("exits"));
     assert!(took < Duration::from_secs(8), "took {took:?}");
 }
+
+/// Another runner's setup: its ssh config says `LogLevel QUIET` (people silence "Permanently
+/// added" that way), so ssh logs nothing when a connection fails. The error still gives ssh's
+/// reason (fabcheck asks once more with errors logged) and is classified by it.
+#[test]
+fn an_ssh_config_with_loglevel_quiet_still_gives_the_reason() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "an_ssh_config_with_loglevel_quiet_still_gives_the_reason",
+    ) else {
+        return;
+    };
+    let cfg = std::fs::read_to_string(lab.dir.join("ssh_config")).unwrap();
+    assert!(cfg.contains("LogLevel ERROR"), "{cfg}");
+    let quiet = cfg.replace("LogLevel ERROR", "LogLevel QUIET");
+    let inv = std::fs::read_to_string(lab.dir.join("inventory.toml")).unwrap();
+    let f = Fab::new().file("quiet_config", &quiet);
+    let quiet_path = f.dir().join("quiet_config").display().to_string();
+    let inv = inv.replace(
+        &lab.dir.join("ssh_config").display().to_string(),
+        &quiet_path,
+    );
+    let bad_user = inv.replacen("user = \"fclab\"", "user = \"nobody\"", 1);
+    lab.kill_sshd("lab06");
+    let o = f
+        .file("inv.toml", &inv)
+        .file("bad_user.toml", &bad_user)
+        .file(
+            "h.rhai",
+            "test_each(nodes(\"lab[05-06]\"), \"one\", |n| { n.run(\"true\"); });\n",
+        )
+        .args(["run", "h.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    lab.start_sshd("lab06");
+    o.code(1);
+    assert_eq!(
+        o.status("one [lab05]"),
+        "pass",
+        "{}",
+        o.message("one [lab05]")
+    );
+    let m = o.message("one [lab06]");
+    assert!(
+        m.contains("cannot connect to 10.213.0.6") && m.contains("Connection refused"),
+        "{m}"
+    );
+    let o = Fab::new()
+        .file("quiet_config", &quiet)
+        .file("inv.toml", &bad_user.replace(&quiet_path, "quiet_config"))
+        .file(
+            "h.rhai",
+            "test(\"one\", || { node(\"lab01\").run(\"true\"); });\n",
+        )
+        .args(["run", "h.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    o.code(1);
+    let m = o.message("one");
+    assert!(
+        m.contains("authentication failed for nobody@10.213.0.1")
+            && m.contains("Permission denied"),
+        "{m}"
+    );
+}
