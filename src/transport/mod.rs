@@ -181,6 +181,30 @@ pub fn wrapper_program_missing(exit: Option<i64>, stderr: &str) -> Option<String
     }
 }
 
+/// `sudo -n` refusing to run a command that asked for sudo (a password needed, no rule for
+/// the user, `requiretty`): the command never ran, so this is not its failure. sudo's own
+/// line, and what to do.
+pub fn sudo_refused(req: &CmdRequest, exit: Option<i64>, stderr: &str) -> Option<String> {
+    if !req.sudo || exit != Some(1) {
+        return None;
+    }
+    const SAYS: [&str; 5] = [
+        "sudo: a password is required",
+        "sudo: a terminal is required",
+        "sudo: sorry, you must have a tty",
+        "is not in the sudoers file",
+        "is not allowed to execute",
+    ];
+    let line = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| SAYS.iter().any(|s| l.contains(s)))?;
+    Some(format!(
+        "sudo refused to run `{}` ({line}); fabcheck runs `sudo -n`, which never asks for a password: give the node user passwordless sudo (NOPASSWD) for it, or connect as a user that needs none",
+        req.command
+    ))
+}
+
 /// POSIX shell single-quoting: the one implementation, `util::names::quote`.
 pub use crate::util::names::quote;
 
@@ -325,5 +349,32 @@ mod tests {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Real sudo (1.9) answers from a user without passwordless sudo, and ones that are not a
+    /// refusal.
+    #[test]
+    fn sudo_refusals_are_told_apart_from_the_commands_failure() {
+        let req = |sudo| CmdRequest {
+            command: "cp -a /etc/netplan /var/tmp/x".into(),
+            timeout: Duration::from_secs(5),
+            env: vec![],
+            sudo,
+        };
+        let refused = "sudo: a password is required\n";
+        let m = sudo_refused(&req(true), Some(1), refused).expect("refusal");
+        assert!(
+            m.contains("sudo: a password is required")
+                && m.contains("NOPASSWD")
+                && m.contains("`cp -a /etc/netplan /var/tmp/x`"),
+            "{m}"
+        );
+        let tty = "sudo: sorry, you must have a tty to run sudo\n";
+        assert!(sudo_refused(&req(true), Some(1), tty).is_some());
+        // Not asked for sudo, another exit, or the command's own failure: not a refusal.
+        assert_eq!(sudo_refused(&req(false), Some(1), refused), None);
+        assert_eq!(sudo_refused(&req(true), Some(2), refused), None);
+        let own = "cp: cannot stat 'x': No such file\n";
+        assert_eq!(sudo_refused(&req(true), Some(1), own), None);
     }
 }

@@ -463,7 +463,9 @@ impl SshTransport {
         // Exit 127 because the wrapper's own `timeout` (or `sudo`/`env`) is missing is not
         // "the tool is not installed".
         match result {
-            Ok(o) => match super::wrapper_program_missing(o.exit_code, &o.stderr) {
+            Ok(o) => match super::wrapper_program_missing(o.exit_code, &o.stderr)
+                .or_else(|| super::sudo_refused(req, o.exit_code, &o.stderr))
+            {
                 Some(message) => Err(TransportError::Other {
                     node: node.name.clone(),
                     message,

@@ -344,3 +344,55 @@ fn verdicts_hold_when_the_login_shell_prints_a_banner() {
         "{m}"
     );
 }
+
+/// Another cluster's setup: the node user's sudo asks for a password (no NOPASSWD rule).
+/// fabcheck runs `sudo -n`, so step 5 cannot make its change: that is an error naming sudo and
+/// what to do, never a failed netplan check.
+#[test]
+fn step_5_without_passwordless_sudo_is_an_error_naming_sudo() {
+    let Some(lab) = Lab::ensure(16, "step_5_without_passwordless_sudo_is_an_error") else {
+        return;
+    };
+    /// Puts the lab's sudoers rule back however the test ends.
+    struct Restore(String);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = std::fs::write("/etc/sudoers.d/fclab", &self.0);
+        }
+    }
+    let rule = std::fs::read_to_string("/etc/sudoers.d/fclab").unwrap();
+    assert!(rule.contains("NOPASSWD"), "{rule}");
+    let _restore = Restore(rule.clone());
+    std::fs::write("/etc/sudoers.d/fclab", rule.replace("NOPASSWD: ", "")).unwrap();
+    let script = common::repo()
+        .join("scripts/five_step_acceptance.rhai")
+        .display()
+        .to_string();
+    let o = Fab::new()
+        .args([
+            "run",
+            &script,
+            "-i",
+            &lab.inventory(),
+            "-w",
+            "lab[01-02]",
+            "--filter",
+            "step 5",
+            "--allow-changes",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    for n in ["lab01", "lab02"] {
+        let name = format!("step 5: netplan backup and restore [{n}]");
+        assert_eq!(o.status(&name), "error", "{name}: {}", o.message(&name));
+        let m = o.message(&name);
+        assert!(
+            m.contains("sudo refused")
+                && m.contains("a password is required")
+                && m.contains("NOPASSWD"),
+            "{m}"
+        );
+    }
+    o.junit_is_valid();
+}
