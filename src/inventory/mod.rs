@@ -66,6 +66,9 @@ struct File {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KnownHosts {
+    /// Not set in the inventory: whatever the ssh config says for the host (`ssh -G`), which
+    /// is strict unless it says otherwise (ssh's `ask` is strict without a terminal).
+    SshConfig,
     Strict,
     AcceptNew,
     Off,
@@ -427,7 +430,7 @@ impl Node {
             user: None,
             connect_timeout: Duration::from_secs(10),
             command_timeout: Duration::from_secs(120),
-            known_hosts: KnownHosts::Strict,
+            known_hosts: KnownHosts::SshConfig,
             ssh_config: None,
             interfaces: vec![],
             fabric_ips: vec![],
@@ -458,7 +461,8 @@ impl Node {
             }
         };
         let known_hosts = match pick!(known_hosts).as_deref() {
-            None | Some("strict") => KnownHosts::Strict,
+            None => KnownHosts::SshConfig,
+            Some("strict") => KnownHosts::Strict,
             Some("accept-new") => KnownHosts::AcceptNew,
             Some("off") => KnownHosts::Off,
             Some(o) => {

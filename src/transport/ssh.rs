@@ -119,7 +119,12 @@ impl SshTransport {
             .map_err(Clone::clone)
     }
 
-    fn builder(&self, node: &Node, control_dir: &std::path::Path) -> SessionBuilder {
+    fn builder(
+        &self,
+        node: &Node,
+        known_hosts: KnownHosts,
+        control_dir: &std::path::Path,
+    ) -> SessionBuilder {
         let mut b = SessionBuilder::default();
         if let Some(u) = &node.user {
             b.user(u.clone());
@@ -132,8 +137,8 @@ impl SshTransport {
         }
         b.connect_timeout(node.connect_timeout);
         b.server_alive_interval(Duration::from_secs(15));
-        b.known_hosts_check(match node.known_hosts {
-            KnownHosts::Strict => Kh::Strict,
+        b.known_hosts_check(match known_hosts {
+            KnownHosts::Strict | KnownHosts::SshConfig => Kh::Strict,
             KnownHosts::AcceptNew => Kh::Add,
             KnownHosts::Off => Kh::Accept,
         });
@@ -156,7 +161,11 @@ impl SshTransport {
                 node: node.name.clone(),
                 message,
             })?;
-        let b = self.builder(node, control_dir);
+        let known_hosts = match node.known_hosts {
+            KnownHosts::SshConfig => ssh_config_known_hosts(node).await,
+            k => k,
+        };
+        let b = self.builder(node, known_hosts, control_dir);
         let mut last = None;
         for attempt in 0..CONNECT_ATTEMPTS {
             if cancel::interrupted() {
@@ -209,7 +218,7 @@ impl SshTransport {
                     // `LogLevel QUIET` (or FATAL) in an ssh config leaves the master's log
                     // empty: ask ssh once more, with errors on, for its reason.
                     if cause.trim() == "failed to connect to the remote host" {
-                        if let Some(why) = self.diagnose(node).await {
+                        if let Some(why) = self.diagnose(node, known_hosts).await {
                             cause = format!("{cause}: {why}");
                         }
                     }
@@ -230,7 +239,7 @@ impl SshTransport {
     /// ssh's own reason for a failed connection when the master's log had none (an ssh
     /// config with `LogLevel QUIET`): one plain `ssh … true` with the same destination,
     /// user, port, config and host-key policy, errors logged; its stderr, if any.
-    async fn diagnose(&self, node: &Node) -> Option<String> {
+    async fn diagnose(&self, node: &Node, known_hosts: KnownHosts) -> Option<String> {
         let mut c = tokio::process::Command::new("ssh");
         c.arg("-o").arg("LogLevel=ERROR");
         c.arg("-o").arg("BatchMode=yes");
@@ -240,8 +249,8 @@ impl SshTransport {
         ));
         c.arg("-o").arg(format!(
             "StrictHostKeyChecking={}",
-            match node.known_hosts {
-                KnownHosts::Strict => "yes",
+            match known_hosts {
+                KnownHosts::Strict | KnownHosts::SshConfig => "yes",
                 KnownHosts::AcceptNew => "accept-new",
                 KnownHosts::Off => "no",
             }
@@ -654,6 +663,46 @@ impl Drop for SshTransport {
     }
 }
 
+/// `known_hosts` not set in the inventory: what the ssh config says for this host
+/// (`StrictHostKeyChecking` as `ssh -G` resolves it, with the node's config file, user and
+/// port), so that a config with `StrictHostKeyChecking no` (or `accept-new`) works for fabcheck
+/// as it does for ssh. `ask` (ssh's default) and anything unreadable are strict.
+async fn ssh_config_known_hosts(node: &Node) -> KnownHosts {
+    let mut c = tokio::process::Command::new("ssh");
+    c.arg("-G");
+    if let Some(cfg) = &node.ssh_config {
+        c.arg("-F").arg(cfg);
+    }
+    if let Some(u) = &node.user {
+        c.arg("-l").arg(u);
+    }
+    if let Some(p) = node.port {
+        c.arg("-p").arg(p.to_string());
+    }
+    c.arg("--").arg(&node.host);
+    c.stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let out = match tokio::time::timeout(Duration::from_secs(10), c.output()).await {
+        Ok(Ok(o)) if o.status.success() => o,
+        _ => return KnownHosts::Strict,
+    };
+    known_hosts_from_ssh_g(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The `stricthostkeychecking` line of `ssh -G` output, as a policy.
+pub fn known_hosts_from_ssh_g(resolved: &str) -> KnownHosts {
+    let value = resolved.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        (w.next()? == "stricthostkeychecking").then(|| w.next().unwrap_or("").to_string())
+    });
+    match value.as_deref() {
+        Some("accept-new") => KnownHosts::AcceptNew,
+        Some("no") | Some("off") | Some("false") => KnownHosts::Off,
+        _ => KnownHosts::Strict,
+    }
+}
+
 /// What reaches ssh's command line from the inventory or `-w` must not be read as an option
 /// (`-w=-Efoo` would make ssh write its log to `foo`) or carry control characters or blanks.
 fn check_destination(node: &Node) -> Result<(), TransportError> {
@@ -996,5 +1045,49 @@ mod tests {
             assert!(e.contains("owned by uid 65534"), "{e}");
         }
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// Real `ssh -G` output for each StrictHostKeyChecking value a config may hold.
+    #[test]
+    fn known_hosts_policy_follows_what_ssh_g_resolves() {
+        let dir = std::env::temp_dir().join(format!("fc-kh-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("config");
+        let cases = [
+            (Some("yes"), KnownHosts::Strict),
+            (Some("ask"), KnownHosts::Strict),
+            (None, KnownHosts::Strict),
+            (Some("accept-new"), KnownHosts::AcceptNew),
+            (Some("no"), KnownHosts::Off),
+            (Some("off"), KnownHosts::Off),
+        ];
+        for (value, want) in cases {
+            let text = value
+                .map(|v| format!("Host node-x\n  StrictHostKeyChecking {v}\n"))
+                .unwrap_or_default();
+            std::fs::write(&cfg, text).unwrap();
+            let Ok(o) = Command::new("ssh")
+                .arg("-G")
+                .arg("-F")
+                .arg(&cfg)
+                .arg("node-x")
+                .stdin(std::process::Stdio::null())
+                .output()
+            else {
+                eprintln!("no ssh client: skipped");
+                return;
+            };
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(known_hosts_from_ssh_g(&out), want, "{value:?}: {out}");
+            // And through the node's settings, as a connection resolves it.
+            let mut n = Node::bare("node-x");
+            n.ssh_config = Some(cfg.clone());
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            assert_eq!(rt.block_on(ssh_config_known_hosts(&n)), want, "{value:?}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -813,3 +813,47 @@ fn an_ssh_config_with_loglevel_quiet_still_gives_the_reason() {
         "{m}"
     );
 }
+
+/// Another runner's setup: its ssh config trusts cluster hosts without a known_hosts file
+/// (`StrictHostKeyChecking no`, `UserKnownHostsFile /dev/null`, common for reimaged nodes).
+/// An inventory that does not set `known_hosts` follows that config, as ssh does; one that sets
+/// `known_hosts = "strict"` still gets strict checking.
+#[test]
+fn known_hosts_unset_follows_the_ssh_config_and_set_overrides_it() {
+    let Some(lab) = Lab::ensure(16, "known_hosts_unset_follows_the_ssh_config") else {
+        return;
+    };
+    let cfg = std::fs::read_to_string(lab.dir.join("ssh_config")).unwrap();
+    let kh = lab.dir.join("known_hosts").display().to_string();
+    assert!(
+        cfg.contains(&kh) && cfg.contains("StrictHostKeyChecking yes"),
+        "{cfg}"
+    );
+    let trusting = cfg
+        .replace(&kh, "/dev/null")
+        .replace("StrictHostKeyChecking yes", "StrictHostKeyChecking no");
+    let inv = std::fs::read_to_string(lab.dir.join("inventory.toml")).unwrap();
+    assert!(inv.contains("known_hosts = \"strict\"\n"), "{inv}");
+    let f = Fab::new().file("trusting_config", &trusting);
+    let path = f.dir().join("trusting_config").display().to_string();
+    let inv = inv.replace(&lab.dir.join("ssh_config").display().to_string(), &path);
+    let unset = inv.replace("known_hosts = \"strict\"\n", "");
+    let o = f
+        .file("inv.toml", &unset)
+        .file("strict.toml", &inv)
+        .file("h.rhai", HOSTNAME)
+        .args(["run", "h.rhai", "-i", "inv.toml", "-w", "lab[01-03]"])
+        .reports()
+        .run();
+    o.code(0);
+    let o = Fab::new()
+        .file("trusting_config", &trusting)
+        .file("inv.toml", &inv.replace(&path, "trusting_config"))
+        .file("h.rhai", HOSTNAME)
+        .args(["run", "h.rhai", "-i", "inv.toml", "-w", "lab01"])
+        .reports()
+        .run();
+    o.code(1);
+    let m = o.message("hostname [lab01]");
+    assert!(m.contains("host key verification failed"), "{m}");
+}
