@@ -51,14 +51,22 @@ pub fn installed(o: &CmdOutput, node: &str, program: &str) -> PResult<()> {
     }
 }
 
+/// The reason a tool gave: its first stderr lines (stdout when stderr is empty), up to three
+/// joined with " | " (ping says `socktype: SOCK_RAW` first and why on the next lines).
 pub fn first_err_line(o: &CmdOutput) -> String {
-    o.stderr
-        .lines()
-        .chain(o.stdout.lines())
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-        .to_string()
+    let lines = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .take(3)
+            .map(|l| l.chars().take(200).collect())
+            .collect()
+    };
+    let mut why = lines(&o.stderr);
+    if why.is_empty() {
+        why = lines(&o.stdout);
+    }
+    why.join(" | ")
 }
 
 fn failed(n: &NodeRef, cmd: &str, o: &CmdOutput) -> PrimError {
