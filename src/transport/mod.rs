@@ -111,6 +111,10 @@ pub trait Transport: Send + Sync {
 
 /// The marker put into every command line fabcheck starts on a node (`sh -c CMD <marker>`), so
 /// that an interrupt can find and kill exactly this run's processes and nothing else.
+/// Environment variable that carries the run marker into every remote command and what it
+/// starts.
+pub const RUN_ENV: &str = "FABCHECK_RUN";
+
 pub fn run_marker() -> &'static str {
     static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     MARKER.get_or_init(|| {
@@ -135,8 +139,9 @@ pub fn wrap_command(req: &CmdRequest) -> String {
     let (a, b) = preamble::start_words(run_marker());
     let start = format!("printf '%s%s\\n' {a} {b}");
     // Tools live in sbin on many nodes, but a non-root login shell has no sbin on its PATH.
+    // FABCHECK_RUN is inherited by all the command starts (see ssh::cleanup_command).
     let script = format!(
-        "{start}; {start} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\"\n{}",
+        "{start}; {start} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" {RUN_ENV}=\"$0\"; export {RUN_ENV}\n{}",
         req.command
     );
     let mut parts: Vec<String> = vec!["exec".into()];
@@ -247,7 +252,7 @@ mod tests {
         let m = run_marker();
         let (a, b) = preamble::start_words(m);
         let script = quote(&format!(
-            "printf '%s%s\\n' {a} {b}; printf '%s%s\\n' {a} {b} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\"\necho hi"
+            "printf '%s%s\\n' {a} {b}; printf '%s%s\\n' {a} {b} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" FABCHECK_RUN=\"$0\"; export FABCHECK_RUN\necho hi"
         ));
         let tail = format!("timeout -k 5 30.0 sh -c {script} {m}");
         let nccl = vec![("NCCL_DEBUG".to_string(), "INFO".to_string())];
@@ -267,7 +272,8 @@ mod tests {
     #[test]
     fn wrapped_command_runs_in_every_login_shell() {
         let w = wrap_command(&CmdRequest {
-            command: "echo out; echo err >&2; echo $PPID; exit 3".into(),
+            command: "echo out; echo err >&2; echo $PPID; sh -c 'echo $FABCHECK_RUN'; exit 3"
+                .into(),
             timeout: Duration::from_secs(10),
             env: vec![],
             sudo: false,
@@ -295,6 +301,8 @@ mod tests {
             // The command's parent (`timeout`) is the process the shell was: `exec` replaced
             // the login shell instead of leaving it waiting.
             assert_eq!(lines[2], pid, "{shell}");
+            // What the command starts inherits the run marker.
+            assert_eq!(lines[3], run_marker(), "{shell}");
         }
     }
 

@@ -841,22 +841,29 @@ fn random_name() -> String {
 
 /// The node-side cleanup of an interrupted run: TERM the process groups of every process
 /// whose command line holds the run marker (`timeout` runs each command in a group of its
-/// own, so children that do not carry the marker go too), and KILL those groups a second
-/// later. The pattern is the marker with its first character in brackets: it matches the
-/// marker in the run's command lines but not the cleanup's own shell, which therefore lives
-/// on to the KILL step.
+/// own, so children that do not carry the marker go too), and of every process whose
+/// environment holds `FABCHECK_RUN=<marker>` (set for every command, inherited by what it
+/// starts: a child that left the group with `setsid` still has it); KILL them a second later.
+/// The patterns are the marker with its first character in brackets: they match the run's
+/// processes but not the cleanup's own shell or grep, which therefore live on to the KILL step.
 pub fn cleanup_command(marker: &str) -> String {
     let mut chars = marker.chars();
     let pattern = match chars.next() {
         Some(c) if c.is_ascii_alphanumeric() => format!("[{c}]{}", chars.as_str()),
         _ => marker.to_string(),
     };
+    // One variable per NUL-ended "line" (-z), anchored: another run's longer marker that
+    // starts with this one is not this run.
+    let env_pattern = format!("^{}={pattern}$", super::RUN_ENV);
     format!(
-        "g=; for p in $(pgrep -f -- {p}); do g=\"$g $(ps -o pgid= -p \"$p\")\"; done; \
-         [ -n \"$(echo $g)\" ] || exit 0; \
-         for x in $g; do kill -TERM -\"$x\"; done 2>/dev/null; sleep 1; \
-         for x in $g; do kill -KILL -\"$x\"; done 2>/dev/null; pkill -KILL -f -- {p}; true",
-        p = super::quote(&pattern)
+        "envp() {{ grep -lsaz -- {e} /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }}; \
+         d=$(envp); g=; for p in $(pgrep -f -- {p}) $d; do g=\"$g $(ps -o pgid= -p \"$p\")\"; done; \
+         [ -n \"$(echo $g $d)\" ] || exit 0; \
+         for x in $g; do kill -TERM -\"$x\"; done 2>/dev/null; kill -TERM $d 2>/dev/null; sleep 1; \
+         for x in $g; do kill -KILL -\"$x\"; done 2>/dev/null; pkill -KILL -f -- {p}; \
+         kill -KILL $d $(envp) 2>/dev/null; true",
+        p = super::quote(&pattern),
+        e = super::quote(&env_pattern),
     )
 }
 
@@ -1089,5 +1096,48 @@ mod tests {
             assert_eq!(rt.block_on(ssh_config_known_hosts(&n)), want, "{value:?}");
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A process that left the command's process group (`setsid`) and has no marker on its
+    /// command line is found by the marker in its environment, and killed.
+    #[test]
+    fn cleanup_command_finds_a_detached_child_by_its_environment() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let marker = format!("fabcheck-ue{}-{nanos:x}", std::process::id());
+        let mut detached = Command::new("setsid")
+            .args(["sleep", "37"])
+            .env(super::super::RUN_ENV, &marker)
+            .spawn()
+            .unwrap();
+        let pid = detached.id() as i32;
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(alive(pid));
+        let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
+        assert!(!cmdline.contains(&marker), "{cmdline}");
+        let st = Command::new("sh")
+            .arg("-c")
+            .arg(cleanup_command(&marker))
+            .status()
+            .unwrap();
+        let _ = detached.wait();
+        assert!(!alive(pid), "the detached child survived the cleanup");
+        assert!(st.success());
+        // Another run's processes are left alone, also when its marker starts with ours.
+        let mut other = Command::new("setsid")
+            .args(["sleep", "38"])
+            .env(super::super::RUN_ENV, format!("{marker}0"))
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let _ = Command::new("sh")
+            .arg("-c")
+            .arg(cleanup_command(&marker))
+            .status();
+        assert!(alive(other.id() as i32), "another run's process was killed");
+        let _ = other.kill();
+        let _ = other.wait();
     }
 }

@@ -857,3 +857,58 @@ fn known_hosts_unset_follows_the_ssh_config_and_set_overrides_it() {
     let m = o.message("hostname [lab01]");
     assert!(m.contains("host key verification failed"), "{m}");
 }
+
+/// Ctrl-C while commands run that started a child in a session of its own (`setsid`, no run
+/// marker on its command line, outside `timeout`'s process group): the cleanup finds it by
+/// the marker in its environment, and nothing of the run is left on the nodes.
+#[test]
+fn ctrl_c_also_kills_what_a_command_detached_with_setsid() {
+    let Some(lab) = Lab::ensure(16, "ctrl_c_also_kills_what_a_command_detached_with_setsid") else {
+        return;
+    };
+    let s = "test(\"detach\", || { run_all(nodes(\"lab[01-04]\"), \"setsid sleep 301 </dev/null >/dev/null 2>&1 & sleep 300\"); });\n";
+    let f = Fab::new()
+        .file("d.rhai", s)
+        .args(["run", "d.rhai", "-i", &lab.inventory()])
+        .reports();
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    /// Ctrl-C for the run whatever happens (a failed assertion must not leave it running).
+    struct Interrupt(u32);
+    impl Drop for Interrupt {
+        fn drop(&mut self) {
+            unsafe { libc::kill(self.0 as i32, libc::SIGINT) };
+        }
+    }
+    let _guard = Interrupt(child.id());
+    let t = Instant::now();
+    while !(1..=4).all(|i| lab.pids(&lab.node(i)).contains("sleep 301")) {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "setsid sleep never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The detached sleep really is outside the marked command lines.
+    let before = lab.pids("lab01");
+    let line = before
+        .lines()
+        .find(|l| l.trim_end().ends_with("sleep 301"))
+        .unwrap_or_else(|| panic!("no detached sleep process: {before}"));
+    assert!(!line.contains("fabcheck-"), "{line}");
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    f.outcome(out).code(3);
+    for i in 1..=4 {
+        let left = lab.pids(&lab.node(i));
+        assert!(
+            !left.contains("sleep 301") && !left.contains("sleep 300"),
+            "left on {}: {left}",
+            lab.node(i)
+        );
+    }
+}
