@@ -55,7 +55,7 @@ measure() {
 
 declare -a A_FC A_PDSH A_CLUSH A_PDSHW AC_FC AC_PDSH AC_CLUSH AC_PDSHW B_FC B_PDSH C_FC C_SSH
 # What fabcheck's node-side wrapper runs for `true` (src/transport/mod.rs, wrap_command).
-WRAPPED='printf "%s%s\n" fabc heck-0-bench:start; printf "%s%s\n" fabc heck-0-bench:start >&2; PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" exec timeout -k 5 600.0 sh -c true fabcheck-0-bench'
+WRAPPED='exec timeout -k 5 600.0 sh -c '"'"'printf "%s%s\n" fabc heck-0-bench:start; printf "%s%s\n" fabc heck-0-bench:start >&2; PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" FABCHECK_RUN="$0"; export FABCHECK_RUN; true'"'"' fabcheck-0-bench'
 first_host=$(head -1 "$DIR/hosts")
 for r in $(seq 1 "$ROUNDS"); do
     echo "round $r/$ROUNDS ..." >&2
