@@ -58,7 +58,19 @@ pub fn quote(s: &str) -> String {
     if shell_safe(s) {
         return s.to_string();
     }
-    format!("'{}'", s.replace('\'', "'\\''"))
+    // A backslash goes outside the quotes as `\\`: POSIX shells keep it literal inside single
+    // quotes, but fish reads `\\` there as one backslash; `'…'\\'…'` means the same to both.
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => q.push_str("'\\''"),
+            '\\' => q.push_str("'\\\\'"),
+            c => q.push(c),
+        }
+    }
+    q.push('\'');
+    q
 }
 
 #[cfg(test)]
@@ -97,5 +109,37 @@ mod tests {
         assert_eq!(quote("eth0; touch /tmp/x"), "'eth0; touch /tmp/x'");
         assert_eq!(quote("it's"), "'it'\\''s'");
         assert_eq!(quote(""), "''");
+    }
+
+    /// Quoted words come back unchanged from every login shell a node may have (fish reads
+    /// backslashes inside single quotes, POSIX shells do not).
+    #[test]
+    fn quoted_words_survive_sh_bash_zsh_and_fish() {
+        let samples = [
+            "plain",
+            "it's",
+            r"a\\b",
+            r"tab\t and \n",
+            r"end\",
+            r"\'mixed'\\",
+            "$HOME `x` \"q\" ;|&",
+        ];
+        for shell in ["sh", "bash", "zsh", "fish"] {
+            for sample in samples {
+                let line = format!("printf '%s' {}", quote(sample));
+                let Ok(o) = std::process::Command::new(shell)
+                    .arg("-c")
+                    .arg(&line)
+                    .output()
+                else {
+                    continue; // that shell is not installed here
+                };
+                assert_eq!(
+                    String::from_utf8_lossy(&o.stdout),
+                    sample,
+                    "{shell}: {line}"
+                );
+            }
+        }
     }
 }
