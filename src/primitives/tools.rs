@@ -27,7 +27,11 @@ pub fn tool(
         env: vec![],
         sudo: false,
     };
-    let o = n.env.exec(&n.spec, &req)?;
+    // A read-only tool is asked once more when its output did not come back at all.
+    let o = match n.env.exec(&n.spec, &req) {
+        Err(crate::transport::TransportError::OutputLost { .. }) => n.env.exec(&n.spec, &req)?,
+        r => r?,
+    };
     if n.env.dry_run {
         return Err(PrimError::dry_run());
     }

@@ -67,6 +67,10 @@ pub enum TransportError {
     },
     #[error("{node}: interrupted")]
     Interrupted { node: String },
+    /// Not even the start line every wrapped command prints first came back: the output was
+    /// lost on the way, or the node ran something else (a ForceCommand).
+    #[error("{node}: `{command}`: no output came back, not even the line fabcheck prints before every command: it was lost on the way (SSH multiplexing under load) or the node did not run the command (a ForceCommand in its sshd_config?)")]
+    OutputLost { node: String, command: String },
     #[error("{node}: {message}")]
     Other { node: String, message: String },
 }

@@ -32,6 +32,7 @@ pub struct Preamble {
     needle: Vec<u8>,
     held: Vec<u8>,
     passing: bool,
+    found: bool,
     set_aside: Vec<u8>,
 }
 
@@ -43,6 +44,7 @@ impl Preamble {
             needle,
             held: Vec::new(),
             passing: false,
+            found: false,
             set_aside: Vec::new(),
         }
     }
@@ -56,6 +58,7 @@ impl Preamble {
         self.held.extend_from_slice(chunk);
         if let Some(i) = find(&self.held, &self.needle) {
             self.passing = true;
+            self.found = true;
             let rest = self.held.split_off(i + self.needle.len());
             self.held.truncate(i);
             self.set_aside = std::mem::take(&mut self.held);
@@ -73,6 +76,11 @@ impl Preamble {
     pub fn finish(&mut self) -> Vec<u8> {
         self.passing = true;
         std::mem::take(&mut self.held)
+    }
+
+    /// Whether the start line came.
+    pub fn started(&self) -> bool {
+        !self.set_aside.is_empty() || self.found
     }
 
     /// What the shell printed before the start line (empty when nothing, or no start line).
@@ -106,6 +114,10 @@ mod tests {
         let (out, aside) = feed(&[b"Welcome to spark-01\nfabcheck-42-abc:start\n{\"a\":1}\n"]);
         assert_eq!(out, b"{\"a\":1}\n");
         assert_eq!(aside, b"Welcome to spark-01\n");
+        let mut p = Preamble::new(&start_line(M));
+        assert!(!p.started());
+        p.push(b"fabcheck-42-abc:start\n");
+        assert!(p.started(), "a start line with nothing before it");
     }
 
     #[test]

@@ -401,6 +401,10 @@ impl SshTransport {
         }
         drop(deliver);
         self.warn_preamble(node, &pre);
+        // The start line is the first thing every wrapped command prints: a stdout that ended
+        // without it and without anything else, for a command that ended well (or without an
+        // exit status), did not come back. Told as such, never parsed as "no output".
+        let came_back_empty = !pre[0].started() && caps[0].total() == 0;
         let duration = started.elapsed();
         let [out_cap, err_cap] = caps;
         let result = match status {
@@ -469,6 +473,14 @@ impl SshTransport {
                 cause: error_chain(&e),
             }),
         };
+        if came_back_empty
+            && matches!(&result, Ok(o) if o.exit_code == Some(0) || o.exit_code.is_none())
+        {
+            return Err(TransportError::OutputLost {
+                node: node.name.clone(),
+                command: req.command.clone(),
+            });
+        }
         // Exit 127 because the wrapper's own `timeout` (or `sudo`/`env`) is missing is not
         // "the tool is not installed".
         match result {

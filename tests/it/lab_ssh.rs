@@ -912,3 +912,59 @@ fn ctrl_c_also_kills_what_a_command_detached_with_setsid() {
         );
     }
 }
+
+/// A node whose sshd runs something else than the command (`ForceCommand /bin/true`): nothing
+/// comes back, not even the start line every command prints first. That is an error saying
+/// so (a read-only tool is asked twice first), never "no output" fed to a parser. The same
+/// check catches output that SSH multiplexing lost on the way.
+#[test]
+fn a_node_that_runs_something_else_is_an_error_not_empty_output() {
+    let Some(lab) = Lab::ensure(16, "a_node_that_runs_something_else_is_an_error") else {
+        return;
+    };
+    let cfg = lab.dir.join("nodes/lab05/sshd_config");
+    let original = std::fs::read_to_string(&cfg).unwrap();
+    /// Puts lab05's sshd back as it was however the test ends.
+    struct Restore<'a>(&'a Lab, std::path::PathBuf, String);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.1, &self.2);
+            self.0.kill_sshd("lab05");
+            self.0.start_sshd("lab05");
+        }
+    }
+    let _restore = Restore(&lab, cfg.clone(), original.clone());
+    std::fs::write(&cfg, format!("{original}\nForceCommand /bin/true\n")).unwrap();
+    lab.kill_sshd("lab05");
+    lab.start_sshd("lab05");
+    let s = "test_each(nodes(\"lab0[4-5]\"), \"link\", |n| { let l = n.ethtool(\"fab0\"); assert(l.link_detected != (), \"parsed\"); });\n\
+             test(\"run\", || { node(\"lab05\").run(\"echo hi\"); });\n";
+    let o = Fab::new()
+        .file("f.rhai", s)
+        .args(["run", "f.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
+    o.code(1);
+    assert_eq!(
+        o.status("link [lab04]"),
+        "pass",
+        "{}",
+        o.message("link [lab04]")
+    );
+    for name in ["link [lab05]", "run"] {
+        assert_eq!(o.status(&name), "error", "{name}: {}", o.message(name));
+        let m = o.message(name);
+        assert!(
+            m.contains("no output came back") && m.contains("ForceCommand"),
+            "{m}"
+        );
+    }
+    // The read-only tool was asked twice, the plain command once.
+    let t = o.test("link [lab05]");
+    assert_eq!(
+        t["commands"].as_array().map(|c| c.len()),
+        Some(2),
+        "{}",
+        t["commands"]
+    );
+}
