@@ -27,11 +27,20 @@ pub fn tool(
         env: vec![],
         sudo: false,
     };
-    // A read-only tool is asked once more when its output did not come back at all.
-    let o = match n.env.exec(&n.spec, &req) {
-        Err(crate::transport::TransportError::OutputLost { .. }) => n.env.exec(&n.spec, &req)?,
-        r => r?,
+    // A read-only tool is asked once more when its output did not come back at all, or when
+    // it ended well with an empty stdout (these tools always print; SSH multiplexing can lose
+    // the end of a command's output under load). Where empty is the real answer (`rdma link`
+    // without devices), the second answer is the same.
+    let lost = |r: &Result<CmdOutput, crate::transport::TransportError>| match r {
+        Err(crate::transport::TransportError::OutputLost { .. }) => true,
+        Ok(o) => o.exit_code == Some(0) && o.stdout.is_empty(),
+        Err(_) => false,
     };
+    let mut r = n.env.exec(&n.spec, &req);
+    if lost(&r) && !n.env.dry_run {
+        r = n.env.exec(&n.spec, &req);
+    }
+    let o = r?;
     if n.env.dry_run {
         return Err(PrimError::dry_run());
     }
