@@ -66,7 +66,7 @@ pub fn installed(o: &CmdOutput, node: &str, program: &str) -> PResult<()> {
 
 /// The reason a tool gave: its first stderr lines (stdout when stderr is empty), up to three
 /// joined with " | " (ping says `socktype: SOCK_RAW` first and why on the next lines).
-pub fn first_err_line(o: &CmdOutput) -> String {
+pub fn tool_reason(o: &CmdOutput) -> String {
     let lines = |t: &str| -> Vec<String> {
         t.lines()
             .map(str::trim)
@@ -87,7 +87,7 @@ fn failed(n: &NodeRef, cmd: &str, o: &CmdOutput) -> PrimError {
         "{}: `{cmd}` failed (exit {}): {}",
         n.name(),
         o.exit_code.unwrap_or(-1),
-        first_err_line(o)
+        tool_reason(o)
     ))
 }
 
@@ -109,7 +109,7 @@ fn ethtool_run(n: &NodeRef, iface: &str, flag: &str) -> PResult<CmdOutput> {
             return Err(PrimError::error(format!(
                 "{}: interface `{iface}` does not exist ({})",
                 n.name(),
-                first_err_line(&o)
+                tool_reason(&o)
             )));
         }
         return Err(failed(n, &cmd, &o));
@@ -139,7 +139,7 @@ pub fn eee(n: &NodeRef, iface: &str) -> PResult<parse::eee::Eee> {
     let cmd = format!("ethtool --show-eee {}", quote(iface));
     let o = tool(n, "ethtool", &cmd, None, None)?;
     if o.exit_code != Some(0) && o.stdout.trim().is_empty() {
-        let why = first_err_line(&o);
+        let why = tool_reason(&o);
         if why.contains("Operation not supported") {
             return Ok(parse::eee::Eee {
                 interface: Some(iface.to_string()),
@@ -177,7 +177,7 @@ pub fn bond(n: &NodeRef, name: &str) -> PResult<parse::bonding::Bonding> {
         return Err(PrimError::error(format!(
             "{}: no bond `{name}` ({path}: {})",
             n.name(),
-            first_err_line(&o)
+            tool_reason(&o)
         )));
     }
     parsed(n.name(), &o.stdout, parse::bonding::parse)
@@ -303,7 +303,7 @@ pub fn file_info(n: &NodeRef, path: &str) -> PResult<FileInfo> {
         return Err(PrimError::error(format!(
             "{}: cannot read {path}: {}",
             n.name(),
-            first_err_line(&o)
+            tool_reason(&o)
         )));
     }
     let mut lines = o.stdout.lines();

@@ -80,7 +80,7 @@ impl Preamble {
 
     /// Whether the start line came.
     pub fn started(&self) -> bool {
-        !self.set_aside.is_empty() || self.found
+        self.found
     }
 
     /// What the shell printed before the start line (empty when nothing, or no start line).

@@ -240,7 +240,7 @@ impl SshTransport {
     /// config with `LogLevel QUIET`): one plain `ssh … true` with the same destination,
     /// user, port, config and host-key policy, errors logged; its stderr, if any.
     async fn diagnose(&self, node: &Node, known_hosts: KnownHosts) -> Option<String> {
-        let mut c = tokio::process::Command::new("ssh");
+        let mut c = plain_ssh();
         c.arg("-o").arg("LogLevel=ERROR");
         c.arg("-o").arg("BatchMode=yes");
         c.arg("-o").arg(format!(
@@ -258,21 +258,12 @@ impl SshTransport {
         c.arg("-o")
             .arg("ControlMaster=no")
             .arg("-o")
-            .arg("ControlPath=none");
-        if let Some(cfg) = &node.ssh_config {
-            c.arg("-F").arg(cfg);
-        }
-        if let Some(u) = &node.user {
-            c.arg("-l").arg(u);
-        }
-        if let Some(p) = node.port {
-            c.arg("-p").arg(p.to_string());
-        }
-        c.arg("-T").arg("--").arg(&node.host).arg("true");
-        c.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true);
+            .arg("ControlPath=none")
+            .arg("-T");
+        node_destination(&mut c, node);
+        c.arg("true");
+        c.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
         let limit = node.connect_timeout + Duration::from_secs(5);
         let out = tokio::time::timeout(limit, c.output()).await.ok()?.ok()?;
         if out.status.success() {
@@ -680,8 +671,27 @@ impl Drop for SshTransport {
 /// port), so that a config with `StrictHostKeyChecking no` (or `accept-new`) works for fabcheck
 /// as it does for ssh. `ask` (ssh's default) and anything unreadable are strict.
 async fn ssh_config_known_hosts(node: &Node) -> KnownHosts {
-    let mut c = tokio::process::Command::new("ssh");
+    let mut c = plain_ssh();
     c.arg("-G");
+    node_destination(&mut c, node);
+    c.stderr(std::process::Stdio::null());
+    let out = match tokio::time::timeout(Duration::from_secs(10), c.output()).await {
+        Ok(Ok(o)) if o.status.success() => o,
+        _ => return KnownHosts::Strict,
+    };
+    known_hosts_from_ssh_g(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// An `ssh` of our own beside the masters (no stdin, killed if fabcheck stops waiting).
+fn plain_ssh() -> tokio::process::Command {
+    let mut c = tokio::process::Command::new("ssh");
+    c.stdin(std::process::Stdio::null()).kill_on_drop(true);
+    c
+}
+
+/// The node's ssh config file, user and port, then `-- HOST`: the destination as the master
+/// reaches it.
+fn node_destination(c: &mut tokio::process::Command, node: &Node) {
     if let Some(cfg) = &node.ssh_config {
         c.arg("-F").arg(cfg);
     }
@@ -692,14 +702,6 @@ async fn ssh_config_known_hosts(node: &Node) -> KnownHosts {
         c.arg("-p").arg(p.to_string());
     }
     c.arg("--").arg(&node.host);
-    c.stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let out = match tokio::time::timeout(Duration::from_secs(10), c.output()).await {
-        Ok(Ok(o)) if o.status.success() => o,
-        _ => return KnownHosts::Strict,
-    };
-    known_hosts_from_ssh_g(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// The `stricthostkeychecking` line of `ssh -G` output, as a policy.
@@ -962,13 +964,18 @@ mod tests {
             .unwrap_or(false)
     }
 
-    #[test]
-    fn cleanup_command_kills_what_ignores_term_and_reaches_its_kill_step() {
+    /// A run marker of this test process, unlike any real run's.
+    fn test_marker(tag: &str) -> String {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .subsec_nanos();
-        let marker = format!("fabcheck-ut{}-{nanos:x}", std::process::id());
+        format!("fabcheck-{tag}{}-{nanos:x}", std::process::id())
+    }
+
+    #[test]
+    fn cleanup_command_kills_what_ignores_term_and_reaches_its_kill_step() {
+        let marker = test_marker("ut");
         // As on a node: `timeout` (own process group) around `sh -c CMD MARKER`, whose child
         // does not carry the marker and ignores TERM.
         let mut child = Command::new("timeout")
@@ -1114,11 +1121,7 @@ mod tests {
     /// command line is found by the marker in its environment, and killed.
     #[test]
     fn cleanup_command_finds_a_detached_child_by_its_environment() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let marker = format!("fabcheck-ue{}-{nanos:x}", std::process::id());
+        let marker = test_marker("ue");
         let mut detached = Command::new("setsid")
             .args(["sleep", "37"])
             .env(super::super::RUN_ENV, &marker)

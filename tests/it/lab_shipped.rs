@@ -7,15 +7,25 @@ use common::lab::Lab;
 use common::Fab;
 
 fn five_step(lab: &Lab, recipe: &str, extra: &[&str]) -> common::Outcome {
-    let script = common::repo()
+    let inventory = std::fs::read_to_string(lab.inventory()).unwrap();
+    five_step_with(&inventory, recipe, extra)
+}
+
+fn five_step_script() -> String {
+    common::repo()
         .join("scripts/five_step_acceptance.rhai")
         .display()
-        .to_string();
+        .to_string()
+}
+
+/// The five-step on lab01–lab04 with this inventory (TOML text).
+fn five_step_with(inventory: &str, recipe: &str, extra: &[&str]) -> common::Outcome {
+    let script = five_step_script();
     let mut args = vec![
         "run".to_string(),
         script,
         "-i".into(),
-        lab.inventory(),
+        "inv.toml".into(),
         "-w".into(),
         "lab[01-04]".into(),
     ];
@@ -30,7 +40,23 @@ fn five_step(lab: &Lab, recipe: &str, extra: &[&str]) -> common::Outcome {
     {
         args.push(a.to_string());
     }
-    Fab::new().args(args).reports().run()
+    Fab::new()
+        .file("inv.toml", inventory)
+        .args(args)
+        .reports()
+        .run()
+}
+
+/// The recipe whose addresses are all fabric addresses of lab01–lab04 (in the lab user's
+/// home, which the nodes share).
+fn recipe_ok() -> &'static str {
+    let path = "/home/fclab/fabcheck-recipe-ok";
+    std::fs::write(
+        path,
+        "10.214.0.1 slots=1\n10.214.0.2 slots=1\n10.215.0.3 slots=1\n10.214.0.4 slots=1\n",
+    )
+    .unwrap();
+    path
 }
 
 fn netplan_sums(lab: &Lab) -> Vec<String> {
@@ -52,11 +78,7 @@ fn five_step_on_the_lab() {
     };
     // The lab user's home is shared by the nodes: the recipe files live there.
     let home = std::path::Path::new("/home/fclab");
-    std::fs::write(
-        home.join("fabcheck-recipe-ok"),
-        "10.214.0.1 slots=1\n10.214.0.2 slots=1\n10.215.0.3 slots=1\n10.214.0.4 slots=1\n",
-    )
-    .unwrap();
+    recipe_ok();
     std::fs::write(
         home.join("fabcheck-recipe-foreign"),
         "10.214.0.1 slots=1\n10.213.0.2 slots=1\n",
@@ -167,12 +189,6 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
     let Some(lab) = Lab::ensure_variant(16, &v, "five_step_on_a_lab_without_names") else {
         return;
     };
-    let home = std::path::Path::new("/home/fclab");
-    std::fs::write(
-        home.join("fabcheck-recipe-ok"),
-        "10.214.0.1 slots=1\n10.214.0.2 slots=1\n10.215.0.3 slots=1\n10.214.0.4 slots=1\n",
-    )
-    .unwrap();
     // Inventory without `host`: names only (the runner's ssh config knows them, peers do not).
     let inv = std::fs::read_to_string(lab.inventory()).unwrap();
     let inv: String = inv
@@ -180,27 +196,7 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
         .filter(|l| !l.starts_with("host = "))
         .map(|l| format!("{l}\n"))
         .collect();
-    let script = common::repo()
-        .join("scripts/five_step_acceptance.rhai")
-        .display()
-        .to_string();
-    let o = Fab::new()
-        .file("inv.toml", &inv)
-        .args([
-            "run",
-            &script,
-            "-i",
-            "inv.toml",
-            "-w",
-            "lab[01-04]",
-            "--set",
-            "ping_count=1",
-            "--set",
-            "recipe=/home/fclab/fabcheck-recipe-ok",
-            "--allow-changes",
-        ])
-        .reports()
-        .run();
+    let o = five_step_with(&inv, recipe_ok(), &["--allow-changes"]);
     o.code(1);
     for t in o.tests() {
         let name = t["name"].as_str().unwrap();
@@ -227,6 +223,7 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
     // (the run above let the user's config add the keys) step 2 fails with ssh's own reason.
     let (_, out) = lab.exec("lab01", ": > /home/fclab/.ssh/known_hosts; echo cleared");
     assert!(out.contains("cleared"), "{out}");
+    let script = five_step_script();
     let o = Fab::new()
         .file("inv.toml", &inv)
         .args([
@@ -304,32 +301,7 @@ fn verdicts_hold_when_the_login_shell_prints_a_banner() {
     );
     assert!(err.contains("Welcome to lab0"), "{err}");
 
-    let home = std::path::Path::new("/home/fclab");
-    std::fs::write(
-        home.join("fabcheck-recipe-ok"),
-        "10.214.0.1 slots=1\n10.214.0.2 slots=1\n10.215.0.3 slots=1\n10.214.0.4 slots=1\n",
-    )
-    .unwrap();
-    let script = common::repo()
-        .join("scripts/five_step_acceptance.rhai")
-        .display()
-        .to_string();
-    let o = Fab::new()
-        .args([
-            "run",
-            &script,
-            "-i",
-            &lab.inventory(),
-            "-w",
-            "lab[01-04]",
-            "--set",
-            "ping_count=1",
-            "--set",
-            "recipe=/home/fclab/fabcheck-recipe-ok",
-            "--allow-changes",
-        ])
-        .reports()
-        .run();
+    let o = five_step(&lab, recipe_ok(), &["--allow-changes"]);
     o.code(1);
     for t in o.tests() {
         let name = t["name"].as_str().unwrap();
@@ -364,10 +336,7 @@ fn step_5_without_passwordless_sudo_is_an_error_naming_sudo() {
     assert!(rule.contains("NOPASSWD"), "{rule}");
     let _restore = Restore(rule.clone());
     std::fs::write("/etc/sudoers.d/fclab", rule.replace("NOPASSWD: ", "")).unwrap();
-    let script = common::repo()
-        .join("scripts/five_step_acceptance.rhai")
-        .display()
-        .to_string();
+    let script = five_step_script();
     let o = Fab::new()
         .args([
             "run",

@@ -70,27 +70,10 @@ fn ctrl_c_mid_run_exit_3_partial_junit_nothing_left() {
         .file("int.rhai", s)
         .args(["run", "int.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the sleeps really run on the nodes, then Ctrl-C.
-    let t = Instant::now();
-    while !lab.pids("lab16").contains("sleep 300") {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "sleep never started on lab16"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let pid = child.id();
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let t = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    let took = t.elapsed();
-    let o = f.outcome(out);
+    // Ctrl-C once the sleeps really run on the nodes.
+    let (o, took, pid) = ctrl_c_when(&f, "sleep never started on lab16", || {
+        lab.pids("lab16").contains("sleep 300")
+    });
     o.code(3);
     assert!(took < Duration::from_secs(10), "exit took {took:?}");
     assert_eq!(o.status("quick"), "pass");
@@ -871,38 +854,20 @@ fn ctrl_c_also_kills_what_a_command_detached_with_setsid() {
         .file("d.rhai", s)
         .args(["run", "d.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    /// Ctrl-C for the run whatever happens (a failed assertion must not leave it running).
-    struct Interrupt(u32);
-    impl Drop for Interrupt {
-        fn drop(&mut self) {
-            unsafe { libc::kill(self.0 as i32, libc::SIGINT) };
+    let (o, _, _) = ctrl_c_when(&f, "setsid sleep never started", || {
+        if !(1..=4).all(|i| lab.pids(&lab.node(i)).contains("sleep 301")) {
+            return false;
         }
-    }
-    let _guard = Interrupt(child.id());
-    let t = Instant::now();
-    while !(1..=4).all(|i| lab.pids(&lab.node(i)).contains("sleep 301")) {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "setsid sleep never started"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // The detached sleep really is outside the marked command lines.
-    let before = lab.pids("lab01");
-    let line = before
-        .lines()
-        .find(|l| l.trim_end().ends_with("sleep 301"))
-        .unwrap_or_else(|| panic!("no detached sleep process: {before}"));
-    assert!(!line.contains("fabcheck-"), "{line}");
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    f.outcome(out).code(3);
+        // The detached sleep really is outside the marked command lines.
+        let before = lab.pids("lab01");
+        let line = before
+            .lines()
+            .find(|l| l.trim_end().ends_with("sleep 301"))
+            .unwrap_or_else(|| panic!("no detached sleep process: {before}"));
+        assert!(!line.contains("fabcheck-"), "{line}");
+        true
+    });
+    o.code(3);
     for i in 1..=4 {
         let left = lab.pids(&lab.node(i));
         assert!(
@@ -967,4 +932,34 @@ fn a_node_that_runs_something_else_is_an_error_not_empty_output() {
         "{}",
         t["commands"]
     );
+}
+
+/// Run `f`, wait (30 s at most) until `ready()`, then Ctrl-C it: the outcome, how long it took
+/// to exit after the Ctrl-C, and its pid. A failed wait or assertion still interrupts the run,
+/// so that nothing keeps running on the nodes.
+fn ctrl_c_when(f: &Fab, never: &str, ready: impl Fn() -> bool) -> (common::Outcome, Duration, u32) {
+    let child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    struct Interrupt(u32);
+    impl Drop for Interrupt {
+        fn drop(&mut self) {
+            unsafe { libc::kill(self.0 as i32, libc::SIGINT) };
+        }
+    }
+    let pid = child.id();
+    let guard = Interrupt(pid);
+    let t = Instant::now();
+    while !ready() {
+        assert!(t.elapsed() < Duration::from_secs(30), "{never}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(guard); // the Ctrl-C
+    let t = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = t.elapsed();
+    (f.outcome(out), took, pid)
 }
