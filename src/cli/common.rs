@@ -127,6 +127,7 @@ pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
         params: o.params,
         allow_changes: o.allow_changes,
         dry_run: o.dry_run,
+        needs: Default::default(),
         fanout,
         stdlib_dir,
         timeout: o.timeout,

@@ -145,7 +145,8 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
     })
 }
 
-/// The dry run's reachability suite, then every script's suite.
+/// Every script's suite; in a dry run (the scripts' commands listed), the preflight of what
+/// they would need, first in the results.
 fn execute(a: &RunArgs, p: &Prepared, console: &Console) -> Vec<crate::run::model::SuiteResult> {
     let opts = runner::RunOptions {
         filters: a.filter.clone(),
@@ -155,15 +156,17 @@ fn execute(a: &RunArgs, p: &Prepared, console: &Console) -> Vec<crate::run::mode
         dry_run: a.dry_run,
     };
     let mut suites = Vec::new();
-    if a.dry_run {
-        let reach = runner::reachability_suite(&p.env);
-        for t in &reach.tests {
-            crate::run::observer::Observer::test_finished(console, t);
-        }
-        suites.push(reach);
-    }
     for s in &p.scripts {
         suites.push(runner::run_suite(s, &opts, console));
+    }
+    if a.dry_run {
+        use crate::run::observer::Observer;
+        let pre = crate::run::preflight::suite(&p.env);
+        console.suite_started(&pre.name, pre.tests.len());
+        for t in &pre.tests {
+            console.test_finished(t);
+        }
+        suites.insert(0, pre);
     }
     suites
 }

@@ -233,22 +233,38 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
             def.retries + 1
         ));
     }
-    let found_by_check = t
-        .message
-        .as_deref()
-        .is_some_and(|m| m.contains(crate::run::env::DRY_RUN_CHECK));
-    if opts.dry_run && t.status != Status::Skipped && !found_by_check {
-        t.detail = Some(format!(
-            "dry run outcome would be {}: {}",
-            t.status.label(),
-            t.message.clone().unwrap_or_default()
-        ));
-        t.status = Status::Skipped;
-        t.message = Some("dry run: remote commands were printed, not run".into());
+    if opts.dry_run && t.status != Status::Skipped {
+        dry_outcome(&mut t);
     }
     t.output = cap(&t.output, OUTPUT_CAP);
     t.duration_ms = started.elapsed().as_millis() as u64;
     t
+}
+
+/// `--dry-run`: a test's outcome is its listing — skipped, "dry run: N commands listed", and
+/// where the listing ended when the test did not run to its end. What is missing on the nodes
+/// is the preflight's to say (`run::preflight`).
+fn dry_outcome(t: &mut TestResult) {
+    use super::bindings::dry::{STOPPED, TYPE_NAME};
+    let listed = t.commands.iter().filter(|c| c.dry_run).count();
+    let said = t.message.clone().unwrap_or_default();
+    let ended = match t.status {
+        Status::Pass => " (the whole test)".to_string(),
+        _ if said.contains(STOPPED) || said.contains(TYPE_NAME) => {
+            format!("; listing stopped: {said}")
+        }
+        s => format!("; the listing ends where the test would end ({}: {said})", s.label()),
+    };
+    t.detail = Some(format!(
+        "dry run: commands listed, not run; the test's own outcome was {}{}",
+        t.status.label(),
+        if said.is_empty() { String::new() } else { format!(": {said}") }
+    ));
+    t.status = Status::Skipped;
+    t.message = Some(format!(
+        "dry run: {listed} command{} listed{ended}",
+        if listed == 1 { "" } else { "s" }
+    ));
 }
 
 fn matches_filter(def: &TestDef, filters: &[String]) -> bool {
@@ -349,60 +365,4 @@ fn panicked(script: &Script, def: &TestDef) -> TestResult {
     t.message =
         Some("internal error: the test thread panicked (a fabcheck bug; please report it)".into());
     t
-}
-
-/// `--dry-run`: the read-only part that does touch nodes — one `reachable [node]` testcase per
-/// node (an SSH connection and `true`), concurrently up to the fan-out.
-pub fn reachability_suite(env: &crate::run::env::RunEnv) -> SuiteResult {
-    let started = Instant::now();
-    let stamp = timestamp();
-    let nodes: Vec<std::sync::Arc<crate::inventory::Node>> = env
-        .inventory
-        .nodes
-        .iter()
-        .cloned()
-        .map(std::sync::Arc::new)
-        .collect();
-    let results = pool::map(
-        &nodes,
-        env.fanout,
-        |_, n| {
-            let t0 = Instant::now();
-            let (status, message) = match env.transports.for_node(n).probe(n) {
-                Ok(()) => (Status::Pass, None),
-                Err(e) => (Status::Error, Some(e.to_string())),
-            };
-            reach_case(n, status, message, t0.elapsed())
-        },
-        |_, n| {
-            reach_case(
-                n,
-                Status::Error,
-                Some("internal error: the probe's thread panicked".into()),
-                Duration::ZERO,
-            )
-        },
-    );
-    SuiteResult {
-        name: "dry-run".into(),
-        file: String::new(),
-        timestamp: stamp,
-        duration_ms: started.elapsed().as_millis() as u64,
-        tests: results,
-    }
-}
-
-fn reach_case(
-    n: &crate::inventory::Node,
-    status: Status,
-    message: Option<String>,
-    took: Duration,
-) -> TestResult {
-    TestResult {
-        node: Some(n.name.clone()),
-        status,
-        message,
-        duration_ms: took.as_millis() as u64,
-        ..TestResult::new(&format!("reachable [{}]", n.name), "dry-run")
-    }
 }

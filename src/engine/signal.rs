@@ -149,6 +149,9 @@ fn type_word(t: &str) -> &str {
         "array" | "Array" | "rhai::Array" => "an array",
         "map" | "Map" | "rhai::Map" => "a map",
         t if t.ends_with("NodeRef") || t == "Node" => "a node",
+        t if t.ends_with("DryValue") || t == super::bindings::dry::TYPE_NAME => {
+            "a dry-run answer (not known before the run)"
+        }
         t if t.contains("FnPtr") || t == "Fn" => "a function",
         other => other,
     }

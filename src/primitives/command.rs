@@ -25,9 +25,32 @@ pub fn request(n: &NodeRef, spec: &Node, cmd: &str, o: &RunOpts) -> CmdRequest {
     }
 }
 
+/// Shell words that are not programs to look for.
+const SHELL_WORDS: &[&str] = &[
+    "command", "cd", "test", "[", "echo", "printf", "true", "false", "for", "if", "while",
+    "case", "export", "set", "unset", "exec", "read", "eval", ".", ":", "{", "(", "!", "exit",
+    "return", "local", "type", "ulimit", "umask", "wait", "trap", "shift",
+];
+
+/// The program a shell command starts with (`rdma link` → `rdma`), when it names one.
+pub fn first_program(cmd: &str) -> Option<&str> {
+    let w = cmd.split_whitespace().next()?;
+    let w = w.trim_end_matches(';');
+    (!w.contains('=') && !SHELL_WORDS.contains(&w) && crate::util::names::valid_program(w))
+        .then_some(w)
+}
+
+/// `--dry-run`: what a script's own command needs on its node (its first program).
+fn need(n: &NodeRef, spec: &Node, cmd: &str) {
+    if let Some(p) = first_program(cmd) {
+        n.env.need_tool(spec, p);
+    }
+}
+
 /// `n.run(cmd)`: a non-zero exit is data; an unreachable node or a timeout is an error.
 pub fn run(n: &NodeRef, cmd: &str, o: &RunOpts) -> PResult<CmdOutput> {
     let req = request(n, &n.spec, cmd, o);
+    need(n, &n.spec, cmd);
     Ok(n.env.exec(&n.spec, &req)?)
 }
 
@@ -68,7 +91,16 @@ pub fn run_all(nodes: &[NodeRef], cmd: &str, o: &RunOpts) -> PResult<Vec<(String
     let env = first.env.clone();
     let specs: Vec<Arc<Node>> = nodes.iter().map(|n| n.spec.clone()).collect();
     let reqs: Vec<CmdRequest> = specs.iter().map(|s| request(first, s, cmd, o)).collect();
+    for s in &specs {
+        need(first, s, cmd);
+    }
     let results = env.run_many(&specs, &reqs);
+    if env.dry_run {
+        for ((spec, req), res) in specs.iter().zip(&reqs).zip(&results) {
+            log_command(spec, req, res);
+        }
+        return Err(PrimError::dry_run("every node", cmd));
+    }
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for ((spec, req), res) in specs.iter().zip(&reqs).zip(results) {

@@ -151,8 +151,17 @@ pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclRes
     let first = &nodes[0];
     let env = &first.env;
     if l.launcher != Launcher::Local {
-        env.dry_check_tool(&first.spec, l.launcher.name())
-            .map_err(PrimError::error)?;
+        env.need_tool(&first.spec, l.launcher.name());
+    }
+    // The launcher starts the program on every node of the launch, at the same path.
+    let ranks: &[NodeRef] = if l.launcher == Launcher::Local {
+        &nodes[..1]
+    } else {
+        nodes
+    };
+    for n in ranks {
+        env.need_tool(&n.spec, &l.program);
+        env.need_rdma(&n.spec);
     }
     let req = CmdRequest {
         command: l.command.clone(),
@@ -161,9 +170,6 @@ pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclRes
         sudo: false,
     };
     let out = env.exec(&first.spec, &req)?;
-    if env.dry_run {
-        return Err(PrimError::dry_run());
-    }
     let missing = if l.launcher != Launcher::Local && out.stderr.contains(l.launcher.name()) {
         l.launcher.name()
     } else {

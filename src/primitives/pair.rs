@@ -67,29 +67,23 @@ fn req(cmd: String, timeout: Duration) -> CmdRequest {
 /// Start the server, wait for its TCP port to listen, run the client, then collect the server
 /// (killing it by its tag if it does not end by itself). Thread-agnostic: the caller logs.
 pub fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> PairRun {
+    if env.dry_run {
+        return list_pair(env, server, client, plan);
+    }
     let started = Instant::now();
     let mut log: Log = Vec::new();
-    let tag = &plan.tag;
     let port = plan.port;
-    let server_req = req(format!("{} ; : {tag}", plan.server_cmd), plan.timeout);
-    // A bracket pattern does not match the pkill (or its shell) itself.
-    let kill_pattern = format!("{}[{}]", &tag[..tag.len() - 1], &tag[tag.len() - 1..]);
+    let server_req = req(format!("{} ; : {}", plan.server_cmd, plan.tag), plan.timeout);
     let kill = |log: &mut Log| {
-        let r = req(
-            format!("pkill -TERM -f -- {}; true", quote(&kill_pattern)),
-            Duration::from_secs(10),
-        );
+        let r = kill_request(plan);
         let res = env.run_raw(server, &r);
         log.push((server.clone(), r, res));
     };
     let ready_limit = READY_TIMEOUT.min(plan.timeout);
     std::thread::scope(|s| {
         let srv = s.spawn(|| env.run_raw(server, &server_req));
-        let probe = req(
-            format!("ss -Hltn 'sport = :{port}'"),
-            Duration::from_secs(10).min(plan.timeout),
-        );
-        let mut ready = env.dry_run;
+        let probe = probe_request(plan);
+        let mut ready = false;
         let mut last_probe = None;
         // Probe at least once even when the server call already returned: a replayed
         // transcript answers the server command at once, and a real server that died is
@@ -181,6 +175,74 @@ pub fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> 
             log,
         }
     })
+}
+
+/// Stops exactly this exchange's server (its tag rides in the server's command line); the
+/// bracket pattern does not match the pkill (or its shell) itself.
+fn kill_request(plan: &PairPlan) -> CmdRequest {
+    let tag = &plan.tag;
+    let pattern = format!("{}[{}]", &tag[..tag.len() - 1], &tag[tag.len() - 1..]);
+    req(
+        format!("pkill -TERM -f -- {}; true", quote(&pattern)),
+        Duration::from_secs(10),
+    )
+}
+
+/// Is the server's TCP port listening yet?
+fn probe_request(plan: &PairPlan) -> CmdRequest {
+    req(
+        format!("ss -Hltn 'sport = :{}'", plan.port),
+        Duration::from_secs(10).min(plan.timeout),
+    )
+}
+
+/// `--dry-run`: the exchange's whole plan, in the order a run sends it, each command listed
+/// (none sent): server, readiness probe, client, the server's stop.
+fn list_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> PairRun {
+    let with_note = |mut r: CmdRequest, note: &str| {
+        r.command = format!("{}   # {note}", r.command);
+        r
+    };
+    let steps = [
+        (
+            server,
+            with_note(
+                req(format!("{} ; : {}", plan.server_cmd, plan.tag), plan.timeout),
+                "server, in the background",
+            ),
+        ),
+        (
+            server,
+            with_note(
+                probe_request(plan),
+                &format!(
+                    "every 0.1 s until the server listens (at most {})",
+                    crate::transport::human(READY_TIMEOUT.min(plan.timeout))
+                ),
+            ),
+        ),
+        (client, with_note(req(plan.client_cmd.clone(), plan.timeout), "client")),
+        (
+            server,
+            with_note(kill_request(plan), "only if the server has not ended by itself"),
+        ),
+    ];
+    let mut log: Log = Vec::new();
+    for (n, r) in steps {
+        let res = env.run_raw(n, &r);
+        log.push((n.clone(), r, res));
+    }
+    let not_run = |n: &Node, cmd: &str| {
+        Err(TransportError::NotRun {
+            node: n.name.clone(),
+            command: cmd.to_string(),
+        })
+    };
+    PairRun {
+        server: not_run(server, &plan.server_cmd),
+        client: not_run(client, &plan.client_cmd),
+        log,
+    }
 }
 
 fn flush(log: &Log) {
@@ -325,12 +387,12 @@ fn perftest_result(
     plan: &PairPlan,
 ) -> PResult<PerftestResult> {
     flush(&run.log);
+    if env.dry_run {
+        return Err(PrimError::dry_run(&client.name, &plan.client_cmd));
+    }
     let c = run
         .client
         .map_err(|e| PrimError::error(format!("{tool} {} -> {}: {e}", server.name, client.name)))?;
-    if env.dry_run {
-        return Err(PrimError::dry_run());
-    }
     super::tools::installed(&c, &client.name, &plan.program)?;
     let client_text = format!("{}\n{}", c.stdout, c.stderr);
     let parsed_client = parsed(&client.name, &client_text, parse::perftest::parse)?;
@@ -364,9 +426,13 @@ fn perftest_result(
     })
 }
 
-fn check_tools(env: &RunEnv, server: &Node, client: &Node, bin: &str) -> PResult<()> {
-    env.dry_check_tool(server, bin).map_err(PrimError::error)?;
-    env.dry_check_tool(client, bin).map_err(PrimError::error)
+/// `--dry-run`: what an exchange needs on its two nodes (the program on both; `ss` and
+/// `pkill` on the server).
+fn need_tools(env: &RunEnv, server: &Node, client: &Node, bin: &str) {
+    env.need_tool(server, bin);
+    env.need_tool(client, bin);
+    env.need_tool(server, "ss");
+    env.need_tool(server, "pkill");
 }
 
 /// `ib_write_bw(server, client, opts)` and friends.
@@ -378,7 +444,7 @@ pub fn perftest(
 ) -> PResult<PerftestResult> {
     let env = &server.env;
     let plan = perftest_plan(tool, &server.spec, o, None)?.bounded(env, &server.spec, o.timeout);
-    check_tools(env, &server.spec, &client.spec, &plan.program)?;
+    need_tools(env, &server.spec, &client.spec, &plan.program);
     let run = run_pair(env, &server.spec, &client.spec, &plan);
     perftest_result(env, &server.spec, &client.spec, tool, run, &plan)
 }
@@ -508,12 +574,15 @@ pub fn perftest_port(
         .into_iter()
         .map(|p| p.bounded(env, &server.spec, o.timeout))
         .collect();
-    check_tools(
+    need_tools(
         env,
         &server.spec,
         &client.spec,
         o.binary.as_deref().unwrap_or(tool),
-    )?;
+    );
+    if env.dry_run {
+        return Err(list_port(env, &server.spec, &client.spec, &label, &port_names, &plans));
+    }
     let runs = crate::util::pool::map(
         &plans,
         plans.len(),
@@ -555,6 +624,37 @@ pub fn perftest_port(
         total_gbps: rails.iter().map(|r| r.bw_avg_gbps).sum(),
         rails,
     })
+}
+
+/// `--dry-run` of a port run: every rail's exchange listed, one after the other (a run starts
+/// them at once); the stand-in result knows the port and its rails, not their bandwidth.
+fn list_port(
+    env: &RunEnv,
+    server: &Node,
+    client: &Node,
+    label: &str,
+    port_names: &[String],
+    plans: &[PairPlan],
+) -> PrimError {
+    for p in plans {
+        flush(&list_pair(env, server, client, p).log);
+    }
+    let rails: Vec<serde_json::Value> = plans
+        .iter()
+        .zip(port_names)
+        .map(|(p, port)| {
+            serde_json::json!({
+                "port": port, "device": p.device.clone().unwrap_or_default(),
+                "server_ip": p.server_ip, "bw_avg_gbps": null, "bw_peak_gbps": null, "result": null,
+            })
+        })
+        .collect();
+    let mut e = PrimError::dry_run(
+        &client.name,
+        &format!("ib_write_bw_port {} -> {} ({label})", client.name, server.name),
+    );
+    e.known = Some(serde_json::json!({ "port": label, "total_gbps": null, "rails": rails }));
+    e
 }
 
 /// Options of `iperf3(server, client, opts)`.
@@ -618,9 +718,12 @@ pub fn iperf3(
 ) -> PResult<parse::iperf3::Iperf3> {
     let env = &server.env;
     let plan = iperf3_plan(&server.spec, o)?.bounded(env, &server.spec, o.timeout);
-    check_tools(env, &server.spec, &client.spec, &plan.program)?;
+    need_tools(env, &server.spec, &client.spec, &plan.program);
     let run = run_pair(env, &server.spec, &client.spec, &plan);
     flush(&run.log);
+    if env.dry_run {
+        return Err(PrimError::dry_run(client.name(), &plan.client_cmd));
+    }
     let c = run.client.map_err(|e| {
         PrimError::error(format!(
             "iperf3 {} -> {}: {e}",
@@ -628,9 +731,6 @@ pub fn iperf3(
             client.name()
         ))
     })?;
-    if env.dry_run {
-        return Err(PrimError::dry_run());
-    }
     super::tools::installed(&c, client.name(), &plan.program)?;
     let r = parsed(client.name(), &c.stdout, parse::iperf3::parse)?;
     if let Some(err) = &r.error {

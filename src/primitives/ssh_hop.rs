@@ -68,6 +68,7 @@ pub fn ssh_hop(from: &NodeRef, to: &str, o: &SshHopOpts) -> PResult<SshHop> {
         env: vec![],
         sudo: false,
     };
+    from.env.need_tool(&from.spec, "ssh");
     let out = from.env.exec(&from.spec, &req)?;
     let (user, hostname) = hop_answer(&out.stdout);
     let ok = out.exit_code == Some(0) && hostname.is_some();

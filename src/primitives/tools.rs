@@ -18,9 +18,7 @@ pub fn tool(
     timeout: Option<Duration>,
     work: Option<Duration>,
 ) -> PResult<CmdOutput> {
-    n.env
-        .dry_check_tool(&n.spec, tool)
-        .map_err(PrimError::error)?;
+    n.env.need_tool(&n.spec, tool);
     let req = CmdRequest {
         command: cmd.to_string(),
         timeout: n.env.command_timeout(&n.spec, timeout, work),
@@ -37,13 +35,10 @@ pub fn tool(
         Err(_) => false,
     };
     let mut r = n.env.exec(&n.spec, &req);
-    if lost(&r) && !n.env.dry_run {
+    if lost(&r) {
         r = n.env.exec(&n.spec, &req);
     }
     let o = r?;
-    if n.env.dry_run {
-        return Err(PrimError::dry_run());
-    }
     installed(&o, n.name(), tool)?;
     Ok(o)
 }
@@ -328,6 +323,53 @@ pub fn file_info(n: &NodeRef, path: &str) -> PResult<FileInfo> {
     })
 }
 
+/// The shell line of `n.which`: `command -v` (PATH; fabcheck's commands also have /usr/sbin
+/// and /sbin on it), else the first of `dirs` where the program is executable (`~/` is the
+/// login user's home).
+pub fn which_command(program: &str, dirs: &[String]) -> PResult<String> {
+    super::check_program(program)?;
+    let mut ds = Vec::new();
+    for d in dirs {
+        let rest = d.strip_prefix("~/");
+        let path = rest.unwrap_or(d);
+        if !crate::util::names::valid_program(path) {
+            return Err(PrimError::error(format!(
+                "refused directory {d:?}: a path of letters, digits and - _ . / +"
+            )));
+        }
+        ds.push(match rest {
+            Some(r) => format!("\"$HOME/{r}\""),
+            None => d.clone(),
+        });
+    }
+    let q = format!("'{program}'");
+    if ds.is_empty() {
+        return Ok(format!("command -v {q}"));
+    }
+    Ok(format!(
+        "command -v {q} || {{ for d in {}; do [ -x \"$d\"/{q} ] && echo \"$d\"/{q} && break; done; }}",
+        ds.join(" ")
+    ))
+}
+
+/// `n.which(program, dirs)`: where `program` is on the node (see [`which_command`]), or ""
+/// when it is nowhere. A read-only lookup, so it runs in a dry run too (the path decides the
+/// command lines listed); a program not found there is noted for the dry run's preflight.
+pub fn which(n: &NodeRef, program: &str, dirs: &[String]) -> PResult<String> {
+    let req = CmdRequest {
+        command: which_command(program, dirs)?,
+        timeout: n.env.command_timeout(&n.spec, None, None),
+        env: vec![],
+        sudo: false,
+    };
+    let o = n.env.exec_lookup(&n.spec, &req)?;
+    let path = o.stdout.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("");
+    if path.is_empty() {
+        n.env.need_tool(&n.spec, program);
+    }
+    Ok(path.to_string())
+}
+
 /// `n.mgmt_address()`: the address fabcheck's own SSH connection to the node really reached (the
 /// server side of `$SSH_CONNECTION` on the node), so that peers are sent to an address that works
 /// without name resolution. The inventory `host` for local and replayed nodes, or when the
@@ -356,6 +398,21 @@ pub fn mgmt_address(n: &NodeRef) -> PResult<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_looks_on_path_then_in_the_given_directories() {
+        let dirs: Vec<String> = ["/usr/local/bin", "/usr/bin", "~/nccl-tests/build"]
+            .map(String::from)
+            .to_vec();
+        // The line the simulation's transcripts (and nccl.rhai before n.which) send.
+        assert_eq!(
+            which_command("all_reduce_perf", &dirs).unwrap(),
+            r#"command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }"#
+        );
+        assert_eq!(which_command("mpirun", &[]).unwrap(), "command -v 'mpirun'");
+        assert!(which_command("x;reboot", &[]).is_err());
+        assert!(which_command("x", &["/opt/$(reboot)".into()]).is_err());
+    }
 
     #[test]
     fn ping_command_is_built_from_options() {

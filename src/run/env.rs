@@ -40,6 +40,8 @@ pub struct RunEnv {
     pub params: BTreeMap<String, serde_json::Value>,
     pub allow_changes: bool,
     pub dry_run: bool,
+    /// `--dry-run`: what the listed commands would need on each node (for the preflight).
+    pub needs: super::preflight::Needs,
     pub fanout: usize,
     pub stdlib_dir: Option<PathBuf>,
     /// `--timeout`: the timeout of every command that names none itself (see
@@ -49,10 +51,6 @@ pub struct RunEnv {
 
 /// Capture kept per command in reports (head + tail).
 pub const LOG_CAP: usize = 8 * 1024;
-
-/// Messages of errors found by `--dry-run`'s read-only checks start with this; the runner keeps
-/// them as errors (every other dry-run outcome becomes "skipped").
-pub const DRY_RUN_CHECK: &str = "dry run check failed: ";
 
 /// The shortest timeout a command is given (a test with 10 ms left still gets a try).
 const MIN_TIMEOUT: Duration = Duration::from_millis(100);
@@ -79,38 +77,46 @@ impl RunEnv {
         t.min(context::remaining()).max(MIN_TIMEOUT)
     }
 
-    /// `--dry-run`'s read-only check that a program exists on a node (PATH, /usr/sbin, /sbin).
-    /// Outside dry runs it checks nothing.
-    pub fn dry_check_tool(&self, node: &Node, tool: &str) -> Result<(), String> {
-        if !self.dry_run {
-            return Ok(());
-        }
-        let req = CmdRequest {
-            command: format!("command -v {} >/dev/null", crate::util::names::quote(tool)),
-            timeout: self.command_timeout(node, None, None),
-            env: vec![],
-            sudo: false,
-        };
-        match self.transports.for_node(node).run(node, &req) {
-            Ok(o) if o.exit_code == Some(0) => Ok(()),
-            Ok(_) => Err(format!(
-                "{DRY_RUN_CHECK}{}: `{tool}` is not installed (not on PATH, /usr/sbin or /sbin)",
-                node.name
-            )),
-            Err(e) => Err(format!("{DRY_RUN_CHECK}{e}")),
+    /// `--dry-run`: note that the current test needs `tool` on `node` (checked by the
+    /// preflight). Outside dry runs it does nothing.
+    pub fn need_tool(&self, node: &Node, tool: &str) {
+        if self.dry_run {
+            self.needs.tool(&node.name, tool);
         }
     }
 
-    /// Run a command on a node (any thread); the caller logs it. Dry runs print it instead.
+    /// `--dry-run`: note that the current test uses `node`'s RDMA devices.
+    pub fn need_rdma(&self, node: &Node) {
+        if self.dry_run {
+            self.needs.rdma(&node.name);
+        }
+    }
+
+    /// Run a command on a node (any thread); the caller logs it. A dry run lists it instead
+    /// (printed, its needs noted) and answers [`TransportError::NotRun`].
     pub fn run_raw(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         if self.dry_run {
-            eprintln!("[dry-run] {}: {}", node.name, req.command);
-            return Ok(CmdOutput {
-                exit_code: Some(0),
-                ..Default::default()
+            eprintln!("[dry-run] {}: {}", node.name, listed(req));
+            if super::preflight::remote(self, node) {
+                self.needs.tool(&node.name, "timeout");
+            }
+            if req.sudo {
+                self.needs.sudo(&node.name);
+            }
+            return Err(TransportError::NotRun {
+                node: node.name.clone(),
+                command: req.command.clone(),
             });
         }
         self.transports.for_node(node).run(node, req)
+    }
+
+    /// A read-only lookup that runs in a dry run too, because its answer decides what the test
+    /// sends next (`n.which`); logged like any command.
+    pub fn exec_lookup(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        let res = self.transports.for_node(node).run(node, req);
+        log_command(node, req, &res);
+        res
     }
 
     /// Run and log into the current test.
@@ -141,6 +147,31 @@ impl RunEnv {
     }
 }
 
+/// Variables whose values a listing does not show (`NCCL_IB_TOKEN`, `..._PASSWORD`).
+fn secret(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY"]
+        .iter()
+        .any(|s| n.contains(s))
+}
+
+/// A command as a dry run lists it: `[sudo -n] [env K=V ...] COMMAND` (secret values hidden).
+pub fn listed(req: &CmdRequest) -> String {
+    let mut s = String::new();
+    if req.sudo {
+        s.push_str("sudo -n ");
+    }
+    if !req.env.is_empty() {
+        s.push_str("env ");
+        for (k, v) in &req.env {
+            let v = if secret(k) { "***".to_string() } else { crate::util::names::quote(v) };
+            s.push_str(&format!("{k}={v} "));
+        }
+    }
+    s.push_str(&req.command);
+    s
+}
+
 /// Record a command and its outcome in the current test's log (capped head + tail).
 pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
     let entry = match res {
@@ -152,6 +183,17 @@ pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, Transp
             stdout: cap(&o.stdout, LOG_CAP),
             stderr: cap(&o.stderr, LOG_CAP),
             error: None,
+            dry_run: false,
+        },
+        Err(TransportError::NotRun { .. }) => CommandLog {
+            node: node.name.clone(),
+            command: listed(req),
+            exit_code: None,
+            duration_ms: 0,
+            stdout: String::new(),
+            stderr: String::new(),
+            error: None,
+            dry_run: true,
         },
         Err(e) => CommandLog {
             node: node.name.clone(),
@@ -161,6 +203,7 @@ pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, Transp
             stdout: String::new(),
             stderr: String::new(),
             error: Some(e.to_string()),
+            dry_run: false,
         },
     };
     if context::with(|c| {
@@ -194,6 +237,7 @@ mod tests {
             params: BTreeMap::new(),
             allow_changes: false,
             dry_run: false,
+            needs: Default::default(),
             fanout: 4,
             stdlib_dir: None,
             timeout,

@@ -9,6 +9,7 @@ pub mod context;
 pub mod env;
 pub mod model;
 pub mod observer;
+pub mod preflight;
 
 /// Run-wide interruption (Ctrl-C / SIGTERM). It lives with the transports, whose waits it wakes.
 pub use crate::transport::cancel;

@@ -102,6 +102,9 @@ pub struct CommandLog {
     pub stderr: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `--dry-run`: listed, not sent (no exit code, no output).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 /// One attempt of a test (a test with `retries` may have several).

@@ -73,6 +73,9 @@ pub enum TransportError {
     OutputLost { node: String, command: String },
     #[error("{node}: {message}")]
     Other { node: String, message: String },
+    /// `--dry-run`: the command was listed, not sent; there is no answer.
+    #[error("{node}: `{command}`: listed, not run (dry run)")]
+    NotRun { node: String, command: String },
 }
 
 /// Something that runs commands on nodes. Implementations bound every command by

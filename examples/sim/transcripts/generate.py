@@ -111,6 +111,17 @@ for name, n in nodes.items():
     for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
               "ib_read_bw", "ib_send_bw", "iperf3", "mpirun"]:
         cmd(f"command -v {t} >/dev/null", stdout="", ms=3, note=None)
+    # --- BEGIN dry-run preflight (helper C, issue 20 item 12) ---
+    # What `--dry-run`'s preflight asks besides the tools above: the programs every command and
+    # pair needs (timeout: the node-side wrapper; ss/pkill: a pair's readiness probe and
+    # cleanup; ssh: ssh_hop; sudo), nccl-tests at the path n.which found, and the RDMA devices
+    # in sysfs (all four CX7 functions, as the real ibdev2netdev capture lists them).
+    # `sudo -n true` is answered by the `true` below.
+    for t in ["timeout", "ss", "pkill", "ssh", "sudo", "/home/nvidia/nccl-tests/build/all_reduce_perf"]:
+        cmd(f"command -v {t} >/dev/null", stdout="", ms=3)
+    cmd("ls -1 /sys/class/infiniband", stdout="rocep1s0f0\nrocep1s0f1\nroceP2p1s0f0\nroceP2p1s0f1\n", ms=3,
+        note="synthesised: the four CX7 RDMA devices of the real DGX Spark ibdev2netdev capture")
+    # --- END dry-run preflight ---
     # README examples: MTU from sysfs, kernel release (synthesised: DGX OS 7 values)
     for i in ifaces:
         cmd(f"cat /sys/class/net/{i}/mtu", stdout="9000\n", ms=3)

@@ -4,6 +4,7 @@
 //! `timeout` and the primitives apply the run's one policy (`RunEnv::command_timeout`).
 
 mod cluster;
+pub mod dry;
 mod nodes;
 mod options;
 mod pair;
@@ -27,11 +28,21 @@ pub fn signal_of(e: PrimError, pos: Position) -> RhaiErr {
     signal::throw(kind, e.message, e.detail, pos)
 }
 
-/// A primitive's typed result as a script value; a dry run gives `()`.
+/// A primitive's typed result as a script value; a dry run gives its stand-in
+/// ([`dry::DryValue`]).
 pub fn value<T: Serialize>(r: PResult<T>, pos: Position) -> Result<Dynamic, RhaiErr> {
+    value_with(r, pos, |v| rhai::serde::to_dynamic(v))
+}
+
+/// [`value`] with the script value made by `f`.
+pub fn value_with<T>(
+    r: PResult<T>,
+    pos: Position,
+    f: impl FnOnce(T) -> Result<Dynamic, RhaiErr>,
+) -> Result<Dynamic, RhaiErr> {
     match r {
-        Ok(v) => rhai::serde::to_dynamic(v),
-        Err(e) if e.kind == Kind::DryRun => Ok(Dynamic::UNIT),
+        Ok(v) => f(v),
+        Err(e) if e.kind == Kind::DryRun => Ok(dry::stand_in(&e)),
         Err(e) => Err(signal_of(e, pos)),
     }
 }
@@ -54,6 +65,7 @@ pub fn node_array(arr: Array, pos: Position) -> Result<Vec<NodeRef>, RhaiErr> {
 }
 
 pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
+    dry::register(engine);
     nodes::register(engine, env);
     tools::register(engine);
     pair::register(engine);
@@ -119,6 +131,11 @@ pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> 
             fields::<ptools::PingResult>(),
         ),
         ("n.file_info(path)", &[], fields::<ptools::FileInfo>()),
+        (
+            "n.which(program, dirs)",
+            &[],
+            vec!["(path as a string; \"\" when not found)".into()],
+        ),
         (
             "ib_write_bw(server, client, opts)",
             pair::PERFTEST_OPTS,

@@ -1,7 +1,7 @@
 //! The `Node` type, `nodes()`, `node()`, `n.run`, `n.sh`, `run_all`, `allow_changes()`,
 //! `simulated()`.
 
-use super::{node_array, signal_of, Opts};
+use super::{node_array, value_with, Opts};
 use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::command::{self, RunOpts};
 use crate::primitives::NodeRef;
@@ -41,18 +41,26 @@ pub fn result_map(o: &CmdOutput) -> Map {
     m
 }
 
-fn run(ctx: &NativeCallContext, n: &NodeRef, cmd: &str, o: Option<Map>) -> Result<Map, RhaiErr> {
+fn run(
+    ctx: &NativeCallContext,
+    n: &NodeRef,
+    cmd: &str,
+    o: Option<Map>,
+) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = run_opts(o, "run", pos)?;
-    command::run(n, cmd, &o)
-        .map(|r| result_map(&r))
-        .map_err(|e| signal_of(e, pos))
+    value_with(command::run(n, cmd, &o), pos, |r| Ok(result_map(&r).into()))
 }
 
-fn sh(ctx: &NativeCallContext, n: &NodeRef, cmd: &str, o: Option<Map>) -> Result<String, RhaiErr> {
+fn sh(
+    ctx: &NativeCallContext,
+    n: &NodeRef,
+    cmd: &str,
+    o: Option<Map>,
+) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = run_opts(o, "sh", pos)?;
-    command::sh(n, cmd, &o).map_err(|e| signal_of(e, pos))
+    value_with(command::sh(n, cmd, &o), pos, |s| Ok(s.into()))
 }
 
 fn run_all(
@@ -60,15 +68,17 @@ fn run_all(
     nodes: Array,
     cmd: &str,
     o: Option<Map>,
-) -> Result<Map, RhaiErr> {
+) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let nodes = node_array(nodes, pos)?;
     let o = run_opts(o, "run_all", pos)?;
-    let res = command::run_all(&nodes, cmd, &o).map_err(|e| signal_of(e, pos))?;
-    Ok(res
-        .into_iter()
-        .map(|(name, r)| (name.into(), Dynamic::from(result_map(&r))))
-        .collect())
+    value_with(command::run_all(&nodes, cmd, &o), pos, |res| {
+        Ok(Dynamic::from_map(
+            res.into_iter()
+                .map(|(name, r)| (name.into(), Dynamic::from(result_map(&r))))
+                .collect(),
+        ))
+    })
 }
 
 pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {

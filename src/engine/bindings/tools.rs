@@ -66,6 +66,19 @@ pub fn register(engine: &mut Engine) {
     method0!(engine, "ofed_version", tools::ofed_version);
     method0!(engine, "mgmt_address", tools::mgmt_address);
     engine.register_fn(
+        "which",
+        |ctx: NativeCallContext, n: &mut NodeRef, p: &str| {
+            value(tools::which(n, p, &[]), ctx.call_position())
+        },
+    );
+    engine.register_fn(
+        "which",
+        |ctx: NativeCallContext, n: &mut NodeRef, p: &str, dirs: rhai::Array| {
+            let dirs: Vec<String> = dirs.iter().map(|d| d.to_string()).collect();
+            value(tools::which(n, p, &dirs), ctx.call_position())
+        },
+    );
+    engine.register_fn(
         "ping",
         |ctx: NativeCallContext, n: &mut NodeRef, ip: &str| ping(&ctx, n, ip, None),
     );

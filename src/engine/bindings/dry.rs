@@ -1,0 +1,251 @@
+//! `--dry-run`'s stand-in for an answer that was not asked. A primitive whose commands were
+//! only listed returns a [`DryValue`] (or, where its plan knows part of the result, a map whose
+//! unknown fields are `DryValue`s), so that the test goes on listing commands — but never takes
+//! a branch on a value nobody measured:
+//!
+//! - fields, indexes, arithmetic and string methods of a `DryValue` are `DryValue`s;
+//! - `== ()` is false and `!= ()` true (a read is assumed to give a value);
+//! - assertions and `metric` on a `DryValue` are assumed to hold (nothing to check yet);
+//! - any other comparison, `!`, `if`/`while` on it, looping over it or passing it where a
+//!   real value is needed stops the test: the listing ends there, saying on what answer.
+
+use crate::engine::signal::{self, RhaiErr};
+use crate::primitives::PrimError;
+use rhai::{Dynamic, Engine, NativeCallContext, INT};
+use std::sync::Arc;
+
+/// What a script sees for an answer that a dry run did not ask.
+#[derive(Debug, Clone)]
+pub struct DryValue {
+    /// Whose answer it stands for: "the answer of `ethtool enp1s0f1np1` on spark-01".
+    pub origin: Arc<str>,
+}
+
+/// A loop over a stand-in stops the test (how many items there are is not known).
+impl IntoIterator for DryValue {
+    type Item = Result<Dynamic, RhaiErr>;
+    type IntoIter = std::iter::Once<Self::Item>;
+    fn into_iter(self) -> Self::IntoIter {
+        std::iter::once(Err(signal::error(
+            format!(
+                "a loop depends on {}, which {STOPPED}: what the test does next is not listed",
+                self.origin
+            ),
+            rhai::Position::NONE,
+        )))
+    }
+}
+
+/// The type's name in scripts (`type_of`) and in Rhai's messages.
+pub const TYPE_NAME: &str = "dry-run answer";
+
+/// Words in every message of a test stopped by a `DryValue`.
+pub const STOPPED: &str = "a dry run does not have";
+
+pub fn is(v: &Dynamic) -> bool {
+    v.is::<DryValue>()
+}
+
+fn of(origin: &str) -> Dynamic {
+    Dynamic::from(DryValue {
+        origin: origin.into(),
+    })
+}
+
+/// The script value of a dry-run primitive: what its plan knows, `DryValue` for the rest.
+pub fn stand_in(e: &PrimError) -> Dynamic {
+    fn fill(v: Dynamic, origin: &str) -> Dynamic {
+        if v.is_unit() {
+            return of(origin);
+        }
+        if v.is_map() {
+            let m = v.cast::<rhai::Map>();
+            return Dynamic::from_map(m.into_iter().map(|(k, x)| (k, fill(x, origin))).collect());
+        }
+        if v.is_array() {
+            let a = v.cast::<rhai::Array>();
+            return Dynamic::from_array(a.into_iter().map(|x| fill(x, origin)).collect());
+        }
+        v
+    }
+    match e.known.as_ref().and_then(|k| rhai::serde::to_dynamic(k).ok()) {
+        Some(v) => fill(v, &e.message),
+        None => of(&e.message),
+    }
+}
+
+fn at(ctx: &NativeCallContext) -> String {
+    let file = ctx
+        .call_source()
+        .map(str::to_string)
+        .unwrap_or_else(crate::run::context::file);
+    match ctx.call_position().line() {
+        Some(l) => format!(" at {file}:{l}"),
+        None => String::new(),
+    }
+}
+
+/// The test's next step depends on an answer the dry run does not have: stop listing.
+fn stop(ctx: &NativeCallContext, what: &str, v: &DryValue) -> RhaiErr {
+    signal::error(
+        format!(
+            "{what}{} depends on {}, which {STOPPED}: what the test does next is not listed",
+            at(ctx),
+            v.origin
+        ),
+        ctx.call_position(),
+    )
+}
+
+/// The first `DryValue` among `args`, if any (assertions and metrics on one are assumed to
+/// hold).
+pub fn any(args: &[&Dynamic]) -> bool {
+    args.iter().any(|a| is(a))
+}
+
+pub fn register(engine: &mut Engine) {
+    engine.register_type_with_name::<DryValue>(TYPE_NAME);
+    engine.register_iterator_result::<DryValue, Dynamic>();
+    engine.register_fn("to_string", |v: &mut DryValue| format!("<{}>", v.origin));
+    engine.register_fn("to_debug", |v: &mut DryValue| format!("<{}>", v.origin));
+    engine.register_indexer_get(|v: &mut DryValue, _k: &str| v.clone());
+    engine.register_indexer_get(|v: &mut DryValue, _k: INT| v.clone());
+    for op in ["+", "-", "*", "/", "%", "**"] {
+        engine.register_fn(op, |a: DryValue, _b: Dynamic| a);
+        engine.register_fn(op, |_a: Dynamic, b: DryValue| b);
+    }
+    // Text joined with a stand-in stays text (a message, a log line).
+    engine.register_fn("+", |a: rhai::ImmutableString, b: DryValue| {
+        format!("{a}<{}>", b.origin)
+    });
+    engine.register_fn("+", |a: DryValue, b: rhai::ImmutableString| {
+        format!("<{}>{b}", a.origin)
+    });
+    engine.register_fn("-", |a: DryValue| a);
+    for (op, unit_answer) in [("==", false), ("!=", true)] {
+        engine.register_fn(
+            op,
+            move |ctx: NativeCallContext, a: DryValue, b: Dynamic| -> Result<bool, RhaiErr> {
+                if b.is_unit() {
+                    Ok(unit_answer)
+                } else {
+                    Err(stop(&ctx, &format!("a comparison `{op}`"), &a))
+                }
+            },
+        );
+        engine.register_fn(
+            op,
+            move |ctx: NativeCallContext, a: Dynamic, b: DryValue| -> Result<bool, RhaiErr> {
+                if a.is_unit() {
+                    Ok(unit_answer)
+                } else {
+                    Err(stop(&ctx, &format!("a comparison `{op}`"), &b))
+                }
+            },
+        );
+    }
+    for op in ["<", "<=", ">", ">="] {
+        engine.register_fn(
+            op,
+            move |ctx: NativeCallContext, a: DryValue, _b: Dynamic| -> Result<bool, RhaiErr> {
+                Err(stop(&ctx, &format!("a comparison `{op}`"), &a))
+            },
+        );
+        engine.register_fn(
+            op,
+            move |ctx: NativeCallContext, _a: Dynamic, b: DryValue| -> Result<bool, RhaiErr> {
+                Err(stop(&ctx, &format!("a comparison `{op}`"), &b))
+            },
+        );
+    }
+    engine.register_fn(
+        "!",
+        |ctx: NativeCallContext, a: DryValue| -> Result<bool, RhaiErr> {
+            Err(stop(&ctx, "a negation `!`", &a))
+        },
+    );
+    register_methods(engine);
+}
+
+/// Methods of text, numbers and collections: on a stand-in they give a stand-in.
+fn register_methods(engine: &mut Engine) {
+    for name in [
+        "len", "trimmed", "to_lower", "to_upper", "parse_int", "parse_float", "to_int",
+        "to_float", "abs", "round", "floor", "ceiling", "keys", "values", "chars", "trim",
+        "is_empty",
+    ] {
+        engine.register_fn(name, |v: &mut DryValue| v.clone());
+    }
+    for name in [
+        "split", "contains", "starts_with", "ends_with", "index_of", "get", "filter", "map",
+        "some", "all", "sub_string", "pad",
+    ] {
+        engine.register_fn(name, |v: &mut DryValue, _a: Dynamic| v.clone());
+    }
+    for name in ["sub_string", "replace", "reduce", "split"] {
+        engine.register_fn(name, |v: &mut DryValue, _a: Dynamic, _b: Dynamic| v.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> Engine {
+        let mut e = Engine::new();
+        register(&mut e);
+        e.register_fn("answer", || of("the answer of `ethtool x` on n1"));
+        e
+    }
+
+    fn eval(src: &str) -> Result<Dynamic, String> {
+        engine().eval::<Dynamic>(src).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn reads_and_arithmetic_go_on_without_a_value() {
+        let v = eval("let e = answer(); let s = e.speed_mbps / 1000.0 * 90 / 100; s").unwrap();
+        assert!(is(&v), "{v:?}");
+        assert!(eval("let e = answer(); e.speed_mbps == ()").unwrap().as_bool() == Ok(false));
+        assert!(eval("let e = answer(); e.rows[0] != ()").unwrap().as_bool() == Ok(true));
+        let text = eval("let e = answer(); `speed ${e.speed_mbps}` + \" Mb/s\"").unwrap();
+        assert!(
+            text.to_string().contains("ethtool x` on n1"),
+            "{text}"
+        );
+        assert!(is(&eval("answer().stdout.trimmed().split(\"\\n\")").unwrap()));
+    }
+
+    #[test]
+    fn a_branch_on_an_unknown_answer_stops_naming_it() {
+        for src in [
+            "let e = answer(); if e.speed_mbps < 200000 { 1 } else { 2 }",
+            "let e = answer(); if e.speed_mbps == 100000 { 1 } else { 2 }",
+            "let e = answer(); if 0 >= e.loss_pct { 1 } else { 2 }",
+            "let h = answer(); if !h.ok { 1 } else { 2 }",
+            "let h = answer(); if h.ok { 1 } else { 2 }",
+            "let r = answer(); for x in r.rows { 1; }",
+            "let r = answer(); if r.stdout.trimmed() == \"\" { 1 }",
+        ] {
+            let err = eval(src).expect_err(src);
+            assert!(
+                err.contains(STOPPED) || err.contains(TYPE_NAME),
+                "{src}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn known_parts_of_a_planned_result_are_real() {
+        let mut e = PrimError::dry_run("n1", "ib_write_bw_port n1 -> n2 (qsfp1)");
+        e.known = Some(serde_json::json!({"port": "qsfp1", "total_gbps": null,
+            "rails": [{"device": "rocep1s0f1", "bw_avg_gbps": null}]}));
+        let v = stand_in(&e).cast::<rhai::Map>();
+        assert_eq!(v["port"].to_string(), "qsfp1");
+        assert!(is(&v["total_gbps"]));
+        let rails = v["rails"].clone().cast::<rhai::Array>();
+        let rail = rails[0].clone().cast::<rhai::Map>();
+        assert_eq!(rail["device"].to_string(), "rocep1s0f1");
+        assert!(is(&rail["bw_avg_gbps"]));
+    }
+}

@@ -1,0 +1,348 @@
+//! `--dry-run`'s read-only preflight. While the selected tests are listed (nothing is sent),
+//! the primitives record what they would need on each node ([`Needs`]): programs, `sudo`, the
+//! node's RDMA devices. The preflight then checks exactly that on the nodes, reading only:
+//! SSH reachable (`true`), `sudo -n true`, `command -v TOOL` (PATH plus /usr/sbin and /sbin, as
+//! every command gets), and `ls -1 /sys/class/infiniband` against the inventory's RDMA devices.
+//! Whatever is missing is an error testcase naming the node, what is missing and what to do.
+
+use super::env::RunEnv;
+use super::model::{Status, SuiteResult, TestResult};
+use crate::inventory::{Node, TransportKind};
+use crate::transport::{CmdOutput, CmdRequest, TransportError};
+use crate::util::names::quote;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Suite (classname) of the preflight's testcases.
+pub const SUITE: &str = "preflight";
+
+/// What the selected tests would need on one node, each with the tests that need it.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct NodeNeeds {
+    pub tools: BTreeMap<String, BTreeSet<String>>,
+    pub sudo: BTreeSet<String>,
+    pub rdma: BTreeSet<String>,
+}
+
+/// What a dry run found the selected tests would need, per node (filled from any thread).
+#[derive(Debug, Default)]
+pub struct Needs {
+    nodes: Mutex<BTreeMap<String, NodeNeeds>>,
+}
+
+/// The test recording a need (the current test of this thread; "" on a helper thread).
+fn current_test() -> String {
+    super::context::with(|c| c.name.clone()).unwrap_or_default()
+}
+
+impl Needs {
+    fn add(&self, node: &str, f: impl FnOnce(&mut NodeNeeds, String)) {
+        let test = current_test();
+        let mut m = self.nodes.lock().unwrap_or_else(|p| p.into_inner());
+        f(m.entry(node.to_string()).or_default(), test);
+    }
+    fn note(set: &mut BTreeSet<String>, test: String) {
+        if !test.is_empty() {
+            set.insert(test);
+        }
+    }
+    pub fn tool(&self, node: &str, tool: &str) {
+        self.add(node, |n, t| {
+            Self::note(n.tools.entry(tool.to_string()).or_default(), t)
+        });
+        if is_rdma_tool(tool) {
+            self.rdma(node);
+        }
+    }
+    pub fn sudo(&self, node: &str) {
+        self.add(node, |n, t| {
+            Self::note(&mut n.sudo, t);
+            n.tools.entry("sudo".into()).or_default();
+        });
+    }
+    pub fn rdma(&self, node: &str) {
+        self.add(node, |n, t| Self::note(&mut n.rdma, t));
+    }
+    /// What the node's tests need (None: no selected test sends it a command).
+    pub fn get(&self, node: &str) -> Option<NodeNeeds> {
+        let m = self.nodes.lock().unwrap_or_else(|p| p.into_inner());
+        m.get(node).cloned()
+    }
+    pub fn all(&self) -> BTreeMap<String, NodeNeeds> {
+        self.nodes.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// Programs that talk to RDMA devices: a node whose tests run one has its inventory devices
+/// checked.
+pub fn is_rdma_tool(tool: &str) -> bool {
+    let name = tool.rsplit('/').next().unwrap_or(tool);
+    name.starts_with("ib_")
+        || name.ends_with("_perf")
+        || matches!(name, "rdma" | "ibdev2netdev" | "ibv_devinfo" | "ibstat")
+}
+
+/// What to do about a missing program.
+fn install_hint(tool: &str) -> &'static str {
+    let name = tool.rsplit('/').next().unwrap_or(tool);
+    match name {
+        n if n.starts_with("ib_") && (n.ends_with("_bw") || n.ends_with("_lat")) => {
+            "install perftest"
+        }
+        n if n.ends_with("_perf") => {
+            "build nccl-tests at that path on every node of the launch (or give the script the path it has)"
+        }
+        "mpirun" => "install Open MPI (or launch with srun)",
+        "srun" => "run from a Slurm allocation host (or launch with mpirun)",
+        "ibdev2netdev" | "ofed_info" => "install MLNX OFED / DOCA-OFED",
+        "rdma" | "ip" | "ss" => "install iproute2",
+        "timeout" | "env" | "stat" | "cat" | "sha256sum" => "install coreutils",
+        "ethtool" => "install ethtool",
+        "iperf3" => "install iperf3 (3.16 or later for parallel streams on several cores)",
+        "ping" => "install iputils-ping",
+        "ssh" => "install openssh-client",
+        "sudo" => "install sudo",
+        "pkill" => "install procps",
+        _ => "install it or put it on the login user's PATH",
+    }
+}
+
+fn case(node: &Node, name: &str, status: Status, message: Option<String>, took: Duration) -> TestResult {
+    TestResult {
+        node: Some(node.name.clone()),
+        status,
+        message,
+        duration_ms: took.as_millis() as u64,
+        ..TestResult::new(&format!("{name} [{}]", node.name), SUITE)
+    }
+}
+
+fn ask(env: &RunEnv, node: &Node, command: String, sudo: bool) -> Result<CmdOutput, TransportError> {
+    let req = CmdRequest {
+        command,
+        timeout: node.connect_timeout.max(Duration::from_secs(10)),
+        env: vec![],
+        sudo,
+    };
+    env.transports.for_node(node).run(node, &req)
+}
+
+fn tests_of(tests: &BTreeSet<String>) -> String {
+    match tests.len() {
+        0 => String::new(),
+        1 => format!(" (needed by {})", tests.iter().next().unwrap_or(&String::new())),
+        n => format!(
+            " (needed by {} and {} more)",
+            tests.iter().next().unwrap_or(&String::new()),
+            n - 1
+        ),
+    }
+}
+
+/// `command -v TOOL` for every program the node's tests need.
+fn tools_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
+    let t0 = Instant::now();
+    let mut missing = Vec::new();
+    let mut unknown = Vec::new();
+    for (tool, tests) in &needs.tools {
+        match ask(env, node, format!("command -v {} >/dev/null", quote(tool)), false) {
+            Ok(o) if o.exit_code == Some(0) => {}
+            Ok(_) => missing.push(format!(
+                "`{tool}`{}: {}",
+                tests_of(tests),
+                install_hint(tool)
+            )),
+            Err(e) => unknown.push(format!("`{tool}`: {e}")),
+        }
+    }
+    let found: Vec<&str> = needs.tools.keys().map(String::as_str).collect();
+    let (status, message) = if !missing.is_empty() {
+        (
+            Status::Error,
+            Some(format!(
+                "{}: missing {} (looked for on PATH, /usr/sbin and /sbin as fabcheck's commands see them)",
+                node.name,
+                missing.join("; ")
+            )),
+        )
+    } else if !unknown.is_empty() {
+        (
+            Status::Error,
+            Some(format!("{}: could not check {}", node.name, unknown.join("; "))),
+        )
+    } else {
+        (Status::Pass, Some(format!("found: {}", found.join(", "))))
+    };
+    case(node, "tools", status, message, t0.elapsed())
+}
+
+/// `sudo -n true`, for a node where a selected test runs a command with sudo.
+fn sudo_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
+    let t0 = Instant::now();
+    let (status, message) = match ask(env, node, "true".into(), true) {
+        Ok(o) if o.exit_code == Some(0) => (Status::Pass, None),
+        Ok(o) => (
+            Status::Error,
+            Some(format!(
+                "{}: `sudo -n true` exited {}{}: {}; give the login user a NOPASSWD sudoers rule, or leave those tests out",
+                node.name,
+                o.exit_code.unwrap_or(-1),
+                tests_of(&needs.sudo),
+                crate::util::fmt::clean_text(o.stderr.trim())
+            )),
+        ),
+        Err(e) => (
+            Status::Error,
+            Some(format!(
+                "{e}{}; give the login user a NOPASSWD sudoers rule, or leave those tests out",
+                tests_of(&needs.sudo)
+            )),
+        ),
+    };
+    case(node, "sudo -n", status, message, t0.elapsed())
+}
+
+/// Every RDMA device the inventory names for the node (`rdma_devices`, `ports`).
+pub fn inventory_devices(node: &Node) -> Vec<String> {
+    let mut v: Vec<String> = node.rdma_devices.clone();
+    for p in &node.ports {
+        v.extend(p.rdma_devices.iter().cloned());
+    }
+    let mut seen = BTreeSet::new();
+    v.retain(|d| seen.insert(d.clone()));
+    v
+}
+
+/// The inventory's RDMA devices are in `/sys/class/infiniband` on the node.
+fn devices_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
+    let t0 = Instant::now();
+    let wanted = inventory_devices(node);
+    let res = ask(env, node, "ls -1 /sys/class/infiniband".into(), false);
+    let what_to_do = "fix the inventory's rdma_devices/ports, or load the RDMA driver (mlx5_ib) and check the cable";
+    let (status, message) = match res {
+        Ok(o) if o.exit_code == Some(0) => {
+            let present: BTreeSet<&str> = o.stdout.split_whitespace().collect();
+            let absent: Vec<&String> = wanted.iter().filter(|d| !present.contains(d.as_str())).collect();
+            if absent.is_empty() {
+                (Status::Pass, Some(format!("present: {}", wanted.join(", "))))
+            } else {
+                let have: Vec<&str> = present.into_iter().collect();
+                (
+                    Status::Error,
+                    Some(format!(
+                        "{}: RDMA device {} named in the inventory is not on the node{} (/sys/class/infiniband has {}): {what_to_do}",
+                        node.name,
+                        absent.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", "),
+                        tests_of(&needs.rdma),
+                        if have.is_empty() { "nothing".to_string() } else { have.join(", ") }
+                    )),
+                )
+            }
+        }
+        Ok(_) => (
+            Status::Error,
+            Some(format!(
+                "{}: no RDMA device at all (/sys/class/infiniband does not exist), the inventory names {}{}: {what_to_do}",
+                node.name,
+                wanted.join(", "),
+                tests_of(&needs.rdma)
+            )),
+        ),
+        Err(e) => (Status::Error, Some(format!("could not check RDMA devices: {e}"))),
+    };
+    case(node, "rdma devices", status, message, t0.elapsed())
+}
+
+/// The preflight of one node: reachable, then (only if it is) what its tests need.
+fn node_cases(env: &RunEnv, node: &Node, needs: Option<NodeNeeds>) -> Vec<TestResult> {
+    let t0 = Instant::now();
+    let reach = match env.transports.for_node(node).probe(node) {
+        Ok(()) => case(node, "reachable", Status::Pass, None, t0.elapsed()),
+        Err(e) => case(node, "reachable", Status::Error, Some(e.to_string()), t0.elapsed()),
+    };
+    let reachable = reach.status == Status::Pass;
+    let mut out = vec![reach];
+    let Some(needs) = needs.filter(|_| reachable) else {
+        return out;
+    };
+    if !needs.sudo.is_empty() {
+        out.push(sudo_case(env, node, &needs));
+    }
+    if !needs.tools.is_empty() {
+        out.push(tools_case(env, node, &needs));
+    }
+    if !needs.rdma.is_empty() && !inventory_devices(node).is_empty() {
+        out.push(devices_case(env, node, &needs));
+    }
+    out
+}
+
+/// The preflight over every inventory node, concurrently up to the fan-out.
+pub fn suite(env: &RunEnv) -> SuiteResult {
+    let started = Instant::now();
+    let stamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let needs = env.needs.all();
+    let nodes: Vec<&Node> = env.inventory.nodes.iter().collect();
+    let results = crate::util::pool::map(
+        &nodes,
+        env.fanout,
+        |_, n| node_cases(env, n, needs.get(&n.name).cloned()),
+        |_, n| {
+            vec![case(
+                n,
+                "reachable",
+                Status::Error,
+                Some("internal error: the preflight's thread panicked".into()),
+                Duration::ZERO,
+            )]
+        },
+    );
+    SuiteResult {
+        name: SUITE.into(),
+        file: String::new(),
+        timestamp: stamp,
+        duration_ms: started.elapsed().as_millis() as u64,
+        tests: results.into_iter().flatten().collect(),
+    }
+}
+
+/// Whether commands to this node go through the node-side wrapper that needs `timeout`
+/// (every remote node; a replayed node stands for one).
+pub fn remote(env: &RunEnv, node: &Node) -> bool {
+    !matches!(
+        env.transports.force.as_ref().unwrap_or(&node.transport),
+        TransportKind::Local
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn needs_are_kept_per_node_with_their_tests() {
+        let n = Needs::default();
+        crate::run::context::install(crate::run::context::TestCtx::new(
+            "step 3 [a]",
+            "f",
+            Duration::from_secs(5),
+        ));
+        n.tool("a", "ib_write_bw");
+        n.tool("a", "ping");
+        n.sudo("b");
+        crate::run::context::take();
+        n.tool("a", "ping");
+        let a = n.get("a").unwrap();
+        assert_eq!(
+            a.tools.keys().collect::<Vec<_>>(),
+            vec!["ib_write_bw", "ping"]
+        );
+        assert!(a.tools["ib_write_bw"].contains("step 3 [a]"));
+        assert!(a.rdma.contains("step 3 [a]"), "a perftest program uses RDMA");
+        let b = n.get("b").unwrap();
+        assert!(b.tools.contains_key("sudo") && b.rdma.is_empty());
+        assert!(is_rdma_tool("/home/u/nccl-tests/build/all_reduce_perf"));
+        assert!(!is_rdma_tool("ping"));
+    }
+}
