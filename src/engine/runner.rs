@@ -245,15 +245,15 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
 /// where the listing ended when the test did not run to its end. What is missing on the nodes
 /// is the preflight's to say (`run::preflight`).
 fn dry_outcome(t: &mut TestResult) {
-    use super::bindings::dry::{STOPPED, TYPE_NAME};
+    use super::bindings::dry::STOPPED;
     let listed = t.commands.iter().filter(|c| c.dry_run).count();
     let said = t.message.clone().unwrap_or_default();
     let ended = match t.status {
         Status::Pass => " (the whole test)".to_string(),
-        _ if said.contains(STOPPED) || said.contains(TYPE_NAME) => {
-            format!("; listing stopped: {said}")
+        _ if said.contains(STOPPED) => {
+            format!(", then the listing stops: {said}")
         }
-        s => format!("; the listing ends where the test would end ({}: {said})", s.label()),
+        s => format!(", then the test would end ({}: {said})", s.label()),
     };
     t.detail = Some(format!(
         "dry run: commands listed, not run; the test's own outcome was {}{}",

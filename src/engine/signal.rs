@@ -83,6 +83,13 @@ fn describe(err: &EvalAltResult) -> String {
     let mut msg = match err {
         EvalAltResult::ErrorFunctionNotFound(sig, _) => script_terms(sig),
         EvalAltResult::ErrorRuntime(d, _) => format!("script error: {d}"),
+        // `if x` / `while x` on a dry run's stand-in answer.
+        EvalAltResult::ErrorMismatchDataType(want, found, _) if found.ends_with("DryValue") => {
+            format!(
+                "a decision (expecting {want}) needs the answer of a command listed above, {}",
+                super::bindings::dry::STOPPED
+            )
+        }
         other => {
             let mut s = other.to_string();
             if let Some(i) = s.rfind(" (line ") {

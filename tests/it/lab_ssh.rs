@@ -305,13 +305,18 @@ fn dry_run_checks_reachability_and_binaries_without_running_commands() {
         out.contains("No such file"),
         "the dry run ran a command: {out}"
     );
-    assert_eq!(o.status("perftest"), "error");
-    assert!(
-        o.message("perftest")
-            .contains(&format!("`{NO_SUCH_PROGRAM}` is not installed")),
-        "{}",
-        o.message("perftest")
-    );
+    // The pair is listed (skipped); the preflight names the program missing on both nodes.
+    assert_eq!(o.status("perftest"), "skipped");
+    for n in ["lab01", "lab02"] {
+        let t = format!("tools [{n}]");
+        assert_eq!(o.status(&t), "error", "{}", o.message(&t));
+        assert!(
+            o.message(&t)
+                .contains(&format!("missing `{NO_SUCH_PROGRAM}` (needed by perftest)")),
+            "{}",
+            o.message(&t)
+        );
+    }
 }
 
 #[test]

@@ -1,0 +1,251 @@
+//! `--dry-run` before a maintenance window: every command each test would send is listed (both
+//! ends of a pair, the NCCL launcher line), nothing is sent that could change a node, and the
+//! read-only preflight reports what is missing on the nodes as errors.
+
+use crate::common::{repo, Fab, Outcome};
+use serde_json::Value;
+
+fn sim() -> String {
+    repo()
+        .join("examples/sim/two-sparks.toml")
+        .display()
+        .to_string()
+}
+
+fn five_step_dry(extra: &[&str]) -> Outcome {
+    let script = repo().join("scripts/five_step_acceptance.rhai");
+    let mut args = vec![
+        "run".to_string(),
+        script.display().to_string(),
+        "-i".into(),
+        sim(),
+        "--dry-run".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Fab::new().args(args).reports().run()
+}
+
+/// (node, command, listed-not-run) of a testcase's command log.
+fn commands(o: &Outcome, test: &str) -> Vec<(String, String, bool)> {
+    o.test(test)["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["node"].as_str().unwrap().to_string(),
+                c["command"].as_str().unwrap().to_string(),
+                c["dry_run"] == Value::Bool(true),
+            )
+        })
+        .collect()
+}
+
+fn has(cmds: &[(String, String, bool)], node: &str, start: &str, contains: &str) -> bool {
+    cmds.iter()
+        .any(|(n, c, dry)| *dry && n == node && c.starts_with(start) && c.contains(contains))
+}
+
+#[test]
+fn dry_run_lists_both_ends_of_every_pair_and_the_nccl_launcher() {
+    let o = five_step_dry(&[]);
+    o.code(0);
+    // Step 3 RDMA: each rail's server on the server node, its readiness probe and cleanup,
+    // and the client on the client node aimed at the server's fabric address.
+    let w = "step 3: rdma write per port [spark-01 -> spark-02]";
+    assert_eq!(o.status(w), "skipped");
+    let c = commands(&o, w);
+    for (dev, port, ip) in [
+        ("rocep1s0f1", 18515, "192.168.100.11"),
+        ("roceP2p1s0f1", 18516, "192.168.200.11"),
+    ] {
+        let args = format!("ib_write_bw -d {dev} -x 3 -p {port} -D 5 --report_gbits");
+        assert!(has(&c, "spark-02", &format!("{args} ; :"), ""), "server {dev}: {c:?}");
+        assert!(has(&c, "spark-01", &format!("{args} {ip}"), ""), "client {dev}: {c:?}");
+        assert!(has(&c, "spark-02", "ss -Hltn", &format!(":{port}")), "probe: {c:?}");
+        assert!(has(&c, "spark-02", "pkill -TERM", "fcsrv-ib_write_bw-"), "cleanup: {c:?}");
+        assert!(
+            o.stderr.contains(&format!("[dry-run] spark-01: {args} {ip}")),
+            "{}",
+            o.stderr
+        );
+    }
+    assert!(o.message(w).starts_with("dry run: 9 commands listed"), "{}", o.message(w));
+    // NCCL: the launcher line with its environment, at the path nccl-tests was found at.
+    let n = "step 3: nccl all_reduce busbw and transport";
+    let c = commands(&o, n);
+    assert!(
+        has(
+            &c,
+            "spark-01",
+            "env NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 ",
+            "mpirun -np 2 -H 192.168.100.10:1,192.168.100.11:1 --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS /home/nvidia/nccl-tests/build/all_reduce_perf -b 8 -e 1G -f 2 -g 1"
+        ),
+        "{c:?}"
+    );
+    // Step 2 goes on past the first hop: both fabric addresses of the peer.
+    let s = "step 2: passwordless ssh [spark-01 -> spark-02]";
+    let c = commands(&o, s);
+    for ip in ["192.168.100.11", "192.168.200.11"] {
+        assert!(has(&c, "spark-01", "ssh -o BatchMode=yes", ip), "{c:?}");
+    }
+    // Every script test is skipped; the preflight found everything on the simulation.
+    for t in o.tests() {
+        let name = t["name"].as_str().unwrap();
+        let want = if t["classname"] == "preflight" { "pass" } else { "skipped" };
+        assert_eq!(t["status"], want, "{name}: {}", o.message(name));
+    }
+    for pre in ["reachable", "tools", "rdma devices"] {
+        o.test(&format!("{pre} [spark-02]"));
+    }
+    assert!(o.message("tools [spark-02]").contains("ib_write_bw"));
+}
+
+#[test]
+fn dry_run_stops_listing_where_the_test_would_branch_on_an_answer() {
+    let o = five_step_dry(&[]);
+    // `rdma link`'s answer decides what devices_up does next: the listing stops there and
+    // says so, instead of going on with a made-up answer.
+    let d = "step 3: rdma devices up [spark-01]";
+    let m = o.message(d);
+    assert!(
+        m.starts_with("dry run: 1 command listed, then the listing stops")
+            && m.contains("rdma.rhai:")
+            && m.contains("`rdma link` on spark-01"),
+        "{m}"
+    );
+    let s = "step 1: ping mesh [spark-01 -> spark-02]";
+    assert_eq!(o.message(s), "dry run: 2 commands listed (the whole test)");
+}
+
+/// Two replayed nodes `a` and `b` answering the preflight; `b_tools` overrides `command -v`.
+fn pair_fab(inv_extra_b: &str, b_missing: &[&str], b_devices: &str) -> Fab {
+    let inv = format!(
+        r#"
+[defaults]
+transport = "replay"
+replay_dir = "t"
+[[node]]
+name = "a"
+fabric_ips = ["192.168.100.10"]
+rdma_devices = ["mlx5_0"]
+[[node]]
+name = "b"
+fabric_ips = ["192.168.100.11"]
+{inv_extra_b}
+"#
+    );
+    let answers = |missing: &[&str], devices: &str| {
+        let mut t = String::from("[[command]]\ncommand = \"true\"\nstdout = \"\"\n");
+        for tool in ["timeout", "ss", "pkill", "ib_write_bw"] {
+            let code = if missing.contains(&tool) { 1 } else { 0 };
+            t.push_str(&format!(
+                "[[command]]\ncommand = \"command -v {tool} >/dev/null\"\nstdout = \"\"\nexit_code = {code}\n"
+            ));
+        }
+        t.push_str(&format!(
+            "[[command]]\ncommand = \"ls -1 /sys/class/infiniband\"\nstdout = \"{devices}\"\n"
+        ));
+        t
+    };
+    let script = "test(\"perf\", || { ib_write_bw(node(\"a\"), node(\"b\"), #{ device: \"mlx5_0\" }); });\n";
+    Fab::new()
+        .file("inv.toml", &inv)
+        .file("t/a.toml", &answers(&[], "mlx5_0\\n"))
+        .file("t/b.toml", &answers(b_missing, b_devices))
+        .file("p.rhai", script)
+        .args(["run", "p.rhai", "-i", "inv.toml", "--dry-run"])
+        .reports()
+}
+
+#[test]
+fn dry_run_preflight_names_a_missing_tool_and_its_node() {
+    let o = pair_fab("rdma_devices = [\"mlx5_0\"]", &["ib_write_bw"], "mlx5_0\\n").run();
+    o.code(1);
+    assert_eq!(o.status("perf"), "skipped");
+    assert_eq!(o.status("tools [a]"), "pass", "{}", o.message("tools [a]"));
+    assert_eq!(o.status("tools [b]"), "error");
+    let m = o.message("tools [b]");
+    assert!(
+        m.starts_with("b: missing `ib_write_bw`")
+            && m.contains("needed by perf")
+            && m.contains("install perftest"),
+        "{m}"
+    );
+    assert!(!m.contains("timeout"), "present tools are not reported missing: {m}");
+    assert_eq!(o.status("rdma devices [b]"), "pass");
+}
+
+#[test]
+fn dry_run_preflight_names_an_inventory_rdma_device_missing_on_the_node() {
+    let o = pair_fab(
+        "rdma_devices = [\"mlx5_0\", \"mlx5_9\"]",
+        &[],
+        "mlx5_0\\nmlx5_1\\n",
+    )
+    .run();
+    o.code(1);
+    assert_eq!(o.status("rdma devices [a]"), "pass");
+    assert_eq!(o.status("rdma devices [b]"), "error");
+    let m = o.message("rdma devices [b]");
+    assert!(
+        m.starts_with("b: RDMA device mlx5_9 named in the inventory is not on the node")
+            && m.contains("/sys/class/infiniband has mlx5_0, mlx5_1")
+            && m.contains("fix the inventory"),
+        "{m}"
+    );
+    assert_eq!(o.status("tools [b]"), "pass");
+    // A node whose sysfs class is empty: no RDMA device at all.
+    let o = pair_fab("rdma_devices = [\"mlx5_0\"]", &[], "").run();
+    o.code(1);
+    assert_eq!(o.status("rdma devices [b]"), "error");
+    assert!(o.message("rdma devices [b]").contains("has nothing"));
+}
+
+#[test]
+fn dry_run_sends_nothing_that_changes_a_node() {
+    // The local node: anything sent would leave a file in the working directory.
+    let s = r#"
+test("writes", || {
+    let n = nodes()[0];
+    n.run("touch m1");
+    n.sh("touch m2", #{ sudo: true });
+    run_all(nodes(), "touch m3");
+    n.run("touch m4");
+});
+"#;
+    let o = Fab::new()
+        .file("w.rhai", s)
+        .args(["run", "w.rhai", "--dry-run"])
+        .reports()
+        .run();
+    for f in ["m1", "m2", "m3", "m4"] {
+        assert!(!o.dir.join(f).exists(), "the dry run sent `touch {f}`");
+    }
+    let c = commands(&o, "writes");
+    assert_eq!(c.len(), 4, "every command listed: {c:?}");
+    assert!(c.iter().all(|(_, _, dry)| *dry), "{c:?}");
+    assert!(c.iter().any(|(_, cmd, _)| cmd == "sudo -n touch m2"), "{c:?}");
+    assert_eq!(o.message("writes"), "dry run: 4 commands listed (the whole test)");
+    // Step 5 of the five-step, even with --allow-changes: listed, never sent (the simulation
+    // would answer, so a sent command would show an exit code).
+    let o = five_step_dry(&["--allow-changes"]);
+    for t in o.tests() {
+        let name = t["name"].as_str().unwrap();
+        for c in t["commands"].as_array().unwrap() {
+            let cmd = c["command"].as_str().unwrap();
+            let lookup = cmd.starts_with("command -v 'all_reduce_perf' ||");
+            assert!(
+                c["dry_run"] == Value::Bool(true) || lookup,
+                "{name}: `{cmd}` was sent in a dry run"
+            );
+        }
+    }
+    let c = commands(&o, "step 5: netplan backup and restore [spark-01]");
+    assert!(
+        has(&c, "spark-01", "sudo -n mktemp -d /var/tmp/fabcheck-netplan.", ""),
+        "{c:?}"
+    );
+    assert!(o.stderr.contains("[dry-run] spark-01: sudo -n mktemp -d"), "{}", o.stderr);
+    assert_eq!(o.status("sudo -n [spark-01]"), "pass");
+}
