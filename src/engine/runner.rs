@@ -250,7 +250,9 @@ fn dry_outcome(t: &mut TestResult) {
     let said = t.message.clone().unwrap_or_default();
     let ended = match t.status {
         Status::Pass => " (the whole test)".to_string(),
-        _ if said.contains(STOPPED) => {
+        // A stand-in passed where a real value is needed (`ssh_hop(n, addr)` with an address
+        // not known yet) stops the listing the same way.
+        _ if said.contains(STOPPED) || said.contains("a dry-run answer") => {
             format!(", then the listing stops: {said}")
         }
         s => format!(", then the test would end ({}: {said})", s.label()),

@@ -123,41 +123,21 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("+", |a: rhai::ImmutableString, _: DryValue| format!("{a}{TEXT}"));
     engine.register_fn("+", |_: DryValue, b: rhai::ImmutableString| format!("{TEXT}{b}"));
     engine.register_fn("-", |a: DryValue| a);
-    for (op, unit_answer) in [("==", false), ("!=", true)] {
-        engine.register_fn(
-            op,
-            move |ctx: NativeCallContext, a: DryValue, b: Dynamic| -> Result<bool, RhaiErr> {
-                if b.is_unit() {
-                    Ok(unit_answer)
-                } else {
-                    Err(stop(&ctx, &format!("`{op}`"), &a))
-                }
-            },
-        );
-        engine.register_fn(
-            op,
-            move |ctx: NativeCallContext, a: Dynamic, b: DryValue| -> Result<bool, RhaiErr> {
-                if a.is_unit() {
-                    Ok(unit_answer)
-                } else {
-                    Err(stop(&ctx, &format!("`{op}`"), &b))
-                }
-            },
-        );
-    }
-    for op in ["<", "<=", ">", ">="] {
-        engine.register_fn(
-            op,
-            move |ctx: NativeCallContext, a: DryValue, _b: Dynamic| -> Result<bool, RhaiErr> {
-                Err(stop(&ctx, &format!("`{op}`"), &a))
-            },
-        );
-        engine.register_fn(
-            op,
-            move |ctx: NativeCallContext, _a: Dynamic, b: DryValue| -> Result<bool, RhaiErr> {
-                Err(stop(&ctx, &format!("`{op}`"), &b))
-            },
-        );
+    // `== ()` / `!= ()` are answered (a read gives a value); every other comparison stops.
+    for (op, unit) in [("==", Some(false)), ("!=", Some(true))]
+        .into_iter()
+        .chain(["<", "<=", ">", ">="].map(|op| (op, None)))
+    {
+        let compare = move |ctx: &NativeCallContext, v: &DryValue, other: &Dynamic| match unit {
+            Some(answer) if other.is_unit() => Ok(answer),
+            _ => Err(stop(ctx, &format!("`{op}`"), v)),
+        };
+        engine.register_fn(op, move |ctx: NativeCallContext, a: DryValue, b: Dynamic| {
+            compare(&ctx, &a, &b)
+        });
+        engine.register_fn(op, move |ctx: NativeCallContext, a: Dynamic, b: DryValue| {
+            compare(&ctx, &b, &a)
+        });
     }
     engine.register_fn(
         "!",
