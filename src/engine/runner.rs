@@ -260,7 +260,11 @@ fn dry_outcome(t: &mut TestResult) {
     t.detail = Some(format!(
         "dry run: commands listed, not run; the test's own outcome was {}{}",
         t.status.label(),
-        if said.is_empty() { String::new() } else { format!(": {said}") }
+        if said.is_empty() {
+            String::new()
+        } else {
+            format!(": {said}")
+        }
     ));
     t.status = Status::Skipped;
     t.message = Some(format!(

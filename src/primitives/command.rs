@@ -27,9 +27,9 @@ pub fn request(n: &NodeRef, spec: &Node, cmd: &str, o: &RunOpts) -> CmdRequest {
 
 /// Shell words that are not programs to look for.
 const SHELL_WORDS: &[&str] = &[
-    "command", "cd", "test", "[", "echo", "printf", "true", "false", "for", "if", "while",
-    "case", "export", "set", "unset", "exec", "read", "eval", ".", ":", "{", "(", "!", "exit",
-    "return", "local", "type", "ulimit", "umask", "wait", "trap", "shift",
+    "command", "cd", "test", "[", "echo", "printf", "true", "false", "for", "if", "while", "case",
+    "export", "set", "unset", "exec", "read", "eval", ".", ":", "{", "(", "!", "exit", "return",
+    "local", "type", "ulimit", "umask", "wait", "trap", "shift",
 ];
 
 /// The program a shell command starts with (`rdma link` → `rdma`), when it names one.

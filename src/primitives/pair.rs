@@ -73,7 +73,10 @@ pub fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> 
     let started = Instant::now();
     let mut log: Log = Vec::new();
     let port = plan.port;
-    let server_req = req(format!("{} ; : {}", plan.server_cmd, plan.tag), plan.timeout);
+    let server_req = req(
+        format!("{} ; : {}", plan.server_cmd, plan.tag),
+        plan.timeout,
+    );
     let kill = |log: &mut Log| {
         let r = kill_request(plan);
         let res = env.run_raw(server, &r);
@@ -207,7 +210,10 @@ fn list_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> Pai
         (
             server,
             with_note(
-                req(format!("{} ; : {}", plan.server_cmd, plan.tag), plan.timeout),
+                req(
+                    format!("{} ; : {}", plan.server_cmd, plan.tag),
+                    plan.timeout,
+                ),
                 "server, in the background",
             ),
         ),
@@ -221,10 +227,16 @@ fn list_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> Pai
                 ),
             ),
         ),
-        (client, with_note(req(plan.client_cmd.clone(), plan.timeout), "client")),
+        (
+            client,
+            with_note(req(plan.client_cmd.clone(), plan.timeout), "client"),
+        ),
         (
             server,
-            with_note(kill_request(plan), "only if the server has not ended by itself"),
+            with_note(
+                kill_request(plan),
+                "only if the server has not ended by itself",
+            ),
         ),
     ];
     let mut log: Log = Vec::new();
@@ -581,7 +593,14 @@ pub fn perftest_port(
         o.binary.as_deref().unwrap_or(tool),
     );
     if env.dry_run {
-        return Err(list_port(env, &server.spec, &client.spec, &label, &port_names, &plans));
+        return Err(list_port(
+            env,
+            &server.spec,
+            &client.spec,
+            &label,
+            &port_names,
+            &plans,
+        ));
     }
     let runs = crate::util::pool::map(
         &plans,
@@ -651,7 +670,10 @@ fn list_port(
         .collect();
     let mut e = PrimError::dry_run(
         &client.name,
-        &format!("ib_write_bw_port {} -> {} ({label})", client.name, server.name),
+        &format!(
+            "ib_write_bw_port {} -> {} ({label})",
+            client.name, server.name
+        ),
     );
     e.known = Some(serde_json::json!({ "port": label, "total_gbps": null, "rails": rails }));
     e

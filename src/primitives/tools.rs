@@ -363,7 +363,12 @@ pub fn which(n: &NodeRef, program: &str, dirs: &[String]) -> PResult<String> {
         sudo: false,
     };
     let o = n.env.exec_lookup(&n.spec, &req)?;
-    let path = o.stdout.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("");
+    let path = o
+        .stdout
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("");
     if path.is_empty() {
         n.env.need_tool(&n.spec, program);
     }

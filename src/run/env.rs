@@ -164,7 +164,11 @@ pub fn listed(req: &CmdRequest) -> String {
     if !req.env.is_empty() {
         s.push_str("env ");
         for (k, v) in &req.env {
-            let v = if secret(k) { "***".to_string() } else { crate::util::names::quote(v) };
+            let v = if secret(k) {
+                "***".to_string()
+            } else {
+                crate::util::names::quote(v)
+            };
             s.push_str(&format!("{k}={v} "));
         }
     }

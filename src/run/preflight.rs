@@ -108,7 +108,13 @@ fn install_hint(tool: &str) -> &'static str {
     }
 }
 
-fn case(node: &Node, name: &str, status: Status, message: Option<String>, took: Duration) -> TestResult {
+fn case(
+    node: &Node,
+    name: &str,
+    status: Status,
+    message: Option<String>,
+    took: Duration,
+) -> TestResult {
     TestResult {
         node: Some(node.name.clone()),
         status,
@@ -118,7 +124,12 @@ fn case(node: &Node, name: &str, status: Status, message: Option<String>, took: 
     }
 }
 
-fn ask(env: &RunEnv, node: &Node, command: String, sudo: bool) -> Result<CmdOutput, TransportError> {
+fn ask(
+    env: &RunEnv,
+    node: &Node,
+    command: String,
+    sudo: bool,
+) -> Result<CmdOutput, TransportError> {
     let req = CmdRequest {
         command,
         timeout: node.connect_timeout.max(Duration::from_secs(10)),
@@ -131,7 +142,10 @@ fn ask(env: &RunEnv, node: &Node, command: String, sudo: bool) -> Result<CmdOutp
 fn tests_of(tests: &BTreeSet<String>) -> String {
     match tests.len() {
         0 => String::new(),
-        1 => format!(" (needed by {})", tests.iter().next().unwrap_or(&String::new())),
+        1 => format!(
+            " (needed by {})",
+            tests.iter().next().unwrap_or(&String::new())
+        ),
         n => format!(
             " (needed by {} and {} more)",
             tests.iter().next().unwrap_or(&String::new()),
@@ -146,7 +160,12 @@ fn tools_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
     let mut missing = Vec::new();
     let mut unknown = Vec::new();
     for (tool, tests) in &needs.tools {
-        match ask(env, node, format!("command -v {} >/dev/null", quote(tool)), false) {
+        match ask(
+            env,
+            node,
+            format!("command -v {} >/dev/null", quote(tool)),
+            false,
+        ) {
             Ok(o) if o.exit_code == Some(0) => {}
             Ok(_) => missing.push(format!(
                 "`{tool}`{}: {}",
@@ -169,7 +188,11 @@ fn tools_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
     } else if !unknown.is_empty() {
         (
             Status::Error,
-            Some(format!("{}: could not check {}", node.name, unknown.join("; "))),
+            Some(format!(
+                "{}: could not check {}",
+                node.name,
+                unknown.join("; ")
+            )),
         )
     } else {
         (Status::Pass, Some(format!("found: {}", found.join(", "))))
@@ -259,7 +282,13 @@ fn node_cases(env: &RunEnv, node: &Node, needs: Option<NodeNeeds>) -> Vec<TestRe
     let t0 = Instant::now();
     let reach = match env.transports.for_node(node).probe(node) {
         Ok(()) => case(node, "reachable", Status::Pass, None, t0.elapsed()),
-        Err(e) => case(node, "reachable", Status::Error, Some(e.to_string()), t0.elapsed()),
+        Err(e) => case(
+            node,
+            "reachable",
+            Status::Error,
+            Some(e.to_string()),
+            t0.elapsed(),
+        ),
     };
     let reachable = reach.status == Status::Pass;
     let mut out = vec![reach];
@@ -339,7 +368,10 @@ mod tests {
             vec!["ib_write_bw", "ping"]
         );
         assert!(a.tools["ib_write_bw"].contains("step 3 [a]"));
-        assert!(a.rdma.contains("step 3 [a]"), "a perftest program uses RDMA");
+        assert!(
+            a.rdma.contains("step 3 [a]"),
+            "a perftest program uses RDMA"
+        );
         let b = n.get("b").unwrap();
         assert!(b.tools.contains_key("sudo") && b.rdma.is_empty());
         assert!(is_rdma_tool("/home/u/nccl-tests/build/all_reduce_perf"));

@@ -60,17 +60,34 @@ fn dry_run_lists_both_ends_of_every_pair_and_the_nccl_launcher() {
         ("roceP2p1s0f1", 18516, "192.168.200.11"),
     ] {
         let args = format!("ib_write_bw -d {dev} -x 3 -p {port} -D 5 --report_gbits");
-        assert!(has(&c, "spark-02", &format!("{args} ; :"), ""), "server {dev}: {c:?}");
-        assert!(has(&c, "spark-01", &format!("{args} {ip}"), ""), "client {dev}: {c:?}");
-        assert!(has(&c, "spark-02", "ss -Hltn", &format!(":{port}")), "probe: {c:?}");
-        assert!(has(&c, "spark-02", "pkill -TERM", "fcsrv-ib_write_bw-"), "cleanup: {c:?}");
         assert!(
-            o.stderr.contains(&format!("[dry-run] spark-01: {args} {ip}")),
+            has(&c, "spark-02", &format!("{args} ; :"), ""),
+            "server {dev}: {c:?}"
+        );
+        assert!(
+            has(&c, "spark-01", &format!("{args} {ip}"), ""),
+            "client {dev}: {c:?}"
+        );
+        assert!(
+            has(&c, "spark-02", "ss -Hltn", &format!(":{port}")),
+            "probe: {c:?}"
+        );
+        assert!(
+            has(&c, "spark-02", "pkill -TERM", "fcsrv-ib_write_bw-"),
+            "cleanup: {c:?}"
+        );
+        assert!(
+            o.stderr
+                .contains(&format!("[dry-run] spark-01: {args} {ip}")),
             "{}",
             o.stderr
         );
     }
-    assert!(o.message(w).starts_with("dry run: 9 commands listed"), "{}", o.message(w));
+    assert!(
+        o.message(w).starts_with("dry run: 9 commands listed"),
+        "{}",
+        o.message(w)
+    );
     // NCCL: the launcher line with its environment, at the path nccl-tests was found at.
     let n = "step 3: nccl all_reduce busbw and transport";
     let c = commands(&o, n);
@@ -92,7 +109,11 @@ fn dry_run_lists_both_ends_of_every_pair_and_the_nccl_launcher() {
     // Every script test is skipped; the preflight found everything on the simulation.
     for t in o.tests() {
         let name = t["name"].as_str().unwrap();
-        let want = if t["classname"] == "preflight" { "pass" } else { "skipped" };
+        let want = if t["classname"] == "preflight" {
+            "pass"
+        } else {
+            "skipped"
+        };
         assert_eq!(t["status"], want, "{name}: {}", o.message(name));
     }
     for pre in ["reachable", "tools", "rdma devices"] {
@@ -148,7 +169,8 @@ fabric_ips = ["192.168.100.11"]
         ));
         t
     };
-    let script = "test(\"perf\", || { ib_write_bw(node(\"a\"), node(\"b\"), #{ device: \"mlx5_0\" }); });\n";
+    let script =
+        "test(\"perf\", || { ib_write_bw(node(\"a\"), node(\"b\"), #{ device: \"mlx5_0\" }); });\n";
     Fab::new()
         .file("inv.toml", &inv)
         .file("t/a.toml", &answers(&[], "mlx5_0\\n"))
@@ -172,7 +194,10 @@ fn dry_run_preflight_names_a_missing_tool_and_its_node() {
             && m.contains("install perftest"),
         "{m}"
     );
-    assert!(!m.contains("timeout"), "present tools are not reported missing: {m}");
+    assert!(
+        !m.contains("timeout"),
+        "present tools are not reported missing: {m}"
+    );
     assert_eq!(o.status("rdma devices [b]"), "pass");
 }
 
@@ -225,8 +250,14 @@ test("writes", || {
     let c = commands(&o, "writes");
     assert_eq!(c.len(), 4, "every command listed: {c:?}");
     assert!(c.iter().all(|(_, _, dry)| *dry), "{c:?}");
-    assert!(c.iter().any(|(_, cmd, _)| cmd == "sudo -n touch m2"), "{c:?}");
-    assert_eq!(o.message("writes"), "dry run: 4 commands listed (the whole test)");
+    assert!(
+        c.iter().any(|(_, cmd, _)| cmd == "sudo -n touch m2"),
+        "{c:?}"
+    );
+    assert_eq!(
+        o.message("writes"),
+        "dry run: 4 commands listed (the whole test)"
+    );
     // Step 5 of the five-step, even with --allow-changes: listed, never sent (the simulation
     // would answer, so a sent command would show an exit code).
     let o = five_step_dry(&["--allow-changes"]);
@@ -243,9 +274,18 @@ test("writes", || {
     }
     let c = commands(&o, "step 5: netplan backup and restore [spark-01]");
     assert!(
-        has(&c, "spark-01", "sudo -n mktemp -d /var/tmp/fabcheck-netplan.", ""),
+        has(
+            &c,
+            "spark-01",
+            "sudo -n mktemp -d /var/tmp/fabcheck-netplan.",
+            ""
+        ),
         "{c:?}"
     );
-    assert!(o.stderr.contains("[dry-run] spark-01: sudo -n mktemp -d"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("[dry-run] spark-01: sudo -n mktemp -d"),
+        "{}",
+        o.stderr
+    );
     assert_eq!(o.status("sudo -n [spark-01]"), "pass");
 }

@@ -29,10 +29,7 @@ impl IntoIterator for DryValue {
     type IntoIter = std::iter::Once<Self::Item>;
     fn into_iter(self) -> Self::IntoIter {
         std::iter::once(Err(signal::error(
-            format!(
-                "a loop over {}, {STOPPED}",
-                self.origin
-            ),
+            format!("a loop over {}, {STOPPED}", self.origin),
             rhai::Position::NONE,
         )))
     }
@@ -73,7 +70,11 @@ pub fn stand_in(e: &PrimError) -> Dynamic {
         }
         v
     }
-    match e.known.as_ref().and_then(|k| rhai::serde::to_dynamic(k).ok()) {
+    match e
+        .known
+        .as_ref()
+        .and_then(|k| rhai::serde::to_dynamic(k).ok())
+    {
         Some(v) => fill(v, &e.message),
         None => of(&e.message),
     }
@@ -93,11 +94,7 @@ fn at(ctx: &NativeCallContext) -> String {
 /// The test's next step depends on an answer the dry run does not have: stop listing.
 fn stop(ctx: &NativeCallContext, what: &str, v: &DryValue) -> RhaiErr {
     signal::error(
-        format!(
-            "{what}{} needs {}, {STOPPED}",
-            at(ctx),
-            v.origin
-        ),
+        format!("{what}{} needs {}, {STOPPED}", at(ctx), v.origin),
         ctx.call_position(),
     )
 }
@@ -120,8 +117,12 @@ pub fn register(engine: &mut Engine) {
         engine.register_fn(op, |_a: Dynamic, b: DryValue| b);
     }
     // Text joined with a stand-in stays text (a message, a log line).
-    engine.register_fn("+", |a: rhai::ImmutableString, _: DryValue| format!("{a}{TEXT}"));
-    engine.register_fn("+", |_: DryValue, b: rhai::ImmutableString| format!("{TEXT}{b}"));
+    engine.register_fn("+", |a: rhai::ImmutableString, _: DryValue| {
+        format!("{a}{TEXT}")
+    });
+    engine.register_fn("+", |_: DryValue, b: rhai::ImmutableString| {
+        format!("{TEXT}{b}")
+    });
     engine.register_fn("-", |a: DryValue| a);
     // `== ()` / `!= ()` are answered (a read gives a value); every other comparison stops.
     for (op, unit) in [("==", Some(false)), ("!=", Some(true))]
@@ -132,12 +133,14 @@ pub fn register(engine: &mut Engine) {
             Some(answer) if other.is_unit() => Ok(answer),
             _ => Err(stop(ctx, &format!("`{op}`"), v)),
         };
-        engine.register_fn(op, move |ctx: NativeCallContext, a: DryValue, b: Dynamic| {
-            compare(&ctx, &a, &b)
-        });
-        engine.register_fn(op, move |ctx: NativeCallContext, a: Dynamic, b: DryValue| {
-            compare(&ctx, &b, &a)
-        });
+        engine.register_fn(
+            op,
+            move |ctx: NativeCallContext, a: DryValue, b: Dynamic| compare(&ctx, &a, &b),
+        );
+        engine.register_fn(
+            op,
+            move |ctx: NativeCallContext, a: Dynamic, b: DryValue| compare(&ctx, &b, &a),
+        );
     }
     engine.register_fn(
         "!",
@@ -151,15 +154,39 @@ pub fn register(engine: &mut Engine) {
 /// Methods of text, numbers and collections: on a stand-in they give a stand-in.
 fn register_methods(engine: &mut Engine) {
     for name in [
-        "len", "trimmed", "to_lower", "to_upper", "parse_int", "parse_float", "to_int",
-        "to_float", "abs", "round", "floor", "ceiling", "keys", "values", "chars", "trim",
+        "len",
+        "trimmed",
+        "to_lower",
+        "to_upper",
+        "parse_int",
+        "parse_float",
+        "to_int",
+        "to_float",
+        "abs",
+        "round",
+        "floor",
+        "ceiling",
+        "keys",
+        "values",
+        "chars",
+        "trim",
         "is_empty",
     ] {
         engine.register_fn(name, |v: &mut DryValue| v.clone());
     }
     for name in [
-        "split", "contains", "starts_with", "ends_with", "index_of", "get", "filter", "map",
-        "some", "all", "sub_string", "pad",
+        "split",
+        "contains",
+        "starts_with",
+        "ends_with",
+        "index_of",
+        "get",
+        "filter",
+        "map",
+        "some",
+        "all",
+        "sub_string",
+        "pad",
     ] {
         engine.register_fn(name, |v: &mut DryValue, _a: Dynamic| v.clone());
     }
@@ -181,24 +208,33 @@ mod tests {
 
     fn eval(src: &str) -> Result<Dynamic, String> {
         use crate::engine::signal::{classify, Ending};
-        engine().eval::<Dynamic>(src).map_err(|e| match classify(&e) {
-            Ending::Signal(s) => s.message,
-            Ending::Runtime(m) | Ending::Terminated(m) => m,
-        })
+        engine()
+            .eval::<Dynamic>(src)
+            .map_err(|e| match classify(&e) {
+                Ending::Signal(s) => s.message,
+                Ending::Runtime(m) | Ending::Terminated(m) => m,
+            })
     }
 
     #[test]
     fn reads_and_arithmetic_go_on_without_a_value() {
         let v = eval("let e = answer(); let s = e.speed_mbps / 1000.0 * 90 / 100; s").unwrap();
         assert!(is(&v), "{v:?}");
-        assert!(eval("let e = answer(); e.speed_mbps == ()").unwrap().as_bool() == Ok(false));
+        assert!(
+            eval("let e = answer(); e.speed_mbps == ()")
+                .unwrap()
+                .as_bool()
+                == Ok(false)
+        );
         assert!(eval("let e = answer(); e.rows[0] != ()").unwrap().as_bool() == Ok(true));
         let text = eval("let e = answer(); `speed ${e.speed_mbps}` + \" Mb/s\"").unwrap();
         assert_eq!(text.to_string(), format!("speed {TEXT} Mb/s"));
         // Texts made from different answers are alike (the healthy path of a consistency check).
         let same = eval("let a = answer(); let b = answer(); `v=${a.driver}` == `v=${b.version}`");
         assert_eq!(same.unwrap().as_bool(), Ok(true));
-        assert!(is(&eval("answer().stdout.trimmed().split(\"\\n\")").unwrap()));
+        assert!(is(
+            &eval("answer().stdout.trimmed().split(\"\\n\")").unwrap()
+        ));
     }
 
     #[test]

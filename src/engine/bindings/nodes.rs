@@ -52,12 +52,7 @@ fn run(
     value_with(command::run(n, cmd, &o), pos, |r| Ok(result_map(&r).into()))
 }
 
-fn sh(
-    ctx: &NativeCallContext,
-    n: &NodeRef,
-    cmd: &str,
-    o: Option<Map>,
-) -> Result<Dynamic, RhaiErr> {
+fn sh(ctx: &NativeCallContext, n: &NodeRef, cmd: &str, o: Option<Map>) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = run_opts(o, "sh", pos)?;
     value_with(command::sh(n, cmd, &o), pos, |s| Ok(s.into()))
