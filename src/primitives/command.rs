@@ -123,3 +123,18 @@ pub fn run_all(nodes: &[NodeRef], cmd: &str, o: &RunOpts) -> PResult<Vec<(String
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn first_program_of_a_shell_command() {
+        let f = super::first_program;
+        assert_eq!(f("rdma link"), Some("rdma"));
+        assert_eq!(f("/usr/sbin/ethtool -i eth0"), Some("/usr/sbin/ethtool"));
+        assert_eq!(f("cat -- '/x' | wc -l"), Some("cat"));
+        // Shell words and assignments are not programs to look for.
+        assert_eq!(f("command -v x || true"), None);
+        assert_eq!(f("FOO=1 make"), None);
+        assert_eq!(f("  "), None);
+    }
+}

@@ -119,31 +119,8 @@ pub fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> 
             }
             let server_res = join(srv);
             log.push((server.clone(), server_req.clone(), server_res.clone()));
-            let why = if started.elapsed() >= ready_limit {
-                format!(
-                    "the server did not listen on TCP port {port} within {}",
-                    crate::transport::human(ready_limit)
-                )
-            } else {
-                match &server_res {
-                    Ok(o) if o.exit_code == Some(127) => {
-                        format!("`{}` is not installed on {}", plan.program, server.name)
-                    }
-                    Ok(o) => format!(
-                        "the server on {} exited ({}) before listening on TCP port {port}: {}",
-                        server.name,
-                        o.exit_code.unwrap_or(-1),
-                        last_lines(&format!("{}{}", o.stdout, o.stderr), 3)
-                    ),
-                    // The error already names a node; do not name it twice.
-                    Err(e) => {
-                        let t = e.to_string();
-                        t.strip_prefix(&format!("{}: ", server.name))
-                            .map(str::to_string)
-                            .unwrap_or(t)
-                    }
-                }
-            };
+            let timed_out = started.elapsed() >= ready_limit;
+            let why = not_listening(server, plan, &server_res, timed_out.then_some(ready_limit));
             return PairRun {
                 server: server_res,
                 client: Err(TransportError::Other {
@@ -178,6 +155,41 @@ pub fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> 
             log,
         }
     })
+}
+
+/// Why a server never listened: the time it had ran out, its program is missing, it exited,
+/// or its node could not run it.
+fn not_listening(
+    server: &Node,
+    plan: &PairPlan,
+    server_res: &Result<CmdOutput, TransportError>,
+    timed_out_after: Option<Duration>,
+) -> String {
+    let port = plan.port;
+    if let Some(limit) = timed_out_after {
+        return format!(
+            "the server did not listen on TCP port {port} within {}",
+            crate::transport::human(limit)
+        );
+    }
+    match server_res {
+        Ok(o) if o.exit_code == Some(127) => {
+            format!("`{}` is not installed on {}", plan.program, server.name)
+        }
+        Ok(o) => format!(
+            "the server on {} exited ({}) before listening on TCP port {port}: {}",
+            server.name,
+            o.exit_code.unwrap_or(-1),
+            last_lines(&format!("{}{}", o.stdout, o.stderr), 3)
+        ),
+        // The error already names a node; do not name it twice.
+        Err(e) => {
+            let t = e.to_string();
+            t.strip_prefix(&format!("{}: ", server.name))
+                .map(str::to_string)
+                .unwrap_or(t)
+        }
+    }
 }
 
 /// Stops exactly this exchange's server (its tag rides in the server's command line); the

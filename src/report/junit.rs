@@ -34,13 +34,10 @@ fn system_out(t: &TestResult, simulation: Option<&str>) -> String {
     }
     for c in &t.commands {
         s.push_str(&format!(
-            "--- {}$ {}  (exit {}, {} ms)\n",
+            "--- {}$ {}  ({})\n",
             c.node,
             c.command,
-            c.exit_code
-                .map(|e| e.to_string())
-                .unwrap_or_else(|| "-".into()),
-            c.duration_ms
+            c.outcome()
         ));
         if let Some(e) = &c.error {
             s.push_str(&format!("error: {e}\n"));

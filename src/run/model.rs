@@ -107,6 +107,23 @@ pub struct CommandLog {
     pub dry_run: bool,
 }
 
+impl CommandLog {
+    /// How the command ended, as reports show it: `exit 0, 12 ms`, or `listed, not run (dry
+    /// run)`.
+    pub fn outcome(&self) -> String {
+        if self.dry_run {
+            return "listed, not run (dry run)".into();
+        }
+        format!(
+            "exit {}, {} ms",
+            self.exit_code
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "-".into()),
+            self.duration_ms
+        )
+    }
+}
+
 /// One attempt of a test (a test with `retries` may have several).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Attempt {

@@ -58,13 +58,10 @@ pub fn test_body(t: &TestResult, open: bool) -> String {
         for cmd in &t.commands {
             let _ = write!(
                 c,
-                "<div class=\"mono\"><b>{}$ {}</b> <span class=\"muted\">(exit {}, {} ms)</span></div>",
+                "<div class=\"mono\"><b>{}$ {}</b> <span class=\"muted\">({})</span></div>",
                 esc(&cmd.node),
                 esc(&cmd.command),
-                cmd.exit_code
-                    .map(|e| e.to_string())
-                    .unwrap_or_else(|| "-".into()),
-                cmd.duration_ms
+                esc(&cmd.outcome())
             );
             if let Some(e) = &cmd.error {
                 let _ = write!(c, "<div class=\"bad\">{}</div>", esc(e));
