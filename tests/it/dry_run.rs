@@ -48,7 +48,9 @@ fn has(cmds: &[(String, String, bool)], node: &str, start: &str, contains: &str)
 
 #[test]
 fn dry_run_lists_both_ends_of_every_pair_and_the_nccl_launcher() {
-    let o = five_step_dry(&[]);
+    // The ports' expected speed given (as an inventory `speed_mbps` would): no threshold waits
+    // for an ethtool answer, so every pair and the launch are listed.
+    let o = five_step_dry(&["--set", "speed_mbps=200000"]);
     o.code(0);
     // Step 3 RDMA: each rail's server on the server node, its readiness probe and cleanup,
     // and the client on the client node aimed at the server's fabric address.
@@ -137,6 +139,15 @@ fn dry_run_stops_listing_where_the_test_would_branch_on_an_answer() {
     );
     let s = "step 1: ping mesh [spark-01 -> spark-02]";
     assert_eq!(o.message(s), "dry run: 2 commands listed (the whole test)");
+    // Without an expected speed in the inventory it comes from ethtool's supported modes:
+    // the RDMA pair waits for that answer, and the listing says so instead of inventing one.
+    let w = "step 3: rdma write per port [spark-01 -> spark-02]";
+    let m = o.message(w);
+    assert!(
+        m.starts_with("dry run: 1 command listed, then the listing stops")
+            && m.contains("`ethtool enp1s0f1np1` on spark-01"),
+        "{m}"
+    );
 }
 
 /// Two replayed nodes `a` and `b` answering the preflight; `b_tools` overrides `command -v`.
