@@ -222,3 +222,30 @@ s.answer("spark-02", "ethtool -S enp1s0f1np1", "first read: the healthy answer",
 s.answer("spark-02", "ethtool -S enp1s0f1np1", "second read (after the load): the healthy answer with CRC and symbol errors grown", stdout_file=f1, ms=30)
 s.expect(BASE, "link: error counters not grown [spark-02]", ["spark-02 enp1s0f1np1", "rx_crc_errors_phy +1842"])
 s.write()
+
+# --- BEGIN dry-run preflight scenarios (helper C, issue 20 item 12) ---
+# Faults that `--dry-run`'s read-only preflight finds before the window, while the scripts'
+# tests are only listed (args start with --dry-run). `--set speed_mbps=200000` gives the ports'
+# expected speed, so that no threshold waits for an ethtool answer and the RDMA pairs and the
+# NCCL launch are listed (their programs are then what the preflight looks for).
+DRY = ["--dry-run", "--set", "speed_mbps=200000"]
+s = Scenario("nccl-tests-missing-on-peer", "nccl-tests built on spark-01 only: /home/nvidia/nccl-tests/build/all_reduce_perf is missing on spark-02, where mpirun starts the second rank (the dry run's preflight)")
+s.answer("spark-02", "command -v /home/nvidia/nccl-tests/build/all_reduce_perf >/dev/null",
+         "not there: command -v prints nothing and exits 1", stdout="", exit_code=1, ms=3)
+for script in [FIVE, BASE]:
+    s.expect(script, "tools [spark-02]", ["spark-02", "missing `/home/nvidia/nccl-tests/build/all_reduce_perf`", "nccl-tests"], status="error", args=DRY)
+s.write()
+
+s = Scenario("perftest-missing-on-peer", "perftest not installed on spark-02: no ib_write_bw for the RDMA pairs (the dry run's preflight)")
+s.answer("spark-02", "command -v ib_write_bw >/dev/null", "not there: command -v prints nothing and exits 1", stdout="", exit_code=1, ms=3)
+for script in [FIVE, BASE]:
+    s.expect(script, "tools [spark-02]", ["spark-02", "missing `ib_write_bw`", "install perftest"], status="error", args=DRY)
+s.write()
+
+s = Scenario("rdma-device-missing-on-peer", "spark-02's second PCIe path has no RDMA device (roceP2p1s0f0/roceP2p1s0f1 absent from /sys/class/infiniband: driver not bound), though the inventory names roceP2p1s0f1 (the dry run's preflight)")
+s.answer("spark-02", "ls -1 /sys/class/infiniband", "only the first PCIe path's two functions",
+         stdout="rocep1s0f0\nrocep1s0f1\n", ms=3)
+for script in [FIVE, BASE]:
+    s.expect(script, "rdma devices [spark-02]", ["spark-02", "RDMA device roceP2p1s0f1 named in the inventory is not on the node"], status="error", args=["--dry-run"])
+s.write()
+# --- END dry-run preflight scenarios ---
