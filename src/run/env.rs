@@ -178,7 +178,27 @@ pub fn listed(req: &CmdRequest) -> String {
 
 /// Record a command and its outcome in the current test's log (capped head + tail).
 pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
-    let entry = match res {
+    let entry = command_log(node, req, res);
+    if context::with(|c| {
+        if c.commands.len() < context::MAX_COMMANDS {
+            c.commands.push(entry.clone());
+        } else {
+            c.commands_dropped += 1;
+        }
+    })
+    .is_none()
+    {
+        tracing::debug!(node = %entry.node, command = %entry.command, "command outside a test");
+    }
+}
+
+/// A command and its outcome as reports keep it (output capped head + tail).
+pub fn command_log(
+    node: &Node,
+    req: &CmdRequest,
+    res: &Result<CmdOutput, TransportError>,
+) -> CommandLog {
+    match res {
         Ok(o) => CommandLog {
             node: node.name.clone(),
             command: req.command.clone(),
@@ -209,17 +229,6 @@ pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, Transp
             error: Some(e.to_string()),
             dry_run: false,
         },
-    };
-    if context::with(|c| {
-        if c.commands.len() < context::MAX_COMMANDS {
-            c.commands.push(entry.clone());
-        } else {
-            c.commands_dropped += 1;
-        }
-    })
-    .is_none()
-    {
-        tracing::debug!(node = %entry.node, command = %entry.command, "command outside a test");
     }
 }
 

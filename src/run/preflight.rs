@@ -5,8 +5,8 @@
 //! every command gets), and `ls -1 /sys/class/infiniband` against the inventory's RDMA devices.
 //! Whatever is missing is an error testcase naming the node, what is missing and what to do.
 
-use super::env::RunEnv;
-use super::model::{Status, SuiteResult, TestResult};
+use super::env::{command_log, RunEnv};
+use super::model::{CommandLog, Status, SuiteResult, TestResult};
 use crate::inventory::{Node, TransportKind};
 use crate::transport::{CmdOutput, CmdRequest, TransportError};
 use crate::util::names::quote;
@@ -124,11 +124,14 @@ fn case(
     }
 }
 
+/// Ask a node one read-only question; the command and its answer go into `log` (the
+/// testcase's commands in the reports).
 fn ask(
     env: &RunEnv,
     node: &Node,
     command: String,
     sudo: bool,
+    log: &mut Vec<CommandLog>,
 ) -> Result<CmdOutput, TransportError> {
     let req = CmdRequest {
         command,
@@ -136,7 +139,9 @@ fn ask(
         env: vec![],
         sudo,
     };
-    env.transports.for_node(node).run(node, &req)
+    let res = env.transports.for_node(node).run(node, &req);
+    log.push(command_log(node, &req, &res));
+    res
 }
 
 fn tests_of(tests: &BTreeSet<String>) -> String {
@@ -157,15 +162,12 @@ fn tests_of(tests: &BTreeSet<String>) -> String {
 /// `command -v TOOL` for every program the node's tests need.
 fn tools_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
     let t0 = Instant::now();
+    let mut log = Vec::new();
     let mut missing = Vec::new();
     let mut unknown = Vec::new();
     for (tool, tests) in &needs.tools {
-        match ask(
-            env,
-            node,
-            format!("command -v {} >/dev/null", quote(tool)),
-            false,
-        ) {
+        let cmd = format!("command -v {} >/dev/null", quote(tool));
+        match ask(env, node, cmd, false, &mut log) {
             Ok(o) if o.exit_code == Some(0) => {}
             Ok(_) => missing.push(format!(
                 "`{tool}`{}: {}",
@@ -180,7 +182,7 @@ fn tools_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
         (
             Status::Error,
             Some(format!(
-                "{}: missing {} (looked for on PATH, /usr/sbin and /sbin as fabcheck's commands see them)",
+                "{}: missing {} (`command -v`, on PATH plus /usr/sbin and /sbin as fabcheck's commands run)",
                 node.name,
                 missing.join("; ")
             )),
@@ -197,13 +199,14 @@ fn tools_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
     } else {
         (Status::Pass, Some(format!("found: {}", found.join(", "))))
     };
-    case(node, "tools", status, message, t0.elapsed())
+    with_log(case(node, "tools", status, message, t0.elapsed()), log)
 }
 
 /// `sudo -n true`, for a node where a selected test runs a command with sudo.
 fn sudo_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
     let t0 = Instant::now();
-    let (status, message) = match ask(env, node, "true".into(), true) {
+    let mut log = Vec::new();
+    let (status, message) = match ask(env, node, "true".into(), true, &mut log) {
         Ok(o) if o.exit_code == Some(0) => (Status::Pass, None),
         Ok(o) => (
             Status::Error,
@@ -223,7 +226,7 @@ fn sudo_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
             )),
         ),
     };
-    case(node, "sudo -n", status, message, t0.elapsed())
+    with_log(case(node, "sudo -n", status, message, t0.elapsed()), log)
 }
 
 /// Every RDMA device the inventory names for the node (`rdma_devices`, `ports`).
@@ -241,7 +244,14 @@ pub fn inventory_devices(node: &Node) -> Vec<String> {
 fn devices_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
     let t0 = Instant::now();
     let wanted = inventory_devices(node);
-    let res = ask(env, node, "ls -1 /sys/class/infiniband".into(), false);
+    let mut log = Vec::new();
+    let res = ask(
+        env,
+        node,
+        "ls -1 /sys/class/infiniband".into(),
+        false,
+        &mut log,
+    );
     let what_to_do = "fix the inventory's rdma_devices/ports, or load the RDMA driver (mlx5_ib) and check the cable";
     let (status, message) = match res {
         Ok(o) if o.exit_code == Some(0) => {
@@ -274,7 +284,15 @@ fn devices_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
         ),
         Err(e) => (Status::Error, Some(format!("could not check RDMA devices: {e}"))),
     };
-    case(node, "rdma devices", status, message, t0.elapsed())
+    with_log(
+        case(node, "rdma devices", status, message, t0.elapsed()),
+        log,
+    )
+}
+
+fn with_log(mut t: TestResult, log: Vec<CommandLog>) -> TestResult {
+    t.commands = log;
+    t
 }
 
 /// The preflight of one node: reachable, then (only if it is) what its tests need.
