@@ -226,7 +226,10 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         t.status = status;
         t.message = message;
         t.detail = detail;
-        let done = matches!(status, Status::Pass | Status::Skipped) || cancel::interrupted();
+        // A dry run lists a test once: a retry would list the same commands again.
+        let done = matches!(status, Status::Pass | Status::Skipped)
+            || cancel::interrupted()
+            || opts.dry_run;
         if done {
             break;
         }

@@ -306,3 +306,20 @@ test("writes", || {
     );
     assert_eq!(o.status("sudo -n [spark-01]"), "pass");
 }
+
+#[test]
+fn dry_run_lists_a_retried_test_once() {
+    let s = "test(\"r\", #{ retries: 2 }, || { let x = nodes()[0].run(\"echo 1\"); if x.exit_code != 0 { fail(\"no\"); } });\n";
+    let o = Fab::new()
+        .file("r.rhai", s)
+        .args(["run", "r.rhai", "--dry-run"])
+        .reports()
+        .run();
+    assert_eq!(commands(&o, "r").len(), 1, "listed once, not per attempt");
+    assert!(
+        o.message("r")
+            .starts_with("dry run: 1 command listed, then the listing stops"),
+        "{}",
+        o.message("r")
+    );
+}
