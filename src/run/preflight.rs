@@ -135,7 +135,7 @@ fn ask(
 ) -> Result<CmdOutput, TransportError> {
     let req = CmdRequest {
         command,
-        timeout: node.connect_timeout.max(Duration::from_secs(10)),
+        timeout: env.command_timeout(node, None, None),
         env: vec![],
         sudo,
     };
