@@ -66,16 +66,36 @@ pub enum Ending {
 }
 
 pub fn classify(err: &EvalAltResult) -> Ending {
+    classify_in(err, None)
+}
+
+/// [`classify`], knowing the script source (a stdlib module) the error came from.
+fn classify_in(err: &EvalAltResult, source: Option<&str>) -> Ending {
     match err {
-        EvalAltResult::ErrorInFunctionCall(_, _, inner, _)
-        | EvalAltResult::ErrorInModule(_, inner, _) => classify(inner),
-        EvalAltResult::ErrorRuntime(d, _) if d.is::<Signal>() => {
-            Ending::Signal(d.clone_cast::<Signal>())
+        EvalAltResult::ErrorInFunctionCall(_, src, inner, _) => classify_in(
+            inner,
+            Some(src.as_str()).filter(|s| !s.is_empty()).or(source),
+        ),
+        EvalAltResult::ErrorInModule(_, inner, _) => classify_in(inner, source),
+        EvalAltResult::ErrorRuntime(d, pos) if d.is::<Signal>() => {
+            let mut s = d.clone_cast::<Signal>();
+            // A signal raised where no call context knows the line (a dry run's stand-in
+            // iterated by a `for`): the position Rhai gave it says where.
+            if let (Some(rest), Some(line)) = (s.message.strip_prefix(LOOP_STOP), pos.line()) {
+                let file = source
+                    .map(str::to_string)
+                    .unwrap_or_else(crate::run::context::file);
+                s.message = format!("a loop at {file}:{line} over {rest}");
+            }
+            Ending::Signal(s)
         }
         EvalAltResult::ErrorTerminated(token, _) => Ending::Terminated(token.to_string()),
         other => Ending::Runtime(describe(other)),
     }
 }
+
+/// How a dry run's stop in a `for` loop starts (the loop's place is added by [`classify`]).
+pub const LOOP_STOP: &str = "a loop over ";
 
 /// A runtime error in words a script author can act on, with its line.
 fn describe(err: &EvalAltResult) -> String {

@@ -139,6 +139,13 @@ fn dry_run_stops_listing_where_the_test_would_branch_on_an_answer() {
     );
     let s = "step 1: ping mesh [spark-01 -> spark-02]";
     assert_eq!(o.message(s), "dry run: 2 commands listed (the whole test)");
+    // Step 4 reads the recipe, then loops over its lines: the loop's place is named.
+    let r = o.message("step 4: recipe uses fabric addresses only");
+    assert!(
+        r.contains("a loop at stdlib/acceptance.rhai:")
+            && r.contains("`cat -- '/home/nvidia/recipe/hostfile'` on spark-01"),
+        "{r}"
+    );
     // Without an expected speed in the inventory it comes from ethtool's supported modes:
     // the RDMA pair waits for that answer, and the listing says so instead of inventing one.
     let w = "step 3: rdma write per port [spark-01 -> spark-02]";

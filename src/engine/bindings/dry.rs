@@ -29,7 +29,7 @@ impl IntoIterator for DryValue {
     type IntoIter = std::iter::Once<Self::Item>;
     fn into_iter(self) -> Self::IntoIter {
         std::iter::once(Err(signal::error(
-            format!("a loop over {}, {STOPPED}", self.origin),
+            format!("{}{}, {STOPPED}", signal::LOOP_STOP, self.origin),
             rhai::Position::NONE,
         )))
     }
