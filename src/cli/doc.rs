@@ -45,6 +45,7 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     ("ofed_version", "n.ofed_version() -> parsed `ofed_info -s`"),
     ("ping", "n.ping(ip[, #{ count, iface, size, dont_fragment, interval, wait }]) -> parsed ping (loss is data)"),
     ("file_info", "n.file_info(path) -> #{ sha256, owner, group, mode, size } (sudo -n when needed)"),
+    ("needs", "n.needs([programs]) declares the programs a check runs on the node, for --dry-run's preflight (which looks for them even where the listing stops before their commands); nothing outside a dry run"),
     ("which", "n.which(program[, dirs]) -> its path on the node (PATH with /usr/sbin and /sbin, else the first of dirs; `~/` is home), \"\" when nowhere; a read-only lookup that a dry run asks too"),
     ("ib_write_bw", "ib_write_bw(server, client[, opts]): server started, readiness awaited, client run against the server's fabric address, both sides parsed, server always stopped"),
     ("ib_read_bw", "as ib_write_bw, for ib_read_bw"),

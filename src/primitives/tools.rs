@@ -375,6 +375,20 @@ pub fn which(n: &NodeRef, program: &str, dirs: &[String]) -> PResult<String> {
     Ok(path.to_string())
 }
 
+/// `n.needs(programs)`: the programs a check will run on the node, declared for `--dry-run`'s
+/// preflight (which then looks for them even where the listing stops before their commands).
+/// Outside a dry run it does nothing: each command still says for itself when its program is
+/// missing.
+pub fn needs(n: &NodeRef, programs: &[String]) -> PResult<()> {
+    for p in programs {
+        super::check_program(p)?;
+    }
+    for p in programs {
+        n.env.need_tool(&n.spec, p);
+    }
+    Ok(())
+}
+
 /// `n.mgmt_address()`: the address fabcheck's own SSH connection to the node really reached (the
 /// server side of `$SSH_CONNECTION` on the node), so that peers are sent to an address that works
 /// without name resolution. The inventory `host` for local and replayed nodes, or when the

@@ -121,7 +121,24 @@ fn dry_run_lists_both_ends_of_every_pair_and_the_nccl_launcher() {
     for pre in ["reachable", "tools", "rdma devices"] {
         o.test(&format!("{pre} [spark-02]"));
     }
-    assert!(o.message("tools [spark-02]").contains("ib_write_bw"));
+    // The preflight looks for what the listed commands start, and for what a check declares
+    // (rdma devices up: `ibdev2netdev`, whose command comes after the listing stops).
+    let found = o.message("tools [spark-02]");
+    for tool in [
+        "ib_write_bw",
+        "ibdev2netdev",
+        "rdma",
+        "ping",
+        "ssh",
+        "ss",
+        "pkill",
+        "timeout",
+    ] {
+        assert!(
+            found.contains(&format!(" {tool},")) || found.ends_with(&format!(" {tool}")),
+            "{tool}: {found}"
+        );
+    }
 }
 
 #[test]

@@ -66,6 +66,13 @@ pub fn register(engine: &mut Engine) {
     method0!(engine, "ofed_version", tools::ofed_version);
     method0!(engine, "mgmt_address", tools::mgmt_address);
     engine.register_fn(
+        "needs",
+        |ctx: NativeCallContext, n: &mut NodeRef, programs: rhai::Array| {
+            let programs: Vec<String> = programs.iter().map(|d| d.to_string()).collect();
+            value(tools::needs(n, &programs), ctx.call_position())
+        },
+    );
+    engine.register_fn(
         "which",
         |ctx: NativeCallContext, n: &mut NodeRef, p: &str| {
             value(tools::which(n, p, &[]), ctx.call_position())
