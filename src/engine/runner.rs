@@ -101,6 +101,8 @@ fn ending_to_outcome(
                 SignalKind::Failure => Status::Failure,
                 SignalKind::Error => Status::Error,
                 SignalKind::Skip => Status::Skipped,
+                // Only in dry runs, whose outcomes become "listed" (`dry_outcome`).
+                SignalKind::DryRunStop => Status::Error,
             };
             (st, s.message, s.detail)
         }
@@ -146,6 +148,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     }
     let timeout = def.timeout.unwrap_or(opts.default_timeout);
     let file = script.path.display().to_string();
+    let mut listing_stopped = false;
     for attempt in 0..=def.retries {
         context::set_file(&file);
         let mut tc = TestCtx::new(&def.name, &file, timeout);
@@ -168,6 +171,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
             _ => def.func.call::<Dynamic>(&script.engine, &script.ast, ()),
         };
         let ctx = context::take();
+        listing_stopped = matches!(&res, Err(e) if super::signal::is_dry_stop(e));
         let deferred = ctx
             .as_ref()
             .map(|c| c.deferred_failures.clone())
@@ -242,7 +246,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         ));
     }
     if opts.dry_run && t.status != Status::Skipped {
-        dry_outcome(&mut t);
+        dry_outcome(&mut t, listing_stopped);
     }
     t.output = cap(&t.output, OUTPUT_CAP);
     t.duration_ms = started.elapsed().as_millis() as u64;
@@ -252,17 +256,12 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
 /// `--dry-run`: a test's outcome is its listing — skipped, "dry run: N commands listed", and
 /// where the listing ended when the test did not run to its end. What is missing on the nodes
 /// is the preflight's to say (`run::preflight`).
-fn dry_outcome(t: &mut TestResult) {
-    use super::bindings::dry::STOPPED;
+fn dry_outcome(t: &mut TestResult, stopped: bool) {
     let listed = t.commands.iter().filter(|c| c.dry_run).count();
     let said = t.message.clone().unwrap_or_default();
     let ended = match t.status {
         Status::Pass => " (the whole test)".to_string(),
-        // A stand-in passed where a real value is needed (`ssh_hop(n, addr)` with an address
-        // not known yet) stops the listing the same way.
-        _ if said.contains(STOPPED) || said.contains("a dry-run answer") => {
-            format!(", then the listing stops: {said}")
-        }
+        _ if stopped => format!(", then the listing stops: {said}"),
         s => format!(", then the test would end ({}: {said})", s.label()),
     };
     t.detail = Some(format!(

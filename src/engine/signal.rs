@@ -11,6 +11,9 @@ pub enum SignalKind {
     Error,
     /// `skip(reason)`, missing `--allow-changes`, missing input.
     Skip,
+    /// `--dry-run`: the test's next step needs an answer a dry run does not have (a branch or
+    /// loop on a stand-in): its listing ends here.
+    DryRunStop,
 }
 
 #[derive(Debug, Clone)]
@@ -90,8 +93,34 @@ fn classify_in(err: &EvalAltResult, source: Option<&str>) -> Ending {
             Ending::Signal(s)
         }
         EvalAltResult::ErrorTerminated(token, _) => Ending::Terminated(token.to_string()),
+        // `if x` / `while x` on a dry run's stand-in, or a stand-in passed where a real value
+        // is needed (`ssh_hop(n, addr)` with an address not known yet).
+        EvalAltResult::ErrorMismatchDataType(_, found, _) if names_dry_value(found) => {
+            dry_stop(describe(err))
+        }
+        EvalAltResult::ErrorFunctionNotFound(sig, _) if names_dry_value(sig) => {
+            dry_stop(describe(err))
+        }
         other => Ending::Runtime(describe(other)),
     }
+}
+
+/// Rhai names a type by its registered name or its Rust path, depending on the message.
+fn names_dry_value(s: &str) -> bool {
+    s.contains("DryValue") || s.contains(super::bindings::dry::TYPE_NAME)
+}
+
+fn dry_stop(message: String) -> Ending {
+    Ending::Signal(Signal {
+        kind: SignalKind::DryRunStop,
+        message,
+        detail: None,
+    })
+}
+
+/// Did the dry run's listing of a test stop here (a [`SignalKind::DryRunStop`])?
+pub fn is_dry_stop(err: &EvalAltResult) -> bool {
+    matches!(classify(err), Ending::Signal(s) if s.kind == SignalKind::DryRunStop)
 }
 
 /// How a dry run's stop in a `for` loop starts (the loop's place is added by [`classify`]).
@@ -104,7 +133,7 @@ fn describe(err: &EvalAltResult) -> String {
         EvalAltResult::ErrorFunctionNotFound(sig, _) => script_terms(sig),
         EvalAltResult::ErrorRuntime(d, _) => format!("script error: {d}"),
         // `if x` / `while x` on a dry run's stand-in answer.
-        EvalAltResult::ErrorMismatchDataType(want, found, _) if found.ends_with("DryValue") => {
+        EvalAltResult::ErrorMismatchDataType(want, found, _) if names_dry_value(found) => {
             format!(
                 "a decision (expecting {want}) needs the answer of a command listed above, {}",
                 super::bindings::dry::STOPPED

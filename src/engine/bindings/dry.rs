@@ -11,7 +11,7 @@
 //! - any other comparison, `!`, `if`/`while` on it, looping over it or passing it where a
 //!   real value is needed stops the test: the listing ends there, saying on what answer.
 
-use crate::engine::signal::{self, RhaiErr};
+use crate::engine::signal::{self, RhaiErr, SignalKind};
 use crate::primitives::PrimError;
 use rhai::{Dynamic, Engine, NativeCallContext, INT};
 use std::sync::Arc;
@@ -28,8 +28,10 @@ impl IntoIterator for DryValue {
     type Item = Result<Dynamic, RhaiErr>;
     type IntoIter = std::iter::Once<Self::Item>;
     fn into_iter(self) -> Self::IntoIter {
-        std::iter::once(Err(signal::error(
+        std::iter::once(Err(signal::throw(
+            SignalKind::DryRunStop,
             format!("{}{}, {STOPPED}", signal::LOOP_STOP, self.origin),
+            None,
             rhai::Position::NONE,
         )))
     }
@@ -93,8 +95,10 @@ fn at(ctx: &NativeCallContext) -> String {
 
 /// The test's next step depends on an answer the dry run does not have: stop listing.
 fn stop(ctx: &NativeCallContext, what: &str, v: &DryValue) -> RhaiErr {
-    signal::error(
+    signal::throw(
+        SignalKind::DryRunStop,
         format!("{what}{} needs {}, {STOPPED}", at(ctx), v.origin),
+        None,
         ctx.call_position(),
     )
 }
@@ -203,6 +207,7 @@ mod tests {
         let mut e = Engine::new();
         register(&mut e);
         e.register_fn("answer", || of("the answer of `ethtool x` on n1"));
+        e.register_fn("hop_to", |to: &str| to.len() as INT);
         e
     }
 
@@ -247,9 +252,16 @@ mod tests {
             "let h = answer(); if h.ok { 1 } else { 2 }",
             "let r = answer(); let s = 0; for x in r.rows { s += 1; } s",
             "let r = answer(); if r.stdout.trimmed() == \"\" { 1 }",
+            // A stand-in where a real value is needed: an address not known yet.
+            "let a = answer(); hop_to(a.address)",
         ] {
-            let err = eval(src).expect_err(src);
-            assert!(err.contains(STOPPED), "{src}: {err}");
+            let err = engine().eval::<Dynamic>(src).expect_err(src);
+            assert!(crate::engine::signal::is_dry_stop(&err), "{src}: {err}");
+            let text = eval(src).expect_err(src);
+            assert!(
+                text.contains(STOPPED) || text.contains("dry-run answer"),
+                "{src}: {text}"
+            );
         }
     }
 
