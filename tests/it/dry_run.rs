@@ -347,3 +347,69 @@ fn dry_run_lists_a_retried_test_once() {
         o.message("r")
     );
 }
+
+/// The lab of the issue: no nccl-tests anywhere. The real run errors; the dry run must not
+/// read "0 errors": the lookup that finds nccl-tests is read-only and asked, and the
+/// preflight names what it did not find.
+#[test]
+fn dry_run_without_nccl_tests_anywhere_is_an_error() {
+    let inv = r#"
+[defaults]
+transport = "replay"
+replay_dir = "t"
+[[node]]
+name = "a"
+fabric_ips = ["192.168.100.10"]
+[[node]]
+name = "b"
+fabric_ips = ["192.168.100.11"]
+"#;
+    let mut t = String::from(
+        r#"
+[[command]]
+command = "true"
+stdout = ""
+[[command]]
+command = """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }"""
+stdout = ""
+exit_code = 1
+[[command]]
+command = "command -v all_reduce_perf >/dev/null"
+stdout = ""
+exit_code = 1
+"#,
+    );
+    for tool in ["timeout", "mpirun", "ethtool", "rdma", "ibdev2netdev"] {
+        t.push_str(&format!(
+            "[[command]]\ncommand = \"command -v {tool} >/dev/null\"\nstdout = \"\"\n"
+        ));
+    }
+    let script = repo().join("scripts/five_step_acceptance.rhai");
+    let o = Fab::new()
+        .file("inv.toml", inv)
+        .file("t/a.toml", &t)
+        .file("t/b.toml", &t)
+        .args([
+            "run",
+            &script.display().to_string(),
+            "-i",
+            "inv.toml",
+            "--filter",
+            "step 3",
+            "--dry-run",
+            "--set",
+            "nccl_min_busbw_gbs=20",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    let n = "step 3: nccl all_reduce busbw and transport";
+    assert_eq!(o.status(n), "skipped");
+    let m = o.message("tools [a]");
+    assert!(
+        m.contains(
+            "missing `all_reduce_perf` (needed by step 3: nccl all_reduce busbw and transport)"
+        ) && m.contains("nccl-tests"),
+        "{m}"
+    );
+}
