@@ -90,6 +90,13 @@ fn dry_run_lists_both_ends_of_every_pair_and_the_nccl_launcher() {
         "{}",
         o.message(w)
     );
+    // Reports say what was listed and not run (valid JUnit, preflight suite included).
+    o.junit_is_valid();
+    let junit = o.junit.as_deref().unwrap();
+    assert!(
+        junit.contains("--- spark-01$ ib_write_bw -d rocep1s0f1 -x 3 -p 18515 -D 5 --report_gbits 192.168.100.11   # client  (listed, not run (dry run))"),
+        "{junit}"
+    );
     // NCCL: the launcher line with its environment, at the path nccl-tests was found at.
     let n = "step 3: nccl all_reduce busbw and transport";
     let c = commands(&o, n);
@@ -232,6 +239,19 @@ fn dry_run_preflight_names_a_missing_tool_and_its_node() {
     assert!(
         !m.contains("timeout"),
         "present tools are not reported missing: {m}"
+    );
+    // What the preflight asked is in the reports: read-only questions only.
+    let asked: Vec<String> = commands(&o, "tools [b]")
+        .into_iter()
+        .map(|(_, c, _)| c)
+        .collect();
+    assert!(
+        asked.contains(&"command -v ib_write_bw >/dev/null".to_string()),
+        "{asked:?}"
+    );
+    assert!(
+        asked.iter().all(|c| c.starts_with("command -v ")),
+        "{asked:?}"
     );
     assert_eq!(o.status("rdma devices [b]"), "pass");
 }
