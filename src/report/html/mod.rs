@@ -11,6 +11,7 @@
 //! with `threshold` (solid verdict line) or `reference` drawn.
 
 mod charts;
+mod labels;
 mod page;
 mod styles;
 mod tables;
