@@ -202,6 +202,61 @@ fn busbw_series(run: &RunResult) -> (Vec<Series>, String) {
     (series, unit)
 }
 
+/// Where the busbw plot draws: margins, plot size, and the axes' ranges.
+struct Frame {
+    ml: f64,
+    mt: f64,
+    pw: f64,
+    ph: f64,
+    /// log2 of the smallest and largest message size on the x axis.
+    xmin: f64,
+    xmax: f64,
+    ytop: f64,
+    ystep: f64,
+}
+
+impl Frame {
+    /// The frame that holds every point and every threshold of `series`.
+    fn around(series: &[Series]) -> Frame {
+        let (mut xmin, mut xmax, mut ymax) = (f64::INFINITY, 0f64, 0f64);
+        for sr in series {
+            for &(x, y) in &sr.pts {
+                xmin = xmin.min(x.log2());
+                xmax = xmax.max(x.log2());
+                ymax = ymax.max(y);
+            }
+            ymax = sr.thresholds.iter().fold(ymax, |a, &t| a.max(t));
+        }
+        let ystep = nice_step(if ymax > 0.0 { ymax } else { 1.0 }, 6.0);
+        Frame {
+            ml: 70.0,
+            mt: 20.0,
+            pw: 1100.0 - 70.0 - 20.0,
+            ph: 340.0,
+            xmin: xmin.floor(),
+            xmax: xmax.ceil().max(xmin.floor() + 1.0),
+            ytop: ((ymax / ystep).ceil().max(1.0)) * ystep,
+            ystep,
+        }
+    }
+
+    fn sx(&self, bytes: f64) -> f64 {
+        self.ml + (bytes.log2() - self.xmin) / (self.xmax - self.xmin) * self.pw
+    }
+
+    fn sy(&self, v: f64) -> f64 {
+        self.mt + self.ph - (v / self.ytop) * self.ph
+    }
+
+    /// Where legend entry `i` goes (three per row under the plot).
+    fn legend_at(&self, i: usize) -> (f64, f64) {
+        (
+            self.ml + (i % 3) as f64 * (self.pw / 3.0),
+            self.mt + self.ph + 60.0 + (i / 3) as f64 * 20.0,
+        )
+    }
+}
+
 /// Busbw vs message size (log2 x axis), one line per test, each test's threshold as a dashed
 /// line of its colour.
 fn busbw_plot(run: &RunResult) -> Option<String> {
@@ -209,34 +264,67 @@ fn busbw_plot(run: &RunResult) -> Option<String> {
     if series.is_empty() {
         return None;
     }
-    let (mut xmin, mut xmax, mut ymax) = (f64::INFINITY, 0f64, 0f64);
-    for sr in &series {
-        for &(x, y) in &sr.pts {
-            xmin = xmin.min(x.log2());
-            xmax = xmax.max(x.log2());
-            ymax = ymax.max(y);
-        }
-        ymax = sr.thresholds.iter().fold(ymax, |a, &t| a.max(t));
-    }
-    let (xmin, xmax) = (xmin.floor(), xmax.ceil().max(xmin.floor() + 1.0));
-    let step = nice_step(if ymax > 0.0 { ymax } else { 1.0 }, 6.0);
-    let ytop = ((ymax / step).ceil().max(1.0)) * step;
-    let (w, ml, mr, mt, mb) = (1100.0, 70.0, 20.0, 20.0, 60.0);
+    let f = Frame::around(&series);
     let legend_rows = (series.len() + 1).div_ceil(3) as f64;
-    let ph = 340.0;
-    let hgt = mt + ph + mb + legend_rows * 20.0 + 6.0;
-    let pw = w - ml - mr;
-    let sx = |x: f64| ml + (x.log2() - xmin) / (xmax - xmin) * pw;
-    let sy = |y: f64| mt + ph - (y / ytop) * ph;
+    let hgt = f.mt + f.ph + 60.0 + legend_rows * 20.0 + 6.0;
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {hgt}\" width=\"100%\" role=\"img\" aria-label=\"bus bandwidth vs message size\" font-family=\"sans-serif\" font-size=\"12\">"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 1100 {hgt}\" width=\"100%\" role=\"img\" aria-label=\"bus bandwidth vs message size\" font-family=\"sans-serif\" font-size=\"12\">"
     );
-    // y grid and labels
+    busbw_axes(&mut s, &f, &unit);
+    let labels: Vec<String> = series.iter().map(|sr| sr.label.clone()).collect();
+    let short = short_labels(&labels, 48);
+    for (i, sr) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        busbw_line(&mut s, sr, color, &unit, &f);
+        for &th in &sr.thresholds {
+            let py = f.sy(th);
+            let _ = write!(
+                s,
+                "<line class=\"threshold\" x1=\"{}\" x2=\"{}\" y1=\"{py:.1}\" y2=\"{py:.1}\" stroke=\"{color}\" stroke-width=\"1.6\" stroke-dasharray=\"7 4\"><title>{}: threshold {} {}</title></line><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{color}\">threshold {} {}</text>",
+                f.ml,
+                f.ml + f.pw,
+                esc(&sr.label),
+                fmt_in(th, &unit),
+                esc(&unit),
+                f.ml + f.pw - 4.0,
+                py - 4.0,
+                fmt_in(th, &unit),
+                esc(&unit)
+            );
+        }
+        let (lx, ly) = f.legend_at(i);
+        let _ = write!(
+            s,
+            "<line x1=\"{lx}\" x2=\"{}\" y1=\"{ly}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"3\"/><text x=\"{}\" y=\"{}\" fill=\"#1f2328\"><title>{}</title>{}</text>",
+            lx + 22.0,
+            lx + 28.0,
+            ly + 4.0,
+            esc(&sr.label),
+            esc(&short[i])
+        );
+    }
+    if series.iter().any(|sr| !sr.thresholds.is_empty()) {
+        let (lx, ly) = f.legend_at(series.len());
+        let _ = write!(
+            s,
+            "<line x1=\"{lx}\" x2=\"{}\" y1=\"{ly}\" y2=\"{ly}\" stroke=\"#1f2328\" stroke-width=\"1.6\" stroke-dasharray=\"7 4\"/><text x=\"{}\" y=\"{}\" fill=\"#1f2328\">threshold of the best busbw (the test's colour)</text>",
+            lx + 22.0,
+            lx + 28.0,
+            ly + 4.0
+        );
+    }
+    s.push_str("</svg>");
+    Some(s)
+}
+
+/// Grid, ticks, axes and axis titles of the busbw plot.
+fn busbw_axes(s: &mut String, f: &Frame, unit: &str) {
+    let (ml, mt, pw, ph) = (f.ml, f.mt, f.pw, f.ph);
     let mut y = 0.0;
-    while y <= ytop + step * 0.01 {
-        let py = sy(y);
+    while y <= f.ytop + f.ystep * 0.01 {
+        let py = f.sy(y);
         let _ = write!(
             s,
             "<line x1=\"{ml}\" x2=\"{}\" y1=\"{py:.1}\" y2=\"{py:.1}\" stroke=\"#d0d7de\" stroke-width=\"1\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#57606a\">{}</text>",
@@ -245,13 +333,13 @@ fn busbw_plot(run: &RunResult) -> Option<String> {
             py + 4.0,
             fmt_num(y)
         );
-        y += step;
+        y += f.ystep;
     }
     // x ticks: powers of two, thinned to at most ~14 labels
-    let span = (xmax - xmin) as usize;
+    let span = (f.xmax - f.xmin) as usize;
     let every = span.div_ceil(14).max(1);
-    for (i, e) in (xmin as i64..=xmax as i64).enumerate() {
-        let px = sx(2f64.powi(e as i32));
+    for (i, e) in (f.xmin as i64..=f.xmax as i64).enumerate() {
+        let px = f.sx(2f64.powi(e as i32));
         let _ = write!(
             s,
             "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{mt}\" y2=\"{}\" stroke=\"#eaeef2\"/>",
@@ -266,7 +354,6 @@ fn busbw_plot(run: &RunResult) -> Option<String> {
             );
         }
     }
-    // axes
     let _ = write!(
         s,
         "<line x1=\"{ml}\" x2=\"{ml}\" y1=\"{mt}\" y2=\"{}\" stroke=\"#1f2328\"/><line x1=\"{ml}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#1f2328\"/>",
@@ -285,69 +372,16 @@ fn busbw_plot(run: &RunResult) -> Option<String> {
         s,
         "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\" fill=\"#1f2328\">bus bandwidth ({})</text>",
         mt + ph / 2.0,
-        esc(if unit.is_empty() { "GB/s" } else { &unit })
+        esc(if unit.is_empty() { "GB/s" } else { unit })
     );
-    let labels: Vec<String> = series.iter().map(|sr| sr.label.clone()).collect();
-    let short = short_labels(&labels, 48);
-    for (i, sr) in series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        busbw_line(&mut s, sr, color, &unit, &sx, &sy);
-        for &th in &sr.thresholds {
-            let py = sy(th);
-            let _ = write!(
-                s,
-                "<line class=\"threshold\" x1=\"{ml}\" x2=\"{}\" y1=\"{py:.1}\" y2=\"{py:.1}\" stroke=\"{color}\" stroke-width=\"1.6\" stroke-dasharray=\"7 4\"><title>{}: threshold {} {}</title></line><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{color}\">threshold {} {}</text>",
-                ml + pw,
-                esc(&sr.label),
-                fmt_in(th, &unit),
-                esc(&unit),
-                ml + pw - 4.0,
-                py - 4.0,
-                fmt_in(th, &unit),
-                esc(&unit)
-            );
-        }
-        let lx = ml + (i % 3) as f64 * (pw / 3.0);
-        let ly = mt + ph + mb + (i / 3) as f64 * 20.0;
-        let _ = write!(
-            s,
-            "<line x1=\"{lx}\" x2=\"{}\" y1=\"{ly}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"3\"/><text x=\"{}\" y=\"{}\" fill=\"#1f2328\"><title>{}</title>{}</text>",
-            lx + 22.0,
-            lx + 28.0,
-            ly + 4.0,
-            esc(&sr.label),
-            esc(&short[i])
-        );
-    }
-    if series.iter().any(|sr| !sr.thresholds.is_empty()) {
-        let i = series.len();
-        let lx = ml + (i % 3) as f64 * (pw / 3.0);
-        let ly = mt + ph + mb + (i / 3) as f64 * 20.0;
-        let _ = write!(
-            s,
-            "<line x1=\"{lx}\" x2=\"{}\" y1=\"{ly}\" y2=\"{ly}\" stroke=\"#1f2328\" stroke-width=\"1.6\" stroke-dasharray=\"7 4\"/><text x=\"{}\" y=\"{}\" fill=\"#1f2328\">threshold of the best busbw (the test's colour)</text>",
-            lx + 22.0,
-            lx + 28.0,
-            ly + 4.0
-        );
-    }
-    s.push_str("</svg>");
-    Some(s)
 }
 
 /// A series' polyline and its points (value rounded in the tooltip).
-fn busbw_line(
-    s: &mut String,
-    sr: &Series,
-    color: &str,
-    unit: &str,
-    sx: &dyn Fn(f64) -> f64,
-    sy: &dyn Fn(f64) -> f64,
-) {
+fn busbw_line(s: &mut String, sr: &Series, color: &str, unit: &str, f: &Frame) {
     let p: Vec<String> = sr
         .pts
         .iter()
-        .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
+        .map(|&(x, y)| format!("{:.1},{:.1}", f.sx(x), f.sy(y)))
         .collect();
     let _ = write!(
         s,
@@ -358,8 +392,8 @@ fn busbw_line(
         let _ = write!(
             s,
             "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"><title>{}: {} → {} {}</title></circle>",
-            sx(x),
-            sy(y),
+            f.sx(x),
+            f.sy(y),
             esc(&sr.label),
             human_bytes(x),
             fmt_in(y, unit),
@@ -451,7 +485,7 @@ fn rail_plot(run: &RunResult) -> Option<String> {
     let (row, gap) = (22.0, 10.0);
     let breaks = bars.windows(2).filter(|p| p[0].group != p[1].group).count();
     let ph = bars.len() as f64 * row + breaks as f64 * gap;
-    let hgt = mt + ph + 56.0;
+    let hgt = mt + ph + 76.0;
     let pw = w - ml - mr;
     let sx = |v: f64| ml + (v / xtop) * pw;
     let mut s = String::new();
@@ -510,7 +544,7 @@ fn rail_plot(run: &RunResult) -> Option<String> {
         ml + pw / 2.0,
         esc(&unit)
     );
-    rail_legend(&mut s, &bars, ly);
+    rail_legend(&mut s, &bars, ly + 20.0);
     s.push_str("</svg>");
     Some(s)
 }
