@@ -409,12 +409,14 @@ struct Bar<'a> {
     /// The metric name; with the test (and the suite) where that alone is not unique in the
     /// group.
     label: String,
+    suite: &'a str,
+    test: &'a str,
     m: &'a Metric,
 }
 
 /// The rail plot's bars (metrics with a `rail`), grouped by node in order of first appearance.
 fn rail_bars(run: &RunResult) -> Vec<Bar<'_>> {
-    let mut found: Vec<(String, &str, &str, &Metric)> = Vec::new();
+    let mut bars: Vec<Bar> = Vec::new();
     for s in &run.suites {
         for t in &s.tests {
             for m in t.metrics.iter().filter(|m| m.rail.is_some()) {
@@ -424,30 +426,38 @@ fn rail_bars(run: &RunResult) -> Vec<Bar<'_>> {
                         .clone()
                         .or_else(|| t.node.clone())
                         .unwrap_or_else(|| t.name.clone());
-                    found.push((group, s.name.as_str(), t.name.as_str(), m));
+                    bars.push(Bar {
+                        group,
+                        label: m.name.clone(),
+                        suite: &s.name,
+                        test: &t.name,
+                        m,
+                    });
                 }
             }
         }
     }
-    let count =
-        |f: &dyn Fn(&(String, &str, &str, &Metric)) -> bool| found.iter().filter(|x| f(x)).count();
-    let mut bars: Vec<Bar> = found
+    let labels: Vec<String> = bars
         .iter()
-        .map(|(g, suite, test, m)| {
-            let same_name = count(&|x| &x.0 == g && x.3.name == m.name) > 1;
-            let same_test = count(&|x| &x.0 == g && x.3.name == m.name && x.2 == *test) > 1;
-            let label = match (same_name, same_test) {
-                (_, true) => format!("{suite} / {test} · {}", m.name),
-                (true, false) => format!("{test} · {}", m.name),
-                _ => m.name.clone(),
-            };
-            Bar {
-                group: g.clone(),
-                label,
-                m,
+        .map(|b| {
+            let same = |x: &&Bar| x.group == b.group && x.m.name == b.m.name;
+            let same_name = bars.iter().filter(same).count() > 1;
+            let same_test = bars
+                .iter()
+                .filter(same)
+                .filter(|x| x.test == b.test)
+                .count()
+                > 1;
+            match (same_name, same_test) {
+                (_, true) => format!("{} / {} · {}", b.suite, b.test, b.m.name),
+                (true, false) => format!("{} · {}", b.test, b.m.name),
+                _ => b.m.name.clone(),
             }
         })
         .collect();
+    for (b, l) in bars.iter_mut().zip(labels) {
+        b.label = l;
+    }
     let mut groups: Vec<String> = Vec::new();
     for b in &bars {
         if !groups.contains(&b.group) {
