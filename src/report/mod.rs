@@ -1,6 +1,10 @@
 //! Reports: console (live), JUnit XML, JSON results, HTML; `--baseline` comparison and
-//! `fabcheck compare`. Every file report is written atomically (temp file + rename) and also
-//! after failures and interrupts.
+//! `fabcheck compare`. Every file report is written atomically (a new file with the umask's
+//! mode + rename) and also after failures and interrupts.
+//!
+//! Numbers: the console, JUnit, HTML and compare's markdown show a metric rounded to its
+//! unit's tool precision ([`fmt_metric`]); the JSON keeps the full value (the input of
+//! `--baseline` and `compare`).
 
 pub mod baseline;
 pub mod compare;
