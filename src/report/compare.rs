@@ -271,7 +271,14 @@ mod tests {
 
     #[test]
     fn markdown_rounds_to_the_units_precision_csv_keeps_more() {
-        let row = |u: &str| ("s".to_string(), "t".to_string(), "m".to_string(), u.to_string());
+        let row = |u: &str| {
+            (
+                "s".to_string(),
+                "t".to_string(),
+                "m".to_string(),
+                u.to_string(),
+            )
+        };
         let t = super::Table {
             columns: vec!["a".into(), "b".into()],
             stems: vec!["a".into(), "b".into()],

@@ -703,3 +703,29 @@ fn a_report_owned_by_another_user_is_not_replaced() {
     );
     assert!(o.dir.join("r.json").exists());
 }
+
+#[test]
+fn html_says_nothing_checked_when_nothing_passed() {
+    let o = Fab::new()
+        .file("s.rhai", "test(\"later\", || { skip(\"not today\"); });\n")
+        .args(["run", "s.rhai", "--html", "{dir}/r.html"])
+        .run();
+    let h = html_of(&o, "r.html");
+    assert!(
+        h.contains("<div class=\"verdict NOTHING\">NOTHING CHECKED</div>"),
+        "{h}"
+    );
+    assert!(
+        !h.contains(">PASSED<") && !h.contains("<title>fabcheck PASSED"),
+        "a run that checked nothing is not PASSED"
+    );
+    // One pass is a pass.
+    let o = Fab::new()
+        .file(
+            "s.rhai",
+            "test(\"a\", || { assert(true); });\ntest(\"later\", || { skip(\"not today\"); });\n",
+        )
+        .args(["run", "s.rhai", "--html", "{dir}/r.html"])
+        .run();
+    assert!(html_of(&o, "r.html").contains("<div class=\"verdict PASSED\">PASSED</div>"));
+}

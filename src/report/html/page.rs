@@ -9,12 +9,15 @@ use std::fmt::Write;
 /// `<!DOCTYPE …>` through the verdict header.
 pub fn header(h: &mut String, run: &RunResult) {
     let c = run.counts();
-    let verdict = if run.interrupted {
-        "INTERRUPTED"
+    // Nothing passed and nothing failed (every test skipped, or none): not a green PASSED.
+    let (verdict, class) = if run.interrupted {
+        ("INTERRUPTED", "INTERRUPTED")
     } else if c.failure + c.error > 0 {
-        "FAILED"
+        ("FAILED", "FAILED")
+    } else if c.pass == 0 {
+        ("NOTHING CHECKED", "NOTHING")
     } else {
-        "PASSED"
+        ("PASSED", "PASSED")
     };
     let title = format!("fabcheck {verdict}{} — {}", origin_tag(run), run.started);
     let _ = write!(
@@ -40,7 +43,7 @@ pub fn header(h: &mut String, run: &RunResult) {
         );
     }
     h.push_str("<main>\n<header>");
-    let _ = write!(*h, "<div class=\"verdict {verdict}\">{verdict}</div>");
+    let _ = write!(*h, "<div class=\"verdict {class}\">{verdict}</div>");
     h.push_str("<div><h1>fabcheck report</h1><div class=\"facts\">");
     let mut fact = |k: &str, v: String| {
         let _ = write!(*h, "<span>{k}</span><b>{v}</b>");
