@@ -500,6 +500,7 @@ test("rdma", || {
     metric("rail_gbps", 94.97123456, "Gbit/s");
     metric("rtt_ms", 0.1714999, "ms", #{ higher_is_better: false });
     metric("port_gbps", 179.996, "Gbit/s", #{ threshold: 180.0 });
+    metric("rail_ref", 40.0, "Gbit/s", #{ reference: 47.5 });
 });
 "#;
     let o = Fab::new()
@@ -516,6 +517,9 @@ test("rdma", || {
         .to_string();
     assert!(line.contains("rail_gbps=94.97 Gbit/s"), "{line}");
     assert!(line.contains("rtt_ms=0.171 ms"), "{line}");
+    // The verdict metric comes first; a reference is labelled as one, not as a threshold.
+    assert!(line.contains("[port_gbps="), "{line}");
+    assert!(line.contains("rail_ref=40 Gbit/s (reference 47.5)"), "{line}");
     // Rounding never hides a miss: 179.996 is not shown as 180 against a threshold of 180.
     assert!(
         line.contains("port_gbps=179.996 Gbit/s (below threshold 180)"),
