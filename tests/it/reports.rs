@@ -519,7 +519,10 @@ test("rdma", || {
     assert!(line.contains("rtt_ms=0.171 ms"), "{line}");
     // The verdict metric comes first; a reference is labelled as one, not as a threshold.
     assert!(line.contains("[port_gbps="), "{line}");
-    assert!(line.contains("rail_ref=40 Gbit/s (reference 47.5)"), "{line}");
+    assert!(
+        line.contains("rail_ref=40 Gbit/s (reference 47.5)"),
+        "{line}"
+    );
     // Rounding never hides a miss: 179.996 is not shown as 180 against a threshold of 180.
     assert!(
         line.contains("port_gbps=179.996 Gbit/s (below threshold 180)"),
