@@ -433,6 +433,10 @@ test("rails", || {
 
 /// The five-step on the simulation, with every report.
 fn five_step_sim() -> common::Outcome {
+    five_step_sim_with(&[])
+}
+
+fn five_step_sim_with(extra: &[&str]) -> common::Outcome {
     Fab::new()
         .args(["run"])
         .args([common::repo()
@@ -445,8 +449,20 @@ fn five_step_sim() -> common::Outcome {
             .display()
             .to_string()])
         .args(["--html", "{dir}/r.html"])
+        .args(extra)
         .reports()
         .run()
+}
+
+#[test]
+fn both_directions_failing_alike_are_two_red_cells() {
+    // A 200G port negotiated at 100G: both directions measure the same ~95 Gbit/s against a
+    // 180 threshold. Ranked against each other they were both "best", so both green.
+    let o = five_step_sim_with(&["--scenario", "negotiated-100g"]);
+    o.code(1);
+    let h = html_of(&o, "r.html");
+    let cells = matrix_cells(&h, "rail qsfp1");
+    assert_eq!(cells, ["v-fail", "v-fail"], "{h}");
 }
 
 #[test]
