@@ -507,6 +507,16 @@ fn nccl_threshold_reaches_the_console_and_the_busbw_plot() {
     let svg = &svg[..svg.find("</svg>").unwrap()];
     assert!(svg.contains("class=\"threshold\""), "{svg}");
     assert!(svg.contains(&format!("threshold {th} GB/s")), "{svg}");
+    // A socket fallback fails on its transport first; the plot still shows the threshold its
+    // busbw missed.
+    let o = five_step_sim_with(&["--scenario", "nccl-socket-fallback"]);
+    assert_eq!(o.status(name), "failure");
+    assert!(o.message(name).contains("Socket"), "{}", o.message(name));
+    let h = html_of(&o, "r.html");
+    assert!(
+        h.contains(&format!("threshold {th} GB/s")),
+        "no threshold line"
+    );
 }
 
 #[test]
