@@ -1,8 +1,9 @@
 //! `fabcheck compare A.json B.json …`: the scenario table (100G vs 200G, 2 vs 6 nodes).
 //!
-//! One column per run (header: file stem, with `(simulated)` for a simulated run), one row per
-//! metric (`suite / test / metric [unit]`, in order of first appearance), and for every run after
-//! the first a change column against the first run; a change of more than
+//! One column per run (header: file stem, with `(simulated)` for a simulated run, `(replayed)`
+//! for a replayed one), one row per metric (`suite / test / metric [unit]`, in order of first
+//! appearance), and for every run after the first a change column against the first run; a
+//! change of more than
 //! [`MARK_PCT`] % gets a marker (`▲ +23.1%` / `▼ −23.1%`). A missing value is `—`. The
 //! markdown table rounds values to their unit's precision (as every report); the CSV keeps
 //! up to three decimals for spreadsheets.
@@ -21,7 +22,7 @@ pub struct Input {
 }
 
 pub struct Table {
-    /// Run labels: file stem, plus ` (simulated)` for a simulated run.
+    /// Run labels: file stem, plus ` (simulated)` / ` (replayed)`.
     pub columns: Vec<String>,
     /// Short labels (file stems, made unique) for the change columns.
     pub stems: Vec<String>,
@@ -90,6 +91,8 @@ pub fn build(inputs: &[Input]) -> Table {
     for (c, x) in columns.iter_mut().zip(inputs) {
         if x.simulation.is_some() {
             c.push_str(" (simulated)");
+        } else if x.run.replayed.is_some() {
+            c.push_str(" (replayed)");
         }
     }
     Table {

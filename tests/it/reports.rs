@@ -653,6 +653,13 @@ fn a_replayed_run_says_so_in_every_report() {
         "{h}"
     );
     assert!(h.contains("<title>fabcheck PASSED (REPLAYED)"));
+    // compare labels the replayed run's column.
+    let md = Fab::new()
+        .args(["compare"])
+        .args([o.dir.join("out/result.json").display().to_string()])
+        .run();
+    md.code(0);
+    assert!(md.stdout.contains("| result (replayed) |"), "{}", md.stdout);
     // A live run says nothing of the kind.
     let live = Fab::new()
         .file("s.rhai", "test(\"a\", || {});\n")
