@@ -29,6 +29,7 @@ pub struct Fab {
     env: Vec<(String, String)>,
     junit: bool,
     json: bool,
+    umask: Option<u32>,
 }
 
 pub struct Outcome {
@@ -114,6 +115,7 @@ impl Fab {
             env: vec![],
             junit: false,
             json: false,
+            umask: None,
         }
     }
 
@@ -144,6 +146,12 @@ impl Fab {
         self
     }
 
+    /// Run fabcheck under this umask (file modes of the reports).
+    pub fn umask(mut self, mask: u32) -> Fab {
+        self.umask = Some(mask);
+        self
+    }
+
     /// Ask for JUnit and JSON reports (read back into the outcome).
     pub fn reports(mut self) -> Fab {
         self.junit = true;
@@ -165,6 +173,16 @@ impl Fab {
         }
         for (k, v) in &self.env {
             c.env(k, v);
+        }
+        if let Some(mask) = self.umask {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: umask is async-signal-safe and cannot fail.
+            unsafe {
+                c.pre_exec(move || {
+                    libc::umask(mask as libc::mode_t);
+                    Ok(())
+                });
+            }
         }
         c
     }
