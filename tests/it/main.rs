@@ -15,5 +15,6 @@ mod outcomes;
 mod parse_fixtures;
 mod parse_fuzz;
 mod reports;
+mod second_cable;
 mod shipped;
 mod transport_local;

@@ -134,11 +134,15 @@ fn verdict_output(sets: &[&str]) -> String {
 
 #[test]
 fn second_cable_verdict_on_every_branch() {
+    // shared_limit_gbps=400: ports with their own PCIe lanes, so that the evidence (one cable
+    // at 189.75 Gbit/s) leaves headroom and the four answers decide (second_cable.rs covers
+    // the Spark's shared limit).
     let yes = [
         "batch_size=32",
         "model_params_b=70",
         "link_utilization_pct=85",
         "lacp_days_ok=true",
+        "shared_limit_gbps=400",
     ];
     let out = verdict_output(&yes);
     assert!(out.lines().any(|l| l.trim() == "verdict: buy"), "{out}");
@@ -166,7 +170,7 @@ fn second_cable_verdict_on_every_branch() {
     // inventory vars of the simulation: lacp_days_ok = false there
     let out = verdict_output(&[]);
     assert!(out.contains("verdict: do not buy"), "{out}");
-    assert!(out.contains("evidence: one cable already gives"), "{out}");
+    assert!(out.contains("evidence: one cable spark-02 -> spark-01 port qsfp1: RDMA write 189.75 Gbit/s"), "{out}");
 }
 
 #[test]
