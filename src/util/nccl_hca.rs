@@ -191,12 +191,25 @@ mod tests {
 
     #[test]
     fn empty_lists_and_odd_entries() {
-        assert!(parse("").selects("anything", 1), "unset/empty: every device");
-        assert!(!parse("^").selects("anything", 1), "^ with no entry excludes all");
+        assert!(
+            parse("").selects("anything", 1),
+            "unset/empty: every device"
+        );
+        assert!(
+            !parse("^").selects("anything", 1),
+            "^ with no entry excludes all"
+        );
         let f = parse(",mlx5_0,,:1,mlx5_2:");
         assert_eq!(f.entries, vec![e("mlx5_0", None), e("mlx5_2", None)]);
-        assert_eq!(parse("mlx5_0:x").entries, vec![e("mlx5_0", Some(0))], "atoi");
-        let many = (0..40).map(|i| format!("d{i}")).collect::<Vec<_>>().join(",");
+        assert_eq!(
+            parse("mlx5_0:x").entries,
+            vec![e("mlx5_0", Some(0))],
+            "atoi"
+        );
+        let many = (0..40)
+            .map(|i| format!("d{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
         assert_eq!(parse(&many).entries.len(), MAX_ENTRIES);
         // `=` before `^` is not an exclude list: the name starts with '^'
         let f = parse("=^mlx5_0");

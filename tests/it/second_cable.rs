@@ -55,7 +55,11 @@ fn one_cable_at_the_shared_limit_is_not_buy_even_with_four_yes() {
         why.contains("189.75 Gbit/s") && why.contains("share") && why.contains("PCIe"),
         "the deciding reason comes first: {why}"
     );
-    assert_eq!(l.iter().filter(|x| x.starts_with("yes:")).count(), 4, "{l:#?}");
+    assert_eq!(
+        l.iter().filter(|x| x.starts_with("yes:")).count(),
+        4,
+        "{l:#?}"
+    );
     // the same run with ports that have their own PCIe lanes (shared limit 400): buy
     let o = run_sim(&[&ALL_YES[..], &["shared_limit_gbps=400"]].concat(), &[]);
     let l = verdict_lines(&o);
@@ -70,13 +74,21 @@ fn port_below_its_expected_speed_is_a_failure_and_not_buy() {
     let o = run_sim(&[&ALL_YES[..], &["port_speed_mbps=400000"]].concat(), &[]);
     assert_eq!(o.status(ONE_CABLE), "failure");
     let m = o.message(ONE_CABLE);
-    for s in ["spark-02", "qsfp1", "negotiated 200 Gbit/s", "expected 400 Gbit/s"] {
+    for s in [
+        "spark-02",
+        "qsfp1",
+        "negotiated 200 Gbit/s",
+        "expected 400 Gbit/s",
+    ] {
         assert!(m.contains(s), "{s}: {m}");
     }
     assert!(!m.contains("at the port limit"), "{m}");
     let l = verdict_lines(&o);
     assert!(l.contains(&"verdict: do not buy".to_string()), "{l:#?}");
-    assert!(l.iter().any(|x| x.contains("fix the existing link first")), "{l:#?}");
+    assert!(
+        l.iter().any(|x| x.contains("fix the existing link first")),
+        "{l:#?}"
+    );
 }
 
 /// A measurement that did not pass (rails below the floor) leaves no evidence for "buy".
@@ -94,7 +106,8 @@ fn failed_measurement_is_not_buy_and_unmeasured_says_so() {
     let l = verdict_lines(&o);
     assert!(l.contains(&"verdict: buy".to_string()), "{l:#?}");
     assert!(
-        l.iter().any(|x| x.starts_with("not measured") && x.contains("evidence=false")),
+        l.iter()
+            .any(|x| x.starts_with("not measured") && x.contains("evidence=false")),
         "{l:#?}"
     );
 }
@@ -105,7 +118,11 @@ fn failed_measurement_is_not_buy_and_unmeasured_says_so() {
 #[test]
 fn utilisation_is_measured_from_rdma_port_counters_over_the_port() {
     let o = run_sim(
-        &["measure_utilization=true", "lacp_days_ok=true", "evidence=false"],
+        &[
+            "measure_utilization=true",
+            "lacp_days_ok=true",
+            "evidence=false",
+        ],
         &[],
     );
     let t = o.test(VERDICT);
@@ -120,7 +137,8 @@ fn utilisation_is_measured_from_rdma_port_counters_over_the_port() {
     assert!((v - 85.0).abs() < 0.01, "{v}");
     let l = verdict_lines(&o);
     assert!(
-        l.iter().any(|x| x.starts_with("yes: single-link utilisation")),
+        l.iter()
+            .any(|x| x.starts_with("yes: single-link utilisation")),
         "{l:#?}"
     );
 }
@@ -130,7 +148,8 @@ fn utilisation_is_measured_from_rdma_port_counters_over_the_port() {
 /// Run only the bond pitfall on two replayed nodes whose /proc/net/bonding/bond0 is `fixture`
 /// (a REAL capture from tests/fixtures/bonding/).
 fn bond_run(fixture: &str, sets: &[&str]) -> Outcome {
-    let text = std::fs::read_to_string(repo().join("tests/fixtures/bonding").join(fixture)).unwrap();
+    let text =
+        std::fs::read_to_string(repo().join("tests/fixtures/bonding").join(fixture)).unwrap();
     let inv = r#"
 [defaults]
 transport = "replay"
@@ -174,7 +193,10 @@ const BOND_A: &str = "second cable pitfalls: bond 802.3ad, LACP in sync [a]";
 /// 15, partner 31: real capture) passed before (MII status and aggregator ID only).
 #[test]
 fn bond_slave_up_in_the_aggregator_but_not_distributing_fails() {
-    let o = bond_run("8023ad-2x25g-lacp-fast-flapping-slave-sm_vars-v4.18.txt", &[]);
+    let o = bond_run(
+        "8023ad-2x25g-lacp-fast-flapping-slave-sm_vars-v4.18.txt",
+        &[],
+    );
     assert_eq!(o.status(BOND_A), "failure", "{}", o.message(BOND_A));
     let m = o.message(BOND_A);
     for s in [
@@ -213,10 +235,18 @@ fn bond_without_lacp_partner_fails_naming_each_fault() {
     );
     let m = o.message(BOND_A);
     assert_eq!(o.status(BOND_A), "failure");
-    for s in ["1 slave(s)", "actor port state 77", "partner port state 1", "00:00:00:00:00:00"] {
+    for s in [
+        "1 slave(s)",
+        "actor port state 77",
+        "partner port state 1",
+        "00:00:00:00:00:00",
+    ] {
         assert!(m.contains(s), "{s}: {m}");
     }
-    assert!(!m.contains("hash policy"), "bond_hash_policy= accepts any: {m}");
+    assert!(
+        !m.contains("hash policy"),
+        "bond_hash_policy= accepts any: {m}"
+    );
 }
 
 /// The healthy real capture passes; hash policy and LACP rate are checked when asked; a kernel
@@ -239,7 +269,11 @@ fn healthy_bond_passes_and_policy_rate_and_old_kernels_are_judged() {
         &[],
     );
     assert_eq!(o.status(BOND_A), "error", "{}", o.message(BOND_A));
-    assert!(o.message(BOND_A).contains("no LACP port state"), "{}", o.message(BOND_A));
+    assert!(
+        o.message(BOND_A).contains("no LACP port state"),
+        "{}",
+        o.message(BOND_A)
+    );
 }
 
 // ------------------------------------------------------------------ NCCL_IB_HCA
@@ -259,8 +293,18 @@ fn hca(value: &str) -> Outcome {
 fn nccl_ib_hca_is_read_as_nccl_reads_it() {
     let o = hca("^rocep1s0f1");
     assert_eq!(o.status(HCA_1), "failure");
-    assert!(o.message(HCA_1).contains("EXCLUDES rocep1s0f1"), "{}", o.message(HCA_1));
-    for ok in ["rocep1s0f1,roceP2p1s0f1", "=rocep1s0f1,roceP2p1s0f1", "roce", "^mlx5", ""] {
+    assert!(
+        o.message(HCA_1).contains("EXCLUDES rocep1s0f1"),
+        "{}",
+        o.message(HCA_1)
+    );
+    for ok in [
+        "rocep1s0f1,roceP2p1s0f1",
+        "=rocep1s0f1,roceP2p1s0f1",
+        "roce",
+        "^mlx5",
+        "",
+    ] {
         let o = hca(ok);
         assert_eq!(o.status(HCA_1), "pass", "{ok}: {}", o.message(HCA_1));
     }
@@ -268,7 +312,11 @@ fn nccl_ib_hca_is_read_as_nccl_reads_it() {
     assert_eq!(o.status(HCA_1), "failure", "exact names are not prefixes");
     let o = hca("rocep1s0f");
     assert_eq!(o.status(HCA_1), "failure");
-    assert!(o.message(HCA_1).contains("does not select roceP2p1s0f1"), "{}", o.message(HCA_1));
+    assert!(
+        o.message(HCA_1).contains("does not select roceP2p1s0f1"),
+        "{}",
+        o.message(HCA_1)
+    );
 }
 
 /// iperf3 before 3.16 runs every -P stream in one thread: a warning says so (version from the
@@ -293,4 +341,153 @@ test("versions", || {
     let out = format!("{:#}", o.test("versions"));
     assert_eq!(out.matches("single-threaded").count(), 1, "{out}");
     assert!(out.contains("iperf 3.9"), "{out}");
+}
+
+// ------------------------------------------------------------------ two cables measured at once
+
+/// A replayed two-port pair (both QSFP ports cabled): one port alone gives `one` Gbit/s per
+/// rail; all four rails at once give `both` per rail. Client answers are the simulation's
+/// synthesised perftest output with the bandwidth row changed; the server answer is the REAL
+/// server capture the simulation uses.
+fn two_port_run(one: f64, both: f64, sets: &[&str]) -> Outcome {
+    let sim = repo().join("examples/sim/transcripts");
+    let client =
+        std::fs::read_to_string(sim.join("synth/ib_write_bw-client-rocep1s0f1.txt")).unwrap();
+    let server = std::fs::read_to_string(repo().join(
+        "tests/fixtures/perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt",
+    ))
+    .unwrap();
+    let ethtool = std::fs::read_to_string(sim.join("synth/ethtool-enp1s0f1np1.txt")).unwrap();
+    let row = " 65536      905842             95.21              94.97              0.181141";
+    let with_bw = |g: f64| {
+        client.replace(
+            row,
+            &format!(
+                " 65536      905842             {:.2}              {g:.2}              0.181141",
+                g + 0.2
+            ),
+        )
+    };
+    let devs = ["rocep1s0f0", "roceP2p1s0f0", "rocep1s0f1", "roceP2p1s0f1"];
+    let ips = [
+        "192.168.100.10",
+        "192.168.200.10",
+        "192.168.110.10",
+        "192.168.210.10",
+    ];
+    let ifaces = [
+        "enp1s0f0np0",
+        "enP2p1s0f0np0",
+        "enp1s0f1np1",
+        "enP2p1s0f1np1",
+    ];
+    let mut t = String::new();
+    let mut cmd = |c: &str, out: &str| {
+        t.push_str(&format!(
+            "[[command]]\ncommand = {c:?}\nstdout = '''\n{out}'''\n\n"
+        ));
+    };
+    for i in ifaces {
+        cmd(&format!("ethtool {i}"), &ethtool);
+    }
+    // one port alone: qsfp0's rails on 18515/18516; then all ports: rails on 18515..18518
+    for (k, d) in devs.iter().enumerate() {
+        let port = 18515 + k;
+        let srv = format!(
+            "ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits ; : fcsrv-ib_write_bw-{port}"
+        );
+        let p = port.to_string();
+        let (head, last) = p.split_at(p.len() - 1);
+        cmd(&srv, &server);
+        cmd(
+            &format!("ss -Hltn 'sport = :{port}'"),
+            &format!("LISTEN 0      5            0.0.0.0:{port}      0.0.0.0:*\n"),
+        );
+        cmd(
+            &format!("pkill -TERM -f -- 'fcsrv-ib_write_bw-{head}[{last}]'; true"),
+            "",
+        );
+        let cli = format!(
+            "ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {}",
+            ips[k]
+        );
+        if k < 2 {
+            cmd(&cli, &with_bw(one));
+        }
+        cmd(&cli, &with_bw(both));
+    }
+    let node = |name: &str| {
+        format!(
+            "[[node]]\nname = \"{name}\"\ninterfaces = {ifaces:?}\nfabric_ips = {ips:?}\nrdma_devices = {devs:?}\nports = [{{ name = \"qsfp0\", interfaces = {:?}, rdma_devices = {:?} }}, {{ name = \"qsfp1\", interfaces = {:?}, rdma_devices = {:?} }}]\n",
+            &ifaces[..2], &devs[..2], &ifaces[2..], &devs[2..]
+        )
+    };
+    let inv = format!(
+        "[defaults]\ntransport = \"replay\"\nreplay_dir = \"t\"\n{}{}",
+        node("a"),
+        node("b")
+    );
+    let mut args: Vec<String> = ["run", &script(), "-i", "inv.toml", "--filter", "cable"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for s in [&ALL_YES[..], sets].concat() {
+        args.push("--set".into());
+        args.push(s.to_string());
+    }
+    Fab::new()
+        .file("inv.toml", &inv)
+        .file("t/a.toml", &t)
+        .file("t/b.toml", &t)
+        .args(args)
+        .reports()
+        .run()
+}
+
+const BOTH: &str = "two cables: RDMA write on both ports at once";
+
+/// Two cables listed: both ports measured at once, the sum shown beside one port's; when the
+/// sum is no more than one port's (the Spark's shared PCIe paths), the verdict is not "buy".
+#[test]
+fn two_cables_are_measured_at_once_and_the_sum_decides() {
+    // Spark-like: each port alone ~95 per rail (190), all four rails at once ~47.6 (190.4)
+    let o = two_port_run(94.9, 47.6, &[]);
+    assert_eq!(o.status(BOTH), "pass", "{}", o.message(BOTH));
+    let l = verdict_lines(&o);
+    assert_eq!(l[0], "verdict: do not buy", "{l:#?}");
+    assert!(
+        l[1].contains("one cable already gives 189.8 Gbit/s"),
+        "{l:#?}"
+    );
+    assert!(
+        l.iter()
+            .any(|x| x
+                .contains("both cables at once give 190.4 Gbit/s, one port alone 189.8 Gbit/s")),
+        "{l:#?}"
+    );
+    assert!(
+        l.iter().any(|x| x
+            .starts_with("evidence: both cables at once b -> a: 190.4 Gbit/s summed")
+            && x.contains("qsfp0")
+            && x.contains("qsfp1")
+            && x.contains("one port alone: 189.8 Gbit/s")),
+        "{l:#?}"
+    );
+    // told the ports have their own PCIe lanes (400 shared), but both at once still give 190:
+    // the both-ports floor fails and the verdict says why
+    let o = two_port_run(94.9, 47.6, &["shared_limit_gbps=400"]);
+    assert_eq!(
+        o.status(BOTH),
+        "failure",
+        "190 of the 360 asked: {}",
+        o.message(BOTH)
+    );
+    let l = verdict_lines(&o);
+    assert_eq!(l[0], "verdict: do not buy", "{l:#?}");
+    assert!(l.iter().any(|x| x.contains("did not reach 360")), "{l:#?}");
+    // ports with their own PCIe lanes: both at once ~380, the second cable doubles: buy
+    let o = two_port_run(94.9, 94.9, &["shared_limit_gbps=400"]);
+    assert_eq!(o.status(BOTH), "pass", "{}", o.message(BOTH));
+    let l = verdict_lines(&o);
+    assert!(l.contains(&"verdict: buy".to_string()), "{l:#?}");
 }

@@ -170,7 +170,12 @@ fn second_cable_verdict_on_every_branch() {
     // inventory vars of the simulation: lacp_days_ok = false there
     let out = verdict_output(&[]);
     assert!(out.contains("verdict: do not buy"), "{out}");
-    assert!(out.contains("evidence: one cable spark-02 -> spark-01 port qsfp1: RDMA write 189.75 Gbit/s"), "{out}");
+    assert!(
+        out.contains(
+            "evidence: one cable spark-02 -> spark-01 port qsfp1: RDMA write 189.75 Gbit/s"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
