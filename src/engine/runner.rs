@@ -139,6 +139,11 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         t.message = Some("needs --allow-changes (this test changes nodes)".into());
         return t;
     }
+    if let Some(e) = &def.error {
+        t.status = Status::Error;
+        t.message = Some(e.clone());
+        return t;
+    }
     let timeout = def.timeout.unwrap_or(opts.default_timeout);
     let file = script.path.display().to_string();
     for attempt in 0..=def.retries {

@@ -71,7 +71,7 @@ fn one_cable_at_the_shared_limit_is_not_buy_even_with_four_yes() {
 /// node, port, negotiated and expected speed, and the verdict says to fix the link first.
 #[test]
 fn port_below_its_expected_speed_is_a_failure_and_not_buy() {
-    let o = run_sim(&[&ALL_YES[..], &["port_speed_mbps=400000"]].concat(), &[]);
+    let o = run_sim(&[&ALL_YES[..], &["speed_mbps=400000"]].concat(), &[]);
     assert_eq!(o.status(ONE_CABLE), "failure");
     let m = o.message(ONE_CABLE);
     for s in [
