@@ -15,7 +15,7 @@ mod outcomes;
 mod parse_fixtures;
 mod parse_fuzz;
 mod reports;
-mod second_cable;
 mod scenarios;
+mod second_cable;
 mod shipped;
 mod transport_local;
