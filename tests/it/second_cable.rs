@@ -1,6 +1,6 @@
 //! The second-cable checklist (issue 20 items 6, 7, 8): one verdict agreeing with its evidence,
 //! the bond as LACP sees it (on REAL /proc/net/bonding captures), NCCL_IB_HCA as NCCL reads it.
-use crate::common::{repo, Fab, Outcome};
+use crate::common::{self, repo, Fab, Outcome};
 
 fn script() -> String {
     repo()
@@ -143,6 +143,27 @@ fn utilisation_is_measured_from_rdma_port_counters_over_the_port() {
     );
 }
 
+/// `fabcheck run` of the checklist on two replayed nodes `a` and `b` (inventory `inv`, both
+/// answering from `transcript`), with `args` and `--set` of each of `sets`.
+fn replay_pair(inv: &str, transcript: &str, args: &[&str], sets: &[&str]) -> Outcome {
+    let mut a: Vec<String> = ["run", &script(), "-i", "inv.toml"]
+        .iter()
+        .chain(args)
+        .map(|s| s.to_string())
+        .collect();
+    for s in sets {
+        a.push("--set".into());
+        a.push(s.to_string());
+    }
+    Fab::new()
+        .file("inv.toml", inv)
+        .file("t/a.toml", transcript)
+        .file("t/b.toml", transcript)
+        .args(a)
+        .reports()
+        .run()
+}
+
 // ------------------------------------------------------------------ bond as LACP sees it
 
 /// Run only the bond pitfall on two replayed nodes whose /proc/net/bonding/bond0 is `fixture`
@@ -150,41 +171,16 @@ fn utilisation_is_measured_from_rdma_port_counters_over_the_port() {
 fn bond_run(fixture: &str, sets: &[&str]) -> Outcome {
     let text =
         std::fs::read_to_string(repo().join("tests/fixtures/bonding").join(fixture)).unwrap();
-    let inv = r#"
-[defaults]
-transport = "replay"
-replay_dir = "t"
-[[node]]
-name = "a"
-fabric_ips = ["192.168.100.10"]
-[[node]]
-name = "b"
-fabric_ips = ["192.168.100.11"]
-"#;
+    let inv = common::REPLAY_PAIR_INV;
     let t = format!(
         "[[command]]\ncommand = \"cat /proc/net/bonding/bond0\"\nstdout = '''\n{text}'''\n"
     );
-    let mut args = vec![
-        "run".to_string(),
-        script(),
-        "-i".into(),
-        "inv.toml".into(),
-        "--filter".into(),
-        "bond 802.3ad".into(),
-        "--set".into(),
-        "second_cable=true".into(),
-    ];
-    for s in sets {
-        args.push("--set".into());
-        args.push(s.to_string());
-    }
-    Fab::new()
-        .file("inv.toml", inv)
-        .file("t/a.toml", &t)
-        .file("t/b.toml", &t)
-        .args(args)
-        .reports()
-        .run()
+    replay_pair(
+        inv,
+        &t,
+        &["--filter", "bond 802.3ad"],
+        &[&["second_cable=true"], sets].concat(),
+    )
 }
 
 const BOND_A: &str = "second cable pitfalls: bond 802.3ad, LACP in sync [a]";
@@ -427,21 +423,12 @@ fn two_port_run(one: f64, both: f64, sets: &[&str]) -> Outcome {
         node("a"),
         node("b")
     );
-    let mut args: Vec<String> = ["run", &script(), "-i", "inv.toml", "--filter", "cable"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    for s in [&ALL_YES[..], sets].concat() {
-        args.push("--set".into());
-        args.push(s.to_string());
-    }
-    Fab::new()
-        .file("inv.toml", &inv)
-        .file("t/a.toml", &t)
-        .file("t/b.toml", &t)
-        .args(args)
-        .reports()
-        .run()
+    replay_pair(
+        &inv,
+        &t,
+        &["--filter", "cable"],
+        &[&ALL_YES[..], sets].concat(),
+    )
 }
 
 const BOTH: &str = "two cables: RDMA write on both ports at once";

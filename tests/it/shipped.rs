@@ -207,17 +207,7 @@ fn fabric_baseline_runs_on_the_simulation() {
 /// Step 3 with no RDMA device and no nccl-tests: errors that name what is missing.
 #[test]
 fn step_3_without_rdma_devices_or_nccl_tests_is_an_error() {
-    let inv = r#"
-[defaults]
-transport = "replay"
-replay_dir = "t"
-[[node]]
-name = "a"
-fabric_ips = ["192.168.100.10"]
-[[node]]
-name = "b"
-fabric_ips = ["192.168.100.11"]
-"#;
+    let inv = common::REPLAY_PAIR_INV;
     let t = r#"
 [[command]]
 command = "rdma link"
