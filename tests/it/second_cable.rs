@@ -478,3 +478,30 @@ fn two_cables_are_measured_at_once_and_the_sum_decides() {
     let l = verdict_lines(&o);
     assert!(l.contains(&"verdict: buy".to_string()), "{l:#?}");
 }
+
+/// The catalogue's `negotiated-100g` (a bad cable: the 200G port at 100G, rails 47.5 + 47.4):
+/// ~95 Gbit/s is not "at the port limit" but a port below its expected speed, and the verdict
+/// says to fix the link, with every answer yes.
+#[test]
+fn checklist_on_the_negotiated_100g_scenario_blames_the_link_not_the_limit() {
+    let o = run_sim(&ALL_YES, &["--scenario", "negotiated-100g"]);
+    assert_eq!(o.status(ONE_CABLE), "failure");
+    let m = o.message(ONE_CABLE);
+    for s in [
+        "spark-02 port qsfp1",
+        "negotiated 100 Gbit/s",
+        "expected 200 Gbit/s",
+    ] {
+        assert!(m.contains(s), "{s}: {m}");
+    }
+    let l = verdict_lines(&o);
+    assert_eq!(l[0], "verdict: do not buy", "{l:#?}");
+    assert!(
+        l[1].contains("negotiated 100 Gbit/s") && l[1].contains("fix the existing link first"),
+        "{l:#?}"
+    );
+    assert!(
+        !l.iter().any(|x| x.contains("limit both ports share")),
+        "{l:#?}"
+    );
+}
