@@ -302,7 +302,10 @@ fn pairs_of(
     let explicit = matches!(pattern, Pattern::Explicit(_));
     let both = match get("both_directions") {
         Some(v) => v.as_bool().map_err(|_| {
-            signal::error(format!("test_pairs option both_directions must be true or false, got {v}"), pos)
+            signal::error(
+                format!("test_pairs option both_directions must be true or false, got {v}"),
+                pos,
+            )
         })?,
         None => !explicit,
     };
@@ -353,8 +356,13 @@ fn too_few_nodes(
     opts: Opts,
 ) -> Result<(), RhaiErr> {
     let names: Vec<&str> = nodes.iter().map(|n| n.name()).collect();
-    let got = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-    let func = FnPtr::new("test_pairs").map_err(|e| signal::error(e.to_string(), ctx.call_position()))?;
+    let got = if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    };
+    let func =
+        FnPtr::new("test_pairs").map_err(|e| signal::error(e.to_string(), ctx.call_position()))?;
     add(reg, ctx, name, None, opts, func, None);
     let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(t) = r.tests.last_mut() {

@@ -224,6 +224,18 @@ s.expect(BASE, "link: error counters not grown [spark-02]", ["spark-02 enp1s0f1n
 s.write()
 
 # ---------------------------------------------------------------------------------------------
+s = Scenario("netplan-config-invalid", "spark-02's /etc/netplan/40-cx7.yaml does not parse (an unclosed list): the restore is byte-identical, but the next reboot or netplan apply would lose the fabric")
+NP_ERR = "real/netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt"
+os.makedirs(T + "real/netplan", exist_ok=True)
+shutil.copyfile("../../tests/fixtures/netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt", T + NP_ERR)
+nf = "/etc/netplan/40-cx7.yaml"
+s.answer("spark-02", f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- '{nf}' "$d/etc/netplan/" && netplan generate --root-dir "$d\"""",
+         "REAL netplan.io 0.106 answer to an unparseable file (tests/fixtures/netplan/, captured on this project's CI machine)",
+         stdout="", stderr_file=NP_ERR, exit_code=1, ms=150)
+s.expect(FIVE, "step 5: netplan backup and restore [spark-02]", ["spark-02", "netplan generate rejects", "Invalid YAML"], args=["--allow-changes"])
+s.write()
+
+# ---------------------------------------------------------------------------------------------
 # Second cable installed and bonded (second_cable_checklist.rhai with --set second_cable=true
 # --set bond_ip=192.168.50.10): bond0 is 802.3ad over both QSFP ports' four rails.
 import tomllib
