@@ -41,6 +41,8 @@ const FIXTURES: &[(&str, &str)] = &[
     ("bonding/8023ad-2x25g-healthy-layer3+4-v3.7.1.txt", "bonding_8023ad_healthy"),
     ("bonding/8023ad-2x25g-lacp-fast-flapping-slave-sm_vars-v4.18.txt", "bonding_8023ad_flapping"),
     ("bonding/8023ad-3slaves-all-down-no-partner-lacp-active-fc41.txt", "bonding_8023ad_all_down"),
+    ("bonding/8023ad-2x1g-slave-up-no-lacp-partner-state-79-other-down-split-aggregators-v3.7.1.txt", "bonding_8023ad_no_partner"),
+    ("bonding/8023ad-ubuntu-6.8-no-lacpdu-sent-partner-zero-state-77-double-blank-lines.txt", "bonding_8023ad_no_partner"),
     ("bonding/8023ad-old-v3.2.4-rhel5-no-speed-duplex-partner-mac-zero-split-aggregators.txt", "bonding_8023ad_old_split"),
     ("bonding/active-backup-1g-old-blank-lines-with-space.txt", "bonding_active_backup_blank_space"),
     ("bonding/active-backup-2x25g-iscsi-v3.7.1-peer-notif.txt", "bonding_active_backup_25g"),
@@ -74,6 +76,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("iproute2/ip-c-br-link-veth-at-ifN-bridges-trailing-space.txt", "ip_brief_rejected"),
     ("iproute2/ip-c-br-link-veth-pairs-M-DOWN-partial.txt", "ip_brief_rejected"),
     ("iproute2/ip-d-j-addr-laptop-wg-wwan-sit-netplan-testdata.json", "ip_addr_details_laptop"),
+    ("netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt", "netplan_generate_error_reaches_the_simulation_unchanged"),
     ("lab/ethtool-S-veth.txt", "lab_ethtool_veth"),
     ("lab/ethtool-i-veth.txt", "lab_ethtool_veth"),
     ("lab/ethtool-show-eee-veth-unsupported.txt", "lab_ethtool_veth"),
@@ -126,6 +129,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("perftest/ib_send_lat-softroce-rxe-server-merged-columns.txt", "perftest_send_lat_fused_columns"),
     ("perftest/ib_write_bw-bidir-all-sizes-gbits-roce-rocm-doc-indented.txt", "perftest_write_bw_bidir_indented"),
     ("perftest/ib_write_bw-client-bidir-q4-all-sizes-ionic-older-perftest-enhanced-reorder.txt", "perftest_ionic_client_server_agree"),
+    ("perftest/ib_send_lat-error-port-state-down-couldnt-set-link-layer.txt", "perftest_error_outputs"),
     ("perftest/ib_write_bw-error-couldnt-connect-client.txt", "perftest_error_outputs"),
     ("perftest/ib_write_bw-error-rdmacm-client-modify-qp-rts.txt", "perftest_error_outputs"),
     ("perftest/ib_write_bw-error-rdmacm-server-read-keys.txt", "perftest_error_outputs"),
@@ -589,6 +593,43 @@ fn bonding_8023ad_all_down() {
     }
 }
 
+/// LACP not negotiated: a slave with MII up in the active aggregator whose partner is all
+/// zeros and whose port states lack collecting/distributing (per-slave LACP fields).
+#[test]
+fn bonding_8023ad_no_partner() {
+    let b = parse::bonding::parse(&fx(
+        "bonding/8023ad-2x1g-slave-up-no-lacp-partner-state-79-other-down-split-aggregators-v3.7.1.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.active_aggregator_id, Some(2));
+    assert_eq!(b.partner_mac.as_deref(), Some("00:00:00:00:00:00"));
+    assert_eq!(b.lacp_rate.as_deref(), Some("fast"));
+    let s = &b.slaves[1];
+    assert_eq!(s.name, "enp1s0f1");
+    assert_eq!(s.mii_status.as_deref(), Some("up"));
+    assert_eq!(s.aggregator_id, Some(2));
+    assert_eq!(s.actor_port_state, Some(79));
+    assert_eq!(s.partner_port_state, Some(1));
+    assert_eq!(s.partner_system_mac.as_deref(), Some("00:00:00:00:00:00"));
+    assert_eq!(b.slaves[0].actor_port_state, Some(71));
+    assert_eq!(b.slaves[0].aggregator_id, Some(1));
+
+    let b = parse::bonding::parse(&fx(
+        "bonding/8023ad-ubuntu-6.8-no-lacpdu-sent-partner-zero-state-77-double-blank-lines.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.driver_version.as_deref(), Some("v6.8.0-39-generic"));
+    assert_eq!(b.transmit_hash_policy.as_deref(), Some("layer2"));
+    assert_eq!(b.lacp_active.as_deref(), Some("on"));
+    assert_eq!(b.slaves.len(), 1);
+    assert_eq!(b.slaves[0].actor_port_state, Some(77));
+    assert_eq!(b.slaves[0].partner_port_state, Some(1));
+    assert_eq!(
+        b.slaves[0].partner_system_mac.as_deref(),
+        Some("00:00:00:00:00:00")
+    );
+}
+
 #[test]
 fn bonding_8023ad_old_split() {
     let b = parse::bonding::parse(&fx(
@@ -733,6 +774,7 @@ fn perftest_error_outputs() {
         ("perftest/ib_write_bw-error-couldnt-connect-client.txt", &["Couldn't connect to 192.168.125.211:18515", "Unable to open file descriptor for socket connection Unable to init the socket connection"]),
         ("perftest/ib_write_bw-error-rdmacm-client-modify-qp-rts.txt", &["Failed to modify QP to RTS", "Unable to Connect the HCA's through the link"]),
         ("perftest/ib_write_bw-error-rdmacm-server-read-keys.txt", &["ethernet_read_keys: Couldn't read remote address", "Unable to read to socket/rdma_cm", "Failed to exchange data between server and clients"]),
+        ("perftest/ib_send_lat-error-port-state-down-couldnt-set-link-layer.txt", &["Port number 1 state is Down", "Couldn't set the link layer", "Couldn't get context for the device"]),
     ];
     for (f, errors) in cases {
         let p = parse::perftest::parse(&fx(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
@@ -1788,4 +1830,20 @@ fn nccl_real_2_19_1_debug() {
     assert_eq!(n.nccl_version.as_deref(), Some("2.28.9+cuda13.0"));
     assert_eq!(n.transport.as_deref(), Some("Socket"));
     assert_eq!(n.net_devices, vec!["eth0:192.0.2.2<0>".to_string()]);
+}
+
+/// The simulation's `netplan-config-invalid` scenario answers step 5's `netplan generate` with
+/// this real capture, unchanged (the generator copies it into the transcript directory), and
+/// the capture says where the file is broken (path:line:col), which step 5's failure repeats.
+#[test]
+fn netplan_generate_error_reaches_the_simulation_unchanged() {
+    let f = "netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt";
+    let real = fx(f);
+    let first = real.lines().next().unwrap();
+    assert!(first.contains("/etc/netplan/40-cx7.yaml:7:1: Invalid YAML"), "{first}");
+    let sim = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sim/transcripts/real").join(f),
+    )
+    .unwrap();
+    assert_eq!(sim, real);
 }

@@ -5,6 +5,7 @@
 
 mod cluster;
 pub mod dry;
+mod nccl_env;
 mod nodes;
 mod options;
 mod pair;
@@ -70,6 +71,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     tools::register(engine);
     pair::register(engine);
     cluster::register(engine);
+    nccl_env::register(engine);
 }
 
 /// For `fabcheck doc`: each primitive's options and the fields of what it returns (read from
