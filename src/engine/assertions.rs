@@ -21,7 +21,8 @@ use rhai::{Dynamic, Engine, Map, NativeCallContext};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-fn at(ctx: &NativeCallContext) -> String {
+/// `file:line` of a call, for messages.
+pub(crate) fn at(ctx: &NativeCallContext) -> String {
     let file = ctx
         .call_source()
         .map(str::to_string)

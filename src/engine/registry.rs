@@ -64,6 +64,9 @@ fn snapshot_loop_captures(
 
 pub type SharedRegistry = Arc<Mutex<Registry>>;
 
+/// Options of `test`, `test_each` and `test_pairs`.
+pub const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "changes"];
+
 #[derive(Default, Clone)]
 struct Opts {
     timeout: Option<Duration>,
@@ -111,7 +114,7 @@ fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<Opt
             }
             "changes" => o.changes = v.as_bool().unwrap_or(false),
             other => {
-                let mut known = vec!["timeout", "tags", "retries", "changes"];
+                let mut known = TEST_OPTS.to_vec();
                 known.extend(extra);
                 return Err(signal::error(
                     format!(
@@ -200,7 +203,7 @@ fn each(
 }
 
 /// Options of `test_pairs` besides the test options.
-const PAIR_OPTS: &[&str] = &["pattern", "both_directions", "split", "pairs", "fanout"];
+pub const PAIR_OPTS: &[&str] = &["pattern", "both_directions", "split", "pairs", "fanout"];
 
 /// `test_pairs(nodes, name, |a, b| …, #{ pattern, … })`: one testcase `name [a -> b]` per pair,
 /// registered round by round (each round a group that runs concurrently; rounds in order).

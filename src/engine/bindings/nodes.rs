@@ -1,6 +1,8 @@
 //! The `Node` type, `nodes()`, `node()`, `n.run`, `n.sh`, `run_all`, `allow_changes()`,
 //! `simulated()`.
 
+use super::record::typed;
+use super::results::returns;
 use super::{node_array, signal_of, Opts};
 use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::command::{self, RunOpts};
@@ -41,11 +43,16 @@ pub fn result_map(o: &CmdOutput) -> Map {
     m
 }
 
-fn run(ctx: &NativeCallContext, n: &NodeRef, cmd: &str, o: Option<Map>) -> Result<Map, RhaiErr> {
+fn run(
+    ctx: &NativeCallContext,
+    n: &NodeRef,
+    cmd: &str,
+    o: Option<Map>,
+) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = run_opts(o, "run", pos)?;
     command::run(n, cmd, &o)
-        .map(|r| result_map(&r))
+        .map(|r| typed(Dynamic::from_map(result_map(&r)), returns("run")))
         .map_err(|e| signal_of(e, pos))
 }
 
@@ -60,15 +67,16 @@ fn run_all(
     nodes: Array,
     cmd: &str,
     o: Option<Map>,
-) -> Result<Map, RhaiErr> {
+) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let nodes = node_array(nodes, pos)?;
     let o = run_opts(o, "run_all", pos)?;
     let res = command::run_all(&nodes, cmd, &o).map_err(|e| signal_of(e, pos))?;
-    Ok(res
+    let m: Map = res
         .into_iter()
-        .map(|(name, r)| (name.into(), Dynamic::from(result_map(&r))))
-        .collect())
+        .map(|(name, r)| (name.into(), Dynamic::from_map(result_map(&r))))
+        .collect();
+    Ok(typed(Dynamic::from_map(m), returns("run_all")))
 }
 
 pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {

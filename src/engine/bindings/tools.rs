@@ -1,5 +1,6 @@
 //! Node methods: `n.ethtool(iface)` … `n.file_info(path)`.
 
+use super::results::returns;
 use super::{value, Opts};
 use crate::primitives::tools::{self, PingOpts};
 use crate::primitives::NodeRef;
@@ -32,14 +33,15 @@ fn ping(
         interval: o.float("interval")?,
         timeout: o.duration("timeout")?,
     };
-    value(tools::ping(n, ip, &po), pos)
+    value(tools::ping(n, ip, &po), returns("ping"), pos)
 }
 
 /// Register `n.NAME(arg)` for a primitive taking one string.
 macro_rules! method1 {
     ($engine:expr, $name:literal, $f:path) => {
-        $engine.register_fn($name, |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
-            value($f(n, a), ctx.call_position())
+        let r = returns($name);
+        $engine.register_fn($name, move |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
+            value($f(n, a), r, ctx.call_position())
         });
     };
 }
@@ -47,8 +49,9 @@ macro_rules! method1 {
 /// Register `n.NAME()`.
 macro_rules! method0 {
     ($engine:expr, $name:literal, $f:path) => {
-        $engine.register_fn($name, |ctx: NativeCallContext, n: &mut NodeRef| {
-            value($f(n), ctx.call_position())
+        let r = returns($name);
+        $engine.register_fn($name, move |ctx: NativeCallContext, n: &mut NodeRef| {
+            value($f(n), r, ctx.call_position())
         });
     };
 }

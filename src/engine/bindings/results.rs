@@ -1,0 +1,295 @@
+//! What every script function returns, declared once: the fields of each kind of result (read
+//! from the Rust types themselves), which fields hold results in turn, and each function's
+//! options. The runtime (typed results: an unknown field is an error, see `record.rs`),
+//! `fabcheck check` (field and option-key typos) and `fabcheck doc` all read this table.
+
+use super::{cluster, nodes, pair, tools};
+use crate::engine::assertions::METRIC_OPTS;
+use crate::engine::registry::{PAIR_OPTS, TEST_OPTS};
+use crate::parse;
+use crate::primitives::{nccl as pnccl, pair as ppair, ssh_hop, tools as ptools};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::sync::OnceLock;
+
+/// The fields of one kind of result, as scripts see it.
+pub struct Shape {
+    /// What the result is called in messages (`ethtool result`).
+    pub name: &'static str,
+    /// Every field, sorted. A field that is absent or null reads `()`.
+    pub fields: Vec<String>,
+    /// Fields that hold results themselves: one (`out_of_place`) or an array (`rows`).
+    pub nested: Vec<(&'static str, Nest)>,
+}
+
+#[derive(Clone, Copy)]
+pub enum Nest {
+    One(&'static Shape),
+    Many(&'static Shape),
+}
+
+impl Shape {
+    pub fn has(&self, field: &str) -> bool {
+        self.fields.iter().any(|f| f == field)
+    }
+
+    /// The result held by `field`, if it holds one (or an array of them).
+    pub fn nested(&self, field: &str) -> Option<Nest> {
+        self.nested.iter().find(|(k, _)| *k == field).map(|(_, n)| *n)
+    }
+}
+
+/// What a function gives back.
+#[derive(Clone, Copy)]
+pub enum Returns {
+    One(&'static Shape),
+    /// An array of results (`n.addresses()`).
+    List(&'static Shape),
+    /// A map node name -> result (`run_all`).
+    ByNode(&'static Shape),
+    /// A plain value, described.
+    Plain(&'static str),
+}
+
+/// One script function: how it is called, its options and what it returns.
+pub struct Decl {
+    /// As documented: `n.ethtool(iface)`.
+    pub call: &'static str,
+    /// The names it is registered under (`ib_write_bw`, `ib_read_bw`, ...; `parse::ethtool`).
+    pub names: &'static [&'static str],
+    /// Called as a method (`n.ethtool(...)`).
+    pub method: bool,
+    pub opts: &'static [&'static str],
+    pub returns: Returns,
+}
+
+/// Every key of `T`'s serialised default value.
+fn serialised_keys<T: Serialize + Default>() -> Vec<String> {
+    match serde_json::to_value(T::default()) {
+        Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
+        _ => vec![],
+    }
+}
+
+/// The field names a `Deserialize` struct declares, including those left out when serialised
+/// (`skip_serializing_if`): read from what it asks a deserializer for.
+pub fn struct_fields<T: DeserializeOwned>() -> Vec<String> {
+    use serde::de::{Error, Visitor};
+    struct Names<'a>(&'a mut Vec<String>);
+    impl<'de> serde::Deserializer<'de> for Names<'_> {
+        type Error = serde::de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0.extend(fields.iter().map(|f| f.to_string()));
+            Err(Error::custom("names only"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    let mut out = Vec::new();
+    let _ = T::deserialize(Names(&mut out));
+    out
+}
+
+struct Builder(Shape);
+
+/// The shape of Rust type `T` (a primitive's own result type).
+fn of<T: Serialize + Default>(name: &'static str) -> Builder {
+    Builder(Shape {
+        name,
+        fields: serialised_keys::<T>(),
+        nested: vec![],
+    })
+}
+
+/// The shape of a parser's type: every declared field, serialised or not.
+fn parsed<T: Serialize + Default + DeserializeOwned>(name: &'static str) -> Builder {
+    of::<T>(name).with(struct_fields::<T>())
+}
+
+impl Builder {
+    fn with<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Builder {
+        self.0.fields.extend(fields.into_iter().map(Into::into));
+        self
+    }
+    /// A `#[serde(flatten)]`ed shape: its fields and nested results are this one's too.
+    fn flat(mut self, inner: &'static Shape) -> Builder {
+        self = self.with(inner.fields.iter().cloned());
+        self.0.nested.extend(inner.nested.iter().copied());
+        self
+    }
+    fn one(mut self, field: &'static str, s: &'static Shape) -> Builder {
+        self.0.nested.push((field, Nest::One(s)));
+        self
+    }
+    fn many(mut self, field: &'static str, s: &'static Shape) -> Builder {
+        self.0.nested.push((field, Nest::Many(s)));
+        self
+    }
+    fn done(mut self) -> &'static Shape {
+        self.0.fields.sort();
+        self.0.fields.dedup();
+        Box::leak(Box::new(self.0))
+    }
+}
+
+fn run_shape() -> &'static Shape {
+    Builder(Shape {
+        name: "n.run result",
+        fields: vec![],
+        nested: vec![],
+    })
+    .with(["stdout", "stderr", "exit_code", "duration_ms"])
+    .done()
+}
+
+/// The declarations of every function returning a result, and every option list.
+pub fn decls() -> &'static [Decl] {
+    static DECLS: OnceLock<Vec<Decl>> = OnceLock::new();
+    DECLS.get_or_init(build)
+}
+
+fn build() -> Vec<Decl> {
+    use parse::*;
+    use Returns::{ByNode, List, One, Plain};
+    let run = run_shape();
+    let ethtool = parsed::<ethtool::Ethtool>("ethtool result").done();
+    let driver = parsed::<ethtool_driver::EthtoolDriver>("ethtool -i result").done();
+    // `counters` is a map whose keys are the driver's counter names: not a declared shape.
+    let stats = parsed::<ethtool_stats::EthtoolStats>("ethtool -S result").done();
+    let eee = parsed::<eee::Eee>("EEE result").done();
+    let slave = parsed::<bonding::Slave>("bond slave").done();
+    let bond = parsed::<bonding::Bonding>("bond result")
+        .many("slaves", slave)
+        .done();
+    let addr = parsed::<ip_addr::Address>("address").done();
+    let iface = parsed::<ip_addr::Interface>("ip addr interface")
+        .many("addresses", addr)
+        .done();
+    let mapping = parsed::<ibdev2netdev::Mapping>("ibdev2netdev entry").done();
+    let link = parsed::<rdma_link::Link>("rdma link entry").done();
+    let ofed = parsed::<ofed_info::OfedInfo>("ofed_info result").done();
+    let ping = parsed::<ping::Ping>("ping result").done();
+    let ping_r = of::<ptools::PingResult>("ping result")
+        .flat(ping)
+        .with(["stderr"])
+        .done();
+    let file = of::<ptools::FileInfo>("file_info result").done();
+    let prow = parsed::<perftest::Row>("perftest row").done();
+    let perftest = parsed::<perftest::Perftest>("perftest result")
+        .many("rows", prow)
+        .done();
+    let perf_r = of::<ppair::PerftestResult>("ib_write_bw result")
+        .flat(perftest)
+        .one("server", perftest)
+        .done();
+    let rail = of::<ppair::Rail>("rail").one("result", perf_r).done();
+    let port = of::<ppair::PortResult>("ib_write_bw_port result")
+        .many("rails", rail)
+        .done();
+    let iperf3 = parsed::<iperf3::Iperf3>("iperf3 result").done();
+    let half = parsed::<nccl::Measurement>("nccl measurement").done();
+    let nrow = parsed::<nccl::Row>("nccl row")
+        .one("out_of_place", half)
+        .one("in_place", half)
+        .done();
+    let ndev = parsed::<nccl::Device>("nccl device").done();
+    let nccl = parsed::<nccl::Nccl>("nccl result")
+        .many("devices", ndev)
+        .many("rows", nrow)
+        .done();
+    let nccl_r = of::<pnccl::NcclResult>("all_reduce_perf result")
+        .flat(nccl)
+        .done();
+    let hop = of::<ssh_hop::SshHop>("ssh_hop result").done();
+    let ibport = parsed::<ibv_devinfo::Port>("ibv_devinfo port").done();
+    let ibdev = parsed::<ibv_devinfo::Device>("ibv_devinfo device")
+        .many("ports", ibport)
+        .done();
+    let d = |call, names, method, opts, returns| Decl {
+        call,
+        names,
+        method,
+        opts,
+        returns,
+    };
+    let perf_names: &[&str] = &["ib_write_bw", "ib_read_bw", "ib_send_bw"];
+    let port_names: &[&str] = &["ib_write_bw_port", "ib_read_bw_port", "ib_send_bw_port"];
+    vec![
+        d("n.run(cmd, opts)", &["run"], true, nodes::RUN_OPTS, One(run)),
+        d("n.sh(cmd, opts)", &["sh"], true, nodes::RUN_OPTS, Plain("stdout as a string")),
+        d("run_all(nodes, cmd, opts)", &["run_all"], false, nodes::RUN_OPTS, ByNode(run)),
+        d("n.ethtool(iface)", &["ethtool"], true, &[], One(ethtool)),
+        d("n.ethtool_driver(iface)", &["ethtool_driver"], true, &[], One(driver)),
+        d("n.ethtool_stats(iface)", &["ethtool_stats"], true, &[], One(stats)),
+        d("n.eee(iface)", &["eee"], true, &[], One(eee)),
+        d("n.bond(name)", &["bond"], true, &[], One(bond)),
+        d("n.addresses()", &["addresses"], true, &[], List(iface)),
+        d("n.ibdev2netdev()", &["ibdev2netdev"], true, &[], List(mapping)),
+        d("n.rdma_links()", &["rdma_links"], true, &[], List(link)),
+        d("n.ofed_version()", &["ofed_version"], true, &[], One(ofed)),
+        d("n.mgmt_address()", &["mgmt_address"], true, &[], Plain("an address")),
+        d("n.ping(ip, opts)", &["ping"], true, tools::PING_OPTS, One(ping_r)),
+        d("n.file_info(path)", &["file_info"], true, &[], One(file)),
+        d("ib_write_bw(server, client, opts)", perf_names, false, pair::PERFTEST_OPTS, One(perf_r)),
+        d("ib_write_bw_port(server, client, opts)", port_names, false, pair::PORT_OPTS, One(port)),
+        d("iperf3(server, client, opts)", &["iperf3"], false, pair::IPERF3_OPTS, One(iperf3)),
+        d("all_reduce_perf(nodes, opts)", &["all_reduce_perf", "nccl_test"], false, cluster::NCCL_OPTS, One(nccl_r)),
+        d("ssh_hop(from, to, opts)", &["ssh_hop"], false, cluster::HOP_OPTS, One(hop)),
+        d("metric(name, value, unit, opts)", &["metric"], false, METRIC_OPTS, Plain("nothing")),
+        d("test(name, opts, f)", &["test", "test_each"], false, TEST_OPTS, Plain("nothing")),
+        d("test_pairs(nodes, name, f, opts)", &["test_pairs"], false, &PAIR_AND_TEST_OPTS, Plain("nothing")),
+        d("parse::ethtool(text)", &["parse::ethtool"], false, &[], One(ethtool)),
+        d("parse::ethtool_driver(text)", &["parse::ethtool_driver"], false, &[], One(driver)),
+        d("parse::ethtool_stats(text)", &["parse::ethtool_stats"], false, &[], One(stats)),
+        d("parse::eee(text)", &["parse::eee"], false, &[], One(eee)),
+        d("parse::bonding(text)", &["parse::bonding"], false, &[], One(bond)),
+        d("parse::perftest(text)", &["parse::perftest"], false, &[], One(perftest)),
+        d("parse::nccl(text)", &["parse::nccl"], false, &[], One(nccl)),
+        d("parse::iperf3(text)", &["parse::iperf3"], false, &[], One(iperf3)),
+        d("parse::ip_addr(text)", &["parse::ip_addr"], false, &[], List(iface)),
+        d("parse::ibdev2netdev(text)", &["parse::ibdev2netdev"], false, &[], List(mapping)),
+        d("parse::rdma_link(text)", &["parse::rdma_link"], false, &[], List(link)),
+        d("parse::ofed_info(text)", &["parse::ofed_info"], false, &[], One(ofed)),
+        d("parse::ping(text)", &["parse::ping"], false, &[], One(ping)),
+        d("parse::ibv_devinfo(text)", &["parse::ibv_devinfo"], false, &[], List(ibdev)),
+    ]
+}
+
+/// `test_pairs` options: the test options and the pattern options.
+const PAIR_AND_TEST_OPTS: [&str; TEST_OPTS.len() + PAIR_OPTS.len()] = {
+    let mut out = [""; TEST_OPTS.len() + PAIR_OPTS.len()];
+    let mut i = 0;
+    while i < TEST_OPTS.len() {
+        out[i] = TEST_OPTS[i];
+        i += 1;
+    }
+    while i < out.len() {
+        out[i] = PAIR_OPTS[i - TEST_OPTS.len()];
+        i += 1;
+    }
+    out
+};
+
+/// The declaration of a function by the name it is called with (`ethtool`, `parse::nccl`).
+pub fn decl(name: &str) -> Option<&'static Decl> {
+    decls().iter().find(|d| d.names.contains(&name))
+}
+
+/// What function `name` returns; a function registered without a declaration is a bug.
+pub fn returns(name: &str) -> Returns {
+    match decl(name) {
+        Some(d) => d.returns,
+        None => panic!("no result declaration for `{name}` in engine/bindings/results.rs"),
+    }
+}
