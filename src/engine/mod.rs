@@ -10,6 +10,7 @@ pub mod registry;
 pub mod runner;
 pub mod signal;
 pub mod stdlib;
+pub mod typos;
 
 use crate::run::cancel;
 use crate::run::context;

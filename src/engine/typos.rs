@@ -1,0 +1,277 @@
+//! `fabcheck check`: typos that would otherwise only show when the script runs, found from the
+//! declarations in `bindings/results.rs`:
+//! - a field a result does not have (`e.speed_mpbs` after `let e = n.ethtool(iface)`), also
+//!   nested (`r.rows[0].bw_avg_gbz`, `for row in r.rows { row.x }`) and on a call's result
+//!   directly (`n.ethtool(i).speed_mpbs`);
+//! - an option key a function does not know, in a `#{ ... }` written in the call
+//!   (`n.ping(ip, #{ cont: 3 })`, `test("x", #{ timout: "5m" }, || ...)`).
+//!
+//! Limits (the run still refuses all of these, as an error of the test): a variable's kind is
+//! known only when it is bound by `let` (or `for`) in the same function or closure to a declared
+//! call, a field of a known result or an element of one; a closure's captured variables and a
+//! function's parameters are not followed; option maps built in a variable are not checked.
+
+use super::bindings::results::{decl, Nest, Returns, Shape};
+use super::diagnostics::Diagnostic;
+use crate::util::suggest::did_you_mean;
+use rhai::{ASTFlags, ASTNode, Expr, Stmt, AST};
+use std::collections::BTreeSet;
+
+/// What is known about a value.
+#[derive(Clone, Copy)]
+enum Ty {
+    Rec(&'static Shape),
+    /// An array of results.
+    Arr(&'static Shape),
+    /// A map node name -> result.
+    ByNode(&'static Shape),
+}
+
+fn of_returns(r: Returns) -> Option<Ty> {
+    match r {
+        Returns::One(s) => Some(Ty::Rec(s)),
+        Returns::List(s) => Some(Ty::Arr(s)),
+        Returns::ByNode(s) => Some(Ty::ByNode(s)),
+        Returns::Plain(_) => None,
+    }
+}
+
+/// The address of an AST node, to tell the blocks a binding is visible in.
+fn addr(n: &ASTNode) -> usize {
+    match n {
+        ASTNode::Stmt(s) => *s as *const Stmt as usize,
+        ASTNode::Expr(e) => *e as *const Expr as usize,
+        _ => 0,
+    }
+}
+
+struct Checker<'a> {
+    file: &'a str,
+    source: &'a str,
+    /// (variable, what it holds, the node it is visible under; 0: the whole body)
+    bindings: Vec<(String, Option<Ty>, usize)>,
+    /// The ancestors of the node being looked at.
+    scope: Vec<usize>,
+    out: Vec<Diagnostic>,
+    seen: BTreeSet<(usize, usize)>,
+}
+
+impl Checker<'_> {
+    fn report(&mut self, pos: rhai::Position, message: String, hint: String) {
+        let (line, col) = (pos.line().unwrap_or(0), pos.position().unwrap_or(0));
+        if self.seen.insert((line, col)) {
+            self.out.push(Diagnostic::at(
+                self.file,
+                self.source,
+                pos.line(),
+                pos.position(),
+                message,
+                Some(hint),
+            ));
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<Ty> {
+        self.bindings
+            .iter()
+            .rev()
+            .find(|(n, _, s)| n == name && (*s == 0 || self.scope.contains(s)))
+            .and_then(|b| b.1)
+    }
+
+    fn bind(&mut self, name: &str, ty: Option<Ty>, under: usize) {
+        self.bindings.push((name.to_string(), ty, under));
+    }
+
+    /// Field `name` of a `ty` value: reported when the kind does not declare it.
+    fn field(&mut self, ty: Option<Ty>, name: &str, pos: rhai::Position) -> Option<Ty> {
+        let Some(Ty::Rec(s)) = ty else { return None };
+        if !s.has(name) {
+            let msg = super::bindings::record::unknown_field(s, name);
+            self.report(pos, msg, format!("its fields are {}", s.fields.join(", ")));
+            return None;
+        }
+        match s.nested(name)? {
+            Nest::One(n) => Some(Ty::Rec(n)),
+            Nest::Many(n) => Some(Ty::Arr(n)),
+        }
+    }
+
+    /// One step of a chain (`x.<step>`): a property or a declared method.
+    fn step(&mut self, ty: Option<Ty>, e: &Expr) -> Option<Ty> {
+        match e {
+            Expr::Property(x, pos) => self.field(ty, &x.2, *pos),
+            Expr::MethodCall(call, _) => decl(&call.name)
+                .filter(|d| d.method)
+                .and_then(|d| of_returns(d.returns)),
+            _ => None,
+        }
+    }
+
+    /// The rest of a chain after `.` on a `ty` value.
+    fn follow(&mut self, ty: Option<Ty>, rhs: &Expr) -> Option<Ty> {
+        match rhs {
+            Expr::Dot(b, ..) => {
+                let t = self.step(ty, &b.lhs);
+                self.follow(t, &b.rhs)
+            }
+            Expr::Index(b, flags, _) => {
+                let t = self.step(ty, &b.lhs);
+                self.index(t, &b.rhs, *flags)
+            }
+            other => self.step(ty, other),
+        }
+    }
+
+    /// `[idx]` on a `ty` value, then the rest of the chain (when `flags` do not end it there).
+    fn index(&mut self, ty: Option<Ty>, rhs: &Expr, flags: ASTFlags) -> Option<Ty> {
+        let (idx, rest) = match rhs {
+            Expr::Dot(b, ..) if !flags.contains(ASTFlags::BREAK) => (&b.lhs, Some(&b.rhs)),
+            other => (other, None),
+        };
+        let elem = match ty? {
+            Ty::Arr(s) | Ty::ByNode(s) => Some(Ty::Rec(s)),
+            rec @ Ty::Rec(_) => match idx {
+                Expr::StringConstant(k, pos) => self.field(Some(rec), k, *pos),
+                _ => None,
+            },
+        };
+        match rest {
+            Some(r) => self.follow(elem, r),
+            None => elem,
+        }
+    }
+
+    /// What an expression gives, as far as the declarations tell.
+    fn ty(&mut self, e: &Expr) -> Option<Ty> {
+        match e {
+            Expr::Variable(x, ..) if x.2.is_empty() => self.lookup(&x.1),
+            Expr::FnCall(call, _) => {
+                let name = if call.namespace.is_empty() {
+                    call.name.to_string()
+                } else {
+                    format!("{}::{}", call.namespace, call.name)
+                };
+                decl(&name)
+                    .filter(|d| !d.method)
+                    .and_then(|d| of_returns(d.returns))
+            }
+            Expr::Dot(b, ..) => {
+                let t = self.ty(&b.lhs);
+                self.follow(t, &b.rhs)
+            }
+            Expr::Index(b, flags, _) => {
+                let t = self.ty(&b.lhs);
+                self.index(t, &b.rhs, *flags)
+            }
+            _ => None,
+        }
+    }
+
+    /// `#{ key: ... }` written in a call to a function with declared options.
+    fn options(&mut self, name: &str, method: bool, args: &[Expr]) {
+        let Some(d) = decl(name).filter(|d| d.method == method && !d.opts.is_empty()) else {
+            return;
+        };
+        for a in args {
+            if let Expr::Map(m, _) = a {
+                for (key, _) in &m.0 {
+                    if !d.opts.contains(&key.name.as_str()) {
+                        self.report(
+                            key.pos,
+                            format!(
+                                "unknown {name} option `{}`{}",
+                                key.name,
+                                did_you_mean(&key.name, d.opts.iter().copied())
+                            ),
+                            format!("options of {}: {}", d.call, d.opts.join(", ")),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn visit(&mut self, path: &[ASTNode]) {
+        let Some(node) = path.last() else { return };
+        self.scope = path.iter().map(addr).collect();
+        let parent = path.len().checked_sub(2).map(|i| &path[i]);
+        let under = parent.map(addr).unwrap_or(0);
+        match node {
+            ASTNode::Stmt(Stmt::Var(x, ..)) => {
+                let t = self.ty(&x.1);
+                self.bind(&x.0.name, t, under);
+            }
+            ASTNode::Stmt(s @ Stmt::For(x, _)) => {
+                let t = match self.ty(&x.2.expr) {
+                    Some(Ty::Arr(s)) => Some(Ty::Rec(s)),
+                    _ => None,
+                };
+                self.bind(&x.0.name, t, *s as *const Stmt as usize);
+            }
+            ASTNode::Stmt(Stmt::Assignment(x)) => {
+                if let Expr::Variable(v, ..) = &x.1.lhs {
+                    let t = self.ty(&x.1.rhs);
+                    self.bind(&v.1, t, under);
+                }
+            }
+            ASTNode::Stmt(Stmt::FnCall(call, _)) | ASTNode::Expr(Expr::FnCall(call, _)) => {
+                let name = if call.namespace.is_empty() {
+                    call.name.to_string()
+                } else {
+                    format!("{}::{}", call.namespace, call.name)
+                };
+                self.options(&name, false, &call.args);
+            }
+            ASTNode::Expr(Expr::MethodCall(call, _)) => self.options(&call.name, true, &call.args),
+            ASTNode::Expr(e @ (Expr::Dot(..) | Expr::Index(..))) => {
+                // Only where a chain starts: its continuations are followed from there.
+                let continuation = matches!(parent, Some(ASTNode::Expr(Expr::Dot(b, ..) | Expr::Index(b, ..))) if std::ptr::eq(&b.rhs, *e));
+                if !continuation {
+                    self.ty(e);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Field and option-key typos in a script (its own functions and closures included). The
+/// source is compiled again without optimisation, so that `#{ ... }` written in a call keeps
+/// its keys' positions (the optimiser folds constant maps into one value).
+pub fn check(file: &str, source: &str) -> Vec<Diagnostic> {
+    let mut engine = rhai::Engine::new_raw();
+    super::apply_limits(&mut engine);
+    engine.set_optimization_level(rhai::OptimizationLevel::None);
+    match engine.compile(source) {
+        Ok(ast) => check_ast(&ast, file, source),
+        Err(_) => vec![], // `engine::load` has reported it
+    }
+}
+
+fn check_ast(ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
+    let mut c = Checker {
+        file,
+        source,
+        bindings: vec![],
+        scope: vec![],
+        out: vec![],
+        seen: BTreeSet::new(),
+    };
+    // The top level, then each function and closure alone (its own variables).
+    let mut bodies = vec![ast.clone_statements_only()];
+    for f in ast.iter_functions() {
+        let (name, arity) = (f.name.to_string(), f.params.len());
+        bodies.push(ast.clone_functions_only_filtered(|_, _, _, n, a| n == name && a == arity));
+    }
+    for body in &bodies {
+        c.bindings.clear();
+        body.walk(&mut |p: &[ASTNode]| {
+            c.visit(p);
+            true
+        });
+    }
+    c.out
+        .sort_by_key(|d| (d.line.unwrap_or(0), d.col.unwrap_or(0)));
+    c.out
+}
