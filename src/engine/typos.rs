@@ -258,19 +258,33 @@ fn check_ast(ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
         out: vec![],
         seen: BTreeSet::new(),
     };
-    // The top level, then each function and closure alone (its own variables).
-    let mut bodies = vec![ast.clone_statements_only()];
-    for f in ast.iter_functions() {
-        let (name, arity) = (f.name.to_string(), f.params.len());
-        bodies.push(ast.clone_functions_only_filtered(|_, _, _, n, a| n == name && a == arity));
-    }
-    for body in &bodies {
-        c.bindings.clear();
-        body.walk(&mut |p: &[ASTNode]| {
-            c.visit(p);
-            true
-        });
-    }
+    // The top level, then each function and closure, each with its own variables: a body
+    // starts where a top-level statement lies in another function's source range.
+    let at = |p: rhai::Position| (p.line().unwrap_or(0), p.position().unwrap_or(0));
+    let ranges: Vec<_> = ast
+        .iter_fn_def()
+        .map(|f| (at(f.body.start_position()), at(f.body.end_position())))
+        .collect();
+    let owner = |p: rhai::Position| {
+        let p = at(p);
+        ranges
+            .iter()
+            .filter(|(s, e)| *s <= p && p <= *e)
+            .min_by_key(|(s, e)| (e.0 - s.0, e.1.abs_diff(s.1)))
+            .copied()
+    };
+    let mut body = None;
+    ast.walk(&mut |p: &[ASTNode]| {
+        if let [ASTNode::Stmt(s)] = p {
+            let o = owner(s.position());
+            if o != body {
+                body = o;
+                c.bindings.clear();
+            }
+        }
+        c.visit(p);
+        true
+    });
     c.out
         .sort_by_key(|d| (d.line.unwrap_or(0), d.col.unwrap_or(0)));
     c.out
