@@ -25,6 +25,9 @@ pub struct TestDef {
     pub peer: Option<NodeRef>,
     /// `test_pairs` testcases: (round, number of rounds), 1-based.
     pub round: Option<(usize, usize)>,
+    /// A test option that could not be read (unknown key, wrong type): the test is an error
+    /// saying so, the script's other tests still run.
+    pub invalid: Option<String>,
 }
 
 #[derive(Default)]
@@ -73,14 +76,30 @@ struct Opts {
     tags: Vec<String>,
     retries: u32,
     changes: bool,
+    /// Why the options could not be read (the test ends as this error, alone).
+    invalid: Option<String>,
 }
 
-fn parse_opts(map: &Map, pos: rhai::Position) -> Result<Opts, RhaiErr> {
+fn parse_opts(map: &Map, pos: rhai::Position) -> Opts {
     parse_opts_with(map, pos, &[])
 }
 
-/// Test options, plus `extra` keys the caller reads itself (test_pairs' pattern options).
-fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<Opts, RhaiErr> {
+/// Test options, plus `extra` keys the caller reads itself (test_pairs' pattern options). An
+/// option that cannot be read makes the options `invalid`, not the script's top level stop.
+fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Opts {
+    read_opts(map, pos, extra).unwrap_or_else(|e| {
+        let message = match signal::classify(&e) {
+            signal::Ending::Signal(s) => s.message,
+            _ => e.to_string(),
+        };
+        Opts {
+            invalid: Some(message),
+            ..Opts::default()
+        }
+    })
+}
+
+fn read_opts(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<Opts, RhaiErr> {
     let mut o = Opts::default();
     for (k, v) in map {
         if extra.contains(&k.as_str()) {
@@ -162,6 +181,7 @@ fn add(
         group,
         peer: None,
         round: None,
+        invalid: opts.invalid,
     });
 }
 
@@ -217,7 +237,7 @@ fn pairs_of(
 ) -> Result<(), RhaiErr> {
     use super::pairs::{self, Pattern};
     let pos = ctx.call_position();
-    let opts = parse_opts_with(&map, pos, PAIR_OPTS)?;
+    let opts = parse_opts_with(&map, pos, PAIR_OPTS);
     let nodes: Vec<NodeRef> = super::bindings::node_array(nodes, pos)?;
     let index = |d: &Dynamic| -> Result<usize, RhaiErr> {
         let name = match d.clone().try_cast::<NodeRef>() {
@@ -311,12 +331,7 @@ fn pairs_of(
                 ctx,
                 &label,
                 Some(na),
-                Opts {
-                    timeout: opts.timeout,
-                    tags: opts.tags.clone(),
-                    retries: opts.retries,
-                    changes: opts.changes,
-                },
+                opts.clone(),
                 func.clone(),
                 Some(group),
             );
@@ -355,10 +370,9 @@ pub fn register(engine: &mut Engine, reg: SharedRegistry) {
     let r = reg.clone();
     engine.register_fn(
         "test",
-        move |ctx: NativeCallContext, name: &str, opts: Map, f: FnPtr| -> Result<(), RhaiErr> {
-            let o = parse_opts(&opts, ctx.call_position())?;
+        move |ctx: NativeCallContext, name: &str, opts: Map, f: FnPtr| {
+            let o = parse_opts(&opts, ctx.call_position());
             add(&r, &ctx, name, None, o, f, None);
-            Ok(())
         },
     );
     let r = reg.clone();
@@ -377,7 +391,7 @@ pub fn register(engine: &mut Engine, reg: SharedRegistry) {
               opts: Map,
               f: FnPtr|
               -> Result<(), RhaiErr> {
-            let o = parse_opts(&opts, ctx.call_position())?;
+            let o = parse_opts(&opts, ctx.call_position());
             each(&r, &ctx, nodes, name, o, f)
         },
     );

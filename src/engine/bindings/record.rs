@@ -73,16 +73,25 @@ pub fn unknown_field(shape: &Shape, field: &str) -> String {
     )
 }
 
+/// `; its fields are ...` when no field is near enough to suggest.
+fn fields_unless_suggested(shape: &Shape, field: &str) -> String {
+    if did_you_mean(field, shape.fields.iter().map(String::as_str)).is_empty() {
+        format!("; its fields are {}", shape.fields.join(", "))
+    } else {
+        String::new()
+    }
+}
+
 fn get(ctx: &NativeCallContext, r: &Record, field: &str) -> Result<Dynamic, RhaiErr> {
     match r.map.get(field) {
         Some(v) => Ok(v.clone()),
         None if r.shape.has(field) => Ok(Dynamic::UNIT),
         None => Err(signal::error(
             format!(
-                "{} at {}; its fields are {}",
+                "{} at {}{}",
                 unknown_field(r.shape, field),
                 crate::engine::assertions::at(ctx),
-                r.shape.fields.join(", ")
+                fields_unless_suggested(r.shape, field)
             ),
             ctx.call_position(),
         )),
