@@ -17,3 +17,4 @@ mod parse_fuzz;
 mod reports;
 mod shipped;
 mod transport_local;
+mod typed;

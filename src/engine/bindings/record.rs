@@ -113,7 +113,7 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("get", |ctx: NativeCallContext, r: &mut Record, k: &str| get(&ctx, r, k));
     engine.register_fn("contains", |r: &mut Record, k: &str| r.map.contains_key(k));
     engine.register_fn("keys", |r: &mut Record| -> Array {
-        r.map.keys().map(|k| Dynamic::from(k.clone())).collect()
+        r.map.keys().map(|k| Dynamic::from(k.to_string())).collect()
     });
     engine.register_fn("values", |r: &mut Record| -> Array { r.map.values().cloned().collect() });
     engine.register_fn("len", |r: &mut Record| r.map.len() as i64);
