@@ -93,6 +93,8 @@ pub fn doc() -> i32 {
         .gen_fn_signatures(false)
         .iter()
         .filter(|s| !s.starts_with("parse::"))
+        // a result's own map-like functions (keys, contains, ...): see "Options and returned fields"
+        .filter(|s| !s.contains("(_: &mut map"))
         .map(|s| script_signature(s))
         .collect();
     sigs.sort();
@@ -119,7 +121,10 @@ pub fn doc() -> i32 {
     println!(
         "An unknown option key is an error (with \"did you mean\"). Every `timeout` follows the"
     );
-    println!("timeout policy in README.md.\n");
+    println!("timeout policy in README.md. A result reads like a map (`r.field`, `r[\"field\"]`,");
+    println!("`\"field\" in r`, `r.keys()`, `r.values()`, `r.len()`, printing, `r.to_json()`; `r.to_map()`");
+    println!("is a plain copy) but has exactly the fields listed: reading another is an error (with");
+    println!("\"did you mean\"); a listed field without a value reads `()`.\n");
     for (call, opts, fields) in crate::engine::bindings::reference() {
         let o = if opts.is_empty() {
             "none".to_string()
@@ -132,6 +137,10 @@ pub fn doc() -> i32 {
             fields.join(", ")
         };
         println!("- `{call}` — options: {o}; returns: {f}");
+    }
+    println!("\n## Results inside results\n");
+    for (name, fields) in crate::engine::bindings::nested_kinds() {
+        println!("- {name}: {}", fields.join(", "));
     }
     println!("\n## Parsers (`parse::KIND(text)`, same as `fabcheck parse KIND`)\n");
     for (kind, f, input) in crate::parse::KINDS {

@@ -79,10 +79,7 @@ pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> 
             let fields = match d.returns {
                 Returns::One(s) => describe(s),
                 Returns::List(s) => vec![format!("(array of: {})", describe(s).join(", "))],
-                Returns::ByNode(s) => vec![format!(
-                    "(map: node name -> {})",
-                    s.name.trim_end_matches(" result")
-                )],
+                Returns::ByNode(s) => vec![format!("(map: node name -> {})", s.name)],
                 Returns::Plain("nothing") => vec![],
                 Returns::Plain(p) => vec![format!("({p})")],
             };
@@ -91,13 +88,35 @@ pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> 
         .collect()
 }
 
-/// A shape's fields, nested results spelled out: `rows (array of: bytes, ...)`.
+/// For `fabcheck doc`: the results found inside other results (`perftest row`), each once.
+pub fn nested_kinds() -> Vec<(&'static str, Vec<String>)> {
+    fn visit(s: &'static results::Shape, out: &mut Vec<(&'static str, Vec<String>)>) {
+        for (_, n) in &s.nested {
+            let (results::Nest::One(n) | results::Nest::Many(n)) = *n;
+            if !out.iter().any(|(name, _)| *name == n.name) {
+                out.push((n.name, describe(n)));
+                visit(n, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for d in results::decls() {
+        if let results::Returns::One(s) | results::Returns::List(s) | results::Returns::ByNode(s) =
+            d.returns
+        {
+            visit(s, &mut out);
+        }
+    }
+    out
+}
+
+/// A shape's fields, nested results by name: `rows (array of perftest row)`.
 fn describe(s: &results::Shape) -> Vec<String> {
     s.fields
         .iter()
         .map(|f| match s.nested(f) {
-            Some(results::Nest::One(n)) => format!("{f} ({})", describe(n).join(", ")),
-            Some(results::Nest::Many(n)) => format!("{f} (array of: {})", describe(n).join(", ")),
+            Some(results::Nest::One(n)) => format!("{f} ({})", n.name),
+            Some(results::Nest::Many(n)) => format!("{f} (array of {})", n.name),
             None => f.clone(),
         })
         .collect()
