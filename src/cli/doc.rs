@@ -123,7 +123,9 @@ pub fn doc() -> i32 {
     );
     println!("timeout policy in README.md. A result reads like a map (`r.field`, `r[\"field\"]`,");
     println!("`\"field\" in r`, `r.keys()`, `r.values()`, `r.len()`, printing, `r.to_json()`; `r.to_map()`");
-    println!("is a plain copy) but has exactly the fields listed: reading another is an error (with");
+    println!(
+        "is a plain copy) but has exactly the fields listed: reading another is an error (with"
+    );
     println!("\"did you mean\"); a listed field without a value reads `()`.\n");
     for (call, opts, fields) in crate::engine::bindings::reference() {
         let o = if opts.is_empty() {

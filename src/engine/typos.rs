@@ -125,8 +125,10 @@ impl Checker<'_> {
 
     /// `[idx]` on a `ty` value, then the rest of the chain (when `flags` do not end it there).
     fn index(&mut self, ty: Option<Ty>, rhs: &Expr, flags: ASTFlags) -> Option<Ty> {
+        // `[idx].rest` is Dot(idx, rest), `[idx][idx2]...` is Index(idx, ...).
+        let chained = !flags.contains(ASTFlags::BREAK);
         let (idx, rest) = match rhs {
-            Expr::Dot(b, ..) if !flags.contains(ASTFlags::BREAK) => (&b.lhs, Some(&b.rhs)),
+            Expr::Dot(b, ..) | Expr::Index(b, ..) if chained => (&b.lhs, Some(rhs)),
             other => (other, None),
         };
         let elem = match ty? {
@@ -137,8 +139,9 @@ impl Checker<'_> {
             },
         };
         match rest {
-            Some(r) => self.follow(elem, r),
-            None => elem,
+            Some(Expr::Dot(b, ..)) => self.follow(elem, &b.rhs),
+            Some(Expr::Index(b, f, _)) => self.index(elem, &b.rhs, *f),
+            _ => elem,
         }
     }
 
@@ -288,4 +291,65 @@ fn check_ast(ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
     c.out
         .sort_by_key(|d| (d.line.unwrap_or(0), d.col.unwrap_or(0)));
     c.out
+}
+
+#[cfg(test)]
+mod tests {
+    fn found(src: &str) -> Vec<String> {
+        super::check("t.rhai", src)
+            .into_iter()
+            .map(|d| {
+                format!(
+                    "{}:{} {}",
+                    d.line.unwrap_or(0),
+                    d.col.unwrap_or(0),
+                    d.message
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_typo_on_a_known_result_is_found_where_it_is() {
+        let f = found("let e = n.ethtool(\"x\");\nif e.speed_mpbs < 1 {}\n");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].starts_with("2:6 ") && f[0].contains("did you mean `speed_mbps`"),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn nested_loops_indexes_and_direct_calls_are_followed() {
+        let src = "let r = parse::nccl(t);\nr.rows[0].out_of_place.busbw_gb;\nfor row in r.rows { row.size_byte; }\nn.bond(\"b\").slaves[1].mii_statu;\nlet a = n.addresses(); a[0][\"ifnam\"];\n";
+        let f = found(src);
+        assert_eq!(f.len(), 4, "{f:?}");
+        for w in ["busbw_gbs", "size_bytes", "mii_status", "ifname"] {
+            assert!(
+                f.iter().any(|m| m.contains(&format!("`{w}`"))),
+                "{w}: {f:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn rebinding_shadowing_parameters_and_right_fields_are_not_flagged() {
+        let src = "let e = n.ethtool(\"x\");\ne.speed_mbps;\ne = #{ a: 1 };\ne.b;\nlet r = n.run(\"x\");\nlet r = 5;\nr.z;\nfn f(e) { e.whatever }\nlet g = |e| e.other;\nlet p = n.ping(\"x\"); p.loss_pct; p.stderr;\n";
+        assert!(found(src).is_empty(), "{:?}", found(src));
+    }
+
+    #[test]
+    fn option_keys_written_in_calls_are_checked() {
+        let src = "test(\"x\", #{ timout: 5 }, || {});\nn.run(\"x\", #{ sudo: true, timeout: 3 });\nib_read_bw(a, b, #{ gid_indx: 3 });\nlet o = #{ anything: 1 }; n.ping(\"x\", o);\n";
+        let f = found(src);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f[0].starts_with("1:14 ") && f[0].contains("(did you mean `timeout`?)"),
+            "{f:?}"
+        );
+        assert!(
+            f[1].starts_with("3:21 ") && f[1].contains("ib_read_bw option `gid_indx`"),
+            "{f:?}"
+        );
+    }
 }

@@ -158,7 +158,10 @@ test("good", || { assert(true, "fine"); });
     assert!(!each.is_empty());
     for t in each {
         assert_eq!(t["status"], "error");
-        assert!(t["message"].as_str().unwrap().contains("did you mean `retries`"));
+        assert!(t["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `retries`"));
     }
     let junit = o.junit.clone().expect("a JUnit report");
     assert!(junit.contains(r#"testcase name="good""#), "{junit}");
@@ -185,13 +188,22 @@ test("t", #{ timout: "5m" }, || {});
     o.code(2);
     for (place, text) in [
         ("typo.rhai:3:10", "did you mean `speed_mbps`"),
-        ("typo.rhai:4:34", "unknown ib_write_bw option `gid_indx` (did you mean `gid_index`?)"),
+        (
+            "typo.rhai:4:34",
+            "unknown ib_write_bw option `gid_indx` (did you mean `gid_index`?)",
+        ),
         ("typo.rhai:5:22", "did you mean `bw_avg_gbps`"),
         ("typo.rhai:7:31", "did you mean `mii_status`"),
         ("typo.rhai:8:28", "did you mean `threshold`"),
-        ("typo.rhai:10:14", "unknown test option `timout` (did you mean `timeout`?)"),
+        (
+            "typo.rhai:10:14",
+            "unknown test option `timout` (did you mean `timeout`?)",
+        ),
     ] {
-        let at = o.stderr.find(place).unwrap_or_else(|| panic!("{place}:\n{}", o.stderr));
+        let at = o
+            .stderr
+            .find(place)
+            .unwrap_or_else(|| panic!("{place}:\n{}", o.stderr));
         let before = &o.stderr[..at];
         let message = &before[before.rfind("error: ").unwrap_or(0)..];
         assert!(message.contains(text), "{place}: {message}\n{}", o.stderr);

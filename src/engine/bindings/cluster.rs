@@ -35,7 +35,11 @@ fn nccl_test(
         hosts: o.strings("hosts")?,
         timeout: o.duration("timeout")?,
     };
-    value(nccl::nccl_test(name, &nodes, &no), returns("nccl_test"), pos)
+    value(
+        nccl::nccl_test(name, &nodes, &no),
+        returns("nccl_test"),
+        pos,
+    )
 }
 
 fn hop(

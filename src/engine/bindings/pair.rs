@@ -118,7 +118,11 @@ pub fn register(engine: &mut Engine) {
         let port = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
             let pos = ctx.call_position();
             let po = perftest_opts(&format!("{tool}_port"), o, PORT_OPTS, pos)?;
-            value(pair::perftest_port(tool, &s, &c, &po), returns("ib_write_bw_port"), pos)
+            value(
+                pair::perftest_port(tool, &s, &c, &po),
+                returns("ib_write_bw_port"),
+                pos,
+            )
         };
         engine.register_fn(
             &port_fn,

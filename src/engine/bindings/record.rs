@@ -110,16 +110,22 @@ pub fn register(engine: &mut Engine) {
     engine.register_indexer_set(
         |ctx: NativeCallContext, r: &mut Record, k: &str, v: Dynamic| set(&ctx, r, k, v),
     );
-    engine.register_fn("get", |ctx: NativeCallContext, r: &mut Record, k: &str| get(&ctx, r, k));
+    engine.register_fn("get", |ctx: NativeCallContext, r: &mut Record, k: &str| {
+        get(&ctx, r, k)
+    });
     engine.register_fn("contains", |r: &mut Record, k: &str| r.map.contains_key(k));
     engine.register_fn("keys", |r: &mut Record| -> Array {
         r.map.keys().map(|k| Dynamic::from(k.to_string())).collect()
     });
-    engine.register_fn("values", |r: &mut Record| -> Array { r.map.values().cloned().collect() });
+    engine.register_fn("values", |r: &mut Record| -> Array {
+        r.map.values().cloned().collect()
+    });
     engine.register_fn("len", |r: &mut Record| r.map.len() as i64);
     engine.register_fn("is_empty", |r: &mut Record| r.map.is_empty());
     engine.register_fn("to_map", |r: &mut Record| plain(&Dynamic::from(r.clone())));
-    engine.register_fn("to_string", |r: &mut Record| plain(&Dynamic::from(r.clone())).to_string());
+    engine.register_fn("to_string", |r: &mut Record| {
+        plain(&Dynamic::from(r.clone())).to_string()
+    });
     engine.register_fn("to_debug", |r: &mut Record| {
         format!("{:?}", plain(&Dynamic::from(r.clone())))
     });

@@ -35,7 +35,10 @@ impl Shape {
 
     /// The result held by `field`, if it holds one (or an array of them).
     pub fn nested(&self, field: &str) -> Option<Nest> {
-        self.nested.iter().find(|(k, _)| *k == field).map(|(_, n)| *n)
+        self.nested
+            .iter()
+            .find(|(k, _)| *k == field)
+            .map(|(_, n)| *n)
     }
 }
 
@@ -226,43 +229,205 @@ fn build() -> Vec<Decl> {
     let perf_names: &[&str] = &["ib_write_bw", "ib_read_bw", "ib_send_bw"];
     let port_names: &[&str] = &["ib_write_bw_port", "ib_read_bw_port", "ib_send_bw_port"];
     vec![
-        d("n.run(cmd, opts)", &["run"], true, nodes::RUN_OPTS, One(run)),
-        d("n.sh(cmd, opts)", &["sh"], true, nodes::RUN_OPTS, Plain("stdout as a string")),
-        d("run_all(nodes, cmd, opts)", &["run_all"], false, nodes::RUN_OPTS, ByNode(run)),
+        d(
+            "n.run(cmd, opts)",
+            &["run"],
+            true,
+            nodes::RUN_OPTS,
+            One(run),
+        ),
+        d(
+            "n.sh(cmd, opts)",
+            &["sh"],
+            true,
+            nodes::RUN_OPTS,
+            Plain("stdout as a string"),
+        ),
+        d(
+            "run_all(nodes, cmd, opts)",
+            &["run_all"],
+            false,
+            nodes::RUN_OPTS,
+            ByNode(run),
+        ),
         d("n.ethtool(iface)", &["ethtool"], true, &[], One(ethtool)),
-        d("n.ethtool_driver(iface)", &["ethtool_driver"], true, &[], One(driver)),
-        d("n.ethtool_stats(iface)", &["ethtool_stats"], true, &[], One(stats)),
+        d(
+            "n.ethtool_driver(iface)",
+            &["ethtool_driver"],
+            true,
+            &[],
+            One(driver),
+        ),
+        d(
+            "n.ethtool_stats(iface)",
+            &["ethtool_stats"],
+            true,
+            &[],
+            One(stats),
+        ),
         d("n.eee(iface)", &["eee"], true, &[], One(eee)),
         d("n.bond(name)", &["bond"], true, &[], One(bond)),
         d("n.addresses()", &["addresses"], true, &[], List(iface)),
-        d("n.ibdev2netdev()", &["ibdev2netdev"], true, &[], List(mapping)),
+        d(
+            "n.ibdev2netdev()",
+            &["ibdev2netdev"],
+            true,
+            &[],
+            List(mapping),
+        ),
         d("n.rdma_links()", &["rdma_links"], true, &[], List(link)),
         d("n.ofed_version()", &["ofed_version"], true, &[], One(ofed)),
-        d("n.mgmt_address()", &["mgmt_address"], true, &[], Plain("an address")),
-        d("n.ping(ip, opts)", &["ping"], true, tools::PING_OPTS, One(ping_r)),
+        d(
+            "n.mgmt_address()",
+            &["mgmt_address"],
+            true,
+            &[],
+            Plain("an address"),
+        ),
+        d(
+            "n.ping(ip, opts)",
+            &["ping"],
+            true,
+            tools::PING_OPTS,
+            One(ping_r),
+        ),
         d("n.file_info(path)", &["file_info"], true, &[], One(file)),
-        d("ib_write_bw(server, client, opts)", perf_names, false, pair::PERFTEST_OPTS, One(perf_r)),
-        d("ib_write_bw_port(server, client, opts)", port_names, false, pair::PORT_OPTS, One(port)),
-        d("iperf3(server, client, opts)", &["iperf3"], false, pair::IPERF3_OPTS, One(iperf3)),
-        d("all_reduce_perf(nodes, opts)", &["all_reduce_perf", "nccl_test"], false, cluster::NCCL_OPTS, One(nccl_r)),
-        d("ssh_hop(from, to, opts)", &["ssh_hop"], false, cluster::HOP_OPTS, One(hop)),
-        d("metric(name, value, unit, opts)", &["metric"], false, METRIC_OPTS, Plain("nothing")),
-        d("test(name, opts, f)", &["test", "test_each"], false, TEST_OPTS, Plain("nothing")),
-        d("test_pairs(nodes, name, f, opts)", &["test_pairs"], false, &PAIR_AND_TEST_OPTS, Plain("nothing")),
-        d("parse::ethtool(text)", &["parse::ethtool"], false, &[], One(ethtool)),
-        d("parse::ethtool_driver(text)", &["parse::ethtool_driver"], false, &[], One(driver)),
-        d("parse::ethtool_stats(text)", &["parse::ethtool_stats"], false, &[], One(stats)),
+        d(
+            "ib_write_bw(server, client, opts)",
+            perf_names,
+            false,
+            pair::PERFTEST_OPTS,
+            One(perf_r),
+        ),
+        d(
+            "ib_write_bw_port(server, client, opts)",
+            port_names,
+            false,
+            pair::PORT_OPTS,
+            One(port),
+        ),
+        d(
+            "iperf3(server, client, opts)",
+            &["iperf3"],
+            false,
+            pair::IPERF3_OPTS,
+            One(iperf3),
+        ),
+        d(
+            "all_reduce_perf(nodes, opts)",
+            &["all_reduce_perf", "nccl_test"],
+            false,
+            cluster::NCCL_OPTS,
+            One(nccl_r),
+        ),
+        d(
+            "ssh_hop(from, to, opts)",
+            &["ssh_hop"],
+            false,
+            cluster::HOP_OPTS,
+            One(hop),
+        ),
+        d(
+            "metric(name, value, unit, opts)",
+            &["metric"],
+            false,
+            METRIC_OPTS,
+            Plain("nothing"),
+        ),
+        d(
+            "test(name, opts, f)",
+            &["test", "test_each"],
+            false,
+            TEST_OPTS,
+            Plain("nothing"),
+        ),
+        d(
+            "test_pairs(nodes, name, f, opts)",
+            &["test_pairs"],
+            false,
+            &PAIR_AND_TEST_OPTS,
+            Plain("nothing"),
+        ),
+        d(
+            "parse::ethtool(text)",
+            &["parse::ethtool"],
+            false,
+            &[],
+            One(ethtool),
+        ),
+        d(
+            "parse::ethtool_driver(text)",
+            &["parse::ethtool_driver"],
+            false,
+            &[],
+            One(driver),
+        ),
+        d(
+            "parse::ethtool_stats(text)",
+            &["parse::ethtool_stats"],
+            false,
+            &[],
+            One(stats),
+        ),
         d("parse::eee(text)", &["parse::eee"], false, &[], One(eee)),
-        d("parse::bonding(text)", &["parse::bonding"], false, &[], One(bond)),
-        d("parse::perftest(text)", &["parse::perftest"], false, &[], One(perftest)),
+        d(
+            "parse::bonding(text)",
+            &["parse::bonding"],
+            false,
+            &[],
+            One(bond),
+        ),
+        d(
+            "parse::perftest(text)",
+            &["parse::perftest"],
+            false,
+            &[],
+            One(perftest),
+        ),
         d("parse::nccl(text)", &["parse::nccl"], false, &[], One(nccl)),
-        d("parse::iperf3(text)", &["parse::iperf3"], false, &[], One(iperf3)),
-        d("parse::ip_addr(text)", &["parse::ip_addr"], false, &[], List(iface)),
-        d("parse::ibdev2netdev(text)", &["parse::ibdev2netdev"], false, &[], List(mapping)),
-        d("parse::rdma_link(text)", &["parse::rdma_link"], false, &[], List(link)),
-        d("parse::ofed_info(text)", &["parse::ofed_info"], false, &[], One(ofed)),
+        d(
+            "parse::iperf3(text)",
+            &["parse::iperf3"],
+            false,
+            &[],
+            One(iperf3),
+        ),
+        d(
+            "parse::ip_addr(text)",
+            &["parse::ip_addr"],
+            false,
+            &[],
+            List(iface),
+        ),
+        d(
+            "parse::ibdev2netdev(text)",
+            &["parse::ibdev2netdev"],
+            false,
+            &[],
+            List(mapping),
+        ),
+        d(
+            "parse::rdma_link(text)",
+            &["parse::rdma_link"],
+            false,
+            &[],
+            List(link),
+        ),
+        d(
+            "parse::ofed_info(text)",
+            &["parse::ofed_info"],
+            false,
+            &[],
+            One(ofed),
+        ),
         d("parse::ping(text)", &["parse::ping"], false, &[], One(ping)),
-        d("parse::ibv_devinfo(text)", &["parse::ibv_devinfo"], false, &[], List(ibdev)),
+        d(
+            "parse::ibv_devinfo(text)",
+            &["parse::ibv_devinfo"],
+            false,
+            &[],
+            List(ibdev),
+        ),
     ]
 }
 
@@ -291,5 +456,128 @@ pub fn returns(name: &str) -> Returns {
     match decl(name) {
         Some(d) => d.returns,
         None => panic!("no result declaration for `{name}` in engine/bindings/results.rs"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field a result really has is declared, recursively (a field the Rust type gains
+    /// and the declaration lacks would be refused at run time).
+    fn all_declared(v: &serde_json::Value, s: &Shape, at: &str) {
+        let serde_json::Value::Object(m) = v else {
+            return;
+        };
+        for (k, x) in m {
+            assert!(s.has(k), "{at}: `{k}` is not declared in {}", s.name);
+            match (s.nested(k), x) {
+                (Some(Nest::One(n)), x) => all_declared(x, n, &format!("{at}.{k}")),
+                (Some(Nest::Many(n)), serde_json::Value::Array(a)) => {
+                    for x in a {
+                        all_declared(x, n, &format!("{at}.{k}[]"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn shape_of(name: &str) -> &'static Shape {
+        match returns(name) {
+            Returns::One(s) | Returns::List(s) | Returns::ByNode(s) => s,
+            Returns::Plain(_) => panic!("{name} returns no result"),
+        }
+    }
+
+    #[test]
+    fn skipped_fields_are_declared_too() {
+        // Left out of JSON when empty, still fields: reading them must give (), not an error.
+        assert!(struct_fields::<parse::nccl::Nccl>().contains(&"cpu_time".to_string()));
+        let nccl = shape_of("all_reduce_perf");
+        assert!(nccl.has("cpu_time") && nccl.has("launcher") && nccl.has("rows"));
+        let Some(Nest::Many(row)) = nccl.nested("rows") else {
+            panic!("rows are nccl rows")
+        };
+        assert!(row.has("timestamp") && row.has("type") && !row.has("r#type"));
+        assert!(shape_of("ping").has("stderr") && !shape_of("parse::ping").has("stderr"));
+        assert!(shape_of("ethtool").has("speed_mbps") && !shape_of("ethtool").has("speed_mpbs"));
+    }
+
+    #[test]
+    fn real_results_have_only_declared_fields() {
+        let fx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut checked = 0;
+        for (kind, fname, _) in parse::KINDS {
+            let dir = match *kind {
+                "ethtool" | "ethtool-driver" | "ethtool-stats" | "eee" => "ethtool",
+                "bonding" => "bonding",
+                "perftest" => "perftest",
+                "nccl" => "nccl-tests",
+                "iperf3" => "iperf3",
+                "ip-addr" => "iproute2",
+                _ => "rdma",
+            };
+            for f in std::fs::read_dir(fx.join(dir))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+                let Ok(v) = parse::parse(kind, &text) else {
+                    continue;
+                };
+                let s = shape_of(&format!("parse::{fname}"));
+                match &v {
+                    serde_json::Value::Array(a) => a.iter().for_each(|x| all_declared(x, s, kind)),
+                    v => all_declared(v, s, kind),
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 20, "only {checked} fixtures parsed");
+    }
+
+    #[test]
+    fn primitive_results_have_only_declared_fields() {
+        let ping = ptools::PingResult {
+            stderr: Some("ping: sendmsg: Message too long".into()),
+            ..Default::default()
+        };
+        all_declared(
+            &serde_json::to_value(ping).unwrap(),
+            shape_of("ping"),
+            "ping",
+        );
+        let rail = ppair::Rail {
+            result: ppair::PerftestResult {
+                server: Some(Default::default()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let port = ppair::PortResult {
+            rails: vec![rail],
+            ..Default::default()
+        };
+        let v = serde_json::to_value(port).unwrap();
+        all_declared(&v, shape_of("ib_write_bw_port"), "port");
+        let v = serde_json::to_value(pnccl::NcclResult::default()).unwrap();
+        all_declared(&v, shape_of("nccl_test"), "nccl");
+        let v = serde_json::to_value(ssh_hop::SshHop::default()).unwrap();
+        all_declared(&v, shape_of("ssh_hop"), "hop");
+        let v = serde_json::to_value(ptools::FileInfo::default()).unwrap();
+        all_declared(&v, shape_of("file_info"), "file_info");
+    }
+
+    #[test]
+    fn every_parser_and_option_list_is_declared() {
+        for (_, fname, _) in parse::KINDS {
+            assert!(decl(&format!("parse::{fname}")).is_some(), "parse::{fname}");
+        }
+        for name in ["ib_read_bw", "ib_send_bw_port", "test_each", "metric"] {
+            assert!(!decl(name).expect(name).opts.is_empty(), "{name}");
+        }
+        assert!(decl("test_pairs").unwrap().opts.contains(&"pattern"));
     }
 }

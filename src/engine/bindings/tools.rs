@@ -40,9 +40,12 @@ fn ping(
 macro_rules! method1 {
     ($engine:expr, $name:literal, $f:path) => {
         let r = returns($name);
-        $engine.register_fn($name, move |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
-            value($f(n, a), r, ctx.call_position())
-        });
+        $engine.register_fn(
+            $name,
+            move |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
+                value($f(n, a), r, ctx.call_position())
+            },
+        );
     };
 }
 
