@@ -35,7 +35,9 @@ pub(crate) fn at(ctx: &NativeCallContext) -> String {
 
 /// A value as a person reads it in a message: strings quoted, `()` as null.
 pub fn show(v: &Dynamic) -> String {
-    if v.is_unit() {
+    if let Some(r) = super::bindings::record::as_map(v) {
+        r.to_string()
+    } else if v.is_unit() {
         "null".into()
     } else if v.is_string() {
         format!("{:?}", v.to_string())

@@ -134,6 +134,9 @@ fn script_terms(sig: &str) -> String {
             " (the value before `.` is nothing: the previous call returned no value, e.g. an in-place method)",
         );
     }
+    if kinds.iter().any(|k| k == "a map") {
+        msg.push_str(" (a result of a primitive or parser reads like a map but only has its fields and `keys`, `values`, `len`, `contains`, `get`, `to_json`: `r.to_map()` gives a plain copy for the other map functions)");
+    }
     msg.push_str("; check the name and the arguments (`fabcheck doc` lists every function and its arguments)");
     msg
 }

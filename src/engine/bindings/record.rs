@@ -52,6 +52,11 @@ fn wrap(v: Dynamic, shape: &'static Shape) -> Dynamic {
     Dynamic::from(Record { shape, map })
 }
 
+/// A record as a plain map (nested records too), `None` for any other value.
+pub fn as_map(v: &Dynamic) -> Option<Dynamic> {
+    v.is::<Record>().then(|| plain(v))
+}
+
 /// A plain map of the record, nested records included.
 fn plain(v: &Dynamic) -> Dynamic {
     if let Some(r) = v.read_lock::<Record>() {
