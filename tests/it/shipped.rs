@@ -6,7 +6,8 @@ fn script(name: &str) -> String {
     repo().join("scripts").join(name).display().to_string()
 }
 
-fn sim() -> String {
+/// The simulated two-Spark inventory.
+pub fn sim() -> String {
     repo()
         .join("examples/sim/two-sparks.toml")
         .display()

@@ -3,14 +3,8 @@
 //! option key; an unknown test option is an error of that test alone.
 
 use crate::common;
+use crate::shipped::sim;
 use common::Fab;
-
-fn sim() -> String {
-    common::repo()
-        .join("examples/sim/two-sparks.toml")
-        .display()
-        .to_string()
-}
 
 /// A custom speed check on the simulated cluster, spelled wrong and spelled right; and what a
 /// result still does like a map.
