@@ -45,11 +45,51 @@ fn addr(n: &ASTNode) -> usize {
     }
 }
 
+/// (line, column), comparable.
+type Pos = (usize, usize);
+
+fn pos(p: rhai::Position) -> Pos {
+    (p.line().unwrap_or(0), p.position().unwrap_or(0))
+}
+
+fn within(b: &rhai::StmtBlock, at: Pos) -> bool {
+    pos(b.position()) <= at && at <= pos(b.end_position())
+}
+
+/// Where the block that a statement at `at` under `parent` lies in ends (an `if`'s two
+/// branches are two blocks: a variable bound in one is not seen in the other).
+fn block_end(parent: Option<&ASTNode>, at: Pos) -> Pos {
+    let end = |b: &rhai::StmtBlock| pos(b.end_position());
+    match parent {
+        Some(ASTNode::Stmt(Stmt::If(fc, _) | Stmt::TryCatch(fc, _))) => {
+            if within(&fc.body, at) {
+                end(&fc.body)
+            } else {
+                end(&fc.branch)
+            }
+        }
+        Some(ASTNode::Stmt(Stmt::While(fc, _) | Stmt::Do(fc, ..))) => end(&fc.body),
+        Some(ASTNode::Stmt(Stmt::For(x, _))) => end(&x.2.body),
+        Some(ASTNode::Stmt(Stmt::Block(b))) => end(b),
+        _ => (usize::MAX, usize::MAX),
+    }
+}
+
+/// A variable: what it holds, the node it is visible under (0: the whole body) and where its
+/// block ends.
+struct Binding {
+    name: String,
+    ty: Option<Ty>,
+    under: usize,
+    until: Pos,
+}
+
 struct Checker<'a> {
     file: &'a str,
     source: &'a str,
-    /// (variable, what it holds, the node it is visible under; 0: the whole body)
-    bindings: Vec<(String, Option<Ty>, usize)>,
+    bindings: Vec<Binding>,
+    /// Where the node being looked at is.
+    here: Pos,
     /// The ancestors of the node being looked at.
     scope: Vec<usize>,
     out: Vec<Diagnostic>,
@@ -75,12 +115,21 @@ impl Checker<'_> {
         self.bindings
             .iter()
             .rev()
-            .find(|(n, _, s)| n == name && (*s == 0 || self.scope.contains(s)))
-            .and_then(|b| b.1)
+            .find(|b| {
+                b.name == name
+                    && (b.under == 0 || self.scope.contains(&b.under))
+                    && self.here <= b.until
+            })
+            .and_then(|b| b.ty)
     }
 
-    fn bind(&mut self, name: &str, ty: Option<Ty>, under: usize) {
-        self.bindings.push((name.to_string(), ty, under));
+    fn bind(&mut self, name: &str, ty: Option<Ty>, under: usize, until: Pos) {
+        self.bindings.push(Binding {
+            name: name.to_string(),
+            ty,
+            under,
+            until,
+        });
     }
 
     /// Field `name` of a `ty` value: reported when the kind does not declare it.
@@ -198,24 +247,32 @@ impl Checker<'_> {
     fn visit(&mut self, path: &[ASTNode]) {
         let Some(node) = path.last() else { return };
         self.scope = path.iter().map(addr).collect();
+        self.here = match node {
+            ASTNode::Stmt(s) => pos(s.position()),
+            ASTNode::Expr(e) => pos(e.position()),
+            _ => self.here,
+        };
         let parent = path.len().checked_sub(2).map(|i| &path[i]);
         let under = parent.map(addr).unwrap_or(0);
         match node {
             ASTNode::Stmt(Stmt::Var(x, ..)) => {
                 let t = self.ty(&x.1);
-                self.bind(&x.0.name, t, under);
+                let until = block_end(parent, self.here);
+                self.bind(&x.0.name, t, under, until);
             }
             ASTNode::Stmt(s @ Stmt::For(x, _)) => {
                 let t = match self.ty(&x.2.expr) {
                     Some(Ty::Arr(s)) => Some(Ty::Rec(s)),
                     _ => None,
                 };
-                self.bind(&x.0.name, t, *s as *const Stmt as usize);
+                let until = pos(x.2.body.end_position());
+                self.bind(&x.0.name, t, *s as *const Stmt as usize, until);
             }
             ASTNode::Stmt(Stmt::Assignment(x)) => {
+                // From here on (whichever branch assigned it) it holds what was assigned.
                 if let Expr::Variable(v, ..) = &x.1.lhs {
                     let t = self.ty(&x.1.rhs);
-                    self.bind(&v.1, t, under);
+                    self.bind(&v.1, t, 0, (usize::MAX, usize::MAX));
                 }
             }
             ASTNode::Stmt(Stmt::FnCall(call, _)) | ASTNode::Expr(Expr::FnCall(call, _)) => {
@@ -257,6 +314,7 @@ fn check_ast(ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
         file,
         source,
         bindings: vec![],
+        here: (0, 0),
         scope: vec![],
         out: vec![],
         seen: BTreeSet::new(),
@@ -311,10 +369,16 @@ mod tests {
 
     #[test]
     fn a_typo_on_a_known_result_is_found_where_it_is() {
-        let f = found("let e = n.ethtool(\"x\");\nif e.speed_mpbs < 1 {}\n");
-        assert_eq!(f.len(), 1, "{f:?}");
+        let f = found(
+            "let e = n.ethtool(\"x\");\nif e.speed_mpbs < 1 {}\nif c { let b = n.bond(\"b\"); b.mod; }\n",
+        );
+        assert_eq!(f.len(), 2, "{f:?}");
         assert!(
             f[0].starts_with("2:6 ") && f[0].contains("did you mean `speed_mbps`"),
+            "{f:?}"
+        );
+        assert!(
+            f[1].starts_with("3:31 ") && f[1].contains("did you mean `mode`"),
             "{f:?}"
         );
     }
@@ -334,7 +398,7 @@ mod tests {
 
     #[test]
     fn rebinding_shadowing_parameters_and_right_fields_are_not_flagged() {
-        let src = "let e = n.ethtool(\"x\");\ne.speed_mbps;\ne = #{ a: 1 };\ne.b;\nlet r = n.run(\"x\");\nlet r = 5;\nr.z;\nfn f(e) { e.whatever }\nlet g = |e| e.other;\nlet p = n.ping(\"x\"); p.loss_pct; p.stderr;\n";
+        let src = "let e = #{};\nif c { let e = n.ethtool(\"x\"); } else { e.c; }\ne.d;\nlet e = n.ethtool(\"x\");\ne.speed_mbps;\nif c { e = #{ a: 1 }; }\ne.b;\nlet r = n.run(\"x\");\nlet r = 5;\nr.z;\nfn f(e) { e.whatever }\nlet g = |e| e.other;\nlet p = n.ping(\"x\"); p.loss_pct; p.stderr;\n";
         assert!(found(src).is_empty(), "{:?}", found(src));
     }
 
