@@ -86,6 +86,7 @@ pub struct EnvOptions {
     pub timeout: Option<Duration>,
     pub record: Option<PathBuf>,
     pub replay: Option<PathBuf>,
+    pub scenario: Option<String>,
     pub stdlib: Option<PathBuf>,
 }
 
@@ -115,7 +116,10 @@ pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
     let transports = Transports {
         ssh: wrap(Arc::new(transport::ssh::SshTransport::new(fanout)))?,
         local: wrap(Arc::new(transport::local::LocalTransport))?,
-        replay: Arc::new(transport::replay::ReplayTransport::new(o.replay.clone())),
+        replay: Arc::new(transport::replay::ReplayTransport::new(
+            o.replay.clone(),
+            o.scenario.clone(),
+        )),
         force: o.replay.as_ref().map(|_| TransportKind::Replay),
     };
     let stdlib_dir = o

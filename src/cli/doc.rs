@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// What each script function does, for `fabcheck doc` (signatures come from the engine).
 const DESCRIPTIONS: &[(&str, &str)] = &[
     ("test", "register a test: test(name, fn) or test(name, #{ timeout, tags, retries, changes }, fn)"),
-    ("test_pairs", "test_pairs(nodes, name, |a, b| ..., #{ pattern: \"ring\"|\"mesh\"|\"bisection\", both_directions, split, pairs, fanout, timeout, tags, retries, changes }) — one testcase `name [a -> b]` per pair, run in rounds (each node in at most one pair per round)"),
+    ("test_pairs", "test_pairs(nodes, name, |a, b| ..., #{ pattern: \"ring\"|\"mesh\"|\"bisection\", both_directions, split, pairs, fanout, timeout, tags, retries, changes }) — one testcase `name [a -> b]` per pair, both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round); a node listed twice counts once; fewer than two nodes is one error testcase"),
     ("test_each", "one testcase per node, run concurrently: test_each(nodes, name, |n| ...)"),
     ("assert", "fail unless the condition holds"),
     ("assert_eq", "fail unless actual == expected (numbers compare by value)"),
@@ -26,6 +26,7 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     ("log", "add a line to the test's output"),
     ("trimmed", "a trimmed copy of a string (Rhai's trim() trims in place)"),
     ("nodes", "nodes of the inventory, or of a node set / @group"),
+    ("inventory_nodes", "every node of the inventory, whatever -w selected: the ground truth of checks that judge against the whole cluster"),
     ("node", "one node by name"),
     ("allow_changes", "true when --allow-changes was given"),
     ("simulated", "true when the inventory is a simulated cluster"),

@@ -87,6 +87,10 @@ pub struct RunArgs {
     /// Answer commands from transcripts in DIR instead of real nodes.
     #[arg(long, value_name = "DIR")]
     pub replay: Option<PathBuf>,
+    /// Replay only: overlay fault scenario NAME (`<transcripts>/scenarios/NAME/`) on the
+    /// transcripts (e.g. `negotiated-100g` on the bundled simulation).
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
     /// Compare metrics with an earlier --json result.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,

@@ -5,7 +5,7 @@ use super::common::{
 };
 use super::{RunArgs, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::engine::runner;
-use crate::inventory::parse_duration;
+use crate::inventory::{parse_duration, Inventory};
 use crate::report::{self, console::Console};
 use crate::run::cancel;
 use crate::run::model::RunResult;
@@ -112,7 +112,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
         )),
         None => None,
     };
-    let simulation = inv.simulation.clone();
+    let simulation = scenario_label(a, &inv).map_err(usage)?;
     let inventory_label = inv.source.as_ref().map(|p| p.display().to_string());
     let json_params = params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let env = build_env(
@@ -125,6 +125,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
             timeout,
             record: a.record.clone(),
             replay: a.replay.clone(),
+            scenario: a.scenario.clone(),
             stdlib: a.stdlib.clone(),
         },
     )
@@ -143,6 +144,30 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
         inventory_label,
         params: json_params,
     })
+}
+
+/// The simulation label of the reports; with `--scenario NAME`, the scenario is checked in
+/// every transcript directory the run replays from and named in the label.
+fn scenario_label(a: &RunArgs, inv: &Inventory) -> Result<Option<String>, String> {
+    let Some(name) = &a.scenario else {
+        return Ok(inv.simulation.clone());
+    };
+    let mut dirs: Vec<PathBuf> = match &a.replay {
+        Some(d) => vec![d.clone()],
+        None => inv.nodes.iter().filter_map(|n| n.replay_dir.clone()).collect(),
+    };
+    dirs.dedup();
+    if dirs.is_empty() {
+        return Err(format!(
+            "--scenario {name}: scenarios overlay replayed transcripts; no node of the inventory is replayed (transport = \"replay\" or --replay DIR)"
+        ));
+    }
+    let mut desc = String::new();
+    for d in &dirs {
+        desc = crate::transport::replay::scenario_info(d, name)?.description;
+    }
+    let base = inv.simulation.clone().unwrap_or_else(|| "replayed transcripts".into());
+    Ok(Some(format!("{base}; fault scenario `{name}`: {desc}")))
 }
 
 /// The dry run's reachability suite, then every script's suite.

@@ -8,30 +8,40 @@
 pub enum Pattern {
     /// Each node to its successor (the last to the first).
     Ring,
-    /// All pairs; with `both_directions` each pair also the other way round.
-    Mesh { both_directions: bool },
+    /// All pairs.
+    Mesh,
     /// The first `split` nodes against the rest, one to one (default split: half).
     Bisection { split: Option<usize> },
     /// Given pairs.
     Explicit(Vec<(usize, usize)>),
 }
 
-/// The ordered pairs (a, b) of a pattern over `n` nodes.
-pub fn pairs(n: usize, p: &Pattern) -> Result<Vec<(usize, usize)>, String> {
+/// The ordered pairs (a, b) of a pattern over `n` nodes; with `both_directions` each pair also
+/// the other way round (b, a), unless the pattern already has it.
+pub fn pairs(n: usize, p: &Pattern, both_directions: bool) -> Result<Vec<(usize, usize)>, String> {
+    let mut v = one_way(n, p)?;
+    if both_directions {
+        let back: Vec<(usize, usize)> = v
+            .iter()
+            .map(|&(a, b)| (b, a))
+            .filter(|r| !v.contains(r))
+            .collect();
+        v.extend(back);
+    }
+    Ok(v)
+}
+
+fn one_way(n: usize, p: &Pattern) -> Result<Vec<(usize, usize)>, String> {
     Ok(match p {
         Pattern::Ring if n < 2 => vec![],
         Pattern::Ring if n == 2 => vec![(0, 1)],
         Pattern::Ring => (0..n).map(|i| (i, (i + 1) % n)).collect(),
-        Pattern::Mesh { both_directions } => {
+        Pattern::Mesh => {
             let mut v = Vec::new();
             for i in 0..n {
                 for j in i + 1..n {
                     v.push((i, j));
                 }
-            }
-            if *both_directions {
-                let back: Vec<(usize, usize)> = v.iter().map(|&(a, b)| (b, a)).collect();
-                v.extend(back);
             }
             v
         }
@@ -145,45 +155,41 @@ mod tests {
     #[test]
     fn mesh_is_a_round_robin_tournament() {
         for n in 2..=12 {
-            let ps = pairs(
-                n,
-                &Pattern::Mesh {
-                    both_directions: false,
-                },
-            )
-            .unwrap();
+            let ps = pairs(n, &Pattern::Mesh, false).unwrap();
             assert_eq!(ps.len(), n * (n - 1) / 2);
             let rs = rounds(n, &ps, 64);
             check(n, &ps, &rs, 64);
             assert_eq!(rs.len(), if n % 2 == 0 { n - 1 } else { n }, "n={n}");
         }
-        let ps = pairs(
-            8,
-            &Pattern::Mesh {
-                both_directions: true,
-            },
-        )
-        .unwrap();
+        let ps = pairs(8, &Pattern::Mesh, true).unwrap();
         let rs = rounds(8, &ps, 64);
         check(8, &ps, &rs, 64);
         assert_eq!(rs.len(), 14);
+        for (a, b) in &ps {
+            assert!(ps.contains(&(*b, *a)), "{a} -> {b} without {b} -> {a}");
+        }
     }
 
     #[test]
     fn ring_bisection_explicit_and_fanout() {
-        let ps = pairs(5, &Pattern::Ring).unwrap();
+        let ps = pairs(5, &Pattern::Ring, false).unwrap();
         assert_eq!(ps, vec![(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)]);
         let rs = rounds(5, &ps, 64);
         check(5, &ps, &rs, 64);
         assert_eq!(rs.len(), 3);
-        let ps = pairs(6, &Pattern::Bisection { split: None }).unwrap();
+        let ps = pairs(6, &Pattern::Bisection { split: None }, false).unwrap();
         assert_eq!(ps, vec![(0, 3), (1, 4), (2, 5)]);
         assert_eq!(rounds(6, &ps, 64).len(), 1);
         let rs = rounds(6, &ps, 2);
         check(6, &ps, &rs, 2);
         assert_eq!(rs.len(), 2);
-        assert!(pairs(4, &Pattern::Bisection { split: Some(4) }).is_err());
-        assert!(pairs(4, &Pattern::Explicit(vec![(1, 1)])).is_err());
+        assert!(pairs(4, &Pattern::Bisection { split: Some(4) }, true).is_err());
+        assert!(pairs(4, &Pattern::Explicit(vec![(1, 1)]), false).is_err());
+        // both directions: a two-node ring is one pair each way, not the same pair twice
+        assert_eq!(pairs(2, &Pattern::Ring, true).unwrap(), vec![(0, 1), (1, 0)]);
+        let ps = pairs(6, &Pattern::Bisection { split: None }, true).unwrap();
+        assert_eq!(ps.len(), 6);
+        check(6, &ps, &rounds(6, &ps, 64), 64);
         let ps = vec![(0, 1), (1, 2), (0, 2)];
         let rs = rounds(3, &ps, 8);
         check(3, &ps, &rs, 8);

@@ -25,9 +25,10 @@ pub struct TestDef {
     pub peer: Option<NodeRef>,
     /// `test_pairs` testcases: (round, number of rounds), 1-based.
     pub round: Option<(usize, usize)>,
-    /// A test option that could not be read (unknown key, wrong type): the test is an error
-    /// saying so, the script's other tests still run.
-    pub invalid: Option<String>,
+    /// Known at registration to be an error (a pair check over fewer than two nodes, a test
+    /// option that cannot be read): the testcase is reported as this error without running
+    /// the closure; the script's other tests still run.
+    pub error: Option<String>,
 }
 
 #[derive(Default)]
@@ -92,8 +93,9 @@ fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Opts {
             signal::Ending::Signal(s) => s.message,
             _ => e.to_string(),
         };
+        let at = pos.line().map(|l| format!(" at line {l}")).unwrap_or_default();
         Opts {
-            invalid: Some(message),
+            invalid: Some(format!("{message}{at} (the test did not run)")),
             ..Opts::default()
         }
     })
@@ -181,7 +183,7 @@ fn add(
         group,
         peer: None,
         round: None,
-        invalid: opts.invalid,
+        error: opts.invalid,
     });
 }
 
@@ -238,7 +240,13 @@ fn pairs_of(
     use super::pairs::{self, Pattern};
     let pos = ctx.call_position();
     let opts = parse_opts_with(&map, pos, PAIR_OPTS);
-    let nodes: Vec<NodeRef> = super::bindings::node_array(nodes, pos)?;
+    let mut nodes: Vec<NodeRef> = super::bindings::node_array(nodes, pos)?;
+    // A node listed twice (a ring over overlapping sets) is one node: never paired with itself.
+    let mut seen = std::collections::HashSet::new();
+    nodes.retain(|n| seen.insert(n.name().to_string()));
+    if nodes.len() < 2 {
+        return too_few_nodes(reg, ctx, name, &nodes, opts);
+    }
     let index = |d: &Dynamic| -> Result<usize, RhaiErr> {
         let name = match d.clone().try_cast::<NodeRef>() {
             Some(n) => n.name().to_string(),
@@ -281,9 +289,7 @@ fn pairs_of(
                 .unwrap_or_else(|| "mesh".into());
             match kind.as_str() {
                 "ring" => Pattern::Ring,
-                "mesh" => Pattern::Mesh {
-                    both_directions: get("both_directions").and_then(|v| v.as_bool().ok()).unwrap_or(false),
-                },
+                "mesh" => Pattern::Mesh,
                 "bisection" => Pattern::Bisection {
                     split: match get("split") {
                         Some(v) => Some(v.as_int().ok().filter(|&i| i > 0).ok_or_else(|| {
@@ -313,7 +319,15 @@ fn pairs_of(
         })? as usize,
         None => usize::MAX,
     };
-    let ps = pairs::pairs(nodes.len(), &pattern)
+    // Both directions by default (a bad TX lane shows one way only), except for given pairs.
+    let explicit = matches!(pattern, Pattern::Explicit(_));
+    let both = match get("both_directions") {
+        Some(v) => v.as_bool().map_err(|_| {
+            signal::error(format!("test_pairs option both_directions must be true or false, got {v}"), pos)
+        })?,
+        None => !explicit,
+    };
+    let ps = pairs::pairs(nodes.len(), &pattern, both)
         .map_err(|e| signal::error(format!("test_pairs: {e}"), pos))?;
     let rounds = pairs::rounds(nodes.len(), &ps, fanout);
     let total = rounds.len();
@@ -341,6 +355,29 @@ fn pairs_of(
                 t.round = Some((k + 1, total));
             }
         }
+    }
+    Ok(())
+}
+
+/// A pair check over fewer than two (distinct) nodes checks nothing: one error testcase that
+/// says so, never a silent pass.
+fn too_few_nodes(
+    reg: &SharedRegistry,
+    ctx: &NativeCallContext,
+    name: &str,
+    nodes: &[NodeRef],
+    opts: Opts,
+) -> Result<(), RhaiErr> {
+    let names: Vec<&str> = nodes.iter().map(|n| n.name()).collect();
+    let got = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+    let func = FnPtr::new("test_pairs").map_err(|e| signal::error(e.to_string(), ctx.call_position()))?;
+    add(reg, ctx, name, None, opts, func, None);
+    let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = r.tests.last_mut() {
+        t.error = Some(format!(
+            "{name}: a pair check needs at least two distinct nodes; the selection has {} ({got}): nothing was checked (select two or more nodes)",
+            names.len()
+        ));
     }
     Ok(())
 }

@@ -134,18 +134,14 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         t.message = Some("not run: the run was interrupted".into());
         return t;
     }
-    if let Some(why) = &def.invalid {
-        t.status = Status::Error;
-        t.message = Some(format!(
-            "{why} (the test did not run; fix its options at {}:{})",
-            script.path.display(),
-            def.line.unwrap_or(0)
-        ));
-        return t;
-    }
     if def.changes && !opts.allow_changes {
         t.status = Status::Skipped;
         t.message = Some("needs --allow-changes (this test changes nodes)".into());
+        return t;
+    }
+    if let Some(e) = &def.error {
+        t.status = Status::Error;
+        t.message = Some(e.clone());
         return t;
     }
     let timeout = def.timeout.unwrap_or(opts.default_timeout);

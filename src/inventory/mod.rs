@@ -26,6 +26,10 @@ pub struct PortSpec {
     pub interfaces: Vec<String>,
     #[serde(default)]
     pub rdma_devices: Vec<String>,
+    /// The speed the port should negotiate (Mb/s, e.g. 200000); absent: the node var
+    /// `speed_mbps`, else the highest supported link mode ethtool lists.
+    #[serde(default)]
+    pub speed_mbps: Option<u64>,
 }
 
 /// Fields allowed in `[defaults]` and in each `[[node]]`.
@@ -119,6 +123,9 @@ pub struct Inventory {
     pub source: Option<PathBuf>,
     pub simulation: Option<String>,
     pub nodes: Vec<Node>,
+    /// Nodes of the inventory that `-w` left out of the selection: not run on, but still the
+    /// ground truth of checks that judge against the whole cluster (`inventory_nodes()`).
+    pub unselected: Vec<Node>,
     pub groups: BTreeMap<String, String>,
     pub fanout: usize,
 }
@@ -199,6 +206,7 @@ impl Inventory {
             source: None,
             simulation: None,
             nodes,
+            unselected: vec![],
             groups: BTreeMap::new(),
             fanout: DEFAULT_FANOUT,
         })
@@ -212,6 +220,7 @@ impl Inventory {
             source: None,
             simulation: None,
             nodes: vec![n],
+            unselected: vec![],
             groups: BTreeMap::new(),
             fanout: DEFAULT_FANOUT,
         }
@@ -379,6 +388,7 @@ impl Inventory {
             source: Some(path.to_path_buf()),
             simulation: file.simulation,
             nodes,
+            unselected: vec![],
             groups,
             fanout,
         })
@@ -412,8 +422,17 @@ impl Inventory {
             .into_iter()
             .map(|n| n.name.clone())
             .collect();
-        self.nodes.retain(|n| keep.contains(&n.name));
+        let (kept, left): (Vec<Node>, Vec<Node>) = std::mem::take(&mut self.nodes)
+            .into_iter()
+            .partition(|n| keep.contains(&n.name));
+        self.nodes = kept;
+        self.unselected.extend(left);
         Ok(())
+    }
+
+    /// Every node of the inventory, the selected ones first, whatever `-w` selected.
+    pub fn all_nodes(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().chain(self.unselected.iter())
     }
 
     pub fn node(&self, name: &str) -> Option<&Node> {

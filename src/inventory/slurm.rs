@@ -102,6 +102,7 @@ pub fn from_nodelist(
             source: None,
             simulation: None,
             nodes: names.iter().map(|n| Node::bare(n)).collect(),
+            unselected: vec![],
             groups: BTreeMap::new(),
             fanout: DEFAULT_FANOUT,
         },

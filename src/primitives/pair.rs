@@ -327,7 +327,7 @@ fn perftest_result(
     flush(&run.log);
     let c = run
         .client
-        .map_err(|e| PrimError::error(format!("{tool} {} -> {}: {e}", server.name, client.name)))?;
+        .map_err(|e| PrimError::error(format!("{tool} {} -> {}: {e}", client.name, server.name)))?;
     if env.dry_run {
         return Err(PrimError::dry_run());
     }
@@ -347,8 +347,8 @@ fn perftest_result(
         return Err(PrimError::error_with(
             format!(
                 "{tool} {} -> {} ({}): {why}",
-                server.name,
                 client.name,
+                server.name,
                 plan.device
                     .clone()
                     .unwrap_or_else(|| "default device".into())
@@ -414,6 +414,7 @@ pub fn pick_port(n: &Node, name: Option<&str>) -> PResult<PortSpec> {
             name: d.clone(),
             interfaces: n.interfaces.iter().take(1).cloned().collect(),
             rdma_devices: vec![d.clone()],
+            ..Default::default()
         })
     })
     .ok_or_else(|| {
@@ -490,6 +491,7 @@ fn all_port_specs(n: &Node) -> Vec<PortSpec> {
             name: d.clone(),
             interfaces: n.interfaces.get(i).cloned().into_iter().collect(),
             rdma_devices: vec![d.clone()],
+            ..Default::default()
         })
         .collect()
 }
@@ -624,8 +626,8 @@ pub fn iperf3(
     let c = run.client.map_err(|e| {
         PrimError::error(format!(
             "iperf3 {} -> {}: {e}",
-            server.name(),
-            client.name()
+            client.name(),
+            server.name()
         ))
     })?;
     if env.dry_run {
@@ -657,6 +659,7 @@ mod tests {
             name: "qsfp0".into(),
             interfaces: n.interfaces.clone(),
             rdma_devices: n.rdma_devices.clone(),
+            ..Default::default()
         }];
         n
     }
@@ -711,6 +714,7 @@ mod tests {
             name: "qsfp1".into(),
             interfaces: vec!["enp1s0f0np0".into()],
             rdma_devices: vec!["rocep1s0f0".into()],
+            ..Default::default()
         });
         let mut peer = two.clone();
         peer.name = "spark-02".into();

@@ -2,6 +2,10 @@
 //! (`DIR/<node>.jsonl` from `--record`, or hand-built `DIR/<node>.toml` with `[[command]]`
 //! tables). The same command recorded several times is answered in order (the last answer
 //! repeats). An unknown command is an error naming the nearest recorded commands.
+//!
+//! `--scenario NAME` overlays a fault scenario on the transcripts: `DIR/scenarios/NAME/<node>.toml`
+//! answers replace the healthy answers of the same commands (paths of captured files stay
+//! relative to DIR); `DIR/scenarios/NAME/scenario.toml` describes the fault.
 
 use super::record::Entry;
 use super::{CmdOutput, CmdRequest, Transport, TransportError};
@@ -20,6 +24,8 @@ struct NodeScript {
 pub struct ReplayTransport {
     /// Transcript dir per node (CLI `--replay` overrides the inventory's `replay_dir`).
     dir_override: Option<PathBuf>,
+    /// `--scenario NAME`: the overlay under `<dir>/scenarios/NAME/`.
+    scenario: Option<String>,
     loaded: Mutex<HashMap<String, Result<NodeScript, String>>>,
 }
 
@@ -29,7 +35,95 @@ struct TomlTranscript {
     command: Vec<Entry>,
 }
 
-fn load(dir: &Path, node: &str) -> Result<NodeScript, String> {
+/// A fault scenario's description (`scenarios/NAME/scenario.toml`); the rest of the file (what
+/// the tests expect) is not the transport's business.
+#[derive(serde::Deserialize)]
+pub struct ScenarioInfo {
+    pub description: String,
+    #[serde(default)]
+    pub healthy: bool,
+}
+
+/// The directory of scenario `name` under transcript directory `dir`.
+pub fn scenario_dir(dir: &Path, name: &str) -> PathBuf {
+    dir.join("scenarios").join(name)
+}
+
+/// Read scenario `name` of transcript directory `dir`; an unknown name is an error listing the
+/// scenarios there.
+pub fn scenario_info(dir: &Path, name: &str) -> Result<ScenarioInfo, String> {
+    let ok_name = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let file = scenario_dir(dir, name).join("scenario.toml");
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) if ok_name => t,
+        _ => {
+            return Err(format!(
+                "--scenario {name}: no such scenario in {} (known: {}); see `scenarios/` there",
+                dir.join("scenarios").display(),
+                scenario_names(dir).join(", ")
+            ))
+        }
+    };
+    toml::from_str(&text).map_err(|e| format!("{}: {}", file.display(), e.message()))
+}
+
+/// The scenario names under `dir/scenarios/`, sorted.
+pub fn scenario_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir.join("scenarios"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.path().join("scenario.toml").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn read_toml(path: &Path) -> Result<Vec<Entry>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let t: TomlTranscript = toml::from_str(&text)
+        .map_err(|e| format!("{}: bad transcript: {}", path.display(), e.message()))?;
+    Ok(t.command)
+}
+
+/// Load `node`'s transcript from `dir`, with scenario `scenario`'s answers replacing the
+/// healthy answers of the same commands.
+fn load(dir: &Path, node: &str, scenario: Option<&str>) -> Result<NodeScript, String> {
+    let mut s = load_base(dir, node)?;
+    let Some(name) = scenario else { return Ok(s) };
+    let overlay = scenario_dir(dir, name).join(format!("{node}.toml"));
+    if !overlay.exists() {
+        return Ok(s);
+    }
+    let mut replaced: HashMap<String, Vec<Entry>> = HashMap::new();
+    for e in resolve(dir, node, read_toml(&overlay)?)? {
+        replaced.entry(e.command.clone()).or_default().push(e);
+    }
+    s.entries.extend(replaced);
+    Ok(s)
+}
+
+/// Inline the captured files the entries point at (confined to `dir`).
+fn resolve(dir: &Path, node: &str, entries: Vec<Entry>) -> Result<Vec<Entry>, String> {
+    let mut out = Vec::with_capacity(entries.len());
+    for mut e in entries {
+        if let Some(f) = &e.stdout_file {
+            e.stdout = read_confined(dir, node, f)?;
+        }
+        if let Some(f) = &e.stderr_file {
+            e.stderr = read_confined(dir, node, f)?;
+        }
+        out.push(e);
+    }
+    Ok(out)
+}
+
+fn load_base(dir: &Path, node: &str) -> Result<NodeScript, String> {
     let mut s = NodeScript::default();
     let jsonl = dir.join(format!("{node}.jsonl"));
     let toml_path = dir.join(format!("{node}.toml"));
@@ -46,23 +140,15 @@ fn load(dir: &Path, node: &str) -> Result<NodeScript, String> {
                 })?,
             );
         }
-    } else if let Ok(text) = std::fs::read_to_string(&toml_path) {
-        let t: TomlTranscript = toml::from_str(&text)
-            .map_err(|e| format!("{}: bad transcript: {}", toml_path.display(), e.message()))?;
-        entries = t.command;
+    } else if toml_path.exists() {
+        entries = read_toml(&toml_path)?;
     } else {
         return Err(format!(
             "no transcript for node `{node}` in {} (expected {node}.jsonl or {node}.toml)",
             dir.display()
         ));
     }
-    for mut e in entries {
-        if let Some(f) = &e.stdout_file {
-            e.stdout = read_confined(dir, node, f)?;
-        }
-        if let Some(f) = &e.stderr_file {
-            e.stderr = read_confined(dir, node, f)?;
-        }
+    for e in resolve(dir, node, entries)? {
         s.entries.entry(e.command.clone()).or_default().push(e);
     }
     Ok(s)
@@ -98,9 +184,10 @@ pub fn read_confined(dir: &Path, node: &str, file: &str) -> Result<String, Strin
 use crate::util::suggest::edit_distance as distance;
 
 impl ReplayTransport {
-    pub fn new(dir_override: Option<PathBuf>) -> ReplayTransport {
+    pub fn new(dir_override: Option<PathBuf>, scenario: Option<String>) -> ReplayTransport {
         ReplayTransport {
             dir_override,
+            scenario,
             loaded: Mutex::new(HashMap::new()),
         }
     }
@@ -120,7 +207,7 @@ impl Transport for ReplayTransport {
         let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
         let script = loaded
             .entry(node.name.clone())
-            .or_insert_with(|| load(&dir, &node.name));
+            .or_insert_with(|| load(&dir, &node.name, self.scenario.as_deref()));
         let script = script.as_mut().map_err(|e| other(e.clone()))?;
         let Some(list) = script.entries.get(&req.command) else {
             let mut near: Vec<(usize, &String)> = script
@@ -179,7 +266,7 @@ mod tests {
         for bad in ["../secret", secret.as_str(), "link", "a/../../secret"] {
             let line = serde_json::json!({"command": "cat x", "stdout_file": bad}).to_string();
             std::fs::write(dir.join("n.jsonl"), line).unwrap();
-            let e = super::load(&dir, "n").err().unwrap_or_default();
+            let e = super::load(&dir, "n", None).err().unwrap_or_default();
             assert!(
                 e.contains("outside the transcript directory") && e.contains(bad),
                 "{bad}: {e}"
@@ -187,7 +274,7 @@ mod tests {
         }
         let line = serde_json::json!({"command": "cat x", "stdout_file": "ok.txt"}).to_string();
         std::fs::write(dir.join("n.jsonl"), line).unwrap();
-        let s = super::load(&dir, "n").map_err(|e| e.to_string()).unwrap();
+        let s = super::load(&dir, "n", None).map_err(|e| e.to_string()).unwrap();
         assert_eq!(s.entries["cat x"][0].stdout, "fine");
         let _ = std::fs::remove_dir_all(&base);
     }

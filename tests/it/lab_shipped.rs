@@ -365,3 +365,44 @@ fn step_5_without_passwordless_sudo_is_an_error_naming_sudo() {
     }
     o.junit_is_valid();
 }
+
+/// Issue 20 item 10: with no target MTU, the MTU most fabric interfaces have is expected, so the
+/// node whose interface differs is the one named — never a healthy peer ("lab04 fab1 MTU:
+/// expected 1500, actual 9000" before). Real MTUs on the lab's veths, real pings.
+#[test]
+fn mtu_without_a_target_names_the_odd_node_not_a_healthy_peer() {
+    let Some(lab) = Lab::ensure(4, "mtu_without_a_target_names_the_odd_node_not_a_healthy_peer") else {
+        return;
+    };
+    struct Restore<'a>(&'a Lab);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            let (c, out) = self.0.exec("lab03", "ip link set fab1 mtu 9000");
+            assert_eq!(c, 0, "restore lab03 fab1 MTU: {out}");
+        }
+    }
+    let (c, out) = lab.exec("lab03", "ip link set fab1 mtu 1500");
+    assert_eq!(c, 0, "{out}");
+    let _restore = Restore(&lab);
+    let inventory = std::fs::read_to_string(lab.inventory()).unwrap();
+    let script = common::repo().join("scripts/fabric_baseline.rhai").display().to_string();
+    let o = Fab::new()
+        .file("inv.toml", &inventory)
+        .args(["run", &script, "-i", "inv.toml", "-w", "lab[01-04]", "--filter", "MTU"])
+        .reports()
+        .run();
+    o.code(1);
+    let mut failed = 0;
+    for t in o.tests() {
+        let name = t["name"].as_str().unwrap();
+        let msg = t["message"].as_str().unwrap_or("");
+        if name.contains("lab03") {
+            assert_eq!(t["status"], "failure", "{name}: {msg}");
+            assert!(msg.contains("lab03 fab1 MTU") && msg.contains("expected 9000, actual 1500"), "{name}: {msg}");
+            failed += 1;
+        } else {
+            assert_eq!(t["status"], "pass", "{name} (lab03 not in it): {msg}");
+        }
+    }
+    assert_eq!(failed, 6, "the 6 ordered pairs with lab03 fail");
+}

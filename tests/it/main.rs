@@ -15,6 +15,7 @@ mod outcomes;
 mod parse_fixtures;
 mod parse_fuzz;
 mod reports;
+mod scenarios;
 mod shipped;
 mod transport_local;
 mod typed;

@@ -336,3 +336,94 @@ fn the_simulation_answers_every_readme_example_and_variant() {
         }
     }
 }
+
+/// Issue 20 item 3: one node selected checks nothing across nodes: every pair check and the
+/// NCCL part are error testcases that say so (exit 1), never "0 failed, exit 0".
+#[test]
+fn five_step_on_one_node_is_an_error_not_a_pass() {
+    let o = run_sim("five_step_acceptance.rhai", &["--set", "nodes=spark-01"]);
+    o.code(1);
+    for n in [
+        "step 1: ping mesh",
+        "step 2: passwordless ssh",
+        "step 3: rdma write per port",
+        "step 3: nccl all_reduce busbw and transport",
+    ] {
+        assert_eq!(o.status(n), "error", "{n}: {}", o.message(n));
+        assert!(o.message(n).contains("at least two"), "{n}: {}", o.message(n));
+    }
+    assert_eq!(o.status("step 3: link speed [spark-01]"), "pass");
+}
+
+/// Issue 20 item 3: test_pairs over 0 or 1 node is one error testcase; a node listed twice
+/// counts once, so no self-pair is ever scheduled.
+#[test]
+fn test_pairs_never_pairs_a_node_with_itself_nor_passes_on_one_node() {
+    let s = r#"
+let a = node("spark-01"); let b = node("spark-02");
+test_pairs([a], "one", |x, y| { assert(true, "x"); });
+test_pairs([], "none", |x, y| { assert(true, "x"); });
+test_pairs([a, b, a], "ring", |x, y| { assert(x.name != y.name, `self-pair ${x.name}`); }, #{ pattern: "ring" });
+test_pairs([a, b], "one way", |x, y| { assert(true, "x"); }, #{ both_directions: false });
+"#;
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &sim()])
+        .reports()
+        .run();
+    o.code(1);
+    assert_eq!(o.status("one"), "error");
+    assert!(o.message("one").contains("at least two distinct nodes") && o.message("one").contains("spark-01"));
+    assert_eq!(o.status("none"), "error");
+    let names: Vec<String> = o.tests().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    let ring: Vec<&String> = names.iter().filter(|n| n.starts_with("ring")).collect();
+    assert_eq!(ring, ["ring [spark-01 -> spark-02]", "ring [spark-02 -> spark-01]"], "{names:?}");
+    let one_way: Vec<&String> = names.iter().filter(|n| n.starts_with("one way")).collect();
+    assert_eq!(one_way, ["one way [spark-01 -> spark-02]"], "{names:?}");
+}
+
+/// Issue 20 item 2: the RDMA mesh runs both directions by default (spark-02 transmits too), and
+/// `--set both_directions=false` goes one way when time is short.
+#[test]
+fn rdma_pairs_run_both_directions_unless_told_one_way() {
+    for (extra, want) in [(vec![], 2), (vec!["--set", "both_directions=false"], 1)] {
+        let mut args = vec!["--filter", "rdma write"];
+        args.extend(extra);
+        let o = run_sim("five_step_acceptance.rhai", &args);
+        o.code(0);
+        let names: Vec<String> = o.tests().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+        assert_eq!(names.len(), want, "{names:?}");
+        assert!(names.contains(&"step 3: rdma write per port [spark-01 -> spark-02]".to_string()));
+        if want == 2 {
+            assert!(names.contains(&"step 3: rdma write per port [spark-02 -> spark-01]".to_string()));
+        }
+    }
+}
+
+/// Issue 20 item 4: `-w spark-01` must not change step 4's ground truth: the hostfile naming
+/// both nodes' fabric addresses is still correct (spark-02 is in the inventory, not selected).
+#[test]
+fn step_4_judges_against_the_whole_inventory_whatever_w_selects() {
+    let o = run_sim("five_step_acceptance.rhai", &["-w", "spark-01", "--filter", "step 4"]);
+    assert_eq!(
+        o.status("step 4: recipe uses fabric addresses only"),
+        "pass",
+        "{}",
+        o.message("step 4: recipe uses fabric addresses only")
+    );
+    o.code(0);
+}
+
+/// Issue 20 item 1: an inventory speed_mbps below what ethtool lists is the expected speed (a
+/// port meant to run at 100G passes at 100G); the same port without it fails.
+#[test]
+fn an_inventory_speed_makes_a_slower_port_expected() {
+    let fail = run_sim("five_step_acceptance.rhai", &["--scenario", "negotiated-100g", "--filter", "link speed"]);
+    fail.code(1);
+    let ok = run_sim(
+        "five_step_acceptance.rhai",
+        &["--scenario", "negotiated-100g", "--filter", "link speed", "--set", "speed_mbps=100000"],
+    );
+    ok.code(0);
+    assert!(ok.tests().iter().all(|t| t["status"] == "pass"));
+}

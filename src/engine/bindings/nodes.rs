@@ -117,6 +117,15 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
             .collect()
     });
     let e = env.clone();
+    // Every node of the inventory, whatever -w selected: the ground truth of checks that
+    // judge against the whole cluster (step 4's fabric addresses).
+    engine.register_fn("inventory_nodes", move || -> Array {
+        e.inventory
+            .all_nodes()
+            .map(|n| Dynamic::from(NodeRef::new(n.clone(), &e)))
+            .collect()
+    });
+    let e = env.clone();
     engine.register_fn(
         "nodes",
         move |ctx: NativeCallContext, sel: &str| -> Result<Array, RhaiErr> {

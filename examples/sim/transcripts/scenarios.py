@@ -1,0 +1,236 @@
+# Generates the fault scenarios of the simulation: scenarios/<name>/ with scenario.toml (the
+# fault and what must catch it) and overlay transcripts <node>.toml whose answers replace the
+# healthy answers of the same commands. Run from examples/sim/:  python3 transcripts/scenarios.py
+# Every answer here is SYNTHESISED from the healthy simulation's answers (themselves in the
+# format of real captures, see SOURCES.md) or from a real capture in tests/fixtures/, with the
+# values the fault changes; each scenario says what it changed. One fault per scenario.
+import json, os, re, shutil
+T = "transcripts/"
+IFACES = ["enp1s0f1np1", "enP2p1s0f1np1"]
+DEVS = ["rocep1s0f1", "roceP2p1s0f1"]
+IPS = {"spark-01": ["192.168.100.10", "192.168.200.10"], "spark-02": ["192.168.100.11", "192.168.200.11"]}
+PEER = {"spark-01": "spark-02", "spark-02": "spark-01"}
+FIVE, BASE = "five_step_acceptance.rhai", "fabric_baseline.rhai"
+NCCL_CMD = ("mpirun -np 2 -H {ip}:1,{peer_ip}:1 --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS "
+            "/home/nvidia/nccl-tests/build/all_reduce_perf -b 8 -e 1G -f 2 -g 1")
+
+def q(s): return json.dumps(s)
+def read(rel): return open(T + rel).read()
+
+class Scenario:
+    def __init__(self, name, description, healthy=False):
+        self.name, self.description, self.healthy = name, description, healthy
+        self.dir = f"scenarios/{name}/"
+        shutil.rmtree(T + self.dir, ignore_errors=True)
+        os.makedirs(T + self.dir)
+        self.cmds = {"spark-01": [], "spark-02": []}
+        self.expects = []
+    def file(self, fname, text):
+        open(T + self.dir + fname, "w").write(text)
+        return self.dir + fname
+    def answer(self, node, command, note, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, stderr_file=None):
+        self.cmds[node].append((command, note, stdout, stdout_file, stderr, exit_code, ms, stderr_file))
+    def expect(self, script, test, message, status="failure", args=()):
+        self.expects.append((script, test, message, status, list(args)))
+    def write(self):
+        out = [f"description = {q(self.description)}", f"healthy = {'true' if self.healthy else 'false'}", ""]
+        for script, test, message, status, args in self.expects:
+            out += ["[[expect]]", f"script = {q(script)}", f"test = {q(test)}", f"status = {q(status)}",
+                    f"message = {json.dumps(message)}"]
+            if args: out.append(f"args = {json.dumps(args)}")
+            out.append("")
+        open(T + self.dir + "scenario.toml", "w").write("\n".join(out))
+        for node, cmds in self.cmds.items():
+            if not cmds: continue
+            lines = [f"# Fault scenario `{self.name}` on {node}: these answers replace the healthy ones.",
+                     "# SYNTHESISED (see transcripts/scenarios.py for what was changed and from which capture).", ""]
+            for command, note, stdout, stdout_file, stderr, exit_code, ms, stderr_file in cmds:
+                lines += [f"# {note}", "[[command]]", f"command = {q(command)}"]
+                if stdout_file is not None: lines.append(f"stdout_file = {q(stdout_file)}")
+                if stdout is not None: lines.append(f"stdout = {q(stdout)}")
+                if stderr is not None: lines.append(f"stderr = {q(stderr)}")
+                if stderr_file is not None: lines.append(f"stderr_file = {q(stderr_file)}")
+                lines += [f"exit_code = {exit_code}", f"duration_ms = {ms}", ""]
+            open(T + self.dir + f"{node}.toml", "w").write("\n".join(lines))
+
+def rdma_client(text, gbps):
+    """The healthy synthesised client answer with its 64 KiB row's bandwidth changed."""
+    def row(m):
+        peak = gbps * 1.0025
+        mpps = gbps * 1e9 / 8 / 65536 / 1e6
+        return f" 65536      {int(m.group(1)) * gbps / 95.0:.0f}             {peak:.2f}              {gbps:.2f}              {mpps:.6f}"
+    return re.sub(r"^ 65536\s+(\d+)\s+\S+\s+\S+\s+\S+$", row, text, flags=re.M)
+
+def ib_write_cmd(dev, k, peer_ip):
+    return f"ib_write_bw -d {dev} -x 3 -p {18515 + k} -D 5 --report_gbits {peer_ip}"
+
+def nccl_scaled(text, factor):
+    """The healthy synthesised all_reduce_perf answer with every time multiplied by 1/factor
+    (bandwidths times factor), the average recomputed: the format is unchanged."""
+    out, bws = [], []
+    for line in text.split("\n"):
+        f = line.split()
+        if len(f) == 13 and f[0].isdigit():
+            size = int(f[0])
+            t1, t2 = float(f[5]) / factor, float(f[9]) / factor
+            a1, a2 = size / t1 / 1e3, size / t2 / 1e3
+            bws.append(a1)
+            line = (f"{f[0]:>12} {f[1]:>13} {f[2]:>9} {f[3]:>7} {f[4]:>7} {t1:8.2f} {a1:7.2f} {a1:7.2f} {f[8]:>7} "
+                    f"{t2:8.2f} {a2:7.2f} {a2:7.2f} {f[12]:>7}")
+        elif line.startswith("# Avg bus bandwidth"):
+            line = f"# Avg bus bandwidth    : {sum(bws) / len(bws):.4f} "
+        out.append(line)
+    return "\n".join(out)
+
+def nccl_cmd(node):
+    return NCCL_CMD.format(ip=IPS[node][0], peer_ip=IPS[PEER[node]][0])
+
+HEALTHY_NCCL = read("synth/all_reduce_perf-2sparks-roce.txt")
+def both(f):
+    for n in ["spark-01", "spark-02"]: f(n)
+
+# ---------------------------------------------------------------------------------------------
+s = Scenario("negotiated-100g", "a bad QSFP cable: both ends of the 200G port negotiated 100G (ethtool 100000Mb/s), RDMA rails 47.5 + 47.4 Gbit/s, NCCL busbw at half")
+for n in ["spark-01", "spark-02"]:
+    for i in IFACES:
+        t = read(f"synth/ethtool-{i}.txt").replace("Speed: 200000Mb/s", "Speed: 100000Mb/s")
+        s.answer(n, f"ethtool {i}", "the healthy ethtool answer with Speed: 100000Mb/s (a 200G port at 100G)",
+                 stdout_file=s.file(f"ethtool-{i}.txt", t), ms=40)
+    for k, d in enumerate(DEVS):
+        t = rdma_client(read(f"synth/ib_write_bw-client-{d}.txt"), [47.51, 47.42][k])
+        s.answer(n, ib_write_cmd(d, k, IPS[PEER[n]][k]), "the healthy client answer at half bandwidth (the port runs at 100G)",
+                 stdout_file=s.file(f"ib_write_bw-client-{d}.txt", t), ms=6050)
+    s.answer(n, nccl_cmd(n), "the healthy all_reduce_perf answer at half the bandwidth",
+             stdout_file=s.file("all_reduce_perf.txt", nccl_scaled(HEALTHY_NCCL, 0.5)), ms=80000)
+for n in ["spark-01", "spark-02"]:
+    s.expect(FIVE, f"step 3: link speed [{n}]", [n, "negotiated 100000 Mb/s", "expected 200000 Mb/s"])
+    s.expect(BASE, f"link: speed and EEE [{n}]", [n, "negotiated 100000 Mb/s", "expected 200000 Mb/s"])
+    s.expect(FIVE, f"step 3: rdma write per port [{n} -> {PEER[n]}]", ["94.93 Gbit/s", "expected 200 Gbit/s"])
+    s.expect(BASE, f"rdma: write per port [{n} -> {PEER[n]}]", ["94.93 Gbit/s", "expected 200 Gbit/s"])
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["bus bandwidth"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["bus bandwidth"])
+s.write()
+
+# ---------------------------------------------------------------------------------------------
+s = Scenario("rail-at-55pct", "spark-01's second rail (roceP2p1s0f1, the second PCIe x4 path) transmits at 55 % of its share: 52.3 Gbit/s")
+t = rdma_client(read("synth/ib_write_bw-client-roceP2p1s0f1.txt"), 52.30)
+s.answer("spark-01", ib_write_cmd("roceP2p1s0f1", 1, "192.168.200.11"), "the healthy client answer at 52.30 Gbit/s",
+         stdout_file=s.file("ib_write_bw-client-roceP2p1s0f1.txt", t), ms=6050)
+for script, name in [(FIVE, "step 3: rdma write per port"), (BASE, "rdma: write per port")]:
+    s.expect(script, f"{name} [spark-01 -> spark-02]", ["rail roceP2p1s0f1 52.3 Gbit/s", "weak"])
+s.write()
+
+# ---------------------------------------------------------------------------------------------
+s = Scenario("reverse-half-speed", "a bad TX side on spark-02 (lane or dirty fibre): spark-02 -> spark-01 runs at half speed, spark-01 -> spark-02 is healthy")
+for k, d in enumerate(DEVS):
+    t = rdma_client(read(f"synth/ib_write_bw-client-{d}.txt"), [47.62, 47.31][k])
+    s.answer("spark-02", ib_write_cmd(d, k, IPS["spark-01"][k]), "the healthy client answer at half bandwidth (spark-02 transmitting)",
+             stdout_file=s.file(f"ib_write_bw-client-{d}.txt", t), ms=6050)
+for script, name in [(FIVE, "step 3: rdma write per port"), (BASE, "rdma: write per port")]:
+    s.expect(script, f"{name} [spark-02 -> spark-01]", ["spark-02 -> spark-01", "94.93 Gbit/s"])
+s.write()
+
+# ---------------------------------------------------------------------------------------------
+s = Scenario("nccl-socket-fallback", "NCCL fell back to TCP sockets (no usable IB/RoCE device for NCCL): busbw 2.9 GB/s over NET/Socket")
+text = HEALTHY_NCCL
+text = re.sub(r"NCCL INFO NET/IB : Using .*", "NCCL INFO NET/IB : No device found.", text)
+text = text.replace("NCCL INFO Initialized NET plugin IB", "NCCL INFO NET/Socket : Using [0]enp1s0f1np1:192.168.100.10<0>")
+text = text.replace("Assigned NET plugin IB", "Assigned NET plugin Socket").replace("Using network IB", "Using network Socket")
+text = text.replace("via NET/IB/", "via NET/Socket/")
+text = nccl_scaled(text, 2.9 / 23.09)
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with the NET/IB lines replaced by NCCL's socket fallback lines (as in the real capture tests/fixtures/nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt) and sockets' bandwidth",
+             stdout_file=s.file("all_reduce_perf.txt", text), ms=300000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["Socket"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["Socket"])
+s.write()
+
+# ---------------------------------------------------------------------------------------------
+s = Scenario("nccl-third-bandwidth", "NCCL over RoCE at a third of its bandwidth (busbw 7.7 GB/s; e.g. a wrong NCCL_IB_GID_INDEX or PFC pauses)")
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with a third of the bandwidth",
+             stdout_file=s.file("all_reduce_perf.txt", nccl_scaled(HEALTHY_NCCL, 1 / 3)), ms=120000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["bus bandwidth", "7.7"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["bus bandwidth", "7.7"])
+s.write()
+
+# ---------------------------------------------------------------------------------------------
+# An RDMA rail DOWN on the peer: spark-02's second rail (roceP2p1s0f1 / enP2p1s0f1np1) has no link.
+s = Scenario("rdma-rail-down-on-peer", "spark-02's second rail is DOWN (roceP2p1s0f1 / enP2p1s0f1np1 no link): pings, SSH and RDMA on 192.168.200.x fail, NCCL runs on one rail")
+link = read("synth/rdma-link-dgx-spark.txt").replace(
+    "link roceP2p1s0f1/1 state ACTIVE physical_state LINK_UP", "link roceP2p1s0f1/1 state DOWN physical_state DISABLED")
+s.answer("spark-02", "rdma link", "the healthy answer with roceP2p1s0f1 DOWN/DISABLED (as the real capture's Down ports)",
+         stdout_file=s.file("rdma-link.txt", link), ms=15)
+i2n = read("real/rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt").replace(
+    "roceP2p1s0f1 port 1 ==> enP2p1s0f1np1 (Up)", "roceP2p1s0f1 port 1 ==> enP2p1s0f1np1 (Down)")
+s.answer("spark-02", "ibdev2netdev", "the real DGX Spark capture with roceP2p1s0f1 (Down), as its own f0 lines",
+         stdout_file=s.file("ibdev2netdev.txt", i2n), ms=60)
+eth = read("synth/ethtool-enP2p1s0f1np1.txt")
+eth = eth.replace("Speed: 200000Mb/s", "Speed: Unknown!").replace("Lanes: 4\n", "").replace("Duplex: Full", "Duplex: Unknown! (255)")
+eth = eth.replace("Link detected: yes", "Link detected: no")
+s.answer("spark-02", "ethtool enP2p1s0f1np1", "link down, in the words of the real capture tests/fixtures/ethtool/ethtool-cx4lx-25g-link-down-training-failure.txt",
+         stdout_file=s.file("ethtool-enP2p1s0f1np1.txt", eth), ms=40)
+def lost(ip, count, size=56, t=None):
+    return (f"PING {ip} ({ip}) {size}({size + 28}) bytes of data.\n\n--- {ip} ping statistics ---\n"
+            f"{count} packets transmitted, 0 received, 100% packet loss, time {t or 200 * (count - 1) + 5}ms\n\n")
+PING_NOTE = "no reply: the format of the real capture tests/fixtures/lab/ping-3-unreachable-100pct-loss.txt"
+for n, src_if, ip in [("spark-01", "enP2p1s0f1np1", "192.168.200.11"), ("spark-02", "enP2p1s0f1np1", "192.168.200.10")]:
+    for cnt in [5, 3, 2]:
+        s.answer(n, f"ping -n -c {cnt} -W 2 -I {src_if} {ip}", PING_NOTE, stdout=lost(ip, cnt), exit_code=1, ms=2000 * cnt)
+    s.answer(n, f"ping -n -c 3 -W 2 -M do -I {src_if} -s 8972 {ip}", PING_NOTE, stdout=lost(ip, 3, 8972), exit_code=1, ms=6000)
+HOP = "ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'"
+s.answer("spark-01", HOP.format(ip="192.168.200.11"), "OpenSSH's connect error (no ARP answer from the down rail)",
+         stdout="", stderr="ssh: connect to host 192.168.200.11 port 22: No route to host\n", exit_code=255, ms=3050)
+s.answer("spark-02", HOP.format(ip="192.168.200.10"), "OpenSSH's connect error (the local rail has no link, so no route)",
+         stdout="", stderr="ssh: connect to host 192.168.200.10 port 22: Network is unreachable\n", exit_code=255, ms=20)
+PORT_DOWN = "real/perftest/ib_send_lat-error-port-state-down-couldnt-set-link-layer.txt"
+shutil.copyfile("../../tests/fixtures/perftest/ib_send_lat-error-port-state-down-couldnt-set-link-layer.txt", T + PORT_DOWN)
+s.answer("spark-02", "ib_write_bw -d roceP2p1s0f1 -x 3 -p 18516 -D 5 --report_gbits ; : fcsrv-ib_write_bw-18516",
+         "REAL perftest answer on a down port, on stderr (tests/fixtures/perftest/ib_send_lat-error-port-state-down-couldnt-set-link-layer.txt)",
+         stdout="", stderr_file=PORT_DOWN, exit_code=1, ms=30)
+s.answer("spark-02", "ss -Hltn 'sport = :18516'", "nothing listens: the server exited", stdout="", ms=6)
+s.answer("spark-02", ib_write_cmd("roceP2p1s0f1", 1, "192.168.200.10"),
+         "REAL perftest answer on a down port (as the server above)", stdout="", stderr_file=PORT_DOWN, exit_code=1, ms=30)
+text = re.sub(r"NET/IB : Using \[0\]rocep1s0f1:1/RoCE \[1\]roceP2p1s0f1:1/RoCE", "NET/IB : Using [0]rocep1s0f1:1/RoCE", HEALTHY_NCCL)
+text = text.replace("via NET/IB/1", "via NET/IB/0")
+text = nccl_scaled(text, 0.5)
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with NCCL using the one active rail (one device in the NET/IB line) at half bandwidth",
+             stdout_file=s.file("all_reduce_perf.txt", text), ms=80000)
+for a, b, ip in [("spark-01", "spark-02", "192.168.200.11"), ("spark-02", "spark-01", "192.168.200.10")]:
+    s.expect(FIVE, f"step 1: ping mesh [{a} -> {b}]", [ip, "ping loss"])
+    s.expect(FIVE, f"step 2: passwordless ssh [{a} -> {b}]", [ip])
+    s.expect(BASE, f"link: MTU end to end [{a} -> {b}]", [ip])
+s.expect(FIVE, "step 3: link speed [spark-02]", ["spark-02", "enP2p1s0f1np1: link down"])
+s.expect(BASE, "link: speed and EEE [spark-02]", ["spark-02", "enP2p1s0f1np1: link down"])
+s.expect(FIVE, "step 3: rdma devices up [spark-02]", ["roceP2p1s0f1"])
+s.expect(BASE, "rdma: devices up [spark-02]", ["roceP2p1s0f1"])
+for script, name in [(FIVE, "step 3: rdma write per port"), (BASE, "rdma: write per port")]:
+    s.expect(script, f"{name} [spark-01 -> spark-02]", ["spark-01 -> spark-02", "the server on spark-02 exited", "Port number 1 state is Down"], status="error")
+    s.expect(script, f"{name} [spark-02 -> spark-01]", ["spark-02 -> spark-01 (roceP2p1s0f1)", "Couldn't set the link layer"], status="error")
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["bus bandwidth"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["bus bandwidth"])
+s.write()
+
+# ---------------------------------------------------------------------------------------------
+s = Scenario("crc-errors-growing", "a dirty fibre / marginal DAC on spark-02's first rail: rx_crc_errors_phy grows by 1842 during the run (bandwidth still looks fine)")
+base_stats = read("synth/ethtool-S-cx7.txt")
+grown = base_stats.replace("rx_crc_errors_phy: 0", "rx_crc_errors_phy: 1842").replace("rx_symbol_err_phy: 0", "rx_symbol_err_phy: 77")
+f0 = s.file("ethtool-S-start.txt", base_stats)
+f1 = s.file("ethtool-S-end.txt", grown)
+s.answer("spark-02", "ethtool -S enp1s0f1np1", "first read: the healthy answer", stdout_file=f0, ms=30)
+s.answer("spark-02", "ethtool -S enp1s0f1np1", "second read (after the load): the healthy answer with CRC and symbol errors grown", stdout_file=f1, ms=30)
+s.expect(BASE, "link: error counters not grown [spark-02]", ["spark-02 enp1s0f1np1", "rx_crc_errors_phy +1842"])
+s.write()
+
+# ---------------------------------------------------------------------------------------------
+s = Scenario("netplan-config-invalid", "spark-02's /etc/netplan/40-cx7.yaml does not parse (an unclosed list): the restore is byte-identical, but the next reboot or netplan apply would lose the fabric")
+NP_ERR = "real/netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt"
+os.makedirs(T + "real/netplan", exist_ok=True)
+shutil.copyfile("../../tests/fixtures/netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt", T + NP_ERR)
+nf = "/etc/netplan/40-cx7.yaml"
+s.answer("spark-02", f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- '{nf}' "$d/etc/netplan/" && netplan generate --root-dir "$d\"""",
+         "REAL netplan.io 0.106 answer to an unparseable file (tests/fixtures/netplan/, captured on this project's CI machine)",
+         stdout="", stderr_file=NP_ERR, exit_code=1, ms=150)
+s.expect(FIVE, "step 5: netplan backup and restore [spark-02]", ["spark-02", "netplan generate rejects", "Invalid YAML"], args=["--allow-changes"])
+s.write()

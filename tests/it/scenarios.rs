@@ -1,0 +1,143 @@
+//! The fault-scenario catalogue of the simulation (`examples/sim/transcripts/scenarios/`): each
+//! scenario overlays one fault on the healthy two-Spark transcripts; the shipped scripts it
+//! names must fail the testcases it lists, naming the fault, and nothing else may fail. The
+//! healthy simulation must produce no failure and no error in any shipped script.
+use crate::common::{repo, Fab, Outcome};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Deserialize)]
+struct Scenario {
+    description: String,
+    #[serde(default)]
+    healthy: bool,
+    #[serde(default)]
+    expect: Vec<Expect>,
+}
+
+#[derive(Deserialize)]
+struct Expect {
+    script: String,
+    test: String,
+    status: String,
+    message: Vec<String>,
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+fn scenarios_dir() -> PathBuf {
+    repo().join("examples/sim/transcripts/scenarios")
+}
+
+fn catalogue() -> Vec<(String, Scenario)> {
+    let mut v: Vec<(String, Scenario)> = std::fs::read_dir(scenarios_dir())
+        .expect("examples/sim/transcripts/scenarios")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("scenario.toml").is_file())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(e.path().join("scenario.toml")).unwrap();
+            let s: Scenario =
+                toml::from_str(&text).unwrap_or_else(|e| panic!("{name}/scenario.toml: {e}"));
+            (name, s)
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+fn run(script: &str, scenario: Option<&str>, args: &[String]) -> Outcome {
+    let mut a = vec![
+        "run".to_string(),
+        repo().join("scripts").join(script).display().to_string(),
+        "-i".into(),
+        repo().join("examples/sim/two-sparks.toml").display().to_string(),
+    ];
+    if let Some(s) = scenario {
+        a.extend(["--scenario".to_string(), s.to_string()]);
+    }
+    a.extend(args.iter().cloned());
+    Fab::new().args(a).reports().run()
+}
+
+/// Testcases that did not pass or skip: name -> (status, message).
+fn problems(o: &Outcome) -> BTreeMap<String, (String, String)> {
+    o.tests()
+        .iter()
+        .filter(|t| !matches!(t["status"].as_str(), Some("pass") | Some("skipped")))
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                (
+                    t["status"].as_str().unwrap().to_string(),
+                    t["message"].as_str().unwrap_or("").to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
+    let all = catalogue();
+    assert!(all.len() >= 7, "the catalogue has {} scenarios", all.len());
+    let mut report = Vec::new();
+    for (name, s) in &all {
+        assert!(
+            s.healthy || !s.expect.is_empty(),
+            "{name}: a fault scenario must list the testcases that catch it"
+        );
+        // One run per (script, args) the scenario names; healthy variants also run the
+        // scripts they name, and must come out clean.
+        let mut runs: BTreeMap<(String, Vec<String>), Vec<&Expect>> = BTreeMap::new();
+        for e in &s.expect {
+            runs.entry((e.script.clone(), e.args.clone())).or_default().push(e);
+        }
+        for ((script, args), expects) in runs {
+            let o = run(&script, Some(name), &args);
+            let got = problems(&o);
+            let label = format!("scenario {name} ({}) / {script} {args:?}", s.description);
+            assert!(
+                o.junit.as_deref().unwrap_or("").contains(&format!("fault scenario `{name}`")),
+                "{label}: the JUnit report does not name the scenario"
+            );
+            for e in &expects {
+                if s.healthy {
+                    continue;
+                }
+                let (status, message) = got.get(&e.test).cloned().unwrap_or_else(|| {
+                    panic!("{label}: `{}` did not fail; problems: {got:#?}\n{}", e.test, o.stdout)
+                });
+                assert_eq!(status, e.status, "{label}: `{}`: {message}", e.test);
+                for m in &e.message {
+                    assert!(message.contains(m.as_str()), "{label}: `{}` message lacks {m:?}: {message}", e.test);
+                }
+            }
+            let unexpected: Vec<_> = got
+                .iter()
+                .filter(|(t, _)| s.healthy || !expects.iter().any(|e| &e.test == *t))
+                .collect();
+            assert!(unexpected.is_empty(), "{label}: unexpected problems: {unexpected:#?}");
+            o.code(if s.healthy { 0 } else { 1 });
+            report.push(format!("{name}/{script}: {} problem(s)", got.len()));
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+}
+
+#[test]
+fn the_healthy_simulation_fails_nothing_in_any_shipped_script() {
+    for script in ["five_step_acceptance.rhai", "fabric_baseline.rhai"] {
+        let o = run(script, None, &["--allow-changes".to_string()]);
+        assert!(problems(&o).is_empty(), "{script}: {:#?}", problems(&o));
+        o.code(0);
+    }
+}
+
+#[test]
+fn an_unknown_scenario_is_a_usage_error_listing_the_known_ones() {
+    let o = run("five_step_acceptance.rhai", Some("no-such-fault"), &[]);
+    o.code(2);
+    assert!(o.stderr.contains("no-such-fault") && o.stderr.contains("negotiated-100g"), "{}", o.stderr);
+}
