@@ -154,7 +154,11 @@ fn scenario_label(a: &RunArgs, inv: &Inventory) -> Result<Option<String>, String
     };
     let mut dirs: Vec<PathBuf> = match &a.replay {
         Some(d) => vec![d.clone()],
-        None => inv.nodes.iter().filter_map(|n| n.replay_dir.clone()).collect(),
+        None => inv
+            .nodes
+            .iter()
+            .filter_map(|n| n.replay_dir.clone())
+            .collect(),
     };
     dirs.dedup();
     if dirs.is_empty() {
@@ -166,7 +170,10 @@ fn scenario_label(a: &RunArgs, inv: &Inventory) -> Result<Option<String>, String
     for d in &dirs {
         desc = crate::transport::replay::scenario_info(d, name)?.description;
     }
-    let base = inv.simulation.clone().unwrap_or_else(|| "replayed transcripts".into());
+    let base = inv
+        .simulation
+        .clone()
+        .unwrap_or_else(|| "replayed transcripts".into());
     Ok(Some(format!("{base}; fault scenario `{name}`: {desc}")))
 }
 

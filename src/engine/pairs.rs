@@ -186,7 +186,10 @@ mod tests {
         assert!(pairs(4, &Pattern::Bisection { split: Some(4) }, true).is_err());
         assert!(pairs(4, &Pattern::Explicit(vec![(1, 1)]), false).is_err());
         // both directions: a two-node ring is one pair each way, not the same pair twice
-        assert_eq!(pairs(2, &Pattern::Ring, true).unwrap(), vec![(0, 1), (1, 0)]);
+        assert_eq!(
+            pairs(2, &Pattern::Ring, true).unwrap(),
+            vec![(0, 1), (1, 0)]
+        );
         let ps = pairs(6, &Pattern::Bisection { split: None }, true).unwrap();
         assert_eq!(ps.len(), 6);
         check(6, &ps, &rounds(6, &ps, 64), 64);

@@ -93,7 +93,10 @@ fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Opts {
             signal::Ending::Signal(s) => s.message,
             _ => e.to_string(),
         };
-        let at = pos.line().map(|l| format!(" at line {l}")).unwrap_or_default();
+        let at = pos
+            .line()
+            .map(|l| format!(" at line {l}"))
+            .unwrap_or_default();
         Opts {
             invalid: Some(format!("{message}{at} (the test did not run)")),
             ..Opts::default()
@@ -323,7 +326,10 @@ fn pairs_of(
     let explicit = matches!(pattern, Pattern::Explicit(_));
     let both = match get("both_directions") {
         Some(v) => v.as_bool().map_err(|_| {
-            signal::error(format!("test_pairs option both_directions must be true or false, got {v}"), pos)
+            signal::error(
+                format!("test_pairs option both_directions must be true or false, got {v}"),
+                pos,
+            )
         })?,
         None => !explicit,
     };
@@ -369,8 +375,13 @@ fn too_few_nodes(
     opts: Opts,
 ) -> Result<(), RhaiErr> {
     let names: Vec<&str> = nodes.iter().map(|n| n.name()).collect();
-    let got = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-    let func = FnPtr::new("test_pairs").map_err(|e| signal::error(e.to_string(), ctx.call_position()))?;
+    let got = if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    };
+    let func =
+        FnPtr::new("test_pairs").map_err(|e| signal::error(e.to_string(), ctx.call_position()))?;
     add(reg, ctx, name, None, opts, func, None);
     let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(t) = r.tests.last_mut() {

@@ -274,7 +274,9 @@ mod tests {
         }
         let line = serde_json::json!({"command": "cat x", "stdout_file": "ok.txt"}).to_string();
         std::fs::write(dir.join("n.jsonl"), line).unwrap();
-        let s = super::load(&dir, "n", None).map_err(|e| e.to_string()).unwrap();
+        let s = super::load(&dir, "n", None)
+            .map_err(|e| e.to_string())
+            .unwrap();
         assert_eq!(s.entries["cat x"][0].stdout, "fine");
         let _ = std::fs::remove_dir_all(&base);
     }

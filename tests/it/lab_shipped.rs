@@ -371,7 +371,10 @@ fn step_5_without_passwordless_sudo_is_an_error_naming_sudo() {
 /// expected 1500, actual 9000" before). Real MTUs on the lab's veths, real pings.
 #[test]
 fn mtu_without_a_target_names_the_odd_node_not_a_healthy_peer() {
-    let Some(lab) = Lab::ensure(4, "mtu_without_a_target_names_the_odd_node_not_a_healthy_peer") else {
+    let Some(lab) = Lab::ensure(
+        4,
+        "mtu_without_a_target_names_the_odd_node_not_a_healthy_peer",
+    ) else {
         return;
     };
     struct Restore<'a>(&'a Lab);
@@ -385,10 +388,22 @@ fn mtu_without_a_target_names_the_odd_node_not_a_healthy_peer() {
     assert_eq!(c, 0, "{out}");
     let _restore = Restore(&lab);
     let inventory = std::fs::read_to_string(lab.inventory()).unwrap();
-    let script = common::repo().join("scripts/fabric_baseline.rhai").display().to_string();
+    let script = common::repo()
+        .join("scripts/fabric_baseline.rhai")
+        .display()
+        .to_string();
     let o = Fab::new()
         .file("inv.toml", &inventory)
-        .args(["run", &script, "-i", "inv.toml", "-w", "lab[01-04]", "--filter", "MTU"])
+        .args([
+            "run",
+            &script,
+            "-i",
+            "inv.toml",
+            "-w",
+            "lab[01-04]",
+            "--filter",
+            "MTU",
+        ])
         .reports()
         .run();
     o.code(1);
@@ -398,7 +413,10 @@ fn mtu_without_a_target_names_the_odd_node_not_a_healthy_peer() {
         let msg = t["message"].as_str().unwrap_or("");
         if name.contains("lab03") {
             assert_eq!(t["status"], "failure", "{name}: {msg}");
-            assert!(msg.contains("lab03 fab1 MTU") && msg.contains("expected 9000, actual 1500"), "{name}: {msg}");
+            assert!(
+                msg.contains("lab03 fab1 MTU") && msg.contains("expected 9000, actual 1500"),
+                "{name}: {msg}"
+            );
             failed += 1;
         } else {
             assert_eq!(t["status"], "pass", "{name} (lab03 not in it): {msg}");

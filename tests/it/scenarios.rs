@@ -52,7 +52,10 @@ fn run(script: &str, scenario: Option<&str>, args: &[String]) -> Outcome {
         "run".to_string(),
         repo().join("scripts").join(script).display().to_string(),
         "-i".into(),
-        repo().join("examples/sim/two-sparks.toml").display().to_string(),
+        repo()
+            .join("examples/sim/two-sparks.toml")
+            .display()
+            .to_string(),
     ];
     if let Some(s) = scenario {
         a.extend(["--scenario".to_string(), s.to_string()]);
@@ -92,14 +95,19 @@ fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
         // scripts they name, and must come out clean.
         let mut runs: BTreeMap<(String, Vec<String>), Vec<&Expect>> = BTreeMap::new();
         for e in &s.expect {
-            runs.entry((e.script.clone(), e.args.clone())).or_default().push(e);
+            runs.entry((e.script.clone(), e.args.clone()))
+                .or_default()
+                .push(e);
         }
         for ((script, args), expects) in runs {
             let o = run(&script, Some(name), &args);
             let got = problems(&o);
             let label = format!("scenario {name} ({}) / {script} {args:?}", s.description);
             assert!(
-                o.junit.as_deref().unwrap_or("").contains(&format!("fault scenario `{name}`")),
+                o.junit
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains(&format!("fault scenario `{name}`")),
                 "{label}: the JUnit report does not name the scenario"
             );
             for e in &expects {
@@ -107,18 +115,28 @@ fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
                     continue;
                 }
                 let (status, message) = got.get(&e.test).cloned().unwrap_or_else(|| {
-                    panic!("{label}: `{}` did not fail; problems: {got:#?}\n{}", e.test, o.stdout)
+                    panic!(
+                        "{label}: `{}` did not fail; problems: {got:#?}\n{}",
+                        e.test, o.stdout
+                    )
                 });
                 assert_eq!(status, e.status, "{label}: `{}`: {message}", e.test);
                 for m in &e.message {
-                    assert!(message.contains(m.as_str()), "{label}: `{}` message lacks {m:?}: {message}", e.test);
+                    assert!(
+                        message.contains(m.as_str()),
+                        "{label}: `{}` message lacks {m:?}: {message}",
+                        e.test
+                    );
                 }
             }
             let unexpected: Vec<_> = got
                 .iter()
                 .filter(|(t, _)| s.healthy || !expects.iter().any(|e| &e.test == *t))
                 .collect();
-            assert!(unexpected.is_empty(), "{label}: unexpected problems: {unexpected:#?}");
+            assert!(
+                unexpected.is_empty(),
+                "{label}: unexpected problems: {unexpected:#?}"
+            );
             o.code(if s.healthy { 0 } else { 1 });
             report.push(format!("{name}/{script}: {} problem(s)", got.len()));
         }
@@ -139,5 +157,9 @@ fn the_healthy_simulation_fails_nothing_in_any_shipped_script() {
 fn an_unknown_scenario_is_a_usage_error_listing_the_known_ones() {
     let o = run("five_step_acceptance.rhai", Some("no-such-fault"), &[]);
     o.code(2);
-    assert!(o.stderr.contains("no-such-fault") && o.stderr.contains("negotiated-100g"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("no-such-fault") && o.stderr.contains("negotiated-100g"),
+        "{}",
+        o.stderr
+    );
 }

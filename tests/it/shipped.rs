@@ -350,7 +350,11 @@ fn five_step_on_one_node_is_an_error_not_a_pass() {
         "step 3: nccl all_reduce busbw and transport",
     ] {
         assert_eq!(o.status(n), "error", "{n}: {}", o.message(n));
-        assert!(o.message(n).contains("at least two"), "{n}: {}", o.message(n));
+        assert!(
+            o.message(n).contains("at least two"),
+            "{n}: {}",
+            o.message(n)
+        );
     }
     assert_eq!(o.status("step 3: link speed [spark-01]"), "pass");
 }
@@ -373,11 +377,22 @@ test_pairs([a, b], "one way", |x, y| { assert(true, "x"); }, #{ both_directions:
         .run();
     o.code(1);
     assert_eq!(o.status("one"), "error");
-    assert!(o.message("one").contains("at least two distinct nodes") && o.message("one").contains("spark-01"));
+    assert!(
+        o.message("one").contains("at least two distinct nodes")
+            && o.message("one").contains("spark-01")
+    );
     assert_eq!(o.status("none"), "error");
-    let names: Vec<String> = o.tests().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> = o
+        .tests()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
     let ring: Vec<&String> = names.iter().filter(|n| n.starts_with("ring")).collect();
-    assert_eq!(ring, ["ring [spark-01 -> spark-02]", "ring [spark-02 -> spark-01]"], "{names:?}");
+    assert_eq!(
+        ring,
+        ["ring [spark-01 -> spark-02]", "ring [spark-02 -> spark-01]"],
+        "{names:?}"
+    );
     let one_way: Vec<&String> = names.iter().filter(|n| n.starts_with("one way")).collect();
     assert_eq!(one_way, ["one way [spark-01 -> spark-02]"], "{names:?}");
 }
@@ -391,11 +406,17 @@ fn rdma_pairs_run_both_directions_unless_told_one_way() {
         args.extend(extra);
         let o = run_sim("five_step_acceptance.rhai", &args);
         o.code(0);
-        let names: Vec<String> = o.tests().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+        let names: Vec<String> = o
+            .tests()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
         assert_eq!(names.len(), want, "{names:?}");
         assert!(names.contains(&"step 3: rdma write per port [spark-01 -> spark-02]".to_string()));
         if want == 2 {
-            assert!(names.contains(&"step 3: rdma write per port [spark-02 -> spark-01]".to_string()));
+            assert!(
+                names.contains(&"step 3: rdma write per port [spark-02 -> spark-01]".to_string())
+            );
         }
     }
 }
@@ -404,7 +425,10 @@ fn rdma_pairs_run_both_directions_unless_told_one_way() {
 /// both nodes' fabric addresses is still correct (spark-02 is in the inventory, not selected).
 #[test]
 fn step_4_judges_against_the_whole_inventory_whatever_w_selects() {
-    let o = run_sim("five_step_acceptance.rhai", &["-w", "spark-01", "--filter", "step 4"]);
+    let o = run_sim(
+        "five_step_acceptance.rhai",
+        &["-w", "spark-01", "--filter", "step 4"],
+    );
     assert_eq!(
         o.status("step 4: recipe uses fabric addresses only"),
         "pass",
@@ -418,11 +442,21 @@ fn step_4_judges_against_the_whole_inventory_whatever_w_selects() {
 /// port meant to run at 100G passes at 100G); the same port without it fails.
 #[test]
 fn an_inventory_speed_makes_a_slower_port_expected() {
-    let fail = run_sim("five_step_acceptance.rhai", &["--scenario", "negotiated-100g", "--filter", "link speed"]);
+    let fail = run_sim(
+        "five_step_acceptance.rhai",
+        &["--scenario", "negotiated-100g", "--filter", "link speed"],
+    );
     fail.code(1);
     let ok = run_sim(
         "five_step_acceptance.rhai",
-        &["--scenario", "negotiated-100g", "--filter", "link speed", "--set", "speed_mbps=100000"],
+        &[
+            "--scenario",
+            "negotiated-100g",
+            "--filter",
+            "link speed",
+            "--set",
+            "speed_mbps=100000",
+        ],
     );
     ok.code(0);
     assert!(ok.tests().iter().all(|t| t["status"] == "pass"));

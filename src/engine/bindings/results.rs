@@ -163,31 +163,43 @@ pub fn decls() -> &'static [Decl] {
 }
 
 fn build() -> Vec<Decl> {
+    let s = shapes();
+    let mut out = node_decls(&s);
+    out.extend(other_decls(&s));
+    out.extend(parse_decls(&s));
+    out
+}
+
+/// The shapes functions return (the nested ones inside them).
+struct Shapes {
+    run: &'static Shape,
+    ethtool: &'static Shape,
+    driver: &'static Shape,
+    stats: &'static Shape,
+    eee: &'static Shape,
+    bond: &'static Shape,
+    iface: &'static Shape,
+    mapping: &'static Shape,
+    link: &'static Shape,
+    ofed: &'static Shape,
+    ping: &'static Shape,
+    ping_r: &'static Shape,
+    file: &'static Shape,
+    perftest: &'static Shape,
+    perf_r: &'static Shape,
+    port: &'static Shape,
+    iperf3: &'static Shape,
+    nccl: &'static Shape,
+    nccl_r: &'static Shape,
+    hop: &'static Shape,
+    ibdev: &'static Shape,
+}
+
+fn shapes() -> Shapes {
     use parse::*;
-    use Returns::{ByNode, List, One, Plain};
-    let run = run_shape();
-    let ethtool = parsed::<ethtool::Ethtool>("ethtool result").done();
-    let driver = parsed::<ethtool_driver::EthtoolDriver>("ethtool -i result").done();
-    // `counters` is a map whose keys are the driver's counter names: not a declared shape.
-    let stats = parsed::<ethtool_stats::EthtoolStats>("ethtool -S result").done();
-    let eee = parsed::<eee::Eee>("EEE result").done();
     let slave = parsed::<bonding::Slave>("bond slave").done();
-    let bond = parsed::<bonding::Bonding>("bond result")
-        .many("slaves", slave)
-        .done();
     let addr = parsed::<ip_addr::Address>("address").done();
-    let iface = parsed::<ip_addr::Interface>("ip addr interface")
-        .many("addresses", addr)
-        .done();
-    let mapping = parsed::<ibdev2netdev::Mapping>("ibdev2netdev entry").done();
-    let link = parsed::<rdma_link::Link>("rdma link entry").done();
-    let ofed = parsed::<ofed_info::OfedInfo>("ofed_info result").done();
     let ping = parsed::<ping::Ping>("ping result").done();
-    let ping_r = of::<ptools::PingResult>("ping result")
-        .flat(ping)
-        .with(["stderr"])
-        .done();
-    let file = of::<ptools::FileInfo>("file_info result").done();
     let prow = parsed::<perftest::Row>("perftest row").done();
     let perftest = parsed::<perftest::Perftest>("perftest result")
         .many("rows", prow)
@@ -197,238 +209,209 @@ fn build() -> Vec<Decl> {
         .one("server", perftest)
         .done();
     let rail = of::<ppair::Rail>("rail").one("result", perf_r).done();
-    let port = of::<ppair::PortResult>("ib_write_bw_port result")
-        .many("rails", rail)
-        .done();
-    let iperf3 = parsed::<iperf3::Iperf3>("iperf3 result").done();
     let half = parsed::<nccl::Measurement>("nccl measurement").done();
     let nrow = parsed::<nccl::Row>("nccl row")
         .one("out_of_place", half)
-        .one("in_place", half)
-        .done();
+        .one("in_place", half);
     let ndev = parsed::<nccl::Device>("nccl device").done();
     let nccl = parsed::<nccl::Nccl>("nccl result")
         .many("devices", ndev)
-        .many("rows", nrow)
-        .done();
-    let nccl_r = of::<pnccl::NcclResult>("all_reduce_perf result")
-        .flat(nccl)
-        .done();
-    let hop = of::<ssh_hop::SshHop>("ssh_hop result").done();
+        .many("rows", nrow.done());
+    let nccl = nccl.done();
     let ibport = parsed::<ibv_devinfo::Port>("ibv_devinfo port").done();
-    let ibdev = parsed::<ibv_devinfo::Device>("ibv_devinfo device")
-        .many("ports", ibport)
-        .done();
-    let d = |call, names, method, opts, returns| Decl {
+    Shapes {
+        run: run_shape(),
+        ethtool: parsed::<ethtool::Ethtool>("ethtool result").done(),
+        driver: parsed::<ethtool_driver::EthtoolDriver>("ethtool -i result").done(),
+        // `counters` is a map whose keys are the driver's counter names: not a declared shape.
+        stats: parsed::<ethtool_stats::EthtoolStats>("ethtool -S result").done(),
+        eee: parsed::<eee::Eee>("EEE result").done(),
+        bond: parsed::<bonding::Bonding>("bond result")
+            .many("slaves", slave)
+            .done(),
+        iface: parsed::<ip_addr::Interface>("ip addr interface")
+            .many("addresses", addr)
+            .done(),
+        mapping: parsed::<ibdev2netdev::Mapping>("ibdev2netdev entry").done(),
+        link: parsed::<rdma_link::Link>("rdma link entry").done(),
+        ofed: parsed::<ofed_info::OfedInfo>("ofed_info result").done(),
+        ping,
+        ping_r: of::<ptools::PingResult>("ping result")
+            .flat(ping)
+            .with(["stderr"])
+            .done(),
+        file: of::<ptools::FileInfo>("file_info result").done(),
+        perftest,
+        perf_r,
+        port: of::<ppair::PortResult>("ib_write_bw_port result")
+            .many("rails", rail)
+            .done(),
+        iperf3: parsed::<iperf3::Iperf3>("iperf3 result").done(),
+        nccl,
+        nccl_r: of::<pnccl::NcclResult>("all_reduce_perf result")
+            .flat(nccl)
+            .done(),
+        hop: of::<ssh_hop::SshHop>("ssh_hop result").done(),
+        ibdev: parsed::<ibv_devinfo::Device>("ibv_devinfo device")
+            .many("ports", ibport)
+            .done(),
+    }
+}
+
+fn method(call: &'static str, name: &'static [&'static str], returns: Returns) -> Decl {
+    Decl {
+        call,
+        names: name,
+        method: true,
+        opts: &[],
+        returns,
+    }
+}
+
+fn function(
+    call: &'static str,
+    names: &'static [&'static str],
+    opts: &'static [&'static str],
+    returns: Returns,
+) -> Decl {
+    Decl {
         call,
         names,
-        method,
+        method: false,
         opts,
         returns,
-    };
-    let perf_names: &[&str] = &["ib_write_bw", "ib_read_bw", "ib_send_bw"];
-    let port_names: &[&str] = &["ib_write_bw_port", "ib_read_bw_port", "ib_send_bw_port"];
+    }
+}
+
+/// Node methods (and `run_all`).
+fn node_decls(s: &Shapes) -> Vec<Decl> {
+    use Returns::{ByNode, List, One, Plain};
+    let with_opts = |d: Decl, opts| Decl { opts, ..d };
     vec![
-        d(
-            "n.run(cmd, opts)",
-            &["run"],
-            true,
+        with_opts(
+            method("n.run(cmd, opts)", &["run"], One(s.run)),
             nodes::RUN_OPTS,
-            One(run),
         ),
-        d(
-            "n.sh(cmd, opts)",
-            &["sh"],
-            true,
+        with_opts(
+            method("n.sh(cmd, opts)", &["sh"], Plain("stdout as a string")),
             nodes::RUN_OPTS,
-            Plain("stdout as a string"),
         ),
-        d(
+        function(
             "run_all(nodes, cmd, opts)",
             &["run_all"],
-            false,
             nodes::RUN_OPTS,
-            ByNode(run),
+            ByNode(s.run),
         ),
-        d("n.ethtool(iface)", &["ethtool"], true, &[], One(ethtool)),
-        d(
+        method("n.ethtool(iface)", &["ethtool"], One(s.ethtool)),
+        method(
             "n.ethtool_driver(iface)",
             &["ethtool_driver"],
-            true,
-            &[],
-            One(driver),
+            One(s.driver),
         ),
-        d(
-            "n.ethtool_stats(iface)",
-            &["ethtool_stats"],
-            true,
-            &[],
-            One(stats),
-        ),
-        d("n.eee(iface)", &["eee"], true, &[], One(eee)),
-        d("n.bond(name)", &["bond"], true, &[], One(bond)),
-        d("n.addresses()", &["addresses"], true, &[], List(iface)),
-        d(
-            "n.ibdev2netdev()",
-            &["ibdev2netdev"],
-            true,
-            &[],
-            List(mapping),
-        ),
-        d("n.rdma_links()", &["rdma_links"], true, &[], List(link)),
-        d("n.ofed_version()", &["ofed_version"], true, &[], One(ofed)),
-        d(
-            "n.mgmt_address()",
-            &["mgmt_address"],
-            true,
-            &[],
-            Plain("an address"),
-        ),
-        d(
-            "n.ping(ip, opts)",
-            &["ping"],
-            true,
+        method("n.ethtool_stats(iface)", &["ethtool_stats"], One(s.stats)),
+        method("n.eee(iface)", &["eee"], One(s.eee)),
+        method("n.bond(name)", &["bond"], One(s.bond)),
+        method("n.addresses()", &["addresses"], List(s.iface)),
+        method("n.ibdev2netdev()", &["ibdev2netdev"], List(s.mapping)),
+        method("n.rdma_links()", &["rdma_links"], List(s.link)),
+        method("n.ofed_version()", &["ofed_version"], One(s.ofed)),
+        method("n.mgmt_address()", &["mgmt_address"], Plain("an address")),
+        with_opts(
+            method("n.ping(ip, opts)", &["ping"], One(s.ping_r)),
             tools::PING_OPTS,
-            One(ping_r),
         ),
-        d("n.file_info(path)", &["file_info"], true, &[], One(file)),
-        d(
+        method("n.file_info(path)", &["file_info"], One(s.file)),
+    ]
+}
+
+/// Functions: pair and cluster primitives, metric and the test registrations.
+fn other_decls(s: &Shapes) -> Vec<Decl> {
+    use Returns::{One, Plain};
+    let perf: &[&str] = &["ib_write_bw", "ib_read_bw", "ib_send_bw"];
+    let port: &[&str] = &["ib_write_bw_port", "ib_read_bw_port", "ib_send_bw_port"];
+    let nccl: &[&str] = &["all_reduce_perf", "nccl_test"];
+    let nothing = Plain("nothing");
+    vec![
+        function(
             "ib_write_bw(server, client, opts)",
-            perf_names,
-            false,
+            perf,
             pair::PERFTEST_OPTS,
-            One(perf_r),
+            One(s.perf_r),
         ),
-        d(
+        function(
             "ib_write_bw_port(server, client, opts)",
-            port_names,
-            false,
+            port,
             pair::PORT_OPTS,
-            One(port),
+            One(s.port),
         ),
-        d(
+        function(
             "iperf3(server, client, opts)",
             &["iperf3"],
-            false,
             pair::IPERF3_OPTS,
-            One(iperf3),
+            One(s.iperf3),
         ),
-        d(
+        function(
             "all_reduce_perf(nodes, opts)",
-            &["all_reduce_perf", "nccl_test"],
-            false,
+            nccl,
             cluster::NCCL_OPTS,
-            One(nccl_r),
+            One(s.nccl_r),
         ),
-        d(
+        function(
             "ssh_hop(from, to, opts)",
             &["ssh_hop"],
-            false,
             cluster::HOP_OPTS,
-            One(hop),
+            One(s.hop),
         ),
-        d(
+        function(
             "metric(name, value, unit, opts)",
             &["metric"],
-            false,
             METRIC_OPTS,
-            Plain("nothing"),
+            nothing,
         ),
-        d(
+        function(
             "test(name, opts, f)",
             &["test", "test_each"],
-            false,
             TEST_OPTS,
-            Plain("nothing"),
+            nothing,
         ),
-        d(
+        function(
             "test_pairs(nodes, name, f, opts)",
             &["test_pairs"],
-            false,
             &PAIR_AND_TEST_OPTS,
-            Plain("nothing"),
-        ),
-        d(
-            "parse::ethtool(text)",
-            &["parse::ethtool"],
-            false,
-            &[],
-            One(ethtool),
-        ),
-        d(
-            "parse::ethtool_driver(text)",
-            &["parse::ethtool_driver"],
-            false,
-            &[],
-            One(driver),
-        ),
-        d(
-            "parse::ethtool_stats(text)",
-            &["parse::ethtool_stats"],
-            false,
-            &[],
-            One(stats),
-        ),
-        d("parse::eee(text)", &["parse::eee"], false, &[], One(eee)),
-        d(
-            "parse::bonding(text)",
-            &["parse::bonding"],
-            false,
-            &[],
-            One(bond),
-        ),
-        d(
-            "parse::perftest(text)",
-            &["parse::perftest"],
-            false,
-            &[],
-            One(perftest),
-        ),
-        d("parse::nccl(text)", &["parse::nccl"], false, &[], One(nccl)),
-        d(
-            "parse::iperf3(text)",
-            &["parse::iperf3"],
-            false,
-            &[],
-            One(iperf3),
-        ),
-        d(
-            "parse::ip_addr(text)",
-            &["parse::ip_addr"],
-            false,
-            &[],
-            List(iface),
-        ),
-        d(
-            "parse::ibdev2netdev(text)",
-            &["parse::ibdev2netdev"],
-            false,
-            &[],
-            List(mapping),
-        ),
-        d(
-            "parse::rdma_link(text)",
-            &["parse::rdma_link"],
-            false,
-            &[],
-            List(link),
-        ),
-        d(
-            "parse::ofed_info(text)",
-            &["parse::ofed_info"],
-            false,
-            &[],
-            One(ofed),
-        ),
-        d("parse::ping(text)", &["parse::ping"], false, &[], One(ping)),
-        d(
-            "parse::ibv_devinfo(text)",
-            &["parse::ibv_devinfo"],
-            false,
-            &[],
-            List(ibdev),
+            nothing,
         ),
     ]
+}
+
+/// `parse::KIND(text)`, one per parser of `parse::KINDS`.
+fn parse_decls(s: &Shapes) -> Vec<Decl> {
+    use Returns::{List, One};
+    let leak = |t: String| -> &'static str { Box::leak(t.into_boxed_str()) };
+    parse::KINDS
+        .iter()
+        .map(|(_, fname, _)| {
+            let returns = match *fname {
+                "ethtool" => One(s.ethtool),
+                "ethtool_driver" => One(s.driver),
+                "ethtool_stats" => One(s.stats),
+                "eee" => One(s.eee),
+                "bonding" => One(s.bond),
+                "perftest" => One(s.perftest),
+                "nccl" => One(s.nccl),
+                "iperf3" => One(s.iperf3),
+                "ip_addr" => List(s.iface),
+                "ibdev2netdev" => List(s.mapping),
+                "rdma_link" => List(s.link),
+                "ofed_info" => One(s.ofed),
+                "ping" => One(s.ping),
+                "ibv_devinfo" => List(s.ibdev),
+                other => panic!("parse::{other} has no result declaration"),
+            };
+            let names: &'static [&'static str] =
+                Box::leak(vec![leak(format!("parse::{fname}"))].into_boxed_slice());
+            function(leak(format!("parse::{fname}(text)")), names, &[], returns)
+        })
+        .collect()
 }
 
 /// `test_pairs` options: the test options and the pattern options.
