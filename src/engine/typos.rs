@@ -94,6 +94,8 @@ struct Checker<'a> {
     scope: Vec<usize>,
     out: Vec<Diagnostic>,
     seen: BTreeSet<(usize, usize)>,
+    /// Closure (anonymous function) name -> what its captured variables hold where it is made.
+    captures: std::collections::HashMap<String, Vec<Option<Ty>>>,
 }
 
 impl Checker<'_> {
@@ -275,6 +277,17 @@ impl Checker<'_> {
                     self.bind(&v.1, t, 0, (usize::MAX, usize::MAX));
                 }
             }
+            ASTNode::Stmt(Stmt::FnCall(call, _)) | ASTNode::Expr(Expr::FnCall(call, _))
+                if call.name == "curry" =>
+            {
+                // A closure made here: `Fn("anon$..").curry(captured...)`.
+                if let Some((Expr::DynamicConstant(f, _), captured)) = call.args.split_first() {
+                    if let Some(f) = f.read_lock::<rhai::FnPtr>() {
+                        let tys = captured.iter().map(|a| self.ty(a)).collect();
+                        self.captures.insert(f.fn_name().to_string(), tys);
+                    }
+                }
+            }
             ASTNode::Stmt(Stmt::FnCall(call, _)) | ASTNode::Expr(Expr::FnCall(call, _)) => {
                 let name = if call.namespace.is_empty() {
                     call.name.to_string()
@@ -318,29 +331,38 @@ fn check_ast(ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
         scope: vec![],
         out: vec![],
         seen: BTreeSet::new(),
+        captures: Default::default(),
     };
     // The top level, then each function and closure, each with its own variables: a body
-    // starts where a top-level statement lies in another function's source range.
-    let at = |p: rhai::Position| (p.line().unwrap_or(0), p.position().unwrap_or(0));
-    let ranges: Vec<_> = ast
+    // starts where a top-level statement lies in another function's source range. A
+    // closure's captured variables (its first parameters) hold what they held where it was
+    // made, when that was seen before.
+    let fns: Vec<_> = ast
         .iter_fn_def()
-        .map(|f| (at(f.body.start_position()), at(f.body.end_position())))
+        .map(|f| {
+            let range = (pos(f.body.start_position()), pos(f.body.end_position()));
+            (range, f.name.to_string(), f.params.clone())
+        })
         .collect();
     let owner = |p: rhai::Position| {
-        let p = at(p);
-        ranges
-            .iter()
-            .filter(|(s, e)| *s <= p && p <= *e)
-            .min_by_key(|(s, e)| (e.0 - s.0, e.1.abs_diff(s.1)))
-            .copied()
+        let p = pos(p);
+        fns.iter()
+            .filter(|((s, e), ..)| *s <= p && p <= *e)
+            .min_by_key(|((s, e), ..)| (e.0 - s.0, e.1.abs_diff(s.1)))
     };
     let mut body = None;
     ast.walk(&mut |p: &[ASTNode]| {
         if let [ASTNode::Stmt(s)] = p {
             let o = owner(s.position());
-            if o != body {
-                body = o;
+            if o.map(|f| f.0) != body {
+                body = o.map(|f| f.0);
                 c.bindings.clear();
+                if let Some((_, name, params)) = o {
+                    let tys = c.captures.get(name).cloned().unwrap_or_default();
+                    for (param, ty) in params.iter().zip(tys) {
+                        c.bind(param, ty, 0, (usize::MAX, usize::MAX));
+                    }
+                }
             }
         }
         c.visit(p);
@@ -400,6 +422,16 @@ mod tests {
     fn rebinding_shadowing_parameters_and_right_fields_are_not_flagged() {
         let src = "let e = #{};\nif c { let e = n.ethtool(\"x\"); } else { e.c; }\ne.d;\nlet e = n.ethtool(\"x\");\ne.speed_mbps;\nif c { e = #{ a: 1 }; }\ne.b;\nlet r = n.run(\"x\");\nlet r = 5;\nr.z;\nfn f(e) { e.whatever }\nlet g = |e| e.other;\nlet p = n.ping(\"x\"); p.loss_pct; p.stderr;\n";
         assert!(found(src).is_empty(), "{:?}", found(src));
+    }
+
+    #[test]
+    fn captured_variables_keep_their_kind() {
+        let f = found("let e = n.ethtool(\"x\");\ntest(\"t\", || { e.lanes; e.lanez; });\n");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].starts_with("2:27 ") && f[0].contains("`lanes`"),
+            "{f:?}"
+        );
     }
 
     #[test]
