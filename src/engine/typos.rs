@@ -1,15 +1,17 @@
 //! `fabcheck check`: typos that would otherwise only show when the script runs, found from the
 //! declarations in `bindings/results.rs`:
 //! - a field a result does not have (`e.speed_mpbs` after `let e = n.ethtool(iface)`), also
-//!   nested (`r.rows[0].bw_avg_gbz`, `for row in r.rows { row.x }`) and on a call's result
-//!   directly (`n.ethtool(i).speed_mpbs`);
+//!   nested (`r.rows[0].bw_avg_gbz`, `for row in r.rows { row.x }`), on a call's result
+//!   directly (`n.ethtool(i).speed_mpbs`) and in closures that capture the variable;
 //! - an option key a function does not know, in a `#{ ... }` written in the call
 //!   (`n.ping(ip, #{ cont: 3 })`, `test("x", #{ timout: "5m" }, || ...)`).
 //!
 //! Limits (the run still refuses all of these, as an error of the test): a variable's kind is
-//! known only when it is bound by `let` (or `for`) in the same function or closure to a declared
-//! call, a field of a known result or an element of one; a closure's captured variables and a
-//! function's parameters are not followed; option maps built in a variable are not checked.
+//! known only when it is bound by `let` (or `for`) to a declared call, a field of a known
+//! result or an element of one, in the same function or closure or captured by the closure;
+//! a function's parameters (stdlib helpers taking a result) are not followed; option maps built
+//! in a variable and passed on are not checked; a variable assigned anywhere is unknown from
+//! there on.
 
 use super::bindings::results::{decl, Nest, Returns, Shape};
 use super::diagnostics::Diagnostic;
