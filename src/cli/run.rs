@@ -19,6 +19,7 @@ struct Prepared {
     baseline: Option<(String, RunResult)>,
     timeout: Option<Duration>,
     simulation: Option<String>,
+    replayed: Option<String>,
     inventory_label: Option<String>,
     params: serde_json::Map<String, serde_json::Value>,
 }
@@ -35,6 +36,8 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     let console = Console::new(quiet);
     if let Some(sim) = &p.simulation {
         console.print_header(&format!("SIMULATED cluster: {sim}"));
+    } else if let Some(r) = &p.replayed {
+        console.print_header(&format!("REPLAYED: answers from {r}; no node is contacted"));
     }
     let suites = execute(&a, &p, &console);
     let interrupted = cancel::interrupted();
@@ -52,6 +55,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         duration_ms: started.elapsed().as_millis() as u64,
         inventory: p.inventory_label.clone(),
         simulation: p.simulation.clone(),
+        replayed: p.replayed.clone(),
         interrupted,
         params: p.params.clone(),
         suites,
@@ -113,6 +117,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
         None => None,
     };
     let simulation = scenario_label(a, &inv).map_err(usage)?;
+    let replayed = replay_source(a, &inv);
     let inventory_label = inv.source.as_ref().map(|p| p.display().to_string());
     let json_params = params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let env = build_env(
@@ -141,8 +146,34 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
         baseline,
         timeout,
         simulation,
+        replayed,
         inventory_label,
         params: json_params,
+    })
+}
+
+/// Where a run's answers come from when they are not from live nodes: `--replay DIR`, or the
+/// transcripts of nodes with `transport = "replay"`.
+fn replay_source(a: &RunArgs, inv: &Inventory) -> Option<String> {
+    if let Some(d) = &a.replay {
+        return Some(format!(
+            "recorded transcripts in {} (--replay)",
+            d.display()
+        ));
+    }
+    let mut dirs: Vec<String> = inv
+        .nodes
+        .iter()
+        .filter(|n| n.transport == crate::inventory::TransportKind::Replay)
+        .filter_map(|n| n.replay_dir.as_ref().map(|d| d.display().to_string()))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    (!dirs.is_empty()).then(|| {
+        format!(
+            "recorded transcripts in {} (transport = \"replay\")",
+            dirs.join(", ")
+        )
     })
 }
 

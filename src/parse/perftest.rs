@@ -140,6 +140,15 @@ fn is_error(line: &str) -> bool {
         || lower.contains(": couldn't")
         || lower.contains("not found")
         || lower.starts_with("no ib device")
+        || port_not_active(&lower)
+}
+
+/// perftest's ` Port number 1 state is Down` (the port is not ACTIVE: no link, or disabled).
+fn port_not_active(lower: &str) -> bool {
+    lower.starts_with("port number ")
+        && lower
+            .split_once(" state is ")
+            .is_some_and(|(_, st)| !st.trim().eq_ignore_ascii_case("active"))
 }
 
 fn is_warning(line: &str) -> bool {

@@ -285,6 +285,7 @@ mod tests {
             duration_ms: 0,
             inventory: None,
             simulation: None,
+            replayed: None,
             interrupted: false,
             params: Default::default(),
             suites: vec![SuiteResult {

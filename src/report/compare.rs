@@ -1,9 +1,12 @@
 //! `fabcheck compare A.json B.json …`: the scenario table (100G vs 200G, 2 vs 6 nodes).
 //!
-//! One column per run (header: file stem, with `(simulated)` for a simulated run), one row per
-//! metric (`suite / test / metric [unit]`, in order of first appearance), and for every run after
-//! the first a change column against the first run; a change of more than
-//! [`MARK_PCT`] % gets a marker (`▲ +23.1%` / `▼ −23.1%`). A missing value is `—`.
+//! One column per run (header: file stem, with `(simulated)` for a simulated run, `(replayed)`
+//! for a replayed one), one row per metric (`suite / test / metric [unit]`, in order of first
+//! appearance), and for every run after the first a change column against the first run; a
+//! change of more than
+//! [`MARK_PCT`] % gets a marker (`▲ +23.1%` / `▼ −23.1%`). A missing value is `—`. The
+//! markdown table rounds values to their unit's precision (as every report); the CSV keeps
+//! up to three decimals for spreadsheets.
 
 use super::fmt_num;
 use crate::run::model::RunResult;
@@ -19,7 +22,7 @@ pub struct Input {
 }
 
 pub struct Table {
-    /// Run labels: file stem, plus ` (simulated)` for a simulated run.
+    /// Run labels: file stem, plus ` (simulated)` / ` (replayed)`.
     pub columns: Vec<String>,
     /// Short labels (file stems, made unique) for the change columns.
     pub stems: Vec<String>,
@@ -88,6 +91,8 @@ pub fn build(inputs: &[Input]) -> Table {
     for (c, x) in columns.iter_mut().zip(inputs) {
         if x.simulation.is_some() {
             c.push_str(" (simulated)");
+        } else if x.run.replayed.is_some() {
+            c.push_str(" (replayed)");
         }
     }
     Table {
@@ -129,8 +134,10 @@ pub fn change_cell(p: Option<f64>) -> String {
     }
 }
 
-fn value_cell(v: Option<f64>) -> String {
-    v.map(fmt_num).unwrap_or_else(|| "—".into())
+/// A value as the markdown table shows it: rounded to its unit's precision.
+fn value_cell(v: Option<f64>, unit: &str) -> String {
+    v.map(|v| super::fmt_in(v, unit))
+        .unwrap_or_else(|| "—".into())
 }
 
 fn row_label(r: &(String, String, String, String)) -> String {
@@ -167,7 +174,7 @@ pub fn markdown(t: &Table) -> String {
     for (r, vals) in t.rows.iter().zip(&t.values) {
         let mut cells = vec![md_escape(&row_label(r))];
         for (i, v) in vals.iter().enumerate() {
-            cells.push(value_cell(*v));
+            cells.push(value_cell(*v, &r.3));
             if i > 0 {
                 cells.push(change_cell(change_pct(vals[0], *v)));
             }
@@ -194,7 +201,7 @@ pub fn matrices_markdown(inputs: &[Input]) -> String {
             let worst: Vec<String> = m
                 .worst(5)
                 .iter()
-                .map(|((a, b), v)| format!("{a} -> {b} {} {}", fmt_num(*v), m.unit))
+                .map(|((a, b), v)| format!("{a} -> {b} {} {}", super::fmt_in(*v, &m.unit), m.unit))
                 .collect();
             s.push_str(&format!("\nslowest pairs: {}\n", worst.join(", ")));
         }
@@ -263,5 +270,30 @@ mod tests {
         assert_eq!(super::change_cell(Some(-23.06)), "▼ −23.1%");
         assert_eq!(super::change_cell(Some(2.0)), "+2.0%");
         assert_eq!(super::change_cell(None), "—");
+    }
+
+    #[test]
+    fn markdown_rounds_to_the_units_precision_csv_keeps_more() {
+        let row = |u: &str| {
+            (
+                "s".to_string(),
+                "t".to_string(),
+                "m".to_string(),
+                u.to_string(),
+            )
+        };
+        let t = super::Table {
+            columns: vec!["a".into(), "b".into()],
+            stems: vec!["a".into(), "b".into()],
+            rows: vec![row("Gbit/s"), row("ms")],
+            values: vec![
+                vec![Some(94.97123456), Some(94.5)],
+                vec![Some(0.1714999), None],
+            ],
+        };
+        let md = super::markdown(&t);
+        assert!(md.contains("| s / t / m [Gbit/s] | 94.97 | 94.5 |"), "{md}");
+        assert!(md.contains("| s / t / m [ms] | 0.171 | — |"), "{md}");
+        assert!(super::csv(&t).contains(",94.971,"), "{}", super::csv(&t));
     }
 }

@@ -1,7 +1,7 @@
 //! Console output: one line per finished test, a live "running" line on a terminal, plain
 //! line-by-line text when stdout is not a terminal or `CI` is set, a summary at the end.
 
-use crate::run::model::{RunResult, Status, TestResult};
+use crate::run::model::{Metric, RunResult, Status, TestResult};
 use crate::run::observer::Observer;
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
@@ -102,6 +102,12 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
             "\nNOTE: SIMULATED cluster ({}); no real node was contacted.",
             super::one_line(sim)
         );
+    } else if let Some(r) = &run.replayed {
+        let _ = writeln!(
+            out,
+            "\nNOTE: REPLAYED run: every answer came from {}; no node was contacted.",
+            super::one_line(r)
+        );
     }
     if run.interrupted {
         let _ = writeln!(out, "\nInterrupted: partial results.");
@@ -120,6 +126,78 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
         let _ = writeln!(out, "{r}");
     }
     out
+}
+
+/// A few metrics for a test's console line (the reports have all of them): the verdict
+/// metrics first, with their threshold; a per-size series (NCCL busbw) as its best point; then
+/// the others. Values rounded as in every report ([`super::fmt_metric`]).
+pub fn metrics_inline(t: &TestResult) -> String {
+    use crate::util::fmt::human_bytes;
+    let named = |m: &Metric| format!("{}={} {}", m.name, super::fmt_metric(m), m.unit);
+    let mut items: Vec<String> = Vec::new();
+    for m in t.metrics.iter().filter(|m| m.size_bytes.is_none()) {
+        if let Some(th) = m.threshold {
+            let side = match (m.meets(th), m.higher_is_better) {
+                (true, _) => "threshold",
+                (false, true) => "below threshold",
+                (false, false) => "above threshold",
+            };
+            items.push(format!(
+                "{} ({side} {})",
+                named(m),
+                super::fmt_in(th, &m.unit)
+            ));
+        }
+    }
+    // One entry per unit of the per-size series: its best point.
+    let sized: Vec<&Metric> = t
+        .metrics
+        .iter()
+        .filter(|m| m.size_bytes.is_some())
+        .collect();
+    let mut units: Vec<&str> = Vec::new();
+    for m in &sized {
+        if !units.contains(&m.unit.as_str()) {
+            units.push(&m.unit);
+        }
+    }
+    for u in units {
+        let series: Vec<&&Metric> = sized.iter().filter(|m| m.unit == u).collect();
+        let best = series
+            .iter()
+            .copied()
+            .fold(None::<&Metric>, |b, m| match b {
+                Some(b) if b.meets(m.value) => Some(b),
+                _ => Some(*m),
+            });
+        if let Some(b) = best {
+            items.push(format!(
+                "best of {} sizes={} {u} at {}",
+                series.len(),
+                super::fmt_metric(b),
+                human_bytes(b.size_bytes.unwrap_or(0) as f64)
+            ));
+        }
+    }
+    items.extend(
+        t.metrics
+            .iter()
+            .filter(|m| m.size_bytes.is_none() && m.threshold.is_none())
+            .map(|m| match m.reference {
+                Some(r) => format!("{} (reference {})", named(m), super::fmt_in(r, &m.unit)),
+                None => named(m),
+            }),
+    );
+    let total = items.len();
+    items.truncate(4);
+    if total > 4 {
+        items.push(format!("+{} more", total - 4));
+    }
+    if items.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", items.join(", "))
+    }
 }
 
 impl Observer for Console {
@@ -151,21 +229,7 @@ impl Observer for Console {
                 (Status::Pass, _) | (_, None) => String::new(),
                 (_, Some(m)) => format!("\n        {}", super::one_line(m)),
             };
-            // A few metrics inline; the reports have all of them.
-            let mut metrics: Vec<String> = t
-                .metrics
-                .iter()
-                .take(4)
-                .map(|m| format!("{}={} {}", m.name, m.value, m.unit))
-                .collect();
-            if t.metrics.len() > 4 {
-                metrics.push(format!("+{} more", t.metrics.len() - 4));
-            }
-            let metrics = if metrics.is_empty() {
-                String::new()
-            } else {
-                format!("  [{}]", metrics.join(", "))
-            };
+            let metrics = metrics_inline(t);
             let _ = writeln!(
                 out,
                 "{} {} ({:.1}s){metrics}{msg}",
@@ -207,6 +271,7 @@ mod tests {
             duration_ms: 2345,
             inventory: None,
             simulation: Some("two sparks".into()),
+            replayed: None,
             interrupted: false,
             params: Default::default(),
             suites: vec![SuiteResult {

@@ -11,10 +11,15 @@ use std::time::Duration;
 /// Most of a failure's detail kept in the testcase body (head + tail).
 pub const DETAIL_CAP: usize = 64 * 1024;
 
-fn system_out(t: &TestResult, simulation: Option<&str>) -> String {
+fn system_out(t: &TestResult, run: &RunResult) -> String {
     let mut s = String::new();
-    if let Some(sim) = simulation {
+    if let Some(sim) = &run.simulation {
         s.push_str(&format!("SIMULATED CLUSTER: {sim}\n"));
+    }
+    if let Some(r) = &run.replayed {
+        s.push_str(&format!(
+            "REPLAYED: answers from {r}; no node was contacted\n"
+        ));
     }
     if let Some(l) = t.line {
         s.push_str(&format!("test at {}:{l}\n", t.file));
@@ -23,7 +28,12 @@ fn system_out(t: &TestResult, simulation: Option<&str>) -> String {
         s.push_str(&format!("warning: {w}\n"));
     }
     for m in &t.metrics {
-        s.push_str(&format!("metric {} = {} {}\n", m.name, m.value, m.unit));
+        s.push_str(&format!(
+            "metric {} = {} {}\n",
+            m.name,
+            super::fmt_metric(m),
+            m.unit
+        ));
     }
     if !t.output.is_empty() {
         s.push_str("--- output\n");
@@ -62,7 +72,7 @@ fn system_out(t: &TestResult, simulation: Option<&str>) -> String {
     clean_text(&crate::run::model::cap(&s, 256 * 1024))
 }
 
-fn case(t: &TestResult, simulation: Option<&str>) -> TestCase {
+fn case(t: &TestResult, run: &RunResult) -> TestCase {
     let mut status = match t.status {
         Status::Pass => TestCaseStatus::success(),
         Status::Failure => TestCaseStatus::non_success(NonSuccessKind::Failure),
@@ -104,13 +114,15 @@ fn case(t: &TestResult, simulation: Option<&str>) -> TestCase {
     if let Some(l) = t.line {
         c.extra.insert("line".into(), l.to_string().into());
     }
-    c.set_system_out(system_out(t, simulation));
+    c.set_system_out(system_out(t, run));
     c
 }
 
 pub fn render(run: &RunResult) -> String {
     let mut report = Report::new(if run.simulation.is_some() {
         "fabcheck (SIMULATED cluster)"
+    } else if run.replayed.is_some() {
+        "fabcheck (REPLAYED from transcripts)"
     } else {
         "fabcheck"
     });
@@ -134,6 +146,9 @@ pub fn render(run: &RunResult) -> String {
         if let Some(sim) = &run.simulation {
             suite.add_property(Property::new("simulation", clean_text(sim)));
         }
+        if let Some(r) = &run.replayed {
+            suite.add_property(Property::new("replayed", clean_text(r)));
+        }
         if run.interrupted {
             suite.add_property(Property::new("interrupted", "true"));
         }
@@ -141,12 +156,12 @@ pub fn render(run: &RunResult) -> String {
             for m in &t.metrics {
                 suite.add_property(Property::new(
                     clean_text(&format!("{}/{}", t.name, m.name)),
-                    format!("{}", m.value),
+                    super::fmt_metric(m),
                 ));
             }
         }
         for t in &s.tests {
-            suite.add_test_case(case(t, run.simulation.as_deref()));
+            suite.add_test_case(case(t, run));
         }
         report.add_test_suite(suite);
     }

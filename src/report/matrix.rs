@@ -1,8 +1,56 @@
 //! Pair measurements as a node × node matrix (rows: `node`, columns: `peer`), for metrics with a
 //! `peer` field — what a `test_pairs` mesh records. Read by the HTML report and `compare`.
 
-use crate::run::model::RunResult;
+use crate::run::model::{Metric, RunResult, Status, TestResult};
 use std::collections::BTreeMap;
+
+/// A pair's verdict as a matrix cell shows it: never by rank, always by what was judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The value meets its threshold and the pair's test passed.
+    Pass,
+    /// The value misses its threshold, or the pair's test failed.
+    Fail,
+    /// The pair's test could not be made (an error): the value proves nothing.
+    Error,
+    /// No threshold, and the test did not fail: a number, not a verdict.
+    Neutral,
+}
+
+impl Verdict {
+    /// The pair's verdict for the value `m` recorded by test `t`.
+    pub fn of(t: &TestResult, m: &Metric) -> Verdict {
+        let missed = m.threshold.is_some_and(|th| !m.meets(th));
+        match t.status {
+            Status::Error => Verdict::Error,
+            Status::Failure => Verdict::Fail,
+            _ if missed => Verdict::Fail,
+            Status::Pass if m.threshold.is_some() => Verdict::Pass,
+            _ => Verdict::Neutral,
+        }
+    }
+
+    /// The CSS class of the HTML cell (`v-pass`, `v-fail`, `v-error`, `v-none`).
+    pub fn class(self) -> &'static str {
+        match self {
+            Verdict::Pass => "v-pass",
+            Verdict::Fail => "v-fail",
+            Verdict::Error => "v-error",
+            Verdict::Neutral => "v-none",
+        }
+    }
+}
+
+/// One pair's measurement.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub value: f64,
+    pub verdict: Verdict,
+    pub threshold: Option<f64>,
+    /// The pair's test status and message, for the cell's tooltip.
+    pub status: Status,
+    pub message: Option<String>,
+}
 
 pub struct Matrix {
     pub metric: String,
@@ -10,15 +58,15 @@ pub struct Matrix {
     pub higher_is_better: bool,
     /// Row and column labels: every node seen, in order of first appearance.
     pub nodes: Vec<String>,
-    /// (node, peer) → value
-    pub cells: BTreeMap<(String, String), f64>,
+    /// (node, peer) → the pair's measurement
+    pub cells: BTreeMap<(String, String), Cell>,
 }
 
 impl Matrix {
     /// The `n` worst pairs (lowest, or highest when lower is better).
     pub fn worst(&self, n: usize) -> Vec<(&(String, String), f64)> {
         let mut v: Vec<(&(String, String), f64)> =
-            self.cells.iter().map(|(k, v)| (k, *v)).collect();
+            self.cells.iter().map(|(k, c)| (k, c.value)).collect();
         v.sort_by(|a, b| {
             if self.higher_is_better {
                 a.1.total_cmp(&b.1)
@@ -29,25 +77,16 @@ impl Matrix {
         v.truncate(n);
         v
     }
-
-    /// (min, max) of the values.
-    pub fn range(&self) -> (f64, f64) {
-        self.cells
-            .values()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
-            })
-    }
 }
 
 /// One matrix per measurement (metric name, or rail) with at least two pair values.
 pub fn matrices(run: &RunResult) -> Vec<Matrix> {
     let mut out: Vec<Matrix> = Vec::new();
-    for m in run
+    for (t, m) in run
         .suites
         .iter()
         .flat_map(|s| &s.tests)
-        .flat_map(|t| &t.metrics)
+        .flat_map(|t| t.metrics.iter().map(move |m| (t, m)))
     {
         let (Some(node), Some(peer)) = (&m.node, &m.peer) else {
             continue;
@@ -82,7 +121,16 @@ pub fn matrices(run: &RunResult) -> Vec<Matrix> {
                 mx.nodes.push(n.clone());
             }
         }
-        mx.cells.insert((node.clone(), peer.clone()), m.value);
+        mx.cells.insert(
+            (node.clone(), peer.clone()),
+            Cell {
+                value: m.value,
+                verdict: Verdict::of(t, m),
+                threshold: m.threshold,
+                status: t.status,
+                message: t.message.clone(),
+            },
+        );
     }
     out.retain(|m| m.cells.len() >= 2);
     for m in &mut out {
@@ -102,7 +150,14 @@ pub fn markdown(m: &Matrix) -> String {
             .map(|b| {
                 m.cells
                     .get(&(a.clone(), b.clone()))
-                    .map(|v| super::fmt_num(*v))
+                    .map(|c| {
+                        let v = super::fmt_in(c.value, &m.unit);
+                        match c.verdict {
+                            Verdict::Fail => format!("{v} ✗"),
+                            Verdict::Error => format!("{v} (error)"),
+                            _ => v,
+                        }
+                    })
                     .unwrap_or_else(|| if a == b { "·".into() } else { "—".into() })
             })
             .collect();

@@ -198,6 +198,10 @@ pub struct RunResult {
     pub inventory: Option<String>,
     /// Set when the run used a simulated cluster: every report says so.
     pub simulation: Option<String>,
+    /// Set when commands were answered from recorded transcripts (`--replay DIR`, or nodes with
+    /// `transport = "replay"`): where they came from. Every report says REPLAYED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed: Option<String>,
     pub interrupted: bool,
     pub params: serde_json::Map<String, serde_json::Value>,
     pub suites: Vec<SuiteResult>,

@@ -18,6 +18,53 @@ pub fn fmt_num(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// Decimals a unit's numbers are shown with in reports: the precision of the tools that produce
+/// them (perftest prints Gb/sec and usec with 2 decimals, nccl-tests GB/s with 2, iperf3 and
+/// computed Gbit/s likewise; ping prints ms with 3); `None`: no rule, [`fmt_num`] applies.
+pub fn unit_decimals(unit: &str) -> Option<usize> {
+    match unit.trim() {
+        "Gbit/s" | "Gb/s" | "Gbps" | "Gb/sec" | "GB/s" | "GB/sec" | "MB/s" | "MB/sec" | "MiB/s"
+        | "GiB/s" | "Mbit/s" | "us" | "usec" | "µs" => Some(2),
+        "ms" => Some(3),
+        "%" => Some(1),
+        _ => None,
+    }
+}
+
+/// A value rounded to its unit's precision ([`unit_decimals`]), trailing zeros dropped
+/// (`94.97123456 Gbit/s` → `94.97`, `20.0` → `20`); other units as [`fmt_num`].
+pub fn fmt_in(v: f64, unit: &str) -> String {
+    match unit_decimals(unit) {
+        Some(d) if v.is_finite() => {
+            let s = format!("{v:.d$}");
+            let s = if s.contains('.') {
+                s.trim_end_matches('0').trim_end_matches('.')
+            } else {
+                &s
+            };
+            // -0.001 rounded is "-0".
+            if s == "-0" {
+                "0".to_string()
+            } else {
+                s.to_string()
+            }
+        }
+        _ => fmt_num(v),
+    }
+}
+
+/// A byte count in binary units, one decimal at most (`1048576` → `1MiB`, `1536` → `1.5KiB`).
+pub fn human_bytes(b: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b;
+    let mut i = 0;
+    while v >= 1024.0 && i < units.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    format!("{}{}", fmt_num((v * 10.0).round() / 10.0), units[i])
+}
+
 /// Remove ANSI escape sequences and control characters that are not allowed in XML 1.0
 /// (keeps tab and newline).
 pub fn clean_text(s: &str) -> String {
@@ -35,4 +82,24 @@ pub fn clean_text(s: &str) -> String {
         })
         .map(|c| if c == '\r' { '\n' } else { c })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fmt_in, fmt_num};
+
+    #[test]
+    fn values_round_to_their_tools_precision() {
+        assert_eq!(fmt_in(94.97123456, "Gbit/s"), "94.97");
+        assert_eq!(fmt_in(9.7637, "GB/s"), "9.76");
+        assert_eq!(fmt_in(20.0, "GB/s"), "20");
+        assert_eq!(fmt_in(0.1714, "ms"), "0.171");
+        assert_eq!(fmt_in(0.0004, "GB/s"), "0");
+        assert_eq!(fmt_in(-0.0001, "ms"), "0");
+        assert_eq!(fmt_in(85.04, "%"), "85");
+        // No rule for the unit: fmt_num.
+        assert_eq!(fmt_in(4194304.0, "bytes"), "4194304");
+        assert_eq!(fmt_in(0.027000000003, "x"), fmt_num(0.027000000003));
+        assert_eq!(fmt_in(f64::NAN, "GB/s"), "NaN");
+    }
 }

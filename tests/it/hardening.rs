@@ -307,6 +307,7 @@ fn reports_never_write_through_planted_links() {
         let _ = std::os::unix::fs::symlink(&victim, f.dir().join(format!(".r.json.{pid}.tmp")));
     }
     let o = f
+        .umask(0o077)
         .args([
             "run",
             "s.rhai",
@@ -328,7 +329,7 @@ fn reports_never_write_through_planted_links() {
         .permissions()
         .mode()
         & 0o777;
-    assert_eq!(mode, 0o600, "a new report is private");
+    assert_eq!(mode, 0o600, "a new report under umask 077 is private");
 }
 
 #[test]

@@ -334,7 +334,7 @@ fn test_pairs_mesh_runs_in_rounds_with_no_node_in_two_pairs_at_once() {
     let Some(lab) = Lab::ensure(16, "test_pairs_mesh_runs_in_rounds") else {
         return;
     };
-    let s = "test_pairs(nodes(\"lab[01-08]\"), \"iperf3\", |a, b| {\n    let r = iperf3(a, b, #{ duration: 1 });\n    metric(\"gbps\", r.received_bps / 1e9, \"Gbit/s\");\n}, #{ pattern: \"mesh\", timeout: \"2m\" });\n";
+    let s = "test_pairs(nodes(\"lab[01-08]\"), \"iperf3\", |a, b| {\n    let r = iperf3(a, b, #{ duration: 1 });\n    metric(\"gbps\", r.received_bps / 1e9, \"Gbit/s\");\n}, #{ pattern: \"mesh\", both_directions: false, timeout: \"2m\" });\n";
     // `fabcheck list` shows the rounds: 8 nodes, 28 pairs, 7 rounds of 4.
     let l = Fab::new()
         .file("m.rhai", s)

@@ -670,7 +670,6 @@ fn sigkilled_run_masters_exit_on_their_own() {
 }
 
 #[test]
-#[allow(clippy::zombie_processes)] // reaped by wait4
 fn yes_on_sixteen_nodes_keeps_memory_bounded() {
     let Some(lab) = Lab::ensure(16, "yes_on_sixteen_nodes_keeps_memory_bounded") else {
         return;
@@ -680,29 +679,11 @@ fn yes_on_sixteen_nodes_keeps_memory_bounded() {
         .file("y.rhai", s)
         .args(["run", "y.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: wait4 on our own child with valid out-pointers.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let t = Instant::now();
-    assert_eq!(
-        unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) },
-        child.id() as i32
-    );
-    use std::os::unix::process::ExitStatusExt;
-    let o = f.outcome(std::process::Output {
-        status: std::process::ExitStatus::from_raw(status),
-        stdout: vec![],
-        stderr: vec![],
-    });
+    let (o, rss_kib) = common::run_measuring_rss(&f);
     eprintln!(
         "yes on 16 nodes for 10 s: fabcheck peak RSS {} MiB, {:?}",
-        ru.ru_maxrss / 1024,
+        rss_kib / 1024,
         t.elapsed()
     );
     for i in 1..=16 {
@@ -711,7 +692,7 @@ fn yes_on_sixteen_nodes_keeps_memory_bounded() {
     }
     o.code(0);
     o.junit_is_valid();
-    assert!(ru.ru_maxrss < 64 * 1024, "peak RSS {} KiB", ru.ru_maxrss);
+    assert!(rss_kib < 64 * 1024, "peak RSS {rss_kib} KiB");
 }
 
 #[test]

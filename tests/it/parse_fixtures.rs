@@ -74,6 +74,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("iproute2/ip-c-br-link-veth-at-ifN-bridges-trailing-space.txt", "ip_brief_rejected"),
     ("iproute2/ip-c-br-link-veth-pairs-M-DOWN-partial.txt", "ip_brief_rejected"),
     ("iproute2/ip-d-j-addr-laptop-wg-wwan-sit-netplan-testdata.json", "ip_addr_details_laptop"),
+    ("netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt", "netplan_generate_error_reaches_the_simulation_unchanged"),
     ("lab/ethtool-S-veth.txt", "lab_ethtool_veth"),
     ("lab/ethtool-i-veth.txt", "lab_ethtool_veth"),
     ("lab/ethtool-show-eee-veth-unsupported.txt", "lab_ethtool_veth"),
@@ -126,6 +127,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("perftest/ib_send_lat-softroce-rxe-server-merged-columns.txt", "perftest_send_lat_fused_columns"),
     ("perftest/ib_write_bw-bidir-all-sizes-gbits-roce-rocm-doc-indented.txt", "perftest_write_bw_bidir_indented"),
     ("perftest/ib_write_bw-client-bidir-q4-all-sizes-ionic-older-perftest-enhanced-reorder.txt", "perftest_ionic_client_server_agree"),
+    ("perftest/ib_send_lat-error-port-state-down-couldnt-set-link-layer.txt", "perftest_error_outputs"),
     ("perftest/ib_write_bw-error-couldnt-connect-client.txt", "perftest_error_outputs"),
     ("perftest/ib_write_bw-error-rdmacm-client-modify-qp-rts.txt", "perftest_error_outputs"),
     ("perftest/ib_write_bw-error-rdmacm-server-read-keys.txt", "perftest_error_outputs"),
@@ -733,6 +735,7 @@ fn perftest_error_outputs() {
         ("perftest/ib_write_bw-error-couldnt-connect-client.txt", &["Couldn't connect to 192.168.125.211:18515", "Unable to open file descriptor for socket connection Unable to init the socket connection"]),
         ("perftest/ib_write_bw-error-rdmacm-client-modify-qp-rts.txt", &["Failed to modify QP to RTS", "Unable to Connect the HCA's through the link"]),
         ("perftest/ib_write_bw-error-rdmacm-server-read-keys.txt", &["ethernet_read_keys: Couldn't read remote address", "Unable to read to socket/rdma_cm", "Failed to exchange data between server and clients"]),
+        ("perftest/ib_send_lat-error-port-state-down-couldnt-set-link-layer.txt", &["Port number 1 state is Down", "Couldn't set the link layer", "Couldn't get context for the device"]),
     ];
     for (f, errors) in cases {
         let p = parse::perftest::parse(&fx(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
@@ -1788,4 +1791,20 @@ fn nccl_real_2_19_1_debug() {
     assert_eq!(n.nccl_version.as_deref(), Some("2.28.9+cuda13.0"));
     assert_eq!(n.transport.as_deref(), Some("Socket"));
     assert_eq!(n.net_devices, vec!["eth0:192.0.2.2<0>".to_string()]);
+}
+
+/// The simulation's `netplan-config-invalid` scenario answers step 5's `netplan generate` with
+/// this real capture, unchanged (the generator copies it into the transcript directory), and
+/// the capture says where the file is broken (path:line:col), which step 5's failure repeats.
+#[test]
+fn netplan_generate_error_reaches_the_simulation_unchanged() {
+    let f = "netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt";
+    let real = fx(f);
+    let first = real.lines().next().unwrap();
+    assert!(first.contains("/etc/netplan/40-cx7.yaml:7:1: Invalid YAML"), "{first}");
+    let sim = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sim/transcripts/real").join(f),
+    )
+    .unwrap();
+    assert_eq!(sim, real);
 }

@@ -313,3 +313,459 @@ fn compare_lines_up_runs() {
     bad.code(2);
     assert!(bad.stderr.contains("missing.json"), "{}", bad.stderr);
 }
+
+// ---- Reports that cannot mislead (issue 20 items 11 and 13) ----
+
+/// Three local nodes: `test_pairs` meshes for the pair matrix.
+const THREE: &str = "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"n[1-3]\"\n";
+
+/// The verdict classes of the cells of the matrix headed `metric` (in row order).
+fn matrix_cells(h: &str, metric: &str) -> Vec<String> {
+    let head = format!("<h3>{metric} <span");
+    let at = h
+        .find(&head)
+        .unwrap_or_else(|| panic!("no matrix for {metric}"));
+    let table = &h[at..at + h[at..].find("</table>").expect("end of the matrix")];
+    table
+        .split("class=\"num cell ")
+        .skip(1)
+        .map(|c| c[..c.find('"').unwrap()].to_string())
+        .collect()
+}
+
+#[test]
+fn pair_matrix_cells_are_coloured_by_verdict_not_rank() {
+    let script = r#"
+test_pairs(nodes(), "all slow", |a, b| {
+    metric("slow_gbps", if a.name == "n1" { 40.0 } else { 70.0 }, "Gbit/s", #{ threshold: 90.0 });
+});
+test_pairs(nodes(), "mixed", |a, b| {
+    metric("fast_gbps", 95.0, "Gbit/s", #{ threshold: 90.0 });
+    metric("raw_gbps", 95.0, "Gbit/s");
+    if a.name == "n1" && b.name == "n2" { error("peer lost mid-test"); }
+});
+"#;
+    let o = Fab::new()
+        .file("inv.toml", THREE)
+        .file("m.rhai", script)
+        .args(["run", "m.rhai", "-i", "inv.toml", "--html", "{dir}/r.html"])
+        .reports()
+        .run();
+    o.code(1);
+    let pairs = |prefix: &str| {
+        o.tests()
+            .iter()
+            .filter(|t| t["name"].as_str().unwrap().starts_with(prefix))
+            .count()
+    };
+    let h = html_of(&o, "r.html");
+    // Every pair failed its threshold: every cell is red, however they rank among themselves
+    // (the rank colouring showed the best of six failed pairs green).
+    let slow = matrix_cells(&h, "slow_gbps");
+    assert_eq!(slow.len(), pairs("all slow ["), "{slow:?}");
+    assert!(slow.iter().all(|c| c == "v-fail"), "{slow:?}");
+    assert!(!h.contains("hsl("), "no colour by rank");
+    // Met thresholds are green, the pair that could not be made is grey (its value proves
+    // nothing), a value without a threshold is neutral, and the error pair is not green there.
+    let fast = matrix_cells(&h, "fast_gbps");
+    assert_eq!(o.status("mixed [n1 -> n2]"), "error");
+    assert_eq!(
+        fast.iter().filter(|c| *c == "v-error").count(),
+        1,
+        "{fast:?}"
+    );
+    assert_eq!(
+        fast.iter().filter(|c| *c == "v-pass").count(),
+        pairs("mixed [") - 1,
+        "{fast:?}"
+    );
+    let raw = matrix_cells(&h, "raw_gbps");
+    assert!(
+        raw.iter().all(|c| c == "v-none" || c == "v-error"),
+        "{raw:?}"
+    );
+    assert!(
+        !raw.contains(&"v-pass".to_string()),
+        "no threshold is no verdict"
+    );
+    // The legend says what the colours mean.
+    for l in [
+        "class=\"legend\"",
+        "v-pass",
+        "v-fail",
+        "v-error",
+        "v-none",
+        "no threshold",
+    ] {
+        assert!(h.contains(l), "legend: {l}");
+    }
+}
+
+#[test]
+fn a_rail_with_only_a_reference_is_not_drawn_below_threshold() {
+    let script = r#"
+test("rails", || {
+    metric("rail_a", 40.0, "Gbit/s", #{ reference: 90.0, rail: "rocep1s0f1", node: "n1" });
+    metric("rail_b", 95.0, "Gbit/s", #{ reference: 90.0, rail: "roceP2p1s0f1", node: "n1" });
+});
+"#;
+    let o = Fab::new()
+        .file("r.rhai", script)
+        .args(["run", "r.rhai", "--html", "{dir}/r.html"])
+        .reports()
+        .run();
+    o.code(0);
+    let h = html_of(&o, "r.html");
+    let svg = &h[h
+        .find("aria-label=\"RDMA bandwidth per rail\"")
+        .expect("rail plot")..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    // Neither bar is judged: no red, no ✗, no "below threshold" for a reference.
+    assert_eq!(svg.matches("class=\"bar-none\"").count(), 2, "{svg}");
+    assert!(!svg.contains("bar-fail") && !svg.contains('✗'), "{svg}");
+    assert!(!svg.contains("below threshold"), "{svg}");
+    assert!(!svg.contains("#cf222e"), "nothing red: {svg}");
+    // The reference is drawn as such, and labelled.
+    assert_eq!(svg.matches("class=\"reference\"").count(), 2, "{svg}");
+    assert!(svg.contains("reference (informational)"), "{svg}");
+    assert!(svg.contains("no threshold"), "{svg}");
+}
+
+/// The five-step on the simulation, with every report.
+fn five_step_sim() -> common::Outcome {
+    five_step_sim_with(&[])
+}
+
+fn five_step_sim_with(extra: &[&str]) -> common::Outcome {
+    Fab::new()
+        .args(["run"])
+        .args([common::repo()
+            .join("scripts/five_step_acceptance.rhai")
+            .display()
+            .to_string()])
+        .args(["-i"])
+        .args([common::repo()
+            .join("examples/sim/two-sparks.toml")
+            .display()
+            .to_string()])
+        .args(["--html", "{dir}/r.html"])
+        .args(extra)
+        .reports()
+        .run()
+}
+
+#[test]
+fn both_directions_failing_alike_are_two_red_cells() {
+    // A 200G port negotiated at 100G: both directions measure the same ~95 Gbit/s against a
+    // 180 threshold. Ranked against each other they were both "best", so both green.
+    let o = five_step_sim_with(&["--scenario", "negotiated-100g"]);
+    o.code(1);
+    let h = html_of(&o, "r.html");
+    let cells = matrix_cells(&h, "rail qsfp1");
+    assert_eq!(cells, ["v-fail", "v-fail"], "{h}");
+}
+
+#[test]
+fn nccl_threshold_reaches_the_console_and_the_busbw_plot() {
+    let o = five_step_sim();
+    o.code(0);
+    let name = "step 3: nccl all_reduce busbw and transport";
+    let best = o.test(name)["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "nccl_busbw_max_gbs")
+        .cloned()
+        .expect("the best busbw is recorded");
+    let th = best["threshold"]
+        .as_f64()
+        .expect("the best busbw carries its threshold");
+    let line = o
+        .stdout
+        .lines()
+        .find(|l| l.contains(name))
+        .expect("console line of the nccl test");
+    // The best and the threshold, not the first per-size point.
+    assert!(!line.contains("busbw_gbs@8="), "{line}");
+    assert!(
+        line.contains(&format!(
+            "nccl_busbw_max_gbs={} GB/s (threshold {})",
+            best["value"].as_f64().unwrap(),
+            th
+        )),
+        "{line}"
+    );
+    assert!(
+        line.contains("best of ") && line.contains("at 1GiB"),
+        "{line}"
+    );
+    // The plot draws the threshold as a line, labelled with its value.
+    let h = html_of(&o, "r.html");
+    let svg = &h[h
+        .find("aria-label=\"bus bandwidth vs message size\"")
+        .expect("busbw plot")..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    assert!(svg.contains("class=\"threshold\""), "{svg}");
+    assert!(svg.contains(&format!("threshold {th} GB/s")), "{svg}");
+    // A socket fallback fails on its transport first; the plot still shows the threshold its
+    // busbw missed.
+    let o = five_step_sim_with(&["--scenario", "nccl-socket-fallback"]);
+    assert_eq!(o.status(name), "failure");
+    assert!(o.message(name).contains("Socket"), "{}", o.message(name));
+    let h = html_of(&o, "r.html");
+    assert!(
+        h.contains(&format!("threshold {th} GB/s")),
+        "no threshold line"
+    );
+}
+
+#[test]
+fn values_are_rounded_to_the_tools_precision_in_reports_not_in_json() {
+    let script = r#"
+test("rdma", || {
+    metric("rail_gbps", 94.97123456, "Gbit/s");
+    metric("rtt_ms", 0.1714999, "ms", #{ higher_is_better: false });
+    metric("port_gbps", 179.996, "Gbit/s", #{ threshold: 180.0 });
+    metric("rail_ref", 40.0, "Gbit/s", #{ reference: 47.5 });
+});
+"#;
+    let o = Fab::new()
+        .file("p.rhai", script)
+        .args(["run", "p.rhai", "--html", "{dir}/r.html"])
+        .reports()
+        .run();
+    o.code(1);
+    let line = o
+        .stdout
+        .lines()
+        .find(|l| l.contains(" rdma "))
+        .unwrap()
+        .to_string();
+    assert!(line.contains("rail_gbps=94.97 Gbit/s"), "{line}");
+    assert!(line.contains("rtt_ms=0.171 ms"), "{line}");
+    // The verdict metric comes first; a reference is labelled as one, not as a threshold.
+    assert!(line.contains("[port_gbps="), "{line}");
+    assert!(
+        line.contains("rail_ref=40 Gbit/s (reference 47.5)"),
+        "{line}"
+    );
+    // Rounding never hides a miss: 179.996 is not shown as 180 against a threshold of 180.
+    assert!(
+        line.contains("port_gbps=179.996 Gbit/s (below threshold 180)"),
+        "{line}"
+    );
+    let junit = o.junit.clone().unwrap();
+    assert!(junit.contains("value=\"94.97\""), "{junit}");
+    assert!(junit.contains("metric rail_gbps = 94.97 Gbit/s"), "{junit}");
+    assert!(!junit.contains("94.971"), "{junit}");
+    let h = html_of(&o, "r.html");
+    assert!(h.contains("rail_gbps = 94.97 Gbit/s") && !h.contains("94.971"));
+    // The JSON keeps the full value: --baseline and compare read it.
+    assert_eq!(o.test("rdma")["metrics"][0]["value"], 94.97123456);
+}
+
+#[test]
+fn multi_script_plot_labels_are_never_identical() {
+    let series = |name: &str| {
+        format!(
+            "test(\"{name}\", || {{ for s in [8, 64, 512] {{ metric(`bw@${{s}}`, s / 100.0, \"GB/s\", #{{ size_bytes: s }}); }} metric(\"rail\", 90.0, \"Gbit/s\", #{{ rail: \"r0\", node: \"n\" }}); }});\n"
+        )
+    };
+    let long = "nccl all_reduce busbw and transport over the whole fabric, every rail";
+    let a = format!(
+        "{}{}",
+        series(&format!("{long} [spark-01 -> spark-02]")),
+        series(&format!("{long} [spark-02 -> spark-01]"))
+    );
+    let o = Fab::new()
+        .file("one/accept.rhai", &a)
+        .file("two/accept.rhai", &a)
+        .args([
+            "run",
+            "one/accept.rhai",
+            "two/accept.rhai",
+            "--html",
+            "{dir}/r.html",
+        ])
+        .reports()
+        .run();
+    o.code(0);
+    let h = html_of(&o, "r.html");
+    // The visible text of the plots' labels (after each tooltip).
+    let visible: Vec<String> = h
+        .split("</title>")
+        .skip(1)
+        .filter_map(|t| t.split("</text>").next().filter(|l| !l.contains('<')))
+        .map(|l| l.replace("&gt;", ">"))
+        .collect();
+    for dir in ["spark-01 -> spark-02", "spark-02 -> spark-01"] {
+        assert!(
+            visible.iter().any(|l| l.contains(dir)),
+            "the distinguishing end is shown: {visible:?}"
+        );
+    }
+    let legend: Vec<&String> = visible.iter().filter(|l| l.contains("spark-0")).collect();
+    for (i, l) in legend.iter().enumerate() {
+        assert!(l.chars().count() <= 48, "{l}");
+        assert!(
+            !legend[..i].contains(l) || legend.iter().filter(|x| x == &l).count() == 1,
+            "identical labels: {legend:?}"
+        );
+    }
+}
+
+#[test]
+fn a_replayed_run_says_so_in_every_report() {
+    let f = Fab::new()
+        .file("t/a.toml", "[[command]]\ncommand = \"echo hi\"\nstdout = \"hi\\n\"\nexit_code = 0\n")
+        .file("inv.toml", "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"a\"\n")
+        .file(
+            "s.rhai",
+            "test(\"echo\", || { assert_eq(node(\"a\").run(\"echo hi\").stdout.trimmed(), \"hi\", \"out\"); });\n",
+        );
+    let o = f
+        .args([
+            "run",
+            "s.rhai",
+            "-i",
+            "inv.toml",
+            "--replay",
+            "{dir}/t",
+            "--html",
+            "{dir}/r.html",
+        ])
+        .reports()
+        .run();
+    o.code(0);
+    assert!(o.stdout.contains("REPLAYED"), "{}", o.stdout);
+    let json = o.json.as_ref().unwrap();
+    assert!(
+        json["replayed"].as_str().unwrap().contains("--replay"),
+        "{json}"
+    );
+    let junit = o.junit.clone().unwrap();
+    assert!(junit.contains("<property name=\"replayed\""), "{junit}");
+    assert!(junit.contains("REPLAYED: answers from"), "{junit}");
+    o.junit_is_valid();
+    let h = html_of(&o, "r.html");
+    assert!(
+        h.contains("id=\"replayed\"") && h.contains("REPLAYED run"),
+        "{h}"
+    );
+    assert!(h.contains("<title>fabcheck PASSED (REPLAYED)"));
+    // compare labels the replayed run's column.
+    let md = Fab::new()
+        .args(["compare"])
+        .args([o.dir.join("out/result.json").display().to_string()])
+        .run();
+    md.code(0);
+    assert!(md.stdout.contains("| result (replayed) |"), "{}", md.stdout);
+    // A live run says nothing of the kind.
+    let live = Fab::new()
+        .file("s.rhai", "test(\"a\", || {});\n")
+        .args(["run", "s.rhai", "--html", "{dir}/r.html"])
+        .reports()
+        .run();
+    assert!(!live.stdout.contains("REPLAYED"));
+    assert!(live.json.as_ref().unwrap().get("replayed").is_none());
+    assert!(!live.junit.clone().unwrap().contains("REPLAYED"));
+    assert!(!html_of(&live, "r.html").contains("REPLAYED"));
+}
+
+fn mode_of(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn reports_take_the_umask_mode_as_new_files() {
+    use std::os::unix::fs::MetadataExt;
+    for (mask, want) in [(0o022, 0o644), (0o077, 0o600)] {
+        let f = Fab::new().file("s.rhai", "test(\"a\", || {});\n");
+        // An existing world-writable report: replaced by a new file, never reused.
+        std::fs::create_dir_all(f.dir().join("out")).unwrap();
+        let old = f.dir().join("out/result.json");
+        std::fs::write(&old, "{}").unwrap();
+        std::fs::set_permissions(&old, std::os::unix::fs::PermissionsExt::from_mode(0o666))
+            .unwrap();
+        let old_inode = std::fs::metadata(&old).unwrap().ino();
+        let o = f
+            .umask(mask)
+            .args(["run", "s.rhai", "--html", "{dir}/out/r.html"])
+            .reports()
+            .run();
+        o.code(0);
+        for r in ["out/junit.xml", "out/result.json", "out/r.html"] {
+            assert_eq!(mode_of(&o.dir.join(r)), want, "{r} under umask {mask:03o}");
+        }
+        assert_ne!(
+            std::fs::metadata(o.dir.join("out/result.json"))
+                .unwrap()
+                .ino(),
+            old_inode
+        );
+    }
+}
+
+#[test]
+fn a_report_owned_by_another_user_is_not_replaced() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!(
+            "NOTICE: skipping a_report_owned_by_another_user_is_not_replaced: needs root to chown"
+        );
+        return;
+    }
+    let f = Fab::new().file("s.rhai", "test(\"a\", || {});\n");
+    let planted = f.dir().join("r.xml");
+    std::fs::write(&planted, "forged").unwrap();
+    std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).unwrap();
+    let o = f
+        .args([
+            "run",
+            "s.rhai",
+            "--junit",
+            "{dir}/r.xml",
+            "--json",
+            "{dir}/r.json",
+        ])
+        .run();
+    // The run says it could not write that report, and why; the other reports are written.
+    o.code(1);
+    assert_eq!(
+        std::fs::read_to_string(o.dir.join("r.xml")).unwrap(),
+        "forged"
+    );
+    assert!(
+        o.stderr.contains("r.xml") && o.stderr.contains("belongs to another user"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.dir.join("r.json").exists());
+}
+
+#[test]
+fn html_says_nothing_checked_when_nothing_passed() {
+    let o = Fab::new()
+        .file("s.rhai", "test(\"later\", || { skip(\"not today\"); });\n")
+        .args(["run", "s.rhai", "--html", "{dir}/r.html"])
+        .run();
+    let h = html_of(&o, "r.html");
+    assert!(
+        h.contains("<div class=\"verdict NOTHING\">NOTHING CHECKED</div>"),
+        "{h}"
+    );
+    assert!(
+        !h.contains(">PASSED<") && !h.contains("<title>fabcheck PASSED"),
+        "a run that checked nothing is not PASSED"
+    );
+    // One pass is a pass.
+    let o = Fab::new()
+        .file(
+            "s.rhai",
+            "test(\"a\", || { assert(true); });\ntest(\"later\", || { skip(\"not today\"); });\n",
+        )
+        .args(["run", "s.rhai", "--html", "{dir}/r.html"])
+        .run();
+    assert!(html_of(&o, "r.html").contains("<div class=\"verdict PASSED\">PASSED</div>"));
+}

@@ -8,30 +8,6 @@ use std::time::{Duration, Instant};
 
 const INV: &str = "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"a\"\n";
 
-/// Run fabcheck to the end and return its outcome and peak RSS in KiB (wait4's rusage of
-/// exactly that child).
-#[allow(clippy::zombie_processes)] // reaped by wait4
-fn run_with_rss(f: &Fab) -> (common::Outcome, i64) {
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: plain wait4 on our own child with valid out-pointers.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(r, child.id() as i32);
-    use std::os::unix::process::ExitStatusExt;
-    let out = std::process::Output {
-        status: std::process::ExitStatus::from_raw(status),
-        stdout: vec![],
-        stderr: vec![],
-    };
-    (f.outcome(out), ru.ru_maxrss)
-}
-
 #[test]
 fn a_flood_of_output_keeps_memory_bounded() {
     // 300 MB of `y\n`: the whole of it used to be held (and copied) in memory.
@@ -41,7 +17,7 @@ fn a_flood_of_output_keeps_memory_bounded() {
         .file("s.rhai", s)
         .args(["run", "s.rhai", "-i", "inv.toml"])
         .reports();
-    let (o, rss_kib) = run_with_rss(&f);
+    let (o, rss_kib) = common::run_measuring_rss(&f);
     o.code(0);
     eprintln!("peak RSS of fabcheck: {} MiB", rss_kib / 1024);
     assert!(rss_kib < 64 * 1024, "peak RSS {rss_kib} KiB");

@@ -1,20 +1,25 @@
 //! Inline SVG plots, drawn from metric FIELDS (never from names): busbw vs message size from
 //! metrics with `size_bytes`, per-rail bandwidth from metrics with `rail` (grouped by `node`).
 
-use super::super::{clean_text, fmt_num};
+use super::super::{fmt_in, fmt_metric, fmt_num};
+use super::labels::short_labels;
 use super::styles::esc;
-use crate::run::model::{Metric, RunResult};
+use crate::report::matrix::{Cell, Verdict};
+use crate::run::model::{Metric, RunResult, Status};
+use crate::util::fmt::human_bytes;
 use std::fmt::Write;
 
-/// Pair matrices (`test_pairs` meshes): a node × node heat map per metric and the worst pairs.
+/// Pair matrices (`test_pairs` meshes): a node × node table per metric, each cell coloured by
+/// that pair's verdict (never by rank: six failed pairs are six red cells), with a legend and
+/// the slowest pairs.
 pub fn matrices(h: &mut String, run: &RunResult) {
     let ms = crate::report::matrix::matrices(run);
     if ms.is_empty() {
         return;
     }
     h.push_str("<section id=\"matrix\"><h2>Pair matrices</h2>");
+    h.push_str(MATRIX_LEGEND);
     for m in &ms {
-        let (lo, hi) = m.range();
         let _ = write!(
             h,
             "<h3>{} <span class=\"muted\">({}; row → column; {} pairs)</span></h3><div class=\"plot\"><table class=\"matrix\"><tr><th></th>",
@@ -30,21 +35,7 @@ pub fn matrices(h: &mut String, run: &RunResult) {
             let _ = write!(h, "<tr><th>{}</th>", esc(a));
             for b in &m.nodes {
                 match m.cells.get(&(a.clone(), b.clone())) {
-                    Some(v) => {
-                        // 0 = worst, 1 = best of this matrix.
-                        let mut q = if hi > lo { (v - lo) / (hi - lo) } else { 1.0 };
-                        if !m.higher_is_better {
-                            q = 1.0 - q;
-                        }
-                        let hue = (q * 120.0).round();
-                        let _ = write!(
-                            h,
-                            "<td class=\"num\" style=\"background:hsl({hue},70%,80%)\" title=\"{} -> {}\">{}</td>",
-                            esc(a),
-                            esc(b),
-                            esc(&fmt_num(*v))
-                        );
-                    }
+                    Some(c) => matrix_cell(h, a, b, c, &m.unit),
                     None => h.push_str("<td class=\"muted\">·</td>"),
                 }
             }
@@ -59,7 +50,7 @@ pub fn matrices(h: &mut String, run: &RunResult) {
                     "{} → {}: {} {}",
                     esc(a),
                     esc(b),
-                    esc(&fmt_num(*v)),
+                    esc(&fmt_in(*v, &m.unit)),
                     esc(&m.unit)
                 )
             })
@@ -67,6 +58,43 @@ pub fn matrices(h: &mut String, run: &RunResult) {
         let _ = write!(h, "<p>Slowest pairs: {}</p></div>", worst.join(" · "));
     }
     h.push_str("</section>\n");
+}
+
+/// What the matrix colours mean.
+const MATRIX_LEGEND: &str = "<p class=\"legend\">Cell colour is the pair's verdict: \
+    <span class=\"cell v-pass\">pass</span> meets its threshold, test passed · \
+    <span class=\"cell v-fail\">fail ✗</span> misses its threshold, or the pair's test failed · \
+    <span class=\"cell v-error\">error</span> the test could not be made, the value proves nothing · \
+    <span class=\"cell v-none\">no threshold</span> a number, not a verdict.</p>";
+
+/// One pair's cell: the value, coloured by its verdict, the verdict in words in the tooltip.
+fn matrix_cell(h: &mut String, a: &str, b: &str, c: &Cell, unit: &str) {
+    let mark = match c.verdict {
+        Verdict::Fail => " ✗",
+        Verdict::Error => " err",
+        _ => "",
+    };
+    let judged = match c.threshold {
+        Some(th) => format!("threshold {} {unit}", fmt_in(th, unit)),
+        None => "no threshold".to_string(),
+    };
+    let why = c
+        .message
+        .as_deref()
+        .filter(|_| matches!(c.status, Status::Failure | Status::Error))
+        .map(|m| format!(": {}", crate::report::one_line(m)))
+        .unwrap_or_default();
+    let _ = write!(
+        h,
+        "<td class=\"num cell {}\" title=\"{} -> {}: {} {unit}, {judged}; test {}{}\">{}{mark}</td>",
+        c.verdict.class(),
+        esc(a),
+        esc(b),
+        esc(&fmt_in(c.value, unit)),
+        c.status.label(),
+        esc(&why),
+        esc(&fmt_in(c.value, unit))
+    );
 }
 
 /// The plots section, if any metric asks for one.
@@ -94,17 +122,6 @@ const PALETTE: [&str; 10] = [
     "#6e7781", "#9a6700",
 ];
 
-fn human_bytes(b: f64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b;
-    let mut i = 0;
-    while v >= 1024.0 && i < units.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    format!("{}{}", fmt_num((v * 10.0).round() / 10.0), units[i])
-}
-
 /// A "nice" step for about `n` ticks over 0..max.
 fn nice_step(max: f64, n: f64) -> f64 {
     let raw = (max / n).max(1e-12);
@@ -124,78 +141,190 @@ fn nice_step(max: f64, n: f64) -> f64 {
     nf * mag
 }
 
-fn busbw_plot(run: &RunResult) -> Option<String> {
-    // series label → points (size, value); unit of the first point.
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+/// One line of the busbw plot: a test's per-size points and the thresholds its busbw carries.
+struct Series {
+    label: String,
+    /// (size in bytes, value), by size.
+    pts: Vec<(f64, f64)>,
+    /// Thresholds of the test's metrics in the series' unit that are not per-size points (the
+    /// best-busbw verdict: `nccl::busbw_at_least` records `nccl_busbw_max_gbs` with one).
+    thresholds: Vec<f64>,
+}
+
+/// The busbw plot's data: a series per test with `size_bytes` metrics, and their unit.
+fn busbw_series(run: &RunResult) -> (Vec<Series>, String) {
+    let has_points = |s: &&crate::run::model::SuiteResult| {
+        s.tests
+            .iter()
+            .flat_map(|t| &t.metrics)
+            .any(|m| m.size_bytes.is_some())
+    };
+    let multi_suite = run.suites.iter().filter(has_points).count() > 1;
+    let mut series = Vec::new();
     let mut unit = String::new();
-    let multi_suite = run
-        .suites
-        .iter()
-        .filter(|s| {
-            s.tests
-                .iter()
-                .flat_map(|t| &t.metrics)
-                .any(|m| m.size_bytes.is_some())
-        })
-        .count()
-        > 1;
     for s in &run.suites {
         for t in &s.tests {
-            let mut pts: Vec<(f64, f64)> = t
+            let points: Vec<&Metric> = t
                 .metrics
                 .iter()
-                .filter_map(|m| {
-                    let size = m.size_bytes.filter(|&b| b > 0)?;
-                    if !m.value.is_finite() {
-                        return None;
-                    }
-                    if unit.is_empty() {
-                        unit = m.unit.clone();
-                    }
-                    Some((size as f64, m.value))
-                })
+                .filter(|m| m.size_bytes.is_some_and(|b| b > 0) && m.value.is_finite())
                 .collect();
-            if pts.is_empty() {
+            let Some(first) = points.first() else {
                 continue;
+            };
+            if unit.is_empty() {
+                unit = first.unit.clone();
             }
+            let mut pts: Vec<(f64, f64)> = points
+                .iter()
+                .map(|m| (m.size_bytes.unwrap_or(1) as f64, m.value))
+                .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut thresholds: Vec<f64> = t
+                .metrics
+                .iter()
+                .filter(|m| m.size_bytes.is_none() && m.unit == first.unit)
+                .filter_map(|m| m.threshold.filter(|th| th.is_finite()))
+                .collect();
+            thresholds.dedup();
             let label = if multi_suite {
                 format!("{} / {}", s.name, t.name)
             } else {
                 t.name.clone()
             };
-            series.push((label, pts));
+            series.push(Series {
+                label,
+                pts,
+                thresholds,
+            });
         }
     }
+    (series, unit)
+}
+
+/// Where the busbw plot draws: margins, plot size, and the axes' ranges.
+struct Frame {
+    ml: f64,
+    mt: f64,
+    pw: f64,
+    ph: f64,
+    /// log2 of the smallest and largest message size on the x axis.
+    xmin: f64,
+    xmax: f64,
+    ytop: f64,
+    ystep: f64,
+}
+
+impl Frame {
+    /// The frame that holds every point and every threshold of `series`.
+    fn around(series: &[Series]) -> Frame {
+        let (mut xmin, mut xmax, mut ymax) = (f64::INFINITY, 0f64, 0f64);
+        for sr in series {
+            for &(x, y) in &sr.pts {
+                xmin = xmin.min(x.log2());
+                xmax = xmax.max(x.log2());
+                ymax = ymax.max(y);
+            }
+            ymax = sr.thresholds.iter().fold(ymax, |a, &t| a.max(t));
+        }
+        let ystep = nice_step(if ymax > 0.0 { ymax } else { 1.0 }, 6.0);
+        Frame {
+            ml: 70.0,
+            mt: 20.0,
+            pw: 1100.0 - 70.0 - 20.0,
+            ph: 340.0,
+            xmin: xmin.floor(),
+            xmax: xmax.ceil().max(xmin.floor() + 1.0),
+            ytop: ((ymax / ystep).ceil().max(1.0)) * ystep,
+            ystep,
+        }
+    }
+
+    fn sx(&self, bytes: f64) -> f64 {
+        self.ml + (bytes.log2() - self.xmin) / (self.xmax - self.xmin) * self.pw
+    }
+
+    fn sy(&self, v: f64) -> f64 {
+        self.mt + self.ph - (v / self.ytop) * self.ph
+    }
+
+    /// Where legend entry `i` goes (three per row under the plot).
+    fn legend_at(&self, i: usize) -> (f64, f64) {
+        (
+            self.ml + (i % 3) as f64 * (self.pw / 3.0),
+            self.mt + self.ph + 60.0 + (i / 3) as f64 * 20.0,
+        )
+    }
+}
+
+/// Busbw vs message size (log2 x axis), one line per test, each test's threshold as a dashed
+/// line of its colour.
+fn busbw_plot(run: &RunResult) -> Option<String> {
+    let (series, unit) = busbw_series(run);
     if series.is_empty() {
         return None;
     }
-    let all = series.iter().flat_map(|(_, p)| p.iter());
-    let (mut xmin, mut xmax, mut ymax) = (f64::INFINITY, 0f64, 0f64);
-    for &(x, y) in all {
-        xmin = xmin.min(x.log2());
-        xmax = xmax.max(x.log2());
-        ymax = ymax.max(y);
-    }
-    let (xmin, xmax) = (xmin.floor(), xmax.ceil().max(xmin.floor() + 1.0));
-    let step = nice_step(if ymax > 0.0 { ymax } else { 1.0 }, 6.0);
-    let ytop = ((ymax / step).ceil().max(1.0)) * step;
-    let (w, ml, mr, mt, mb) = (1100.0, 70.0, 20.0, 20.0, 60.0);
-    let legend_rows = series.len().div_ceil(3) as f64;
-    let ph = 340.0;
-    let hgt = mt + ph + mb + legend_rows * 20.0 + 6.0;
-    let pw = w - ml - mr;
-    let sx = |x: f64| ml + (x.log2() - xmin) / (xmax - xmin) * pw;
-    let sy = |y: f64| mt + ph - (y / ytop) * ph;
+    let f = Frame::around(&series);
+    let legend_rows = (series.len() + 1).div_ceil(3) as f64;
+    let hgt = f.mt + f.ph + 60.0 + legend_rows * 20.0 + 6.0;
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {hgt}\" width=\"100%\" role=\"img\" aria-label=\"bus bandwidth vs message size\" font-family=\"sans-serif\" font-size=\"12\">"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 1100 {hgt}\" width=\"100%\" role=\"img\" aria-label=\"bus bandwidth vs message size\" font-family=\"sans-serif\" font-size=\"12\">"
     );
-    // y grid and labels
+    busbw_axes(&mut s, &f, &unit);
+    let labels: Vec<String> = series.iter().map(|sr| sr.label.clone()).collect();
+    let short = short_labels(&labels, 48);
+    for (i, sr) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        busbw_line(&mut s, sr, color, &unit, &f);
+        for &th in &sr.thresholds {
+            let py = f.sy(th);
+            let _ = write!(
+                s,
+                "<line class=\"threshold\" x1=\"{}\" x2=\"{}\" y1=\"{py:.1}\" y2=\"{py:.1}\" stroke=\"{color}\" stroke-width=\"1.6\" stroke-dasharray=\"7 4\"><title>{}: threshold {} {}</title></line><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{color}\">threshold {} {}</text>",
+                f.ml,
+                f.ml + f.pw,
+                esc(&sr.label),
+                fmt_in(th, &unit),
+                esc(&unit),
+                f.ml + f.pw - 4.0,
+                py - 4.0,
+                fmt_in(th, &unit),
+                esc(&unit)
+            );
+        }
+        let (lx, ly) = f.legend_at(i);
+        let _ = write!(
+            s,
+            "<line x1=\"{lx}\" x2=\"{}\" y1=\"{ly}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"3\"/><text x=\"{}\" y=\"{}\" fill=\"#1f2328\"><title>{}</title>{}</text>",
+            lx + 22.0,
+            lx + 28.0,
+            ly + 4.0,
+            esc(&sr.label),
+            esc(&short[i])
+        );
+    }
+    if series.iter().any(|sr| !sr.thresholds.is_empty()) {
+        let (lx, ly) = f.legend_at(series.len());
+        let _ = write!(
+            s,
+            "<line x1=\"{lx}\" x2=\"{}\" y1=\"{ly}\" y2=\"{ly}\" stroke=\"#1f2328\" stroke-width=\"1.6\" stroke-dasharray=\"7 4\"/><text x=\"{}\" y=\"{}\" fill=\"#1f2328\">threshold of the best busbw (the test's colour)</text>",
+            lx + 22.0,
+            lx + 28.0,
+            ly + 4.0
+        );
+    }
+    s.push_str("</svg>");
+    Some(s)
+}
+
+/// Grid, ticks, axes and axis titles of the busbw plot.
+fn busbw_axes(s: &mut String, f: &Frame, unit: &str) {
+    let (ml, mt, pw, ph) = (f.ml, f.mt, f.pw, f.ph);
     let mut y = 0.0;
-    while y <= ytop + step * 0.01 {
-        let py = sy(y);
+    while y <= f.ytop + f.ystep * 0.01 {
+        let py = f.sy(y);
         let _ = write!(
             s,
             "<line x1=\"{ml}\" x2=\"{}\" y1=\"{py:.1}\" y2=\"{py:.1}\" stroke=\"#d0d7de\" stroke-width=\"1\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#57606a\">{}</text>",
@@ -204,13 +333,13 @@ fn busbw_plot(run: &RunResult) -> Option<String> {
             py + 4.0,
             fmt_num(y)
         );
-        y += step;
+        y += f.ystep;
     }
     // x ticks: powers of two, thinned to at most ~14 labels
-    let span = (xmax - xmin) as usize;
+    let span = (f.xmax - f.xmin) as usize;
     let every = span.div_ceil(14).max(1);
-    for (i, e) in (xmin as i64..=xmax as i64).enumerate() {
-        let px = sx(2f64.powi(e as i32));
+    for (i, e) in (f.xmin as i64..=f.xmax as i64).enumerate() {
+        let px = f.sx(2f64.powi(e as i32));
         let _ = write!(
             s,
             "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{mt}\" y2=\"{}\" stroke=\"#eaeef2\"/>",
@@ -225,7 +354,6 @@ fn busbw_plot(run: &RunResult) -> Option<String> {
             );
         }
     }
-    // axes
     let _ = write!(
         s,
         "<line x1=\"{ml}\" x2=\"{ml}\" y1=\"{mt}\" y2=\"{}\" stroke=\"#1f2328\"/><line x1=\"{ml}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#1f2328\"/>",
@@ -244,54 +372,51 @@ fn busbw_plot(run: &RunResult) -> Option<String> {
         s,
         "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\" fill=\"#1f2328\">bus bandwidth ({})</text>",
         mt + ph / 2.0,
-        esc(if unit.is_empty() { "GB/s" } else { &unit })
+        esc(if unit.is_empty() { "GB/s" } else { unit })
     );
-    // series
-    for (i, (label, pts)) in series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let p: Vec<String> = pts
-            .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
-            .collect();
-        let _ = write!(
-            s,
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2.2\" points=\"{}\"/>",
-            p.join(" ")
-        );
-        for &(x, y) in pts {
-            let _ = write!(
-                s,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"><title>{}: {} → {} {}</title></circle>",
-                sx(x),
-                sy(y),
-                esc(label),
-                human_bytes(x),
-                fmt_num(y),
-                esc(&unit)
-            );
-        }
-        let lx = ml + (i % 3) as f64 * (pw / 3.0);
-        let ly = mt + ph + mb + (i / 3) as f64 * 20.0;
-        let mut l = clean_text(label);
-        if l.chars().count() > 48 {
-            l = l.chars().take(47).collect::<String>() + "…";
-        }
-        let _ = write!(
-            s,
-            "<line x1=\"{lx}\" x2=\"{}\" y1=\"{ly}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"3\"/><text x=\"{}\" y=\"{}\" fill=\"#1f2328\">{}</text>",
-            lx + 22.0,
-            lx + 28.0,
-            ly + 4.0,
-            esc(&l)
-        );
-    }
-    s.push_str("</svg>");
-    Some(s)
 }
 
-fn rail_plot(run: &RunResult) -> Option<String> {
-    // (group label = the test's node or else its name, test name, metric)
-    let mut found: Vec<(String, &str, &Metric)> = Vec::new();
+/// A series' polyline and its points (value rounded in the tooltip).
+fn busbw_line(s: &mut String, sr: &Series, color: &str, unit: &str, f: &Frame) {
+    let p: Vec<String> = sr
+        .pts
+        .iter()
+        .map(|&(x, y)| format!("{:.1},{:.1}", f.sx(x), f.sy(y)))
+        .collect();
+    let _ = write!(
+        s,
+        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2.2\" points=\"{}\"/>",
+        p.join(" ")
+    );
+    for &(x, y) in &sr.pts {
+        let _ = write!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"><title>{}: {} → {} {}</title></circle>",
+            f.sx(x),
+            f.sy(y),
+            esc(&sr.label),
+            human_bytes(x),
+            fmt_in(y, unit),
+            esc(unit)
+        );
+    }
+}
+
+/// One bar of the rail plot.
+struct Bar<'a> {
+    /// The node (metric's `node`, else the test's node, else the test's name).
+    group: String,
+    /// The metric name; with the test (and the suite) where that alone is not unique in the
+    /// group.
+    label: String,
+    suite: &'a str,
+    test: &'a str,
+    m: &'a Metric,
+}
+
+/// The rail plot's bars (metrics with a `rail`), grouped by node in order of first appearance.
+fn rail_bars(run: &RunResult) -> Vec<Bar<'_>> {
+    let mut bars: Vec<Bar> = Vec::new();
     for s in &run.suites {
         for t in &s.tests {
             for m in t.metrics.iter().filter(|m| m.rail.is_some()) {
@@ -301,58 +426,76 @@ fn rail_plot(run: &RunResult) -> Option<String> {
                         .clone()
                         .or_else(|| t.node.clone())
                         .unwrap_or_else(|| t.name.clone());
-                    found.push((group, t.name.as_str(), m));
+                    bars.push(Bar {
+                        group,
+                        label: m.name.clone(),
+                        suite: &s.name,
+                        test: &t.name,
+                        m,
+                    });
                 }
             }
         }
     }
-    // A bar is labelled with the metric name; with the test name too when the same metric
-    // name appears more than once for a node (e.g. two RDMA tests on one node).
-    let bars: Vec<(String, String, &Metric)> = found
+    let labels: Vec<String> = bars
         .iter()
-        .map(|(g, t, m)| {
-            let dup = found
+        .map(|b| {
+            let same = |x: &&Bar| x.group == b.group && x.m.name == b.m.name;
+            let same_name = bars.iter().filter(same).count() > 1;
+            let same_test = bars
                 .iter()
-                .filter(|(g2, _, m2)| g2 == g && m2.name == m.name)
+                .filter(same)
+                .filter(|x| x.test == b.test)
                 .count()
                 > 1;
-            let rail = if dup {
-                format!("{t} · {}", m.name)
-            } else {
-                m.name.clone()
-            };
-            (g.clone(), rail, *m)
+            match (same_name, same_test) {
+                (_, true) => format!("{} / {} · {}", b.suite, b.test, b.m.name),
+                (true, false) => format!("{} · {}", b.test, b.m.name),
+                _ => b.m.name.clone(),
+            }
         })
         .collect();
+    for (b, l) in bars.iter_mut().zip(labels) {
+        b.label = l;
+    }
+    let mut groups: Vec<String> = Vec::new();
+    for b in &bars {
+        if !groups.contains(&b.group) {
+            groups.push(b.group.clone());
+        }
+    }
+    bars.sort_by_key(|b| groups.iter().position(|g| g == &b.group));
+    bars
+}
+
+const GREEN: &str = "#2da44e";
+const RED: &str = "#cf222e";
+/// A bar with no threshold: a number, not a verdict.
+const NEUTRAL: &str = "#8c959f";
+
+/// Per-rail bandwidth, one bar per rail metric grouped by node. A bar is green or red only
+/// against its `threshold` (solid line); a `reference` (a rail's share of the port limit) is a
+/// dotted mark and the bar stays neutral: a reference never fails anything.
+fn rail_plot(run: &RunResult) -> Option<String> {
+    let bars = rail_bars(run);
     if bars.is_empty() {
         return None;
     }
-    // Group bars by node, keeping first-seen order.
-    let mut groups: Vec<String> = Vec::new();
-    for b in &bars {
-        if !groups.contains(&b.0) {
-            groups.push(b.0.clone());
-        }
-    }
-    let mut ordered: Vec<&(String, String, &Metric)> = Vec::new();
-    for g in &groups {
-        ordered.extend(bars.iter().filter(|b| &b.0 == g));
-    }
-    let unit = ordered[0].2.unit.clone();
-    let vmax = ordered
+    let unit = bars[0].m.unit.clone();
+    let vmax = bars
         .iter()
         .map(|b| {
-            b.2.value
-                .max(b.2.threshold.or(b.2.reference).unwrap_or(0.0))
+            b.m.value
+                .max(b.m.threshold.or(b.m.reference).unwrap_or(0.0))
         })
         .fold(0f64, f64::max);
     let step = nice_step(if vmax > 0.0 { vmax } else { 1.0 }, 8.0);
     let xtop = ((vmax / step).ceil().max(1.0)) * step;
     let (w, ml, mr, mt) = (1100.0, 380.0, 90.0, 14.0);
-    let row = 22.0;
-    let gap = 10.0;
-    let ph = ordered.len() as f64 * row + (groups.len().saturating_sub(1)) as f64 * gap;
-    let hgt = mt + ph + 56.0;
+    let (row, gap) = (22.0, 10.0);
+    let breaks = bars.windows(2).filter(|p| p[0].group != p[1].group).count();
+    let ph = bars.len() as f64 * row + breaks as f64 * gap;
+    let hgt = mt + ph + 76.0;
     let pw = w - ml - mr;
     let sx = |v: f64| ml + (v / xtop) * pw;
     let mut s = String::new();
@@ -372,74 +515,31 @@ fn rail_plot(run: &RunResult) -> Option<String> {
         );
         v += step;
     }
+    let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
+    let short = short_labels(&labels, 40);
     let mut y = mt;
-    let mut prev_group: Option<&str> = None;
-    for (group, rail, m) in &ordered {
-        if let Some(p) = prev_group {
-            if p != group {
-                y += gap;
-            }
-        }
-        let first_in_group = prev_group != Some(group.as_str());
-        prev_group = Some(group.as_str());
-        let ok = m
-            .threshold
-            .or(m.reference)
-            .map(|th| m.meets(th))
-            .unwrap_or(true);
-        let color = if ok { "#2da44e" } else { "#cf222e" };
-        let mut label = clean_text(rail);
-        if label.chars().count() > 40 {
-            label = label.chars().take(39).collect::<String>() + "…";
+    for (i, b) in bars.iter().enumerate() {
+        let first_in_group = i == 0 || bars[i - 1].group != b.group;
+        if first_in_group && i > 0 {
+            y += gap;
         }
         if first_in_group {
             let _ = write!(
                 s,
                 "<text x=\"8\" y=\"{:.1}\" font-weight=\"bold\" fill=\"#1f2328\">{}</text>",
                 y + 15.0,
-                esc(group)
+                esc(&b.group)
             );
         }
         let _ = write!(
             s,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#1f2328\">{}</text>",
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#1f2328\"><title>{}</title>{}</text>",
             ml - 8.0,
             y + 15.0,
-            esc(&label)
+            esc(&b.label),
+            esc(&short[i])
         );
-        let bw = (sx(m.value.max(0.0)) - ml).max(0.5);
-        let _ = write!(
-            s,
-            "<rect x=\"{ml}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{}\" fill=\"{color}\" rx=\"2\"><title>{} {}: {} {}{}</title></rect>",
-            y + 3.0,
-            row - 6.0,
-            esc(group),
-            esc(&m.name),
-            fmt_num(m.value),
-            esc(&m.unit),
-            m.threshold
-                .map(|t| format!(" (threshold {})", fmt_num(t)))
-                .unwrap_or_default()
-        );
-        let _ = write!(
-            s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">{}{}</text>",
-            ml + bw + 6.0,
-            y + 15.0,
-            if ok { "#1f2328" } else { "#cf222e" },
-            fmt_num(m.value),
-            if ok { "" } else { " ✗" }
-        );
-        if let Some(th) = m.threshold.or(m.reference) {
-            let px = sx(th);
-            let _ = write!(
-                s,
-                "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#1f2328\" stroke-width=\"2\" stroke-dasharray=\"3 2\"><title>threshold {}</title></line>",
-                y,
-                y + row,
-                fmt_num(th)
-            );
-        }
+        rail_bar(&mut s, b, y, row, &sx);
         y += row;
     }
     let _ = write!(
@@ -448,33 +548,95 @@ fn rail_plot(run: &RunResult) -> Option<String> {
         mt + ph
     );
     let ly = mt + ph + 40.0;
-    let ths: Vec<f64> = ordered
-        .iter()
-        .filter_map(|b| b.2.threshold.or(b.2.reference))
-        .collect();
-    let th_label = match ths.first() {
-        Some(&t0) if ths.iter().all(|&t| t == t0) => format!(" = {} {}", fmt_num(t0), esc(&unit)),
-        _ => String::new(),
-    };
     let _ = write!(
         s,
         "<text x=\"{}\" y=\"{ly}\" text-anchor=\"middle\" fill=\"#1f2328\">bandwidth ({})</text>",
         ml + pw / 2.0,
         esc(&unit)
     );
-    let _ = write!(
-        s,
-        "<rect x=\"8\" y=\"{:.1}\" width=\"14\" height=\"10\" fill=\"#2da44e\"/><text x=\"26\" y=\"{ly}\">meets threshold</text>\
-         <rect x=\"130\" y=\"{:.1}\" width=\"14\" height=\"10\" fill=\"#cf222e\"/><text x=\"148\" y=\"{ly}\">below threshold</text>\
-         <line x1=\"258\" x2=\"258\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#1f2328\" stroke-width=\"2\" stroke-dasharray=\"3 2\"/><text x=\"264\" y=\"{ly}\">threshold{}</text>",
-        ly - 9.0,
-        ly - 9.0,
-        ly - 11.0,
-        ly + 2.0,
-        th_label
-    );
+    rail_legend(&mut s, &bars, ly + 20.0);
     s.push_str("</svg>");
     Some(s)
+}
+
+/// A rail's bar, value and marks: coloured by its threshold only.
+fn rail_bar(s: &mut String, b: &Bar, y: f64, row: f64, sx: &dyn Fn(f64) -> f64) {
+    let m = b.m;
+    let (color, class, mark) = match m.threshold {
+        Some(th) if m.meets(th) => (GREEN, "bar-pass", ""),
+        Some(_) => (RED, "bar-fail", " ✗"),
+        None => (NEUTRAL, "bar-none", ""),
+    };
+    let ml = sx(0.0);
+    let bw = (sx(m.value.max(0.0)) - ml).max(0.5);
+    let line = match (m.threshold, m.reference) {
+        (Some(t), _) => format!(" (threshold {})", fmt_in(t, &m.unit)),
+        (None, Some(r)) => format!(" (no threshold; reference {})", fmt_in(r, &m.unit)),
+        (None, None) => " (no threshold)".to_string(),
+    };
+    let _ = write!(
+        s,
+        "<rect class=\"{class}\" x=\"{ml}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{}\" fill=\"{color}\" rx=\"2\"><title>{} {}: {} {}{line}</title></rect>",
+        y + 3.0,
+        row - 6.0,
+        esc(&b.group),
+        esc(&m.name),
+        fmt_metric(m),
+        esc(&m.unit),
+    );
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">{}{mark}</text>",
+        ml + bw + 6.0,
+        y + 15.0,
+        if color == RED { RED } else { "#1f2328" },
+        fmt_metric(m),
+    );
+    if let Some(th) = m.threshold {
+        let px = sx(th);
+        let _ = write!(
+            s,
+            "<line class=\"threshold\" x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{y:.1}\" y2=\"{:.1}\" stroke=\"#1f2328\" stroke-width=\"2\"><title>threshold {}</title></line>",
+            y + row,
+            fmt_in(th, &m.unit)
+        );
+    } else if let Some(r) = m.reference {
+        let px = sx(r);
+        let _ = write!(
+            s,
+            "<line class=\"reference\" x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{y:.1}\" y2=\"{:.1}\" stroke=\"#57606a\" stroke-width=\"2\" stroke-dasharray=\"1 3\"><title>reference {} (informational, not a threshold)</title></line>",
+            y + row,
+            fmt_in(r, &m.unit)
+        );
+    }
+}
+
+/// The rail plot's legend: only the entries the plot uses.
+fn rail_legend(s: &mut String, bars: &[Bar], ly: f64) {
+    let has = |f: &dyn Fn(&Metric) -> bool| bars.iter().any(|b| f(b.m));
+    let mut items: Vec<String> = Vec::new();
+    if has(&|m| m.threshold.is_some_and(|t| m.meets(t))) {
+        items.push(format!("<rect width=\"14\" height=\"10\" y=\"-9\" fill=\"{GREEN}\"/><text x=\"18\">meets threshold</text>"));
+    }
+    if has(&|m| m.threshold.is_some_and(|t| !m.meets(t))) {
+        items.push(format!("<rect width=\"14\" height=\"10\" y=\"-9\" fill=\"{RED}\"/><text x=\"18\">below threshold ✗</text>"));
+    }
+    if has(&|m| m.threshold.is_none()) {
+        items.push(format!("<rect width=\"14\" height=\"10\" y=\"-9\" fill=\"{NEUTRAL}\"/><text x=\"18\">no threshold (not judged)</text>"));
+    }
+    if has(&|m| m.threshold.is_some()) {
+        items.push("<line x1=\"6\" x2=\"6\" y1=\"-11\" y2=\"2\" stroke=\"#1f2328\" stroke-width=\"2\"/><text x=\"14\">threshold</text>".to_string());
+    }
+    if has(&|m| m.threshold.is_none() && m.reference.is_some()) {
+        items.push("<line x1=\"6\" x2=\"6\" y1=\"-11\" y2=\"2\" stroke=\"#57606a\" stroke-width=\"2\" stroke-dasharray=\"1 3\"/><text x=\"14\">reference (informational)</text>".to_string());
+    }
+    let mut x = 8.0;
+    for it in items {
+        let _ = write!(s, "<g transform=\"translate({x} {ly})\">{it}</g>");
+        // About 6.5 px per character of the 12 px font, plus the swatch.
+        let text = it.split("\">").last().unwrap_or("").chars().count();
+        x += 34.0 + 6.5 * text as f64;
+    }
 }
 
 #[cfg(test)]
@@ -492,6 +654,7 @@ mod tests {
             duration_ms: 0,
             inventory: None,
             simulation: None,
+            replayed: None,
             interrupted: false,
             params: Default::default(),
             suites: vec![SuiteResult {

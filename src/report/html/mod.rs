@@ -1,16 +1,21 @@
 //! HTML report (`--html FILE`): one self-contained file (inline CSS and SVG, no scripts, no
 //! network loads) for the engineer who opens it after a maintenance window.
 //!
-//! Order: SIMULATED banner (if any) · verdict header (PASSED/FAILED, run time, inventory,
+//! Order: SIMULATED or REPLAYED banner (if any) · verdict header (PASSED/FAILED, run time, inventory,
 //! counts) · failures and errors with message, detail and command output · plots · every test
 //! per suite · metrics tables · tool versions.
 //!
 //! Plots read metric fields (see README "Reports"): **busbw vs message size** from metrics with
-//! `size_bytes` (one series per test; a `test_each` test gives one per node); **per-rail
-//! bandwidth** from metrics with `rail`, one bar each, grouped by `node` (else the test's node),
-//! with `threshold` (solid verdict line) or `reference` drawn.
+//! `size_bytes` (one series per test; a `test_each` test gives one per node), with the
+//! threshold of the test's other metrics in that unit (the best busbw's) as a dashed line;
+//! **per-rail bandwidth** from metrics with `rail`, one bar each, grouped by `node` (else the
+//! test's node): green or red only against a `threshold` (solid line), neutral grey with a
+//! dotted mark for a `reference`. **Pair matrices** colour each cell by that pair's verdict
+//! (threshold and test status), never by rank. A colour always has a legend; long labels are
+//! cut so that different labels stay different.
 
 mod charts;
+mod labels;
 mod page;
 mod styles;
 mod tables;

@@ -34,7 +34,7 @@ pre{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:
 .sim small{display:block;font-weight:400;font-size:13px}
 header{display:flex;gap:24px;align-items:center;flex-wrap:wrap;padding:18px 0 10px;border-bottom:1px solid var(--line)}
 .verdict{font-size:34px;font-weight:800;color:#fff;padding:10px 26px;border-radius:8px;letter-spacing:1px}
-.verdict.PASSED{background:var(--pass)}.verdict.FAILED{background:var(--fail)}.verdict.INTERRUPTED{background:var(--skip)}
+.verdict.PASSED{background:var(--pass)}.verdict.FAILED{background:var(--fail)}.verdict.INTERRUPTED{background:var(--skip)}.verdict.NOTHING{background:var(--muted)}
 .facts{display:grid;grid-template-columns:auto auto;gap:2px 14px;color:var(--muted)}
 .facts b{color:#1f2328;font-weight:600}
 .counts{display:flex;gap:8px;flex-wrap:wrap}
@@ -57,6 +57,9 @@ tr.pass td:first-child{border-left:4px solid var(--pass)}tr.skipped td:first-chi
 .bad{color:var(--fail);font-weight:600}.good{color:var(--pass)}
 .plot{border:1px solid var(--line);border-radius:6px;padding:8px;margin:8px 0 16px;background:#fff}
 .muted{color:var(--muted)}
+.cell{border-radius:3px;padding:1px 6px}.legend .cell{display:inline-block}
+.v-pass{background:#dafbe1;color:#1a7f37}.v-fail{background:#ffebe9;color:#cf222e;font-weight:700}
+.v-error{background:#d0d7de;color:#1f2328;font-style:italic}.v-none{background:#f6f8fa;color:#1f2328}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
 "#;
 

@@ -1,7 +1,7 @@
 //! The tables: every test per suite, metrics per suite, tool versions; a test's collapsible
 //! output.
 
-use super::super::fmt_num;
+use super::super::{fmt_in, fmt_metric};
 use super::styles::{badge, esc, ms, status_class};
 use crate::run::model::{RunResult, Status, TestResult};
 use std::fmt::Write;
@@ -138,7 +138,7 @@ pub fn all_tests(h: &mut String, run: &RunResult) {
                     format!(
                         "<span class=\"mono\">{} = {} {}</span>",
                         esc(&m.name),
-                        esc(&fmt_num(m.value)),
+                        esc(&fmt_metric(m)),
                         esc(&m.unit)
                     )
                 })
@@ -191,9 +191,13 @@ pub fn metrics(h: &mut String, run: &RunResult) {
             h.push_str("<table><tr><th>test</th><th>node</th><th>metric</th><th class=\"num\">value</th><th>unit</th><th class=\"num\">threshold</th><th>better</th></tr>");
             for t in &s.tests {
                 for m in &t.metrics {
-                    let (th, cls) = match m.threshold {
-                        Some(th) => (fmt_num(th), if m.meets(th) { "good" } else { "bad" }),
-                        None => (String::new(), ""),
+                    let (th, cls) = match (m.threshold, m.reference) {
+                        (Some(th), _) => (
+                            fmt_in(th, &m.unit),
+                            if m.meets(th) { "good" } else { "bad" },
+                        ),
+                        (None, Some(r)) => (format!("reference {}", fmt_in(r, &m.unit)), ""),
+                        (None, None) => (String::new(), ""),
                     };
                     let _ = write!(
                         *h,
@@ -201,7 +205,7 @@ pub fn metrics(h: &mut String, run: &RunResult) {
                         esc(&t.name),
                         t.node.as_deref().map(esc).unwrap_or_default(),
                         esc(&m.name),
-                        esc(&fmt_num(m.value)),
+                        esc(&fmt_metric(m)),
                         esc(&m.unit),
                         esc(&th),
                         if m.higher_is_better { "higher" } else { "lower" }

@@ -29,6 +29,7 @@ pub struct Fab {
     env: Vec<(String, String)>,
     junit: bool,
     json: bool,
+    umask: Option<u32>,
 }
 
 pub struct Outcome {
@@ -68,6 +69,44 @@ pub mod tempdir {
     }
 }
 
+/// Peak resident memory (KiB) of fabcheck itself: `VmHWM` of the process, sampled every few
+/// milliseconds once it has exec'd the fabcheck binary. Not wait4's `ru_maxrss`: the child is
+/// forked from this test binary, and its pre-exec copy of the harness's memory (large while
+/// many tests run at once) counts in `ru_maxrss` — a busy test run read 150 MiB for a 26 MiB
+/// fabcheck.
+pub fn run_measuring_rss(f: &Fab) -> (Outcome, u64) {
+    let mut child = f
+        .command()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run fabcheck");
+    let proc_dir = PathBuf::from(format!("/proc/{}", child.id()));
+    let mut peak = 0u64;
+    let status = loop {
+        if std::fs::read_link(proc_dir.join("exe")).is_ok_and(|e| e == bin()) {
+            let hwm = std::fs::read_to_string(proc_dir.join("status"))
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find(|l| l.starts_with("VmHWM:"))
+                        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                });
+            peak = peak.max(hwm.unwrap_or(0));
+        }
+        if let Some(st) = child.try_wait().expect("wait for fabcheck") {
+            break st;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let out = std::process::Output {
+        status,
+        stdout: vec![],
+        stderr: vec![],
+    };
+    (f.outcome(out), peak)
+}
+
 impl Fab {
     pub fn new() -> Fab {
         Fab {
@@ -76,6 +115,7 @@ impl Fab {
             env: vec![],
             junit: false,
             json: false,
+            umask: None,
         }
     }
 
@@ -106,6 +146,12 @@ impl Fab {
         self
     }
 
+    /// Run fabcheck under this umask (file modes of the reports).
+    pub fn umask(mut self, mask: u32) -> Fab {
+        self.umask = Some(mask);
+        self
+    }
+
     /// Ask for JUnit and JSON reports (read back into the outcome).
     pub fn reports(mut self) -> Fab {
         self.junit = true;
@@ -127,6 +173,16 @@ impl Fab {
         }
         for (k, v) in &self.env {
             c.env(k, v);
+        }
+        if let Some(mask) = self.umask {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: umask is async-signal-safe and cannot fail.
+            unsafe {
+                c.pre_exec(move || {
+                    libc::umask(mask as libc::mode_t);
+                    Ok(())
+                });
+            }
         }
         c
     }
