@@ -21,6 +21,8 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     ("skip", "skip the test with a reason"),
     ("error", "end the test as an error (the check could not be made)"),
     ("warn", "record a warning (does not fail)"),
+    ("nccl_ib_hca", "nccl_ib_hca(value): NCCL_IB_HCA read as NCCL reads it (`^` exclude list, `=` exact names else prefixes, comma-separated `dev[:port]`) -> #{ raw, exclude, exact, entries: [#{ hca, port }] }"),
+    ("nccl_ib_hca_uses", "nccl_ib_hca_uses(value, device, port) -> #{ used, why }: does NCCL use that RDMA device port under this NCCL_IB_HCA, and why"),
     ("metric", "record a number for reports and --baseline: metric(name, value, unit[, #{ threshold, tolerance_pct, higher_is_better }])"),
     ("param", "a --set value: param(key) (missing: the test is skipped) or param(key, default)"),
     ("log", "add a line to the test's output"),

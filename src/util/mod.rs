@@ -3,5 +3,6 @@
 
 pub mod fmt;
 pub mod names;
+pub mod nccl_hca;
 pub mod pool;
 pub mod suggest;

@@ -16,6 +16,7 @@ mod parse_fixtures;
 mod parse_fuzz;
 mod reports;
 mod scenarios;
+mod second_cable;
 mod shipped;
 mod transport_local;
 mod typed;

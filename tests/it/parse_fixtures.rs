@@ -41,6 +41,8 @@ const FIXTURES: &[(&str, &str)] = &[
     ("bonding/8023ad-2x25g-healthy-layer3+4-v3.7.1.txt", "bonding_8023ad_healthy"),
     ("bonding/8023ad-2x25g-lacp-fast-flapping-slave-sm_vars-v4.18.txt", "bonding_8023ad_flapping"),
     ("bonding/8023ad-3slaves-all-down-no-partner-lacp-active-fc41.txt", "bonding_8023ad_all_down"),
+    ("bonding/8023ad-2x1g-slave-up-no-lacp-partner-state-79-other-down-split-aggregators-v3.7.1.txt", "bonding_8023ad_no_partner"),
+    ("bonding/8023ad-ubuntu-6.8-no-lacpdu-sent-partner-zero-state-77-double-blank-lines.txt", "bonding_8023ad_no_partner"),
     ("bonding/8023ad-old-v3.2.4-rhel5-no-speed-duplex-partner-mac-zero-split-aggregators.txt", "bonding_8023ad_old_split"),
     ("bonding/active-backup-1g-old-blank-lines-with-space.txt", "bonding_active_backup_blank_space"),
     ("bonding/active-backup-2x25g-iscsi-v3.7.1-peer-notif.txt", "bonding_active_backup_25g"),
@@ -589,6 +591,43 @@ fn bonding_8023ad_all_down() {
         assert_eq!(s.duplex, None);
         assert_eq!(s.partner_churn_state.as_deref(), Some("churned"));
     }
+}
+
+/// LACP not negotiated: a slave with MII up in the active aggregator whose partner is all
+/// zeros and whose port states lack collecting/distributing (per-slave LACP fields).
+#[test]
+fn bonding_8023ad_no_partner() {
+    let b = parse::bonding::parse(&fx(
+        "bonding/8023ad-2x1g-slave-up-no-lacp-partner-state-79-other-down-split-aggregators-v3.7.1.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.active_aggregator_id, Some(2));
+    assert_eq!(b.partner_mac.as_deref(), Some("00:00:00:00:00:00"));
+    assert_eq!(b.lacp_rate.as_deref(), Some("fast"));
+    let s = &b.slaves[1];
+    assert_eq!(s.name, "enp1s0f1");
+    assert_eq!(s.mii_status.as_deref(), Some("up"));
+    assert_eq!(s.aggregator_id, Some(2));
+    assert_eq!(s.actor_port_state, Some(79));
+    assert_eq!(s.partner_port_state, Some(1));
+    assert_eq!(s.partner_system_mac.as_deref(), Some("00:00:00:00:00:00"));
+    assert_eq!(b.slaves[0].actor_port_state, Some(71));
+    assert_eq!(b.slaves[0].aggregator_id, Some(1));
+
+    let b = parse::bonding::parse(&fx(
+        "bonding/8023ad-ubuntu-6.8-no-lacpdu-sent-partner-zero-state-77-double-blank-lines.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.driver_version.as_deref(), Some("v6.8.0-39-generic"));
+    assert_eq!(b.transmit_hash_policy.as_deref(), Some("layer2"));
+    assert_eq!(b.lacp_active.as_deref(), Some("on"));
+    assert_eq!(b.slaves.len(), 1);
+    assert_eq!(b.slaves[0].actor_port_state, Some(77));
+    assert_eq!(b.slaves[0].partner_port_state, Some(1));
+    assert_eq!(
+        b.slaves[0].partner_system_mac.as_deref(),
+        Some("00:00:00:00:00:00")
+    );
 }
 
 #[test]

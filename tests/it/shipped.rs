@@ -135,11 +135,15 @@ fn verdict_output(sets: &[&str]) -> String {
 
 #[test]
 fn second_cable_verdict_on_every_branch() {
+    // shared_limit_gbps=400: ports with their own PCIe lanes, so that the evidence (one cable
+    // at 189.75 Gbit/s) leaves headroom and the four answers decide (second_cable.rs covers
+    // the Spark's shared limit).
     let yes = [
         "batch_size=32",
         "model_params_b=70",
         "link_utilization_pct=85",
         "lacp_days_ok=true",
+        "shared_limit_gbps=400",
     ];
     let out = verdict_output(&yes);
     assert!(out.lines().any(|l| l.trim() == "verdict: buy"), "{out}");
@@ -167,7 +171,12 @@ fn second_cable_verdict_on_every_branch() {
     // inventory vars of the simulation: lacp_days_ok = false there
     let out = verdict_output(&[]);
     assert!(out.contains("verdict: do not buy"), "{out}");
-    assert!(out.contains("evidence: one cable already gives"), "{out}");
+    assert!(
+        out.contains(
+            "evidence: one cable spark-02 -> spark-01 port qsfp1: RDMA write 189.75 Gbit/s"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
@@ -199,17 +208,7 @@ fn fabric_baseline_runs_on_the_simulation() {
 /// Step 3 with no RDMA device and no nccl-tests: errors that name what is missing.
 #[test]
 fn step_3_without_rdma_devices_or_nccl_tests_is_an_error() {
-    let inv = r#"
-[defaults]
-transport = "replay"
-replay_dir = "t"
-[[node]]
-name = "a"
-fabric_ips = ["192.168.100.10"]
-[[node]]
-name = "b"
-fabric_ips = ["192.168.100.11"]
-"#;
+    let inv = common::REPLAY_PAIR_INV;
     let t = r#"
 [[command]]
 command = "rdma link"

@@ -150,3 +150,22 @@ for name, n in nodes.items():
     # netplan.io 0.106 answers a valid file; seen on this project's CI machine)
     cmd(f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- '{nf}' "$d/etc/netplan/" && netplan generate --root-dir "$d\"""", stdout="", ms=120)
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))
+
+# ---------------------------------------------------------------------------------------------
+# Second cable (issue 20 item 6): RDMA port counters for measure_utilization=true (the bond
+# scenarios are made by scenarios.py).
+def counters_cmd(devs, window):
+    files = "".join(f" /sys/class/infiniband/{d}/ports/1/counters/port_xmit_data /sys/class/infiniband/{d}/ports/1/counters/port_rcv_data" for d in devs)
+    return f"cat{files} && sleep {window} && cat{files}"
+def counters_text(start, pct, speed_mbps, window, rails):
+    # port_xmit_data / port_rcv_data count octets / 4; the workload sends pct % of the port's
+    # expected speed summed over its rails (receives a little less), shared evenly by the rails.
+    words_tx = int(pct / 100 * speed_mbps * 1e6 * window / 8 / 4)
+    words_rx = int(words_tx * 0.97)
+    before = [v for i in range(rails) for v in (start[0] + i * 7919, start[1] + i * 104729)]
+    after = [v + (words_tx if k % 2 == 0 else words_rx) // rails for k, v in enumerate(before)]
+    return "\n".join(str(v) for v in before + after) + "\n"
+with open("transcripts/spark-01.toml", "a") as f:
+    f.write("\n# measure_utilization=true (second_cable_checklist): RDMA port counters of qsfp1's two rails over 30 s while a\n"
+            "# workload runs at 85 % of 200 Gbit/s (synthesised: sysfs prints one decimal per file)\n")
+    f.write(f"[[command]]\ncommand = {q(counters_cmd(devs, 30))}\nstdout = {q(counters_text((918273645123, 907162534987), 85, 200000, 30, 2))}\nexit_code = 0\nduration_ms = 30010\n")

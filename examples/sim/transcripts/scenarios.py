@@ -234,3 +234,89 @@ s.answer("spark-02", f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || ex
          stdout="", stderr_file=NP_ERR, exit_code=1, ms=150)
 s.expect(FIVE, "step 5: netplan backup and restore [spark-02]", ["spark-02", "netplan generate rejects", "Invalid YAML"], args=["--allow-changes"])
 s.write()
+
+# ---------------------------------------------------------------------------------------------
+# Second cable installed and bonded (second_cable_checklist.rhai with --set second_cable=true
+# --set bond_ip=192.168.50.10): bond0 is 802.3ad over both QSFP ports' four rails.
+import tomllib
+SC = "second_cable_checklist.rhai"
+BOND_ARGS = ["--set", "second_cable=true", "--set", "bond_ip=192.168.50.10"]
+BOND_IPS = {"spark-01": "192.168.50.10", "spark-02": "192.168.50.11"}
+SYS_MAC = {"spark-01": "4c:bb:47:1a:20:40", "spark-02": "4c:bb:47:1a:31:80"}
+BOND_SLAVES = ["enp1s0f0np0", "enP2p1s0f0np0", "enp1s0f1np1", "enP2p1s0f1np1"]
+BOND_NOTE = ("/proc/net/bonding/bond0 in the format of the real 6.x-kernel capture "
+             "tests/fixtures/bonding/8023ad-3slaves-all-down-no-partner-lacp-active-fc41.txt")
+
+def bond_text(node, faults):
+    """/proc/net/bonding/bond0 of a 4-slave 802.3ad bond (layer3+4, LACP fast, port state 63 =
+    in sync, collecting, distributing); `faults`: slave -> the fields that differ."""
+    peer = PEER[node]
+    good = dict(agg=1, actor_state=63, partner_state=63, partner_mac=SYS_MAC[peer], partner_key=15,
+                churn="none", churned=0, port_key=15)
+    slaves = [dict(good, **faults.get(x, {})) for x in BOND_SLAVES]
+    mac = lambda i: SYS_MAC[node][:-2] + f"{int(SYS_MAC[node][-2:], 16) + i:02x}"
+    out = ["Ethernet Channel Bonding Driver: v6.11.0-1016-nvidia", "",
+           "Bonding Mode: IEEE 802.3ad Dynamic link aggregation", "Transmit Hash Policy: layer3+4 (1)",
+           "MII Status: up", "MII Polling Interval (ms): 100", "Up Delay (ms): 0", "Down Delay (ms): 0",
+           "Peer Notification Delay (ms): 0", "", "802.3ad info", "LACP active: on", "LACP rate: fast",
+           "Min links: 0", "Aggregator selection policy (ad_select): stable", "System priority: 65535",
+           f"System MAC address: {SYS_MAC[node]}", "Active Aggregator Info:", "\tAggregator ID: 1",
+           f"\tNumber of ports: {sum(1 for x in slaves if x['agg'] == 1)}", "\tActor Key: 15", "\tPartner Key: 15",
+           f"\tPartner Mac Address: {SYS_MAC[peer]}", ""]
+    for i, (name, x) in enumerate(zip(BOND_SLAVES, slaves)):
+        out += [f"Slave Interface: {name}", "MII Status: up", "Speed: 200000 Mbps", "Duplex: full",
+                "Link Failure Count: 0", f"Permanent HW addr: {mac(i)}", "Slave queue ID: 0",
+                f"Aggregator ID: {x['agg']}", f"Actor Churn State: {x['churn']}", f"Partner Churn State: {x['churn']}",
+                f"Actor Churned Count: {x['churned']}", f"Partner Churned Count: {x['churned']}",
+                "details actor lacp pdu:", "    system priority: 65535", f"    system mac address: {SYS_MAC[node]}",
+                f"    port key: {x['port_key']}", "    port priority: 255", f"    port number: {i + 1}",
+                f"    port state: {x['actor_state']}", "details partner lacp pdu:", "    system priority: 65535",
+                f"    system mac address: {x['partner_mac']}", f"    oper key: {x['partner_key']}",
+                "    port priority: 255", f"    port number: {i + 1}", f"    port state: {x['partner_state']}", ""]
+    return "\n".join(out)
+
+def healthy_answer(node, command):
+    with open(T + f"{node}.toml", "rb") as f:
+        return next(c for c in tomllib.load(f)["command"] if c["command"] == command)["stdout"]
+
+def bond_iperf3(s, gbps, note):
+    """spark-02 -> spark-01's bond address: the healthy iperf3 -P 16 JSON (one rail's address)
+    with the bond's addresses and `gbps`."""
+    doc = json.loads(healthy_answer("spark-02", "iperf3 -c 192.168.100.10 -p 5201 -J -P 16 -t 10"))
+    for c in doc["start"]["connected"]:
+        c["local_host"], c["remote_host"] = BOND_IPS["spark-02"], BOND_IPS["spark-01"]
+    f = gbps * 1e9 / doc["end"]["sum_sent"]["bits_per_second"]
+    for k in ["sum_sent", "sum_received"]:
+        doc["end"][k]["bits_per_second"] *= f
+        doc["end"][k]["bytes"] = int(doc["end"][k]["bytes"] * f)
+    s.answer("spark-02", f"iperf3 -c {BOND_IPS['spark-01']} -p 5201 -J -P 16 -t 10", note,
+             stdout_file=s.file("iperf3-bond.json", json.dumps(doc, indent="\t") + "\n"), ms=10100)
+
+s = Scenario("two-cables-healthy", "healthy: a second QSFP cable installed and bonded (802.3ad over both ports' four rails, every slave in LACP sync, layer3+4), iperf3 -P 16 across the bond at ~183 Gbit/s", healthy=True)
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, "cat /proc/net/bonding/bond0", BOND_NOTE + ": 4 slaves in sync", stdout_file=s.file(f"bond0-{n}.txt", bond_text(n, {})))
+bond_iperf3(s, 183.2, "the healthy iperf3 -P 16 JSON to the bond's address, ~183 Gbit/s (both PCIe x4 paths)")
+s.expect(SC, "second cable pitfalls: bond 802.3ad, LACP in sync [spark-01]", [], status="pass", args=BOND_ARGS)
+s.write()
+
+# spark-01's enP2p1s0f0np0 receives no LACPDU: defaulted, its own aggregator 2, actor port state
+# 71, partner MAC zero and state 1 (the pattern of the real captures
+# tests/fixtures/bonding/8023ad-2x1g-slave-up-no-lacp-partner-state-79-...txt and ...-fc41.txt);
+# spark-02 sees that port out of sync (partner state 71) and does not collect/distribute on it
+# (actor state 15, as the real flapping capture's eth1). MII is up everywhere and iperf3 still
+# passes (~176 Gbit/s: the other PCIe path keeps a slave): only the LACP state shows it.
+s = Scenario("bond-slave-out-of-sync", "second QSFP cable bonded with LACP, one bond slave out of sync: spark-01's enP2p1s0f0np0 gets no LACPDU (partner MAC 00:00:00:00:00:00, own aggregator), spark-02 does not distribute on it; MII up everywhere, iperf3 still passes")
+faults = {
+    "spark-01": {"enP2p1s0f0np0": dict(agg=2, actor_state=71, partner_state=1, partner_mac="00:00:00:00:00:00",
+                                       partner_key=1, churn="churned", churned=1, port_key=0)},
+    "spark-02": {"enP2p1s0f0np0": dict(actor_state=15, partner_state=71, churn="monitoring")},
+}
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, "cat /proc/net/bonding/bond0", BOND_NOTE + ": enP2p1s0f0np0 out of LACP sync",
+             stdout_file=s.file(f"bond0-{n}.txt", bond_text(n, faults[n])))
+bond_iperf3(s, 176.4, "the healthy iperf3 -P 16 JSON to the bond's address, ~176 Gbit/s")
+s.expect(SC, "second cable pitfalls: bond 802.3ad, LACP in sync [spark-01]",
+         ["spark-01", "bond0", "slave enP2p1s0f0np0", "not the active aggregator 1", "not in synchronization", "partner MAC 00:00:00:00:00:00"], args=BOND_ARGS)
+s.expect(SC, "second cable pitfalls: bond 802.3ad, LACP in sync [spark-02]",
+         ["spark-02", "bond0", "slave enP2p1s0f0np0", "partner port state 71", "not distributing"], args=BOND_ARGS)
+s.write()

@@ -4,6 +4,7 @@
 //! `timeout` and the primitives apply the run's one policy (`RunEnv::command_timeout`).
 
 mod cluster;
+mod nccl_env;
 mod nodes;
 mod options;
 mod pair;
@@ -66,6 +67,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     tools::register(engine);
     pair::register(engine);
     cluster::register(engine);
+    nccl_env::register(engine);
 }
 
 /// For `fabcheck doc`: each function's options and the fields of what it returns, from the

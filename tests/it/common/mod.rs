@@ -304,3 +304,17 @@ pub fn validate_junit(path: &Path) -> String {
     );
     String::from_utf8_lossy(&p.stdout).trim().to_string()
 }
+
+/// An inventory of two replayed nodes `a` and `b` (one fabric address each) answering from
+/// `t/a.toml` and `t/b.toml` in the run's directory.
+pub const REPLAY_PAIR_INV: &str = r#"
+[defaults]
+transport = "replay"
+replay_dir = "t"
+[[node]]
+name = "a"
+fabric_ips = ["192.168.100.10"]
+[[node]]
+name = "b"
+fabric_ips = ["192.168.100.11"]
+"#;
