@@ -1,7 +1,8 @@
-//! `fabcheck check SCRIPT...`: compile only (syntax and unknown functions).
+//! `fabcheck check SCRIPT...`: compile only (syntax, unknown functions, and field and option-key
+//! typos where the kind of a value is known: `engine::typos`).
 
 use super::common::{build_env, expand_scripts, load_all, usage, EnvOptions};
-use super::EXIT_OK;
+use super::{EXIT_OK, EXIT_USAGE};
 use crate::inventory::Inventory;
 use std::collections::BTreeMap;
 
@@ -16,10 +17,19 @@ pub fn check(scripts: &[String]) -> i32 {
     };
     match load_all(&paths, &env) {
         Ok(s) => {
+            let mut code = EXIT_OK;
             for x in &s {
-                println!("ok: {}", x.path.display());
+                let file = x.path.display().to_string();
+                let typos = crate::engine::typos::check(&file, &x.source);
+                if typos.is_empty() {
+                    println!("ok: {file}");
+                }
+                for d in &typos {
+                    eprint!("{d}");
+                    code = EXIT_USAGE;
+                }
             }
-            EXIT_OK
+            code
         }
         Err(c) => c,
     }

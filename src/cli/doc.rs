@@ -98,6 +98,8 @@ pub fn doc() -> i32 {
         .gen_fn_signatures(false)
         .iter()
         .filter(|s| !s.starts_with("parse::"))
+        // a result's own map-like functions (keys, contains, ...): see "Options and returned fields"
+        .filter(|s| !s.contains("(_: &mut map"))
         .map(|s| script_signature(s))
         // The dry run's stand-in answer is not for scripts to call (README: --dry-run).
         .filter(|s| !s.contains("dry-runanswer"))
@@ -126,7 +128,13 @@ pub fn doc() -> i32 {
     println!(
         "An unknown option key is an error (with \"did you mean\"). Every `timeout` follows the"
     );
-    println!("timeout policy in README.md.\n");
+    println!("timeout policy in README.md. A result reads like a map (`r.field`, `r[\"field\"]`,");
+    println!("`\"field\" in r`, `r.keys()`, `r.values()`, `r.len()`, printing, `r.to_json()`; `r.to_map()`");
+    println!(
+        "is a plain copy) but has exactly the fields listed: reading another is an error (with"
+    );
+    println!("\"did you mean\"); a listed field without a value reads `()`. In a `--dry-run` a");
+    println!("listed field not known yet reads a stand-in; reading another is the same error.\n");
     for (call, opts, fields) in crate::engine::bindings::reference() {
         let o = if opts.is_empty() {
             "none".to_string()
@@ -139,6 +147,10 @@ pub fn doc() -> i32 {
             fields.join(", ")
         };
         println!("- `{call}` — options: {o}; returns: {f}");
+    }
+    println!("\n## Results inside results\n");
+    for (name, fields) in crate::engine::bindings::nested_kinds() {
+        println!("- {name}: {}", fields.join(", "));
     }
     println!("\n## Parsers (`parse::KIND(text)`, same as `fabcheck parse KIND`)\n");
     for (kind, f, input) in crate::parse::KINDS {

@@ -22,7 +22,8 @@ use rhai::{Dynamic, Engine, Map, NativeCallContext};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-fn at(ctx: &NativeCallContext) -> String {
+/// `file:line` of a call, for messages.
+pub(crate) fn at(ctx: &NativeCallContext) -> String {
     let file = ctx
         .call_source()
         .map(str::to_string)
@@ -35,7 +36,9 @@ fn at(ctx: &NativeCallContext) -> String {
 
 /// A value as a person reads it in a message: strings quoted, `()` as null.
 pub fn show(v: &Dynamic) -> String {
-    if v.is_unit() {
+    if let Some(r) = super::bindings::record::as_map(v) {
+        r.to_string()
+    } else if v.is_unit() {
         "null".into()
     } else if v.is_string() {
         format!("{:?}", v.to_string())

@@ -10,6 +10,7 @@ pub mod registry;
 pub mod runner;
 pub mod signal;
 pub mod stdlib;
+pub mod typos;
 
 use crate::run::cancel;
 use crate::run::context;
@@ -86,12 +87,13 @@ fn parse_module() -> Module {
     let mut m = Module::new();
     for (kind, fname, _) in crate::parse::KINDS {
         let kind: &'static str = kind;
+        let returns = bindings::results::returns(&format!("parse::{fname}"));
         m.set_native_fn(
             *fname,
             move |text: &str| -> Result<Dynamic, Box<rhai::EvalAltResult>> {
                 let v = crate::parse::parse(kind, text)
                     .map_err(|e| signal::error(e.to_string(), rhai::Position::NONE))?;
-                rhai::serde::to_dynamic(v)
+                rhai::serde::to_dynamic(v).map(|d| bindings::record::typed(d, returns))
             },
         );
     }

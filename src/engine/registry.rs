@@ -25,8 +25,9 @@ pub struct TestDef {
     pub peer: Option<NodeRef>,
     /// `test_pairs` testcases: (round, number of rounds), 1-based.
     pub round: Option<(usize, usize)>,
-    /// Known at registration to be an error (a pair check over fewer than two nodes): the
-    /// testcase is reported as this error without running the closure.
+    /// Known at registration to be an error (a pair check over fewer than two nodes, a test
+    /// option that cannot be read): the testcase is reported as this error without running
+    /// the closure; the script's other tests still run.
     pub error: Option<String>,
 }
 
@@ -67,20 +68,43 @@ fn snapshot_loop_captures(
 
 pub type SharedRegistry = Arc<Mutex<Registry>>;
 
+/// Options of `test`, `test_each` and `test_pairs`.
+pub const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "changes"];
+
 #[derive(Default, Clone)]
 struct Opts {
     timeout: Option<Duration>,
     tags: Vec<String>,
     retries: u32,
     changes: bool,
+    /// Why the options could not be read (the test ends as this error, alone).
+    invalid: Option<String>,
 }
 
-fn parse_opts(map: &Map, pos: rhai::Position) -> Result<Opts, RhaiErr> {
+fn parse_opts(map: &Map, pos: rhai::Position) -> Opts {
     parse_opts_with(map, pos, &[])
 }
 
-/// Test options, plus `extra` keys the caller reads itself (test_pairs' pattern options).
-fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<Opts, RhaiErr> {
+/// Test options, plus `extra` keys the caller reads itself (test_pairs' pattern options). An
+/// option that cannot be read makes the options `invalid`, not the script's top level stop.
+fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Opts {
+    read_opts(map, pos, extra).unwrap_or_else(|e| {
+        let message = match signal::classify(&e) {
+            signal::Ending::Signal(s) => s.message,
+            _ => e.to_string(),
+        };
+        let at = pos
+            .line()
+            .map(|l| format!(" at line {l}"))
+            .unwrap_or_default();
+        Opts {
+            invalid: Some(format!("{message}{at} (the test did not run)")),
+            ..Opts::default()
+        }
+    })
+}
+
+fn read_opts(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<Opts, RhaiErr> {
     let mut o = Opts::default();
     for (k, v) in map {
         if extra.contains(&k.as_str()) {
@@ -114,7 +138,7 @@ fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<Opt
             }
             "changes" => o.changes = v.as_bool().unwrap_or(false),
             other => {
-                let mut known = vec!["timeout", "tags", "retries", "changes"];
+                let mut known = TEST_OPTS.to_vec();
                 known.extend(extra);
                 return Err(signal::error(
                     format!(
@@ -162,7 +186,7 @@ fn add(
         group,
         peer: None,
         round: None,
-        error: None,
+        error: opts.invalid,
     });
 }
 
@@ -204,7 +228,7 @@ fn each(
 }
 
 /// Options of `test_pairs` besides the test options.
-const PAIR_OPTS: &[&str] = &["pattern", "both_directions", "split", "pairs", "fanout"];
+pub const PAIR_OPTS: &[&str] = &["pattern", "both_directions", "split", "pairs", "fanout"];
 
 /// `test_pairs(nodes, name, |a, b| …, #{ pattern, … })`: one testcase `name [a -> b]` per pair,
 /// registered round by round (each round a group that runs concurrently; rounds in order).
@@ -218,7 +242,7 @@ fn pairs_of(
 ) -> Result<(), RhaiErr> {
     use super::pairs::{self, Pattern};
     let pos = ctx.call_position();
-    let opts = parse_opts_with(&map, pos, PAIR_OPTS)?;
+    let opts = parse_opts_with(&map, pos, PAIR_OPTS);
     let mut nodes: Vec<NodeRef> = super::bindings::node_array(nodes, pos)?;
     // A node listed twice (a ring over overlapping sets) is one node: never paired with itself.
     let mut seen = std::collections::HashSet::new();
@@ -327,12 +351,7 @@ fn pairs_of(
                 ctx,
                 &label,
                 Some(na),
-                Opts {
-                    timeout: opts.timeout,
-                    tags: opts.tags.clone(),
-                    retries: opts.retries,
-                    changes: opts.changes,
-                },
+                opts.clone(),
                 func.clone(),
                 Some(group),
             );
@@ -399,10 +418,9 @@ pub fn register(engine: &mut Engine, reg: SharedRegistry) {
     let r = reg.clone();
     engine.register_fn(
         "test",
-        move |ctx: NativeCallContext, name: &str, opts: Map, f: FnPtr| -> Result<(), RhaiErr> {
-            let o = parse_opts(&opts, ctx.call_position())?;
+        move |ctx: NativeCallContext, name: &str, opts: Map, f: FnPtr| {
+            let o = parse_opts(&opts, ctx.call_position());
             add(&r, &ctx, name, None, o, f, None);
-            Ok(())
         },
     );
     let r = reg.clone();
@@ -421,7 +439,7 @@ pub fn register(engine: &mut Engine, reg: SharedRegistry) {
               opts: Map,
               f: FnPtr|
               -> Result<(), RhaiErr> {
-            let o = parse_opts(&opts, ctx.call_position())?;
+            let o = parse_opts(&opts, ctx.call_position());
             each(&r, &ctx, nodes, name, o, f)
         },
     );

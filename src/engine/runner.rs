@@ -99,7 +99,7 @@ fn ending_to_outcome(
         Ending::Signal(s) => {
             let st = match s.kind {
                 SignalKind::Failure => Status::Failure,
-                SignalKind::Error => Status::Error,
+                SignalKind::Error | SignalKind::ScriptError => Status::Error,
                 SignalKind::Skip => Status::Skipped,
                 // Only in dry runs, whose outcomes become "listed" (`dry_outcome`).
                 SignalKind::DryRunStop => Status::Error,
@@ -148,7 +148,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     }
     let timeout = def.timeout.unwrap_or(opts.default_timeout);
     let file = script.path.display().to_string();
-    let mut listing_stopped = false;
+    let mut ended_by = None;
     for attempt in 0..=def.retries {
         context::set_file(&file);
         let mut tc = TestCtx::new(&def.name, &file, timeout);
@@ -171,7 +171,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
             _ => def.func.call::<Dynamic>(&script.engine, &script.ast, ()),
         };
         let ctx = context::take();
-        listing_stopped = matches!(&res, Err(e) if super::signal::is_dry_stop(e));
+        ended_by = res.as_ref().err().and_then(|e| super::signal::kind_of(e));
         let deferred = ctx
             .as_ref()
             .map(|c| c.deferred_failures.clone())
@@ -246,7 +246,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         ));
     }
     if opts.dry_run && t.status != Status::Skipped {
-        dry_outcome(&mut t, listing_stopped);
+        dry_outcome(&mut t, ended_by);
     }
     t.output = cap(&t.output, OUTPUT_CAP);
     t.duration_ms = started.elapsed().as_millis() as u64;
@@ -255,10 +255,20 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
 
 /// `--dry-run`: a test's outcome is its listing — skipped, "dry run: N commands listed", and
 /// where the listing ended when the test did not run to its end. What is missing on the nodes
-/// is the preflight's to say (`run::preflight`).
-fn dry_outcome(t: &mut TestResult, stopped: bool) {
+/// is the preflight's to say (`run::preflight`). A test that ended on an error of the script
+/// itself ([`SignalKind::ScriptError`]: a misspelt field) stays an error: the real run would
+/// end there whatever the nodes answer.
+fn dry_outcome(t: &mut TestResult, ended_by: Option<SignalKind>) {
     let listed = t.commands.iter().filter(|c| c.dry_run).count();
     let said = t.message.clone().unwrap_or_default();
+    let stopped = ended_by == Some(SignalKind::DryRunStop);
+    if ended_by == Some(SignalKind::ScriptError) {
+        t.detail = Some(format!(
+            "dry run: {listed} command{} listed, then the test ends with this error, whatever the nodes answer",
+            if listed == 1 { "" } else { "s" }
+        ));
+        return;
+    }
     let ended = match t.status {
         Status::Pass => " (the whole test)".to_string(),
         _ if stopped => format!(", then the listing stops: {said}"),

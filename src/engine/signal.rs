@@ -14,6 +14,9 @@ pub enum SignalKind {
     /// `--dry-run`: the test's next step needs an answer a dry run does not have (a branch or
     /// loop on a stand-in): its listing ends here.
     DryRunStop,
+    /// The script itself is wrong (it reads a field its result does not have): an error that
+    /// no answer of the nodes changes, so a dry run reports it as an error too.
+    ScriptError,
 }
 
 #[derive(Debug, Clone)]
@@ -118,9 +121,17 @@ fn dry_stop(message: String) -> Ending {
     })
 }
 
+/// The kind of signal that ended a test, if a signal did.
+pub fn kind_of(err: &EvalAltResult) -> Option<SignalKind> {
+    match classify(err) {
+        Ending::Signal(s) => Some(s.kind),
+        _ => None,
+    }
+}
+
 /// Did the dry run's listing of a test stop here (a [`SignalKind::DryRunStop`])?
 pub fn is_dry_stop(err: &EvalAltResult) -> bool {
-    matches!(classify(err), Ending::Signal(s) if s.kind == SignalKind::DryRunStop)
+    kind_of(err) == Some(SignalKind::DryRunStop)
 }
 
 /// How a dry run's stop in a `for` loop starts (the loop's place is added by [`classify`]).
@@ -189,6 +200,9 @@ fn script_terms(sig: &str) -> String {
         msg.push_str(
             " (the value before `.` is nothing: the previous call returned no value, e.g. an in-place method)",
         );
+    }
+    if kinds.iter().any(|k| k == "a map") {
+        msg.push_str(" (a result of a primitive or parser reads like a map but only has its fields and `keys`, `values`, `len`, `contains`, `get`, `to_json`: `r.to_map()` gives a plain copy for the other map functions)");
     }
     msg.push_str("; check the name and the arguments (`fabcheck doc` lists every function and its arguments)");
     msg

@@ -183,21 +183,13 @@ fn dry_run_stops_listing_where_the_test_would_branch_on_an_answer() {
 
 /// Two replayed nodes `a` and `b` answering the preflight; `b_tools` overrides `command -v`.
 fn pair_fab(inv_extra_b: &str, b_missing: &[&str], b_devices: &str) -> Fab {
-    let inv = format!(
-        r#"
-[defaults]
-transport = "replay"
-replay_dir = "t"
-[[node]]
-name = "a"
-fabric_ips = ["192.168.100.10"]
-rdma_devices = ["mlx5_0"]
-[[node]]
-name = "b"
-fabric_ips = ["192.168.100.11"]
-{inv_extra_b}
-"#
-    );
+    // Node `b` is the last table: its extra keys go at the end.
+    let inv = crate::common::REPLAY_PAIR_INV.replacen(
+        "name = \"a\"\n",
+        "name = \"a\"\nrdma_devices = [\"mlx5_0\"]\n",
+        1,
+    ) + inv_extra_b
+        + "\n";
     let answers = |missing: &[&str], devices: &str| {
         let mut t = String::from("[[command]]\ncommand = \"true\"\nstdout = \"\"\n");
         for tool in ["timeout", "ss", "pkill", "ib_write_bw"] {
@@ -373,55 +365,17 @@ fn dry_run_lists_a_retried_test_once() {
 /// preflight names what it did not find.
 #[test]
 fn dry_run_without_nccl_tests_anywhere_is_an_error() {
-    let inv = r#"
-[defaults]
-transport = "replay"
-replay_dir = "t"
-[[node]]
-name = "a"
-fabric_ips = ["192.168.100.10"]
-[[node]]
-name = "b"
-fabric_ips = ["192.168.100.11"]
-"#;
-    let mut t = String::from(
-        r#"
-[[command]]
-command = "true"
-stdout = ""
-[[command]]
-command = """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }"""
-stdout = ""
-exit_code = 1
-[[command]]
-command = "command -v all_reduce_perf >/dev/null"
-stdout = ""
-exit_code = 1
-"#,
+    let mut t = format!(
+        "[[command]]\ncommand = \"true\"\nstdout = \"\"\n{}\
+         [[command]]\ncommand = \"command -v all_reduce_perf >/dev/null\"\nstdout = \"\"\nexit_code = 1\n",
+        crate::common::NO_ALL_REDUCE_PERF
     );
     for tool in ["timeout", "mpirun", "ethtool", "rdma", "ibdev2netdev"] {
         t.push_str(&format!(
             "[[command]]\ncommand = \"command -v {tool} >/dev/null\"\nstdout = \"\"\n"
         ));
     }
-    let script = repo().join("scripts/five_step_acceptance.rhai");
-    let o = Fab::new()
-        .file("inv.toml", inv)
-        .file("t/a.toml", &t)
-        .file("t/b.toml", &t)
-        .args([
-            "run",
-            &script.display().to_string(),
-            "-i",
-            "inv.toml",
-            "--filter",
-            "step 3",
-            "--dry-run",
-            "--set",
-            "nccl_min_busbw_gbs=20",
-        ])
-        .reports()
-        .run();
+    let o = crate::common::step_3_on_replay_pair(&t, &["--dry-run"]);
     o.code(1);
     let n = "step 3: nccl all_reduce busbw and transport";
     assert_eq!(o.status(n), "skipped");
@@ -432,4 +386,50 @@ exit_code = 1
         ) && m.contains("nccl-tests"),
         "{m}"
     );
+}
+
+/// Typed results in a dry run: a stand-in knows what kind of result it stands for, so a
+/// misspelt field (one the check-time finder cannot see: read inside a function) is the same
+/// error as in a real run, with the suggestion, and the dry run counts it as an error (the
+/// real run would end there whatever the nodes answer); a declared field goes on listing.
+#[test]
+fn dry_run_reports_a_misspelt_field_of_a_stand_in_as_the_typo_error() {
+    let script = r#"
+fn speed(e) { e.speed_mpbs }
+test("typo", || { let e = node("spark-01").ethtool("enp1s0f1np1"); speed(e); });
+test("fine", || {
+    let e = node("spark-01").ethtool("enp1s0f1np1");
+    assert_ge(e.speed_mbps, 1000, "speed");
+    node("spark-02").ethtool("enp1s0f1np1");
+});
+"#;
+    for dry in [true, false] {
+        let mut args = vec!["run", "typo.rhai", "-i"];
+        let inv = sim();
+        args.push(&inv);
+        if dry {
+            args.push("--dry-run");
+        }
+        let o = Fab::new()
+            .file("typo.rhai", script)
+            .args(args)
+            .reports()
+            .run();
+        o.code(1);
+        assert_eq!(o.status("typo"), "error", "dry={dry}");
+        let m = o.message("typo");
+        assert!(
+            m.contains("`speed_mpbs` is not a field of the ethtool result")
+                && m.contains("did you mean `speed_mbps`"),
+            "dry={dry}: {m}"
+        );
+        let fine = if dry { "skipped" } else { "pass" };
+        assert_eq!(o.status("fine"), fine, "dry={dry}: {}", o.message("fine"));
+        if dry {
+            assert_eq!(
+                o.message("fine"),
+                "dry run: 2 commands listed (the whole test)"
+            );
+        }
+    }
 }

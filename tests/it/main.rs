@@ -20,3 +20,4 @@ mod scenarios;
 mod second_cable;
 mod shipped;
 mod transport_local;
+mod typed;

@@ -6,7 +6,8 @@ fn script(name: &str) -> String {
     repo().join("scripts").join(name).display().to_string()
 }
 
-fn sim() -> String {
+/// The simulated two-Spark inventory.
+pub fn sim() -> String {
     repo()
         .join("examples/sim/two-sparks.toml")
         .display()
@@ -207,35 +208,12 @@ fn fabric_baseline_runs_on_the_simulation() {
 /// Step 3 with no RDMA device and no nccl-tests: errors that name what is missing.
 #[test]
 fn step_3_without_rdma_devices_or_nccl_tests_is_an_error() {
-    let inv = common::REPLAY_PAIR_INV;
-    let t = r#"
-[[command]]
-command = "rdma link"
-stdout = ""
-[[command]]
-command = "ethtool enp1s0f1np1"
-stdout = ""
-[[command]]
-command = """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }"""
-stdout = ""
-exit_code = 1
-"#;
-    let o = Fab::new()
-        .file("inv.toml", inv)
-        .file("t/a.toml", t)
-        .file("t/b.toml", t)
-        .args([
-            "run",
-            &script("five_step_acceptance.rhai"),
-            "-i",
-            "inv.toml",
-            "--filter",
-            "step 3",
-            "--set",
-            "nccl_min_busbw_gbs=20",
-        ])
-        .reports()
-        .run();
+    let t = format!(
+        "[[command]]\ncommand = \"rdma link\"\nstdout = \"\"\n\
+         [[command]]\ncommand = \"ethtool enp1s0f1np1\"\nstdout = \"\"\n{}",
+        common::NO_ALL_REDUCE_PERF
+    );
+    let o = common::step_3_on_replay_pair(&t, &[]);
     o.code(1);
     let d = "step 3: rdma devices up [a]";
     assert_eq!(o.status(d), "error", "{}", o.message(d));

@@ -1,5 +1,6 @@
 //! `all_reduce_perf`, `nccl_test`, `ssh_hop`.
 
+use super::results::returns;
 use super::{node_array, value, Opts};
 use crate::engine::signal::RhaiErr;
 use crate::primitives::nccl::{self, Launcher, NcclOpts};
@@ -34,7 +35,11 @@ fn nccl_test(
         hosts: o.strings("hosts")?,
         timeout: o.duration("timeout")?,
     };
-    value(nccl::nccl_test(name, &nodes, &no), pos)
+    value(
+        nccl::nccl_test(name, &nodes, &no),
+        returns("nccl_test"),
+        pos,
+    )
 }
 
 fn hop(
@@ -49,7 +54,7 @@ fn hop(
         strict_host_key: o.bool("strict_host_key")?,
         timeout: o.duration("timeout")?,
     };
-    value(ssh_hop::ssh_hop(from, to, &ho), pos)
+    value(ssh_hop::ssh_hop(from, to, &ho), returns("ssh_hop"), pos)
 }
 
 pub fn register(engine: &mut Engine) {

@@ -3,7 +3,12 @@
 //! unknown fields are `DryValue`s), so that the test goes on listing commands — but never takes
 //! a branch on a value nobody measured:
 //!
-//! - fields, indexes, arithmetic and string methods of a `DryValue` are `DryValue`s;
+//! - a `DryValue` knows the kind of result it stands for (`results.rs`): reading a field that
+//!   kind does not declare is the typo error of a real result (`record.rs`), which a dry run
+//!   counts as an error ([`SignalKind::ScriptError`]); where the plan knows part of the result
+//!   the stand-in is a typed record whose unknown fields are `DryValue`s of their kind;
+//! - fields, indexes, arithmetic and string methods of a `DryValue` are `DryValue`s (those of
+//!   arithmetic and methods no longer of a result kind: any field reads);
 //! - `== ()` is false and `!= ()` true (a read is assumed to give a value);
 //! - as text (`${v}`, `"…" + v`) every stand-in reads the same, [`TEXT`]: two texts made from
 //!   answers not asked are equal (the healthy path: driver strings alike, no error words);
@@ -11,16 +16,31 @@
 //! - any other comparison, `!`, `if`/`while` on it, looping over it or passing it where a
 //!   real value is needed stops the test: the listing ends there, saying on what answer.
 
+use super::record;
+use super::results::{Nest, Returns};
 use crate::engine::signal::{self, RhaiErr, SignalKind};
 use crate::primitives::PrimError;
 use rhai::{Dynamic, Engine, NativeCallContext, INT};
 use std::sync::Arc;
 
 /// What a script sees for an answer that a dry run did not ask.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DryValue {
     /// Whose answer it stands for: "the answer of `ethtool enp1s0f1np1` on spark-01".
     pub origin: Arc<str>,
+    /// The kind of result it stands for, where known: reading a field that kind does not
+    /// declare is the same error as on a real result. `None` for a value derived from it.
+    pub kind: Option<Returns>,
+}
+
+impl DryValue {
+    /// The stand-in for a part of this one, of kind `kind`.
+    fn part(&self, kind: Option<Returns>) -> DryValue {
+        DryValue {
+            origin: self.origin.clone(),
+            kind,
+        }
+    }
 }
 
 /// A loop over a stand-in stops the test (how many items there are is not known).
@@ -50,25 +70,49 @@ pub fn is(v: &Dynamic) -> bool {
     v.is::<DryValue>()
 }
 
-fn of(origin: &str) -> Dynamic {
+fn of(origin: &str, kind: Option<Returns>) -> Dynamic {
     Dynamic::from(DryValue {
         origin: origin.into(),
+        kind,
     })
 }
 
-/// The script value of a dry-run primitive: what its plan knows, `DryValue` for the rest.
-pub fn stand_in(e: &PrimError) -> Dynamic {
-    fn fill(v: Dynamic, origin: &str) -> Dynamic {
+/// The kind of result held by a field that holds results.
+fn nested(n: Nest) -> Returns {
+    match n {
+        Nest::One(s) => Returns::One(s),
+        Nest::Many(s) => Returns::List(s),
+    }
+}
+
+/// The kind of `kind`'s part under `key` (a field, a node name) or at an index (`None`).
+fn part_kind(kind: Option<Returns>, key: Option<&str>) -> Option<Returns> {
+    match (kind?, key) {
+        (Returns::One(s), Some(k)) => s.nested(k).map(nested),
+        (Returns::ByNode(s), Some(_)) | (Returns::List(s), None) => Some(Returns::One(s)),
+        _ => None,
+    }
+}
+
+/// The script value of a dry-run primitive returning `returns`: what its plan knows (typed),
+/// a `DryValue` of the right kind for the rest.
+pub fn stand_in(e: &PrimError, returns: Returns) -> Dynamic {
+    fn fill(v: Dynamic, origin: &str, kind: Option<Returns>) -> Dynamic {
         if v.is_unit() {
-            return of(origin);
+            return of(origin, kind);
         }
         if v.is_map() {
             let m = v.cast::<rhai::Map>();
-            return Dynamic::from_map(m.into_iter().map(|(k, x)| (k, fill(x, origin))).collect());
+            let m = m.into_iter().map(|(k, x)| {
+                let kind = part_kind(kind, Some(k.as_str()));
+                (k, fill(x, origin, kind))
+            });
+            return Dynamic::from_map(m.collect());
         }
         if v.is_array() {
             let a = v.cast::<rhai::Array>();
-            return Dynamic::from_array(a.into_iter().map(|x| fill(x, origin)).collect());
+            let kind = part_kind(kind, None);
+            return Dynamic::from_array(a.into_iter().map(|x| fill(x, origin, kind)).collect());
         }
         v
     }
@@ -77,19 +121,16 @@ pub fn stand_in(e: &PrimError) -> Dynamic {
         .as_ref()
         .and_then(|k| rhai::serde::to_dynamic(k).ok())
     {
-        Some(v) => fill(v, &e.message),
-        None => of(&e.message),
+        Some(v) => record::typed(fill(v, &e.message, Some(returns)), returns),
+        None => of(&e.message, Some(returns)),
     }
 }
 
-fn at(ctx: &NativeCallContext) -> String {
-    let file = ctx
-        .call_source()
-        .map(str::to_string)
-        .unwrap_or_else(crate::run::context::file);
-    match ctx.call_position().line() {
-        Some(l) => format!(" at {file}:{l}"),
-        None => String::new(),
+/// `v.field` / `v[key]`: a stand-in for that part, or the typo error of a real result.
+fn field(ctx: &NativeCallContext, v: &DryValue, key: &str) -> Result<Dynamic, RhaiErr> {
+    match v.kind {
+        Some(Returns::One(s)) if !s.has(key) => Err(record::no_such_field(ctx, s, key)),
+        kind => Ok(Dynamic::from(v.part(part_kind(kind, Some(key))))),
     }
 }
 
@@ -97,7 +138,11 @@ fn at(ctx: &NativeCallContext) -> String {
 fn stop(ctx: &NativeCallContext, what: &str, v: &DryValue) -> RhaiErr {
     signal::throw(
         SignalKind::DryRunStop,
-        format!("{what}{} needs {}, {STOPPED}", at(ctx), v.origin),
+        format!(
+            "{what} at {} needs {}, {STOPPED}",
+            crate::engine::assertions::at(ctx),
+            v.origin
+        ),
         None,
         ctx.call_position(),
     )
@@ -114,11 +159,13 @@ pub fn register(engine: &mut Engine) {
     engine.register_iterator_result::<DryValue, Dynamic>();
     engine.register_fn("to_string", |_: &mut DryValue| TEXT.to_string());
     engine.register_fn("to_debug", |v: &mut DryValue| format!("<{}>", v.origin));
-    engine.register_indexer_get(|v: &mut DryValue, _k: &str| v.clone());
-    engine.register_indexer_get(|v: &mut DryValue, _k: INT| v.clone());
+    engine.register_indexer_get(|ctx: NativeCallContext, v: &mut DryValue, k: &str| {
+        field(&ctx, v, k)
+    });
+    engine.register_indexer_get(|v: &mut DryValue, _k: INT| v.part(part_kind(v.kind, None)));
     for op in ["+", "-", "*", "/", "%", "**"] {
-        engine.register_fn(op, |a: DryValue, _b: Dynamic| a);
-        engine.register_fn(op, |_a: Dynamic, b: DryValue| b);
+        engine.register_fn(op, |a: DryValue, _b: Dynamic| a.part(None));
+        engine.register_fn(op, |_a: Dynamic, b: DryValue| b.part(None));
     }
     // Text joined with a stand-in stays text (a message, a log line).
     engine.register_fn("+", |a: rhai::ImmutableString, _: DryValue| {
@@ -127,7 +174,7 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("+", |_: DryValue, b: rhai::ImmutableString| {
         format!("{TEXT}{b}")
     });
-    engine.register_fn("-", |a: DryValue| a);
+    engine.register_fn("-", |a: DryValue| a.part(None));
     // `== ()` / `!= ()` are answered (a read gives a value); every other comparison stops.
     for (op, unit) in [("==", Some(false)), ("!=", Some(true))]
         .into_iter()
@@ -151,6 +198,10 @@ pub fn register(engine: &mut Engine) {
         |ctx: NativeCallContext, a: DryValue| -> Result<bool, RhaiErr> {
             Err(stop(&ctx, "`!`", &a))
         },
+    );
+    engine.register_fn(
+        "get",
+        |ctx: NativeCallContext, v: &mut DryValue, k: &str| field(&ctx, v, k),
     );
     register_methods(engine);
 }
@@ -176,7 +227,7 @@ fn register_methods(engine: &mut Engine) {
         "trim",
         "is_empty",
     ] {
-        engine.register_fn(name, |v: &mut DryValue| v.clone());
+        engine.register_fn(name, |v: &mut DryValue| v.part(None));
     }
     for name in [
         "split",
@@ -192,10 +243,12 @@ fn register_methods(engine: &mut Engine) {
         "sub_string",
         "pad",
     ] {
-        engine.register_fn(name, |v: &mut DryValue, _a: Dynamic| v.clone());
+        engine.register_fn(name, |v: &mut DryValue, _a: Dynamic| v.part(None));
     }
     for name in ["sub_string", "replace", "reduce", "split"] {
-        engine.register_fn(name, |v: &mut DryValue, _a: Dynamic, _b: Dynamic| v.clone());
+        engine.register_fn(name, |v: &mut DryValue, _a: Dynamic, _b: Dynamic| {
+            v.part(None)
+        });
     }
 }
 
@@ -206,7 +259,25 @@ mod tests {
     fn engine() -> Engine {
         let mut e = Engine::new();
         register(&mut e);
-        e.register_fn("answer", || of("the answer of `ethtool x` on n1"));
+        record::register(&mut e);
+        let returns = super::super::results::returns;
+        e.register_fn("answer", || of("the answer of `ethtool x` on n1", None));
+        let kinds = [
+            ("ethtool_answer", "ethtool"),
+            ("addresses_answer", "addresses"),
+            ("run_all_answer", "run_all"),
+        ];
+        for (f, kind) in kinds {
+            e.register_fn(f, move || {
+                of("the answer of `x` on n1", Some(returns(kind)))
+            });
+        }
+        e.register_fn("port_answer", move || {
+            let mut e = PrimError::dry_run("n1", "ib_write_bw_port n1 -> n2 (qsfp1)");
+            e.known = Some(serde_json::json!({"port": "qsfp1", "total_gbps": null,
+                "rails": [{"device": "rocep1s0f1", "bw_avg_gbps": null}]}));
+            stand_in(&e, returns("ib_write_bw_port"))
+        });
         e.register_fn("hop_to", |to: &str| to.len() as INT);
         e
     }
@@ -266,16 +337,46 @@ mod tests {
     }
 
     #[test]
-    fn known_parts_of_a_planned_result_are_real() {
-        let mut e = PrimError::dry_run("n1", "ib_write_bw_port n1 -> n2 (qsfp1)");
-        e.known = Some(serde_json::json!({"port": "qsfp1", "total_gbps": null,
-            "rails": [{"device": "rocep1s0f1", "bw_avg_gbps": null}]}));
-        let v = stand_in(&e).cast::<rhai::Map>();
-        assert_eq!(v["port"].to_string(), "qsfp1");
-        assert!(is(&v["total_gbps"]));
-        let rails = v["rails"].clone().cast::<rhai::Array>();
-        let rail = rails[0].clone().cast::<rhai::Map>();
-        assert_eq!(rail["device"].to_string(), "rocep1s0f1");
-        assert!(is(&rail["bw_avg_gbps"]));
+    fn known_parts_of_a_planned_result_are_real_and_typed() {
+        let port = eval("let p = port_answer(); [p.port, p.rails[0].device]").unwrap();
+        assert_eq!(port.to_string(), r#"["qsfp1", "rocep1s0f1"]"#);
+        assert!(is(&eval("port_answer().total_gbps").unwrap()));
+        assert!(is(&eval("port_answer().rails[0].bw_avg_gbps").unwrap()));
+        let typo = eval("port_answer().rails[0].bw_avg_gpbs").unwrap_err();
+        assert!(typo.contains("did you mean `bw_avg_gbps`"), "{typo}");
+    }
+
+    #[test]
+    fn a_stand_in_of_a_known_kind_refuses_a_misspelt_field_like_a_real_result() {
+        for (src, want) in [
+            ("ethtool_answer().speed_mpbs", "did you mean `speed_mbps`"),
+            (
+                "ethtool_answer()[\"speed_mpbs\"]",
+                "did you mean `speed_mbps`",
+            ),
+            (
+                "ethtool_answer().get(\"link_detcted\")",
+                "did you mean `link_detected`",
+            ),
+            ("addresses_answer()[0].ifnmae", "did you mean `ifname`"),
+            (
+                "run_all_answer()[\"spark-01\"].stdotu",
+                "did you mean `stdout`",
+            ),
+        ] {
+            let err = engine().eval::<Dynamic>(src).expect_err(src);
+            assert!(!crate::engine::signal::is_dry_stop(&err), "{src}: {err}");
+            let text = eval(src).unwrap_err();
+            assert!(text.contains(want), "{src}: {text}");
+        }
+        // Declared fields, and anything read from a derived value, go on as stand-ins.
+        for src in [
+            "ethtool_answer().speed_mbps / 1000",
+            "addresses_answer()[0].ifname",
+            "run_all_answer()[\"spark-01\"].stdout.trimmed()",
+            "answer().anything.at_all",
+        ] {
+            assert!(is(&eval(src).expect(src)), "{src}");
+        }
     }
 }

@@ -9,6 +9,8 @@ mod nccl_env;
 mod nodes;
 mod options;
 mod pair;
+pub mod record;
+pub mod results;
 mod tools;
 
 pub use options::Opts;
@@ -29,21 +31,26 @@ pub fn signal_of(e: PrimError, pos: Position) -> RhaiErr {
     signal::throw(kind, e.message, e.detail, pos)
 }
 
-/// A primitive's typed result as a script value; a dry run gives its stand-in
-/// ([`dry::DryValue`]).
-pub fn value<T: Serialize>(r: PResult<T>, pos: Position) -> Result<Dynamic, RhaiErr> {
-    value_with(r, pos, |v| rhai::serde::to_dynamic(v))
+/// A primitive's typed result as a script value (a [`record::Record`] of the kind that
+/// `returns` declares); a dry run gives its stand-in ([`dry::stand_in`], of the same kind).
+pub fn value<T: Serialize>(
+    r: PResult<T>,
+    returns: results::Returns,
+    pos: Position,
+) -> Result<Dynamic, RhaiErr> {
+    value_with(r, returns, pos, |v| rhai::serde::to_dynamic(v))
 }
 
-/// [`value`] with the script value made by `f`.
+/// [`value`] with the script value made by `f` (then typed).
 pub fn value_with<T>(
     r: PResult<T>,
+    returns: results::Returns,
     pos: Position,
     f: impl FnOnce(T) -> Result<Dynamic, RhaiErr>,
 ) -> Result<Dynamic, RhaiErr> {
     match r {
-        Ok(v) => f(v),
-        Err(e) if e.kind == Kind::DryRun => Ok(dry::stand_in(&e)),
+        Ok(v) => f(v).map(|d| record::typed(d, returns)),
+        Err(e) if e.kind == Kind::DryRun => Ok(dry::stand_in(&e, returns)),
         Err(e) => Err(signal_of(e, pos)),
     }
 }
@@ -67,6 +74,7 @@ pub fn node_array(arr: Array, pos: Position) -> Result<Vec<NodeRef>, RhaiErr> {
 
 pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     dry::register(engine);
+    record::register(engine);
     nodes::register(engine, env);
     tools::register(engine);
     pair::register(engine);
@@ -74,99 +82,56 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     nccl_env::register(engine);
 }
 
-/// For `fabcheck doc`: each primitive's options and the fields of what it returns (read from
-/// the option lists above and the result types themselves).
+/// For `fabcheck doc`: each function's options and the fields of what it returns, from the
+/// declarations in `results.rs`.
 pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> {
-    use crate::parse;
-    use crate::primitives::{nccl, pair as ppair, ssh_hop, tools as ptools};
-    fn fields<T: Serialize + Default>() -> Vec<String> {
-        match serde_json::to_value(T::default()) {
-            Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
-            _ => vec![],
+    use results::Returns;
+    results::decls()
+        .iter()
+        .filter(|d| !d.names[0].starts_with("parse::") && !d.names[0].starts_with("test"))
+        .map(|d| {
+            let fields = match d.returns {
+                Returns::One(s) => describe(s),
+                Returns::List(s) => vec![format!("(array of: {})", describe(s).join(", "))],
+                Returns::ByNode(s) => vec![format!("(map: node name -> {})", s.name)],
+                Returns::Plain("nothing") => vec![],
+                Returns::Plain(p) => vec![format!("({p})")],
+            };
+            (d.call, d.opts, fields)
+        })
+        .collect()
+}
+
+/// For `fabcheck doc`: the results found inside other results (`perftest row`), each once.
+pub fn nested_kinds() -> Vec<(&'static str, Vec<String>)> {
+    fn visit(s: &'static results::Shape, out: &mut Vec<(&'static str, Vec<String>)>) {
+        for (_, n) in &s.nested {
+            let (results::Nest::One(n) | results::Nest::Many(n)) = *n;
+            if !out.iter().any(|(name, _)| *name == n.name) {
+                out.push((n.name, describe(n)));
+                visit(n, out);
+            }
         }
     }
-    fn run_fields() -> Vec<String> {
-        ["stdout", "stderr", "exit_code", "duration_ms"]
-            .map(String::from)
-            .to_vec()
+    let mut out = Vec::new();
+    for d in results::decls() {
+        if let results::Returns::One(s) | results::Returns::List(s) | results::Returns::ByNode(s) =
+            d.returns
+        {
+            visit(s, &mut out);
+        }
     }
-    vec![
-        ("n.run(cmd, opts)", nodes::RUN_OPTS, run_fields()),
-        (
-            "n.sh(cmd, opts)",
-            nodes::RUN_OPTS,
-            vec!["(stdout as a string)".into()],
-        ),
-        (
-            "run_all(nodes, cmd, opts)",
-            nodes::RUN_OPTS,
-            vec!["(map: node name -> n.run result)".into()],
-        ),
-        ("n.ethtool(iface)", &[], fields::<parse::ethtool::Ethtool>()),
-        (
-            "n.ethtool_driver(iface)",
-            &[],
-            fields::<parse::ethtool_driver::EthtoolDriver>(),
-        ),
-        (
-            "n.ethtool_stats(iface)",
-            &[],
-            fields::<parse::ethtool_stats::EthtoolStats>(),
-        ),
-        ("n.eee(iface)", &[], fields::<parse::eee::Eee>()),
-        ("n.bond(name)", &[], fields::<parse::bonding::Bonding>()),
-        ("n.addresses()", &[], fields::<parse::ip_addr::Interface>()),
-        (
-            "n.ibdev2netdev()",
-            &[],
-            fields::<parse::ibdev2netdev::Mapping>(),
-        ),
-        ("n.rdma_links()", &[], fields::<parse::rdma_link::Link>()),
-        (
-            "n.ofed_version()",
-            &[],
-            fields::<parse::ofed_info::OfedInfo>(),
-        ),
-        (
-            "n.ping(ip, opts)",
-            tools::PING_OPTS,
-            fields::<ptools::PingResult>(),
-        ),
-        ("n.file_info(path)", &[], fields::<ptools::FileInfo>()),
-        (
-            "n.which(program, dirs)",
-            &[],
-            vec!["(path as a string; \"\" when not found)".into()],
-        ),
-        (
-            "ib_write_bw(server, client, opts)",
-            pair::PERFTEST_OPTS,
-            fields::<ppair::PerftestResult>(),
-        ),
-        (
-            "ib_write_bw_port(server, client, opts)",
-            pair::PORT_OPTS,
-            fields::<ppair::PortResult>(),
-        ),
-        (
-            "iperf3(server, client, opts)",
-            pair::IPERF3_OPTS,
-            fields::<parse::iperf3::Iperf3>(),
-        ),
-        (
-            "all_reduce_perf(nodes, opts)",
-            cluster::NCCL_OPTS,
-            fields::<nccl::NcclResult>(),
-        ),
-        (
-            "ssh_hop(from, to, opts)",
-            cluster::HOP_OPTS,
-            fields::<ssh_hop::SshHop>(),
-        ),
-        (
-            "metric(name, value, unit, opts)",
-            crate::engine::assertions::METRIC_OPTS,
-            vec![],
-        ),
-    ]
+    out
+}
+
+/// A shape's fields, nested results by name: `rows (array of perftest row)`.
+fn describe(s: &results::Shape) -> Vec<String> {
+    s.fields
+        .iter()
+        .map(|f| match s.nested(f) {
+            Some(results::Nest::One(n)) => format!("{f} ({})", n.name),
+            Some(results::Nest::Many(n)) => format!("{f} (array of {})", n.name),
+            None => f.clone(),
+        })
+        .collect()
 }

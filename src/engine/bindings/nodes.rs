@@ -1,6 +1,7 @@
 //! The `Node` type, `nodes()`, `node()`, `n.run`, `n.sh`, `run_all`, `allow_changes()`,
 //! `simulated()`.
 
+use super::results::returns;
 use super::{node_array, value_with, Opts};
 use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::command::{self, RunOpts};
@@ -49,13 +50,20 @@ fn run(
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = run_opts(o, "run", pos)?;
-    value_with(command::run(n, cmd, &o), pos, |r| Ok(result_map(&r).into()))
+    value_with(command::run(n, cmd, &o), returns("run"), pos, |r| {
+        Ok(result_map(&r).into())
+    })
 }
 
 fn sh(ctx: &NativeCallContext, n: &NodeRef, cmd: &str, o: Option<Map>) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = run_opts(o, "sh", pos)?;
-    value_with(command::sh(n, cmd, &o), pos, |s| Ok(s.into()))
+    value_with(
+        command::sh(n, cmd, &o),
+        returns("sh"),
+        pos,
+        |s| Ok(s.into()),
+    )
 }
 
 fn run_all(
@@ -67,13 +75,18 @@ fn run_all(
     let pos = ctx.call_position();
     let nodes = node_array(nodes, pos)?;
     let o = run_opts(o, "run_all", pos)?;
-    value_with(command::run_all(&nodes, cmd, &o), pos, |res| {
-        Ok(Dynamic::from_map(
-            res.into_iter()
-                .map(|(name, r)| (name.into(), Dynamic::from(result_map(&r))))
-                .collect(),
-        ))
-    })
+    value_with(
+        command::run_all(&nodes, cmd, &o),
+        returns("run_all"),
+        pos,
+        |res| {
+            Ok(Dynamic::from_map(
+                res.into_iter()
+                    .map(|(name, r)| (name.into(), Dynamic::from(result_map(&r))))
+                    .collect(),
+            ))
+        },
+    )
 }
 
 pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {

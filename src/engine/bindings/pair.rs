@@ -1,5 +1,6 @@
 //! `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and `_port`), `iperf3`.
 
+use super::results::returns;
 use super::{value, Opts};
 use crate::engine::signal::RhaiErr;
 use crate::primitives::pair::{self, Iperf3Opts, PerftestOpts};
@@ -95,7 +96,7 @@ fn iperf3(
         binary: o.str("binary")?,
         timeout: o.duration("timeout")?,
     };
-    value(pair::iperf3(s, c, &io), pos)
+    value(pair::iperf3(s, c, &io), returns("iperf3"), pos)
 }
 
 pub fn register(engine: &mut Engine) {
@@ -103,7 +104,7 @@ pub fn register(engine: &mut Engine) {
         let one = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
             let pos = ctx.call_position();
             let po = perftest_opts(tool, o, PERFTEST_OPTS, pos)?;
-            value(pair::perftest(tool, &s, &c, &po), pos)
+            value(pair::perftest(tool, &s, &c, &po), returns(tool), pos)
         };
         engine.register_fn(
             tool,
@@ -117,7 +118,11 @@ pub fn register(engine: &mut Engine) {
         let port = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
             let pos = ctx.call_position();
             let po = perftest_opts(&format!("{tool}_port"), o, PORT_OPTS, pos)?;
-            value(pair::perftest_port(tool, &s, &c, &po), pos)
+            value(
+                pair::perftest_port(tool, &s, &c, &po),
+                returns("ib_write_bw_port"),
+                pos,
+            )
         };
         engine.register_fn(
             &port_fn,

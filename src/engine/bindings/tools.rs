@@ -1,5 +1,6 @@
 //! Node methods: `n.ethtool(iface)` … `n.file_info(path)`.
 
+use super::results::returns;
 use super::{value, Opts};
 use crate::primitives::tools::{self, PingOpts};
 use crate::primitives::NodeRef;
@@ -32,23 +33,28 @@ fn ping(
         interval: o.float("interval")?,
         timeout: o.duration("timeout")?,
     };
-    value(tools::ping(n, ip, &po), pos)
+    value(tools::ping(n, ip, &po), returns("ping"), pos)
 }
 
 /// Register `n.NAME(arg)` for a primitive taking one string.
 macro_rules! method1 {
     ($engine:expr, $name:literal, $f:path) => {
-        $engine.register_fn($name, |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
-            value($f(n, a), ctx.call_position())
-        });
+        let r = returns($name);
+        $engine.register_fn(
+            $name,
+            move |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
+                value($f(n, a), r, ctx.call_position())
+            },
+        );
     };
 }
 
 /// Register `n.NAME()`.
 macro_rules! method0 {
     ($engine:expr, $name:literal, $f:path) => {
-        $engine.register_fn($name, |ctx: NativeCallContext, n: &mut NodeRef| {
-            value($f(n), ctx.call_position())
+        let r = returns($name);
+        $engine.register_fn($name, move |ctx: NativeCallContext, n: &mut NodeRef| {
+            value($f(n), r, ctx.call_position())
         });
     };
 }
@@ -69,20 +75,32 @@ pub fn register(engine: &mut Engine) {
         "needs",
         |ctx: NativeCallContext, n: &mut NodeRef, programs: rhai::Array| {
             let programs: Vec<String> = programs.iter().map(|d| d.to_string()).collect();
-            value(tools::needs(n, &programs), ctx.call_position())
+            value(
+                tools::needs(n, &programs),
+                returns("needs"),
+                ctx.call_position(),
+            )
         },
     );
     engine.register_fn(
         "which",
         |ctx: NativeCallContext, n: &mut NodeRef, p: &str| {
-            value(tools::which(n, p, &[]), ctx.call_position())
+            value(
+                tools::which(n, p, &[]),
+                returns("which"),
+                ctx.call_position(),
+            )
         },
     );
     engine.register_fn(
         "which",
         |ctx: NativeCallContext, n: &mut NodeRef, p: &str, dirs: rhai::Array| {
             let dirs: Vec<String> = dirs.iter().map(|d| d.to_string()).collect();
-            value(tools::which(n, p, &dirs), ctx.call_position())
+            value(
+                tools::which(n, p, &dirs),
+                returns("which"),
+                ctx.call_position(),
+            )
         },
     );
     engine.register_fn(

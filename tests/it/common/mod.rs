@@ -305,6 +305,38 @@ pub fn validate_junit(path: &Path) -> String {
     String::from_utf8_lossy(&p.stdout).trim().to_string()
 }
 
+/// A replayed node's answer to the five-step script's lookup of `all_reduce_perf`: nowhere.
+pub const NO_ALL_REDUCE_PERF: &str = r#"[[command]]
+command = """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }"""
+stdout = ""
+exit_code = 1
+"#;
+
+/// Step 3 of the five-step script on [`REPLAY_PAIR_INV`], both nodes giving `answers` (a
+/// transcript), with `extra` arguments (`--dry-run`).
+pub fn step_3_on_replay_pair(answers: &str, extra: &[&str]) -> Outcome {
+    let script = repo().join("scripts/five_step_acceptance.rhai");
+    let script = script.display().to_string();
+    let mut args = vec![
+        "run",
+        &script,
+        "-i",
+        "inv.toml",
+        "--filter",
+        "step 3",
+        "--set",
+        "nccl_min_busbw_gbs=20",
+    ];
+    args.extend(extra);
+    Fab::new()
+        .file("inv.toml", REPLAY_PAIR_INV)
+        .file("t/a.toml", answers)
+        .file("t/b.toml", answers)
+        .args(args)
+        .reports()
+        .run()
+}
+
 /// An inventory of two replayed nodes `a` and `b` (one fabric address each) answering from
 /// `t/a.toml` and `t/b.toml` in the run's directory.
 pub const REPLAY_PAIR_INV: &str = r#"

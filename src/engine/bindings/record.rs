@@ -1,0 +1,153 @@
+//! Typed results: what a primitive or parser returns reaches scripts as a [`Record`], which reads
+//! like a map (`r.field`, `r["field"]`, `"field" in r`, `r.keys()`, printing, `type_of` says
+//! "map") but refuses a field its kind does not declare: `e.speed_mpbs` ends the test as an
+//! error with "did you mean `speed_mbps`", never `()` compared to a number and a silent pass.
+//! A declared field that is absent or null reads `()`. `r.to_map()` gives a plain map.
+
+use super::results::{Nest, Returns, Shape};
+use crate::engine::signal::{self, RhaiErr};
+use crate::util::suggest::did_you_mean;
+use rhai::{Array, Dynamic, Engine, Map, NativeCallContext};
+
+#[derive(Clone)]
+pub struct Record {
+    pub shape: &'static Shape,
+    pub map: Map,
+}
+
+/// A converted value (`rhai::serde::to_dynamic` of a result) typed as `r` declares.
+pub fn typed(v: Dynamic, r: Returns) -> Dynamic {
+    match r {
+        Returns::One(s) => wrap(v, s),
+        Returns::List(s) => each(v, s),
+        Returns::ByNode(s) => match v.try_cast::<Map>() {
+            Some(m) => Dynamic::from_map(m.into_iter().map(|(k, x)| (k, wrap(x, s))).collect()),
+            None => Dynamic::UNIT,
+        },
+        Returns::Plain(_) => v,
+    }
+}
+
+fn each(v: Dynamic, s: &'static Shape) -> Dynamic {
+    if !v.is_array() {
+        return v;
+    }
+    let a: Array = v.cast::<Array>().into_iter().map(|x| wrap(x, s)).collect();
+    Dynamic::from_array(a)
+}
+
+fn wrap(v: Dynamic, shape: &'static Shape) -> Dynamic {
+    let Some(mut map) = v.clone().try_cast::<Map>() else {
+        return v; // `()` for an absent nested result
+    };
+    for (field, nest) in &shape.nested {
+        if let Some(x) = map.get_mut(*field) {
+            let inner = std::mem::take(x);
+            *x = match nest {
+                Nest::One(s) => wrap(inner, s),
+                Nest::Many(s) => each(inner, s),
+            };
+        }
+    }
+    Dynamic::from(Record { shape, map })
+}
+
+/// A record as a plain map (nested records too), `None` for any other value.
+pub fn as_map(v: &Dynamic) -> Option<Dynamic> {
+    v.is::<Record>().then(|| plain(v))
+}
+
+/// A plain map of the record, nested records included.
+fn plain(v: &Dynamic) -> Dynamic {
+    if let Some(r) = v.read_lock::<Record>() {
+        return Dynamic::from_map(r.map.iter().map(|(k, x)| (k.clone(), plain(x))).collect());
+    }
+    if v.is_array() {
+        let a = v.clone().cast::<Array>();
+        return Dynamic::from_array(a.iter().map(plain).collect());
+    }
+    v.clone()
+}
+
+/// "`speed_mpbs` is not a field of the ethtool result (did you mean `speed_mbps`?)".
+pub fn unknown_field(shape: &Shape, field: &str) -> String {
+    format!(
+        "`{field}` is not a field of the {}{}",
+        shape.name,
+        did_you_mean(field, shape.fields.iter().map(String::as_str)),
+    )
+}
+
+/// `; its fields are ...` when no field is near enough to suggest.
+fn fields_unless_suggested(shape: &Shape, field: &str) -> String {
+    if did_you_mean(field, shape.fields.iter().map(String::as_str)).is_empty() {
+        format!("; its fields are {}", shape.fields.join(", "))
+    } else {
+        String::new()
+    }
+}
+
+/// The error of reading `field`, which `shape` does not declare (also a dry run's stand-in's).
+pub fn no_such_field(ctx: &NativeCallContext, shape: &Shape, field: &str) -> RhaiErr {
+    signal::throw(
+        signal::SignalKind::ScriptError,
+        format!(
+            "{} at {}{}",
+            unknown_field(shape, field),
+            crate::engine::assertions::at(ctx),
+            fields_unless_suggested(shape, field)
+        ),
+        None,
+        ctx.call_position(),
+    )
+}
+
+fn get(ctx: &NativeCallContext, r: &Record, field: &str) -> Result<Dynamic, RhaiErr> {
+    match r.map.get(field) {
+        Some(v) => Ok(v.clone()),
+        None if r.shape.has(field) => Ok(Dynamic::UNIT),
+        None => Err(no_such_field(ctx, r.shape, field)),
+    }
+}
+
+fn set(ctx: &NativeCallContext, r: &mut Record, field: &str, v: Dynamic) -> Result<(), RhaiErr> {
+    let _ = get(ctx, r, field)?;
+    r.map.insert(field.into(), v);
+    Ok(())
+}
+
+pub fn register(engine: &mut Engine) {
+    engine.register_type_with_name::<Record>("map");
+    engine.register_indexer_get(|ctx: NativeCallContext, r: &mut Record, k: &str| get(&ctx, r, k));
+    engine.register_indexer_set(
+        |ctx: NativeCallContext, r: &mut Record, k: &str, v: Dynamic| set(&ctx, r, k, v),
+    );
+    engine.register_fn("get", |ctx: NativeCallContext, r: &mut Record, k: &str| {
+        get(&ctx, r, k)
+    });
+    engine.register_fn("contains", |r: &mut Record, k: &str| r.map.contains_key(k));
+    engine.register_fn("keys", |r: &mut Record| -> Array {
+        r.map.keys().map(|k| Dynamic::from(k.to_string())).collect()
+    });
+    engine.register_fn("values", |r: &mut Record| -> Array {
+        r.map.values().cloned().collect()
+    });
+    engine.register_fn("len", |r: &mut Record| r.map.len() as i64);
+    engine.register_fn("is_empty", |r: &mut Record| r.map.is_empty());
+    engine.register_fn("to_map", |r: &mut Record| plain(&Dynamic::from(r.clone())));
+    engine.register_fn("to_string", |r: &mut Record| {
+        plain(&Dynamic::from(r.clone())).to_string()
+    });
+    engine.register_fn("to_debug", |r: &mut Record| {
+        format!("{:?}", plain(&Dynamic::from(r.clone())))
+    });
+    engine.register_fn("to_json", |r: &mut Record| {
+        serde_json::to_string(&plain(&Dynamic::from(r.clone()))).unwrap_or_default()
+    });
+    engine.register_fn("==", |a: &mut Record, b: Record| {
+        plain(&Dynamic::from(a.clone())).to_string() == plain(&Dynamic::from(b)).to_string()
+    });
+    engine.register_fn("!=", |a: &mut Record, b: Record| {
+        plain(&Dynamic::from(a.clone())).to_string() != plain(&Dynamic::from(b)).to_string()
+    });
+}

@@ -1,0 +1,572 @@
+//! What every script function returns, declared once: the fields of each kind of result (read
+//! from the Rust types themselves), which fields hold results in turn, and each function's
+//! options. The runtime (typed results: an unknown field is an error, see `record.rs`),
+//! `fabcheck check` (field and option-key typos) and `fabcheck doc` all read this table.
+
+use super::{cluster, nodes, pair, tools};
+use crate::engine::assertions::METRIC_OPTS;
+use crate::engine::registry::{PAIR_OPTS, TEST_OPTS};
+use crate::parse;
+use crate::primitives::{nccl as pnccl, pair as ppair, ssh_hop, tools as ptools};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::sync::OnceLock;
+
+/// The fields of one kind of result, as scripts see it.
+pub struct Shape {
+    /// What the result is called in messages (`ethtool result`).
+    pub name: &'static str,
+    /// Every field, sorted. A field that is absent or null reads `()`.
+    pub fields: Vec<String>,
+    /// Fields that hold results themselves: one (`out_of_place`) or an array (`rows`).
+    pub nested: Vec<(&'static str, Nest)>,
+}
+
+#[derive(Clone, Copy)]
+pub enum Nest {
+    One(&'static Shape),
+    Many(&'static Shape),
+}
+
+impl Shape {
+    pub fn has(&self, field: &str) -> bool {
+        self.fields.iter().any(|f| f == field)
+    }
+
+    /// The result held by `field`, if it holds one (or an array of them).
+    pub fn nested(&self, field: &str) -> Option<Nest> {
+        self.nested
+            .iter()
+            .find(|(k, _)| *k == field)
+            .map(|(_, n)| *n)
+    }
+}
+
+/// What a function gives back.
+#[derive(Clone, Copy)]
+pub enum Returns {
+    One(&'static Shape),
+    /// An array of results (`n.addresses()`).
+    List(&'static Shape),
+    /// A map node name -> result (`run_all`).
+    ByNode(&'static Shape),
+    /// A plain value, described.
+    Plain(&'static str),
+}
+
+/// One script function: how it is called, its options and what it returns.
+pub struct Decl {
+    /// As documented: `n.ethtool(iface)`.
+    pub call: &'static str,
+    /// The names it is registered under (`ib_write_bw`, `ib_read_bw`, ...; `parse::ethtool`).
+    pub names: &'static [&'static str],
+    /// Called as a method (`n.ethtool(...)`).
+    pub method: bool,
+    pub opts: &'static [&'static str],
+    pub returns: Returns,
+}
+
+/// Every key of `T`'s serialised default value.
+fn serialised_keys<T: Serialize + Default>() -> Vec<String> {
+    match serde_json::to_value(T::default()) {
+        Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
+        _ => vec![],
+    }
+}
+
+/// The field names a `Deserialize` struct declares, including those left out when serialised
+/// (`skip_serializing_if`): read from what it asks a deserializer for.
+pub fn struct_fields<T: DeserializeOwned>() -> Vec<String> {
+    use serde::de::{Error, Visitor};
+    struct Names<'a>(&'a mut Vec<String>);
+    impl<'de> serde::Deserializer<'de> for Names<'_> {
+        type Error = serde::de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0.extend(fields.iter().map(|f| f.to_string()));
+            Err(Error::custom("names only"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    let mut out = Vec::new();
+    let _ = T::deserialize(Names(&mut out));
+    out
+}
+
+struct Builder(Shape);
+
+/// The shape of Rust type `T` (a primitive's own result type).
+fn of<T: Serialize + Default>(name: &'static str) -> Builder {
+    Builder(Shape {
+        name,
+        fields: serialised_keys::<T>(),
+        nested: vec![],
+    })
+}
+
+/// The shape of a parser's type: every declared field, serialised or not.
+fn parsed<T: Serialize + Default + DeserializeOwned>(name: &'static str) -> Builder {
+    of::<T>(name).with(struct_fields::<T>())
+}
+
+impl Builder {
+    fn with<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Builder {
+        self.0.fields.extend(fields.into_iter().map(Into::into));
+        self
+    }
+    /// A `#[serde(flatten)]`ed shape: its fields and nested results are this one's too.
+    fn flat(mut self, inner: &'static Shape) -> Builder {
+        self = self.with(inner.fields.iter().cloned());
+        self.0.nested.extend(inner.nested.iter().copied());
+        self
+    }
+    fn one(mut self, field: &'static str, s: &'static Shape) -> Builder {
+        self.0.nested.push((field, Nest::One(s)));
+        self
+    }
+    fn many(mut self, field: &'static str, s: &'static Shape) -> Builder {
+        self.0.nested.push((field, Nest::Many(s)));
+        self
+    }
+    fn done(mut self) -> &'static Shape {
+        self.0.fields.sort();
+        self.0.fields.dedup();
+        Box::leak(Box::new(self.0))
+    }
+}
+
+fn run_shape() -> &'static Shape {
+    Builder(Shape {
+        name: "n.run result",
+        fields: vec![],
+        nested: vec![],
+    })
+    .with(["stdout", "stderr", "exit_code", "duration_ms"])
+    .done()
+}
+
+/// The declarations of every function returning a result, and every option list.
+pub fn decls() -> &'static [Decl] {
+    static DECLS: OnceLock<Vec<Decl>> = OnceLock::new();
+    DECLS.get_or_init(build)
+}
+
+fn build() -> Vec<Decl> {
+    let s = shapes();
+    let mut out = node_decls(&s);
+    out.extend(other_decls(&s));
+    out.extend(parse_decls(&s));
+    out
+}
+
+/// The shapes functions return (the nested ones inside them).
+struct Shapes {
+    run: &'static Shape,
+    ethtool: &'static Shape,
+    driver: &'static Shape,
+    stats: &'static Shape,
+    eee: &'static Shape,
+    bond: &'static Shape,
+    iface: &'static Shape,
+    mapping: &'static Shape,
+    link: &'static Shape,
+    ofed: &'static Shape,
+    ping: &'static Shape,
+    ping_r: &'static Shape,
+    file: &'static Shape,
+    perftest: &'static Shape,
+    perf_r: &'static Shape,
+    port: &'static Shape,
+    iperf3: &'static Shape,
+    nccl: &'static Shape,
+    nccl_r: &'static Shape,
+    hop: &'static Shape,
+    ibdev: &'static Shape,
+}
+
+fn shapes() -> Shapes {
+    use parse::*;
+    let slave = parsed::<bonding::Slave>("bond slave").done();
+    let addr = parsed::<ip_addr::Address>("address").done();
+    let ping = parsed::<ping::Ping>("ping result").done();
+    let prow = parsed::<perftest::Row>("perftest row").done();
+    let perftest = parsed::<perftest::Perftest>("perftest result")
+        .many("rows", prow)
+        .done();
+    let perf_r = of::<ppair::PerftestResult>("ib_write_bw result")
+        .flat(perftest)
+        .one("server", perftest)
+        .done();
+    let rail = of::<ppair::Rail>("rail").one("result", perf_r).done();
+    let half = parsed::<nccl::Measurement>("nccl measurement").done();
+    let nrow = parsed::<nccl::Row>("nccl row")
+        .one("out_of_place", half)
+        .one("in_place", half);
+    let ndev = parsed::<nccl::Device>("nccl device").done();
+    let nccl = parsed::<nccl::Nccl>("nccl result")
+        .many("devices", ndev)
+        .many("rows", nrow.done());
+    let nccl = nccl.done();
+    let ibport = parsed::<ibv_devinfo::Port>("ibv_devinfo port").done();
+    Shapes {
+        run: run_shape(),
+        ethtool: parsed::<ethtool::Ethtool>("ethtool result").done(),
+        driver: parsed::<ethtool_driver::EthtoolDriver>("ethtool -i result").done(),
+        // `counters` is a map whose keys are the driver's counter names: not a declared shape.
+        stats: parsed::<ethtool_stats::EthtoolStats>("ethtool -S result").done(),
+        eee: parsed::<eee::Eee>("EEE result").done(),
+        bond: parsed::<bonding::Bonding>("bond result")
+            .many("slaves", slave)
+            .done(),
+        iface: parsed::<ip_addr::Interface>("ip addr interface")
+            .many("addresses", addr)
+            .done(),
+        mapping: parsed::<ibdev2netdev::Mapping>("ibdev2netdev entry").done(),
+        link: parsed::<rdma_link::Link>("rdma link entry").done(),
+        ofed: parsed::<ofed_info::OfedInfo>("ofed_info result").done(),
+        ping,
+        ping_r: of::<ptools::PingResult>("ping result")
+            .flat(ping)
+            .with(["stderr"])
+            .done(),
+        file: of::<ptools::FileInfo>("file_info result").done(),
+        perftest,
+        perf_r,
+        port: of::<ppair::PortResult>("ib_write_bw_port result")
+            .many("rails", rail)
+            .done(),
+        iperf3: parsed::<iperf3::Iperf3>("iperf3 result").done(),
+        nccl,
+        nccl_r: of::<pnccl::NcclResult>("all_reduce_perf result")
+            .flat(nccl)
+            .done(),
+        hop: of::<ssh_hop::SshHop>("ssh_hop result").done(),
+        ibdev: parsed::<ibv_devinfo::Device>("ibv_devinfo device")
+            .many("ports", ibport)
+            .done(),
+    }
+}
+
+fn method(call: &'static str, name: &'static [&'static str], returns: Returns) -> Decl {
+    Decl {
+        call,
+        names: name,
+        method: true,
+        opts: &[],
+        returns,
+    }
+}
+
+fn function(
+    call: &'static str,
+    names: &'static [&'static str],
+    opts: &'static [&'static str],
+    returns: Returns,
+) -> Decl {
+    Decl {
+        call,
+        names,
+        method: false,
+        opts,
+        returns,
+    }
+}
+
+/// Node methods (and `run_all`).
+fn node_decls(s: &Shapes) -> Vec<Decl> {
+    use Returns::{ByNode, List, One, Plain};
+    let with_opts = |d: Decl, opts| Decl { opts, ..d };
+    vec![
+        with_opts(
+            method("n.run(cmd, opts)", &["run"], One(s.run)),
+            nodes::RUN_OPTS,
+        ),
+        with_opts(
+            method("n.sh(cmd, opts)", &["sh"], Plain("stdout as a string")),
+            nodes::RUN_OPTS,
+        ),
+        function(
+            "run_all(nodes, cmd, opts)",
+            &["run_all"],
+            nodes::RUN_OPTS,
+            ByNode(s.run),
+        ),
+        method("n.ethtool(iface)", &["ethtool"], One(s.ethtool)),
+        method(
+            "n.ethtool_driver(iface)",
+            &["ethtool_driver"],
+            One(s.driver),
+        ),
+        method("n.ethtool_stats(iface)", &["ethtool_stats"], One(s.stats)),
+        method("n.eee(iface)", &["eee"], One(s.eee)),
+        method("n.bond(name)", &["bond"], One(s.bond)),
+        method("n.addresses()", &["addresses"], List(s.iface)),
+        method("n.ibdev2netdev()", &["ibdev2netdev"], List(s.mapping)),
+        method("n.rdma_links()", &["rdma_links"], List(s.link)),
+        method("n.ofed_version()", &["ofed_version"], One(s.ofed)),
+        method("n.mgmt_address()", &["mgmt_address"], Plain("an address")),
+        with_opts(
+            method("n.ping(ip, opts)", &["ping"], One(s.ping_r)),
+            tools::PING_OPTS,
+        ),
+        method("n.file_info(path)", &["file_info"], One(s.file)),
+        method(
+            "n.which(program, dirs)",
+            &["which"],
+            Plain("path as a string; \"\" when not found"),
+        ),
+        method("n.needs(programs)", &["needs"], Plain("nothing")),
+    ]
+}
+
+/// Functions: pair and cluster primitives, metric and the test registrations.
+fn other_decls(s: &Shapes) -> Vec<Decl> {
+    use Returns::{One, Plain};
+    let perf: &[&str] = &["ib_write_bw", "ib_read_bw", "ib_send_bw"];
+    let port: &[&str] = &["ib_write_bw_port", "ib_read_bw_port", "ib_send_bw_port"];
+    let nccl: &[&str] = &["all_reduce_perf", "nccl_test"];
+    let nothing = Plain("nothing");
+    vec![
+        function(
+            "ib_write_bw(server, client, opts)",
+            perf,
+            pair::PERFTEST_OPTS,
+            One(s.perf_r),
+        ),
+        function(
+            "ib_write_bw_port(server, client, opts)",
+            port,
+            pair::PORT_OPTS,
+            One(s.port),
+        ),
+        function(
+            "iperf3(server, client, opts)",
+            &["iperf3"],
+            pair::IPERF3_OPTS,
+            One(s.iperf3),
+        ),
+        function(
+            "all_reduce_perf(nodes, opts)",
+            nccl,
+            cluster::NCCL_OPTS,
+            One(s.nccl_r),
+        ),
+        function(
+            "ssh_hop(from, to, opts)",
+            &["ssh_hop"],
+            cluster::HOP_OPTS,
+            One(s.hop),
+        ),
+        function(
+            "metric(name, value, unit, opts)",
+            &["metric"],
+            METRIC_OPTS,
+            nothing,
+        ),
+        function(
+            "test(name, opts, f)",
+            &["test", "test_each"],
+            TEST_OPTS,
+            nothing,
+        ),
+        function(
+            "test_pairs(nodes, name, f, opts)",
+            &["test_pairs"],
+            &PAIR_AND_TEST_OPTS,
+            nothing,
+        ),
+    ]
+}
+
+/// `parse::KIND(text)`, one per parser of `parse::KINDS`.
+fn parse_decls(s: &Shapes) -> Vec<Decl> {
+    use Returns::{List, One};
+    let leak = |t: String| -> &'static str { Box::leak(t.into_boxed_str()) };
+    parse::KINDS
+        .iter()
+        .map(|(_, fname, _)| {
+            let returns = match *fname {
+                "ethtool" => One(s.ethtool),
+                "ethtool_driver" => One(s.driver),
+                "ethtool_stats" => One(s.stats),
+                "eee" => One(s.eee),
+                "bonding" => One(s.bond),
+                "perftest" => One(s.perftest),
+                "nccl" => One(s.nccl),
+                "iperf3" => One(s.iperf3),
+                "ip_addr" => List(s.iface),
+                "ibdev2netdev" => List(s.mapping),
+                "rdma_link" => List(s.link),
+                "ofed_info" => One(s.ofed),
+                "ping" => One(s.ping),
+                "ibv_devinfo" => List(s.ibdev),
+                other => panic!("parse::{other} has no result declaration"),
+            };
+            let names: &'static [&'static str] =
+                Box::leak(vec![leak(format!("parse::{fname}"))].into_boxed_slice());
+            function(leak(format!("parse::{fname}(text)")), names, &[], returns)
+        })
+        .collect()
+}
+
+/// `test_pairs` options: the test options and the pattern options.
+const PAIR_AND_TEST_OPTS: [&str; TEST_OPTS.len() + PAIR_OPTS.len()] = {
+    let mut out = [""; TEST_OPTS.len() + PAIR_OPTS.len()];
+    let mut i = 0;
+    while i < TEST_OPTS.len() {
+        out[i] = TEST_OPTS[i];
+        i += 1;
+    }
+    while i < out.len() {
+        out[i] = PAIR_OPTS[i - TEST_OPTS.len()];
+        i += 1;
+    }
+    out
+};
+
+/// The declaration of a function by the name it is called with (`ethtool`, `parse::nccl`).
+pub fn decl(name: &str) -> Option<&'static Decl> {
+    decls().iter().find(|d| d.names.contains(&name))
+}
+
+/// What function `name` returns; a function registered without a declaration is a bug.
+pub fn returns(name: &str) -> Returns {
+    match decl(name) {
+        Some(d) => d.returns,
+        None => panic!("no result declaration for `{name}` in engine/bindings/results.rs"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field a result really has is declared, recursively (a field the Rust type gains
+    /// and the declaration lacks would be refused at run time).
+    fn all_declared(v: &serde_json::Value, s: &Shape, at: &str) {
+        let serde_json::Value::Object(m) = v else {
+            return;
+        };
+        for (k, x) in m {
+            assert!(s.has(k), "{at}: `{k}` is not declared in {}", s.name);
+            match (s.nested(k), x) {
+                (Some(Nest::One(n)), x) => all_declared(x, n, &format!("{at}.{k}")),
+                (Some(Nest::Many(n)), serde_json::Value::Array(a)) => {
+                    for x in a {
+                        all_declared(x, n, &format!("{at}.{k}[]"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn shape_of(name: &str) -> &'static Shape {
+        match returns(name) {
+            Returns::One(s) | Returns::List(s) | Returns::ByNode(s) => s,
+            Returns::Plain(_) => panic!("{name} returns no result"),
+        }
+    }
+
+    #[test]
+    fn skipped_fields_are_declared_too() {
+        // Left out of JSON when empty, still fields: reading them must give (), not an error.
+        assert!(struct_fields::<parse::nccl::Nccl>().contains(&"cpu_time".to_string()));
+        let nccl = shape_of("all_reduce_perf");
+        assert!(nccl.has("cpu_time") && nccl.has("launcher") && nccl.has("rows"));
+        let Some(Nest::Many(row)) = nccl.nested("rows") else {
+            panic!("rows are nccl rows")
+        };
+        assert!(row.has("timestamp") && row.has("type") && !row.has("r#type"));
+        assert!(shape_of("ping").has("stderr") && !shape_of("parse::ping").has("stderr"));
+        assert!(shape_of("ethtool").has("speed_mbps") && !shape_of("ethtool").has("speed_mpbs"));
+    }
+
+    #[test]
+    fn real_results_have_only_declared_fields() {
+        let fx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut checked = 0;
+        for (kind, fname, _) in parse::KINDS {
+            let dir = match *kind {
+                "ethtool" | "ethtool-driver" | "ethtool-stats" | "eee" => "ethtool",
+                "bonding" => "bonding",
+                "perftest" => "perftest",
+                "nccl" => "nccl-tests",
+                "iperf3" => "iperf3",
+                "ip-addr" => "iproute2",
+                _ => "rdma",
+            };
+            for f in std::fs::read_dir(fx.join(dir))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+                let Ok(v) = parse::parse(kind, &text) else {
+                    continue;
+                };
+                let s = shape_of(&format!("parse::{fname}"));
+                match &v {
+                    serde_json::Value::Array(a) => a.iter().for_each(|x| all_declared(x, s, kind)),
+                    v => all_declared(v, s, kind),
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 20, "only {checked} fixtures parsed");
+    }
+
+    #[test]
+    fn primitive_results_have_only_declared_fields() {
+        let ping = ptools::PingResult {
+            stderr: Some("ping: sendmsg: Message too long".into()),
+            ..Default::default()
+        };
+        all_declared(
+            &serde_json::to_value(ping).unwrap(),
+            shape_of("ping"),
+            "ping",
+        );
+        let rail = ppair::Rail {
+            result: ppair::PerftestResult {
+                server: Some(Default::default()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let port = ppair::PortResult {
+            rails: vec![rail],
+            ..Default::default()
+        };
+        let v = serde_json::to_value(port).unwrap();
+        all_declared(&v, shape_of("ib_write_bw_port"), "port");
+        let v = serde_json::to_value(pnccl::NcclResult::default()).unwrap();
+        all_declared(&v, shape_of("nccl_test"), "nccl");
+        let v = serde_json::to_value(ssh_hop::SshHop::default()).unwrap();
+        all_declared(&v, shape_of("ssh_hop"), "hop");
+        let v = serde_json::to_value(ptools::FileInfo::default()).unwrap();
+        all_declared(&v, shape_of("file_info"), "file_info");
+    }
+
+    #[test]
+    fn every_parser_and_option_list_is_declared() {
+        for (_, fname, _) in parse::KINDS {
+            assert!(decl(&format!("parse::{fname}")).is_some(), "parse::{fname}");
+        }
+        for name in ["ib_read_bw", "ib_send_bw_port", "test_each", "metric"] {
+            assert!(!decl(name).expect(name).opts.is_empty(), "{name}");
+        }
+        assert!(decl("test_pairs").unwrap().opts.contains(&"pattern"));
+    }
+}
