@@ -1840,9 +1840,14 @@ fn netplan_generate_error_reaches_the_simulation_unchanged() {
     let f = "netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt";
     let real = fx(f);
     let first = real.lines().next().unwrap();
-    assert!(first.contains("/etc/netplan/40-cx7.yaml:7:1: Invalid YAML"), "{first}");
+    assert!(
+        first.contains("/etc/netplan/40-cx7.yaml:7:1: Invalid YAML"),
+        "{first}"
+    );
     let sim = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sim/transcripts/real").join(f),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/sim/transcripts/real")
+            .join(f),
     )
     .unwrap();
     assert_eq!(sim, real);
