@@ -86,16 +86,76 @@ fn ctrl_c_mid_run_exit_3_partial_junit_nothing_left() {
         let left = lab.pids(&lab.node(i));
         assert!(!left.contains(&marker), "left on {}: {left}", lab.node(i));
     }
-    // No local ssh master or mux client of that run is left.
-    let ps = std::process::Command::new("pgrep")
-        .args(["-af", "^ssh .*fc-"])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
-        "local ssh left: {}",
-        String::from_utf8_lossy(&ps.stdout)
-    );
+    // No local ssh master or mux client of that run is left (only this run's: its control
+    // directory is on their command lines; another fabcheck run on the machine is not ours).
+    let (ssh, dirs) = (local_ssh_of(pid), control_dirs_of(pid));
+    kill_leftovers(pid);
+    assert!(ssh.is_empty(), "local ssh left: {ssh}");
+    assert!(dirs.is_empty(), "control dirs left: {dirs:?}");
+}
+
+#[test]
+fn two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports() {
+    // GNU `timeout` signals fabcheck and then its process group; an operator presses Ctrl-C
+    // twice. The second signal used to exit at once: no reports, `sleep 55` left on every
+    // node, control directories left.
+    let Some(lab) = Lab::ensure(
+        4,
+        "two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports",
+    ) else {
+        return;
+    };
+    let s = "test(\"quick\", || { run_all(nodes(), \"true\"); });\ntest(\"all sleep\", || { run_all(nodes(), \"sleep 55\"); });\n";
+    for (label, second) in [("INT INT", libc::SIGINT), ("INT TERM", libc::SIGTERM)] {
+        let f = Fab::new()
+            .file("two.rhai", s)
+            .args(["run", "two.rhai", "-i", &lab.inventory()])
+            .reports();
+        let child = f
+            .command()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let marker = format!("fabcheck-{pid}-");
+        // This run's `sleep 55` (its command line carries the run's marker) on every node.
+        let t = Instant::now();
+        while !(1..=4).all(|i| {
+            lab.pids(&lab.node(i))
+                .lines()
+                .any(|l| l.contains(&marker) && l.contains("sleep 55"))
+        }) {
+            if t.elapsed() > Duration::from_secs(30) {
+                unsafe { libc::kill(pid as i32, libc::SIGINT) };
+                panic!("{label}: `sleep 55` never started on every node");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(20));
+        unsafe { libc::kill(pid as i32, second) };
+        let t = Instant::now();
+        let o = f.outcome(child.wait_with_output().unwrap());
+        let took = t.elapsed();
+        let left: Vec<String> = (1..=4)
+            .map(|i| lab.pids(&lab.node(i)))
+            .filter(|p| p.contains(&marker))
+            .collect();
+        let (ssh, dirs) = (local_ssh_of(pid), control_dirs_of(pid));
+        kill_leftovers(pid);
+        o.code(3);
+        assert!(
+            took < Duration::from_secs(10),
+            "{label}: exit took {took:?}"
+        );
+        assert_eq!(o.status("quick"), "pass", "{label}");
+        assert_eq!(o.status("all sleep"), "error", "{label}");
+        o.junit_is_valid();
+        assert!(left.is_empty(), "{label}: left on the nodes: {left:?}");
+        assert!(ssh.is_empty(), "{label}: local ssh left: {ssh}");
+        assert!(dirs.is_empty(), "{label}: control dirs left: {dirs:?}");
+    }
 }
 
 #[test]
