@@ -127,6 +127,46 @@ fn replay_refuses_captured_files_outside_the_transcript_directory() {
 }
 
 #[test]
+fn replay_refuses_a_fifo_at_once_with_an_error_naming_it() {
+    // A transcript that points at a FIFO (no writer) used to block the run for ever: `open`
+    // waits for a writer, and neither `--timeout` nor SIGTERM got it out.
+    let f = Fab::new().file(
+        "t/a.toml",
+        "[[command]]\ncommand = \"cat x\"\nstdout_file = \"pipe\"\n",
+    );
+    let fifo =
+        std::ffi::CString::new(f.dir().join("t/pipe").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let s = "test(\"x\", || { print(node(\"a\").run(\"cat x\").stdout); });\n";
+    let f = f
+        .file("inv.toml", INV)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml", "--replay", "{dir}/t"])
+        .reports();
+    let mut child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run blocked on the FIFO for 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = f.outcome(child.wait_with_output().unwrap());
+    o.code(1);
+    assert_eq!(o.status("x"), "error");
+    let m = o.message("x");
+    assert!(m.contains("pipe") && m.contains("FIFO"), "{m}");
+}
+
+#[test]
 fn a_node_name_that_looks_like_an_option_never_reaches_ssh() {
     let s = "test(\"x\", || { nodes()[0].run(\"true\"); });\n";
     let o = Fab::new()
