@@ -56,11 +56,37 @@ pub fn grace(normal: std::time::Duration) -> std::time::Duration {
     }
 }
 
+/// How long a run may still take after a second signal. The cleanup of the nodes (5 s at
+/// most), closing the masters (2 s) and the reports take a few seconds; this only ends a run
+/// that something outside fabcheck holds (a blocked filesystem), which the operator would
+/// otherwise have to `kill -9`.
+pub const LAST_RESORT: std::time::Duration = std::time::Duration::from_secs(20);
+
+fn start_watchdog() {
+    let _ = std::thread::Builder::new()
+        .name("fabcheck-last-resort".into())
+        .spawn(|| {
+            // Tests shorten it (FABCHECK_TEST_LAST_RESORT_MS) to prove the bound quickly.
+            let limit = std::env::var("FABCHECK_TEST_LAST_RESORT_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(std::time::Duration::from_millis)
+                .unwrap_or(LAST_RESORT);
+            std::thread::sleep(limit);
+            eprintln!(
+                "fabcheck: still not finished {:.1} s after the second signal; exiting now (the reports may be missing)",
+                limit.as_secs_f64()
+            );
+            std::process::exit(3);
+        });
+}
+
 /// SIGINT/SIGTERM set the flag in the handler itself (polling code sees it at once), and from
 /// the second signal on [`hurried`]; a thread blocked on the signals wakes the waiters of
 /// `cancelled()`. No signal ends the process: a run that is interrupted, however often, still
 /// ends its remote commands, removes its control directories and writes its reports, all
-/// bounded by the transports' own timeouts.
+/// bounded by the transports' own timeouts ([`LAST_RESORT`] after the second signal is the
+/// outer bound).
 pub fn install_handlers() {
     use signal_hook::consts::{SIGINT, SIGTERM};
     for sig in [SIGINT, SIGTERM] {
@@ -77,8 +103,13 @@ pub fn install_handlers() {
         let _ = std::thread::Builder::new()
             .name("fabcheck-signals".into())
             .spawn(move || {
+                let mut watchdog = false;
                 for _ in signals.forever() {
                     interrupt();
+                    if hurried() && !watchdog {
+                        watchdog = true;
+                        start_watchdog();
+                    }
                 }
             });
     }

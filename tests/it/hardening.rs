@@ -185,65 +185,115 @@ fn ten_megabytes_of_output_stay_out_of_junit_but_in_the_transcript() {
     );
 }
 
-#[test]
-fn interrupt_while_reports_are_written_exits_3_with_complete_reports() {
+const TWO_TESTS: &str =
+    "test(\"one\", || { metric(\"x\", 1.0, \"u\"); });\ntest(\"two\", || { fail(\"no\"); });\n";
+
+/// Run [`TWO_TESTS`] with a pause of `delay_ms` before the reports are written, send
+/// `signals` (20 ms apart) once the pause has begun: the outcome and how long the exit took
+/// after the first signal, and the run (its directory lives as long as it).
+fn signalled_while_writing_reports(
+    delay_ms: u64,
+    signals: &[i32],
+    env: &[(&str, &str)],
+) -> (common::Outcome, std::time::Duration, Fab) {
     use std::io::{BufRead, Read};
     use std::time::{Duration, Instant};
-    let s =
-        "test(\"one\", || { metric(\"x\", 1.0, \"u\"); });\ntest(\"two\", || { fail(\"no\"); });\n";
-    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
-        let f = Fab::new()
-            .file("r.rhai", s)
-            .args(["run", "r.rhai"])
-            .env("FABCHECK_TEST_REPORT_DELAY_MS", "3000")
-            .reports();
-        let mut child = f
-            .command()
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut seen = String::new();
-        loop {
-            let mut line = String::new();
-            assert!(
-                err.read_line(&mut line).unwrap() > 0,
-                "no report pause: {seen}"
-            );
-            seen.push_str(&line);
-            if line.contains("writing reports in") {
-                break;
-            }
-        }
-        unsafe { libc::kill(child.id() as i32, sig) };
-        let t = Instant::now();
-        let mut stdout = Vec::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_end(&mut stdout)
-            .unwrap();
-        err.read_to_string(&mut seen).unwrap();
-        let status = child.wait().unwrap();
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "{name}: exit took {:?}",
-            t.elapsed()
-        );
-        let o = f.outcome(std::process::Output {
-            status,
-            stdout,
-            stderr: seen.into_bytes(),
-        });
-        o.code(3);
-        // Both reports are there and complete: every test, its outcome and the metric.
-        assert_eq!(o.status("one"), "pass", "{name}");
-        assert_eq!(o.status("two"), "failure", "{name}");
-        assert_eq!(o.test("one")["metrics"][0]["name"], "x", "{name}");
-        assert_eq!(o.junit_is_valid(), "junitparser cases 2", "{name}");
+    let mut f = Fab::new()
+        .file("r.rhai", TWO_TESTS)
+        .args(["run", "r.rhai"])
+        .env("FABCHECK_TEST_REPORT_DELAY_MS", &delay_ms.to_string())
+        .reports();
+    for (k, v) in env {
+        f = f.env(k, v);
     }
+    let mut child = f
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "no report pause: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains("writing reports in") {
+            break;
+        }
+    }
+    let t = Instant::now();
+    for &sig in signals {
+        unsafe { libc::kill(child.id() as i32, sig) };
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stdout = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    err.read_to_string(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    let took = t.elapsed();
+    let o = f.outcome(std::process::Output {
+        status,
+        stdout,
+        stderr: seen.into_bytes(),
+    });
+    (o, took, f)
+}
+
+/// Both reports are there and complete: every test, its outcome and the metric.
+fn assert_complete_reports(o: &common::Outcome, name: &str) {
+    o.code(3);
+    assert_eq!(o.status("one"), "pass", "{name}");
+    assert_eq!(o.status("two"), "failure", "{name}");
+    assert_eq!(o.test("one")["metrics"][0]["name"], "x", "{name}");
+    assert_eq!(o.junit_is_valid(), "junitparser cases 2", "{name}");
+}
+
+#[test]
+fn interrupt_while_reports_are_written_exits_3_with_complete_reports() {
+    use std::time::Duration;
+    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let (o, took, _f) = signalled_while_writing_reports(3000, &[sig], &[]);
+        assert!(took < Duration::from_secs(10), "{name}: exit took {took:?}");
+        assert_complete_reports(&o, name);
+    }
+}
+
+#[test]
+fn a_second_signal_while_reports_are_written_still_gives_complete_reports() {
+    // It used to exit at once: no report at all.
+    use std::time::Duration;
+    let (o, took, _f) = signalled_while_writing_reports(2000, &[libc::SIGINT, libc::SIGINT], &[]);
+    assert!(took < Duration::from_secs(10), "exit took {took:?}");
+    assert_complete_reports(&o, "INT INT");
+}
+
+#[test]
+fn after_a_second_signal_a_run_held_by_something_outside_ends_at_the_last_resort() {
+    // The report pause stands for something that holds the run (a blocked filesystem): past
+    // the last-resort bound after the second signal, fabcheck exits 3 and says why.
+    use std::time::Duration;
+    let (o, took, _f) = signalled_while_writing_reports(
+        600_000,
+        &[libc::SIGINT, libc::SIGTERM],
+        &[("FABCHECK_TEST_LAST_RESORT_MS", "1500")],
+    );
+    o.code(3);
+    assert!(took < Duration::from_secs(10), "exit took {took:?}");
+    assert!(
+        o.stderr
+            .contains("still not finished 1.5 s after the second signal"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
