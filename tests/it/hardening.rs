@@ -206,12 +206,7 @@ fn signalled_while_writing_reports(
     for (k, v) in env {
         f = f.env(k, v);
     }
-    let mut child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = f.spawn();
     let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut seen = String::new();
     loop {

@@ -111,12 +111,7 @@ fn two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports() {
             .file("two.rhai", s)
             .args(["run", "two.rhai", "-i", &lab.inventory()])
             .reports();
-        let child = f
-            .command()
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = f.spawn();
         let pid = child.id();
         let marker = format!("fabcheck-{pid}-");
         // This run's `sleep 55` (its command line carries the run's marker) on every node.
@@ -171,12 +166,7 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
         .file("d.rhai", s)
         .args(["run", "d.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = f.spawn();
     let t = Instant::now();
     while !lab.pids("lab05").contains("sleep 30") {
         assert!(
@@ -394,12 +384,7 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
         .file("c.rhai", s)
         .args(["run", "c.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = f.spawn();
     let pid = child.id();
     std::thread::sleep(Duration::from_millis(1500));
     let ps = std::process::Command::new("pgrep")
@@ -669,12 +654,7 @@ fn every_end_leaves_no_master_no_control_dir_no_remote_process() {
         .file("t.rhai", s)
         .args(["run", "t.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = f.spawn();
     let pid = child.id();
     wait_on_node(&lab, "lab02", "sleep 61");
     wait_on_node(&lab, "lab01", "sleep 61");
@@ -984,12 +964,7 @@ fn a_node_that_runs_something_else_is_an_error_not_empty_output() {
 /// to exit after the Ctrl-C, and its pid. A failed wait or assertion still interrupts the run,
 /// so that nothing keeps running on the nodes.
 fn ctrl_c_when(f: &Fab, never: &str, ready: impl Fn() -> bool) -> (common::Outcome, Duration, u32) {
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = f.spawn();
     struct Interrupt(u32);
     impl Drop for Interrupt {
         fn drop(&mut self) {

@@ -55,12 +55,7 @@ fn ctrl_c_is_honoured_while_a_holder_outside_the_group_keeps_stdout() {
         .file("s.rhai", s)
         .args(["run", "s.rhai", "-i", "inv.toml"])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = f.spawn();
     std::thread::sleep(Duration::from_millis(1500));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = Instant::now();
@@ -144,12 +139,7 @@ fn replay_refuses_a_fifo_at_once_with_an_error_naming_it() {
         .file("s.rhai", s)
         .args(["run", "s.rhai", "-i", "inv.toml", "--replay", "{dir}/t"])
         .reports();
-    let mut child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = f.spawn();
     let t = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if t.elapsed() > Duration::from_secs(20) {
@@ -271,12 +261,7 @@ fn two_or_more_signals_in_a_row_still_give_reports_and_end_the_commands() {
     ];
     for (label, signals) in cases {
         let (f, token) = sleeping_run("twice");
-        let child = f
-            .command()
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = f.spawn();
         wait_for_token(&token);
         for &sig in signals {
             unsafe { libc::kill(child.id() as i32, sig) };
