@@ -468,3 +468,80 @@ fn a_thread_limit_degrades_fan_out_instead_of_aborting() {
     assert_eq!(json["suites"][0]["tests"].as_array().unwrap().len(), 300);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Processes whose command line mentions `needle` (this test's own temp path).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
+#[test]
+fn two_signals_while_connecting_leave_no_control_dir_and_no_local_ssh() {
+    // Nodes that accept the TCP connection and never answer (ssh waits for their banner): the
+    // run is interrupted twice while its masters connect. The second signal used to exit at
+    // once, leaving the control directory and the connecting ssh processes.
+    use std::time::{Duration, Instant};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().flatten() {
+            held.push(s);
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let inv = format!(
+        "[defaults]\nport = {port}\nconnect_timeout = \"60s\"\nknown_hosts = \"off\"\nssh_config = \"ssh_config\"\n[[node]]\nname = \"a\"\nhost = \"127.0.0.1\"\n[[node]]\nname = \"b\"\nhost = \"127.0.0.1\"\n"
+    );
+    let f = Fab::new()
+        .file("inv.toml", &inv)
+        .file("ssh_config", "# empty: not the user's config\n")
+        .file("tmp/.keep", "")
+        .file(
+            "c.rhai",
+            "test_each(nodes(), \"reach\", |n| { n.run(\"true\"); });\n",
+        )
+        .args(["run", "c.rhai", "-i", "inv.toml"])
+        .reports();
+    // The run's control directories go under this test's own TMPDIR, and nowhere else.
+    let tmp = f.dir().join("tmp");
+    let f = f.env("TMPDIR", &tmp.display().to_string());
+    let child = f.spawn();
+    let t = Instant::now();
+    while accepted.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+        if t.elapsed() > Duration::from_secs(30) {
+            unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+            panic!("fabcheck never connected");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for sig in [libc::SIGINT, libc::SIGINT] {
+        unsafe { libc::kill(child.id() as i32, sig) };
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let t = Instant::now();
+    let o = f.outcome(child.wait_with_output().unwrap());
+    let took = t.elapsed();
+    let needle = tmp.display().to_string();
+    let left_dirs: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("fc-"))
+        .collect();
+    let left_ssh = processes_mentioning(&needle);
+    o.code(3);
+    assert!(took < Duration::from_secs(10), "exit took {took:?}");
+    assert_eq!(o.junit_is_valid(), "junitparser cases 2");
+    assert_eq!(o.json.as_ref().unwrap()["interrupted"], true);
+    assert!(left_dirs.is_empty(), "control dirs left: {left_dirs:?}");
+    assert!(left_ssh.is_empty(), "local ssh left: {left_ssh:?}");
+}
