@@ -167,6 +167,7 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
         .args(["run", "d.rhai", "-i", &lab.inventory()])
         .reports();
     let child = f.spawn();
+    let marker = format!("fabcheck-{}-", child.id());
     let t = Instant::now();
     while !lab.pids("lab05").contains("sleep 30") {
         assert!(
@@ -180,7 +181,12 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
     lab.start_sshd("lab05");
     // With the connection gone nobody can stop the command but the node-side `timeout`;
     // end it now so that later tests see a clean node.
-    lab.exec("lab05", "pkill -f 'timeout -k 5' || true");
+    // (Only this run's: its command lines carry its marker; the bracket keeps the pattern
+    // from matching the shell that runs pkill.)
+    lab.exec(
+        "lab05",
+        &format!("pkill -f '[{}]{}' || true", &marker[..1], &marker[1..]),
+    );
     o.code(1);
     assert_eq!(o.status("long [lab04]"), "pass");
     assert_eq!(o.status("long [lab05]"), "error");
@@ -387,11 +393,7 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
     let child = f.spawn();
     let pid = child.id();
     std::thread::sleep(Duration::from_millis(1500));
-    let ps = std::process::Command::new("pgrep")
-        .args(["-f", &format!("fc-{pid}/")])
-        .output()
-        .unwrap();
-    let connecting = String::from_utf8_lossy(&ps.stdout).trim().to_string();
+    let connecting = local_ssh_of(pid);
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let t = Instant::now();
     let o = f.outcome(child.wait_with_output().unwrap());
@@ -408,15 +410,8 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
     assert_eq!(o.status("reach [lab06]"), "error");
     o.junit_is_valid();
     std::thread::sleep(Duration::from_millis(300));
-    let ps = std::process::Command::new("pgrep")
-        .args(["-af", &format!("fc-{pid}/")])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
-        "local ssh left: {}",
-        String::from_utf8_lossy(&ps.stdout)
-    );
+    let left = local_ssh_of(pid);
+    assert!(left.is_empty(), "local ssh left: {left}");
 }
 
 #[test]
