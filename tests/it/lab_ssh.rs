@@ -100,12 +100,12 @@ fn two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports() {
     // twice. The second signal used to exit at once: no reports, `sleep 55` left on every
     // node, control directories left.
     let Some(lab) = Lab::ensure(
-        4,
+        16,
         "two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports",
     ) else {
         return;
     };
-    let s = "test(\"quick\", || { run_all(nodes(), \"true\"); });\ntest(\"all sleep\", || { run_all(nodes(), \"sleep 55\"); });\n";
+    let s = "test(\"quick\", || { run_all(nodes(\"lab[01-04]\"), \"true\"); });\ntest(\"all sleep\", || { run_all(nodes(\"lab[01-04]\"), \"sleep 55\"); });\n";
     for (label, second) in [("INT INT", libc::SIGINT), ("INT TERM", libc::SIGTERM)] {
         let f = Fab::new()
             .file("two.rhai", s)
