@@ -3,7 +3,7 @@
 use super::common::{
     build_env, expand_scripts, load_all, load_inventory, parse_sets, usage, EnvOptions,
 };
-use super::{Target, EXIT_OK};
+use super::{Target, EXIT_FAILED, EXIT_OK};
 use crate::engine::runner;
 use std::time::Duration;
 
@@ -25,9 +25,15 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
         Ok(s) => s,
         Err(c) => return c,
     };
+    // A script whose top level throws lists only the tests declared before the throw: the
+    // listing is incomplete, so it is not exit 0 (a skip at the top level is not an error).
+    let mut code = EXIT_OK;
     for s in &scripts {
         if let Some(t) = runner::register_tests(s, Duration::from_secs(60)) {
             eprintln!("{}: {}", s.path.display(), t.message.unwrap_or_default());
+            if t.status != crate::run::model::Status::Skipped {
+                code = EXIT_FAILED;
+            }
         }
         for d in runner::selected(s, filters) {
             match d.round {
@@ -36,5 +42,5 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
             }
         }
     }
-    EXIT_OK
+    code
 }

@@ -91,7 +91,18 @@ fn absorb(t: &mut TestResult, c: TestCtx) {
     t.output.push_str(&c.output);
 }
 
+/// A test's status, message and detail from what ended it; message and detail capped here,
+/// once (`fail(huge)`, `throw huge`: the message is kept in the test and in its attempts).
 fn ending_to_outcome(
+    err: &rhai::EvalAltResult,
+    timeout: Duration,
+) -> (Status, String, Option<String>) {
+    let cap = |m: &str| crate::run::model::cap(m, crate::run::model::MESSAGE_CAP);
+    let (st, message, detail) = uncapped_outcome(err, timeout);
+    (st, cap(&message), detail.as_deref().map(cap))
+}
+
+fn uncapped_outcome(
     err: &rhai::EvalAltResult,
     timeout: Duration,
 ) -> (Status, String, Option<String>) {

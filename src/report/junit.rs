@@ -9,7 +9,7 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 use std::time::Duration;
 
 /// Most of a failure's detail kept in the testcase body (head + tail).
-pub const DETAIL_CAP: usize = 64 * 1024;
+pub const DETAIL_CAP: usize = crate::run::model::MESSAGE_CAP;
 
 fn system_out(t: &TestResult, run: &RunResult) -> String {
     let mut s = String::new();

@@ -281,6 +281,11 @@ impl RunResult {
     }
 }
 
+/// A test's message and detail as every report keeps them (head + tail, see [`cap`]): a
+/// script's `fail(huge)` must not become a report of hundreds of MB (JUnit and HTML cap their
+/// blocks at the same size).
+pub const MESSAGE_CAP: usize = 64 * 1024;
+
 /// Keep the head and tail of a long text, with a marker saying how much was cut.
 pub fn cap(text: &str, max: usize) -> String {
     if text.len() <= max {

@@ -2,12 +2,13 @@
 //! (without polling) by the SSH transport's waits.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use tokio::sync::watch;
 
-fn flag() -> &'static Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
+/// A plain static (no lazy initialisation): the signal handler sets it.
+fn flag() -> &'static AtomicBool {
+    static FLAG: AtomicBool = AtomicBool::new(false);
+    &FLAG
 }
 
 fn channel() -> &'static watch::Sender<bool> {
@@ -33,21 +34,82 @@ pub async fn cancelled() {
     let _ = channel().subscribe().wait_for(|&v| v).await;
 }
 
-/// SIGINT/SIGTERM set the flag; a second one exits at once with code 3. A thread blocked on
-/// the signals wakes the waiters of `cancelled()`.
+/// Set by a second (or later) SIGINT/SIGTERM: the operator (or GNU `timeout`, which signals
+/// the child and then its process group) wants out sooner. Grace periods shrink; the reports
+/// and the cleanup of the nodes still happen.
+fn hurry_flag() -> &'static AtomicBool {
+    static HURRY: AtomicBool = AtomicBool::new(false);
+    &HURRY
+}
+
+/// Another signal came after the run was interrupted: shorten waits, skip nothing.
+pub fn hurried() -> bool {
+    hurry_flag().load(Ordering::SeqCst)
+}
+
+/// `normal`, or a short grace once the operator has signalled more than once.
+pub fn grace(normal: std::time::Duration) -> std::time::Duration {
+    if hurried() {
+        normal.min(std::time::Duration::from_millis(300))
+    } else {
+        normal
+    }
+}
+
+/// How long a run may still take after a second signal. The cleanup of the nodes (5 s at
+/// most), closing the masters (2 s) and the reports take a few seconds; this only ends a run
+/// that something outside fabcheck holds (a blocked filesystem), which the operator would
+/// otherwise have to `kill -9`.
+pub const LAST_RESORT: std::time::Duration = std::time::Duration::from_secs(20);
+
+fn start_watchdog() {
+    let _ = std::thread::Builder::new()
+        .name("fabcheck-last-resort".into())
+        .spawn(|| {
+            // Tests shorten it (FABCHECK_TEST_LAST_RESORT_MS) to prove the bound quickly.
+            let limit = std::env::var("FABCHECK_TEST_LAST_RESORT_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(std::time::Duration::from_millis)
+                .unwrap_or(LAST_RESORT);
+            std::thread::sleep(limit);
+            eprintln!(
+                "fabcheck: still not finished {:.1} s after the second signal; exiting now (the reports may be missing)",
+                limit.as_secs_f64()
+            );
+            std::process::exit(3);
+        });
+}
+
+/// SIGINT/SIGTERM set the flag in the handler itself (polling code sees it at once), and from
+/// the second signal on [`hurried`]; a thread blocked on the signals wakes the waiters of
+/// `cancelled()`. No signal ends the process: a run that is interrupted, however often, still
+/// ends its remote commands, removes its control directories and writes its reports, all
+/// bounded by the transports' own timeouts ([`LAST_RESORT`] after the second signal is the
+/// outer bound).
 pub fn install_handlers() {
     use signal_hook::consts::{SIGINT, SIGTERM};
     for sig in [SIGINT, SIGTERM] {
-        // Registered first, so it sees the flag as it was before this signal.
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 3, flag().clone());
-        let _ = signal_hook::flag::register(sig, flag().clone());
+        // SAFETY: the handler only touches atomics (async-signal-safe).
+        let _ = unsafe {
+            signal_hook::low_level::register(sig, || {
+                if flag().swap(true, Ordering::SeqCst) {
+                    hurry_flag().store(true, Ordering::SeqCst);
+                }
+            })
+        };
     }
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
         let _ = std::thread::Builder::new()
             .name("fabcheck-signals".into())
             .spawn(move || {
-                if signals.forever().next().is_some() {
+                let mut watchdog = false;
+                for _ in signals.forever() {
                     interrupt();
+                    if hurried() && !watchdog {
+                        watchdog = true;
+                        start_watchdog();
+                    }
                 }
             });
     }

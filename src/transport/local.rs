@@ -134,7 +134,7 @@ pub fn run_local_streaming(
                     kill_group(pid, libc::SIGTERM);
                     term_at = Some(now);
                 }
-            } else if term_at.is_some_and(|t| now.duration_since(t) >= TERM_GRACE) {
+            } else if term_at.is_some_and(|t| now.duration_since(t) >= cancel::grace(TERM_GRACE)) {
                 kill_group(pid, libc::SIGKILL);
                 term_at = None;
             }

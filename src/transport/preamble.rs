@@ -7,8 +7,11 @@
 //! start line never comes (a `ForceCommand`, a shell that did not run the line) is passed
 //! through whole: nothing is ever dropped without the start line.
 
-/// Bytes held back while looking for the start line; past that the stream is passed through.
-pub const MAX_PREAMBLE: usize = 64 * 1024;
+/// Bytes held back while looking for the start line; past that the stream is passed through
+/// whole (nothing is dropped). Generous: a login banner, an MOTD and `module load` chatter of
+/// a few hundred KiB still leave the command's output clean; bounded, so that a `ForceCommand`
+/// that floods its stdout costs at most this much memory per stream before it streams.
+pub const MAX_PREAMBLE: usize = 1024 * 1024;
 
 /// The start line for a run marker, as printed on the node (without its newline). The
 /// command line prints it from two words (see [`start_words`]), so that the line itself never
@@ -34,6 +37,9 @@ pub struct Preamble {
     passing: bool,
     found: bool,
     set_aside: Vec<u8>,
+    /// How much of `held` is already known not to contain the start line (so every byte is
+    /// searched about once, however small the chunks).
+    searched: usize,
 }
 
 impl Preamble {
@@ -46,6 +52,7 @@ impl Preamble {
             passing: false,
             found: false,
             set_aside: Vec::new(),
+            searched: 0,
         }
     }
 
@@ -56,7 +63,10 @@ impl Preamble {
             return chunk.to_vec();
         }
         self.held.extend_from_slice(chunk);
-        if let Some(i) = find(&self.held, &self.needle) {
+        // The start line may straddle the previous chunk's end: search from just before it.
+        let from = self.searched.saturating_sub(self.needle.len() - 1);
+        self.searched = self.held.len();
+        if let Some(i) = find(&self.held[from..], &self.needle).map(|i| i + from) {
             self.passing = true;
             self.found = true;
             let rest = self.held.split_off(i + self.needle.len());
@@ -141,6 +151,26 @@ mod tests {
         // A different run's marker is not ours.
         let (out, _) = feed(&[b"fabcheck-43-abc:start\nx\n"]);
         assert_eq!(out, b"fabcheck-43-abc:start\nx\n");
+    }
+
+    #[test]
+    fn a_banner_over_64_kib_is_still_set_aside() {
+        // A long MOTD (or chatty `module load`) of 100 KiB, in one piece and in small chunks:
+        // it used to turn the filter off at 64 KiB and land in front of the command's output.
+        let mut banner = Vec::new();
+        while banner.len() < 100 * 1024 {
+            banner.extend_from_slice(b"Welcome to spark-01; maintenance window tonight\n");
+        }
+        let start = b"fabcheck-42-abc:start\n{\"a\":1}\n";
+        let (out, aside) = feed(&[&banner, start]);
+        assert_eq!(out, b"{\"a\":1}\n");
+        assert_eq!(aside, banner);
+        let mut stream = banner.clone();
+        stream.extend_from_slice(start);
+        let chunks: Vec<&[u8]> = stream.chunks(7).collect();
+        let (out, aside) = feed(&chunks);
+        assert_eq!(out, b"{\"a\":1}\n");
+        assert_eq!(aside, banner);
     }
 
     #[test]

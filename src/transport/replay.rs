@@ -57,7 +57,7 @@ pub fn scenario_info(dir: &Path, name: &str) -> Result<ScenarioInfo, String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     let file = scenario_dir(dir, name).join("scenario.toml");
-    let text = match std::fs::read_to_string(&file) {
+    let text = match crate::util::fs::read_regular(&file) {
         Ok(t) if ok_name => t,
         _ => {
             return Err(format!(
@@ -85,7 +85,8 @@ pub fn scenario_names(dir: &Path) -> Vec<String> {
 }
 
 fn read_toml(path: &Path) -> Result<Vec<Entry>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text =
+        crate::util::fs::read_regular(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let t: TomlTranscript = toml::from_str(&text)
         .map_err(|e| format!("{}: bad transcript: {}", path.display(), e.message()))?;
     Ok(t.command)
@@ -128,7 +129,9 @@ fn load_base(dir: &Path, node: &str) -> Result<NodeScript, String> {
     let jsonl = dir.join(format!("{node}.jsonl"));
     let toml_path = dir.join(format!("{node}.toml"));
     let mut entries: Vec<Entry> = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(&jsonl) {
+    if jsonl.exists() {
+        let text = crate::util::fs::read_regular(&jsonl)
+            .map_err(|e| format!("transcript {}: {e}", jsonl.display()))?;
         for (i, line) in text
             .lines()
             .enumerate()
@@ -175,7 +178,7 @@ pub fn read_confined(dir: &Path, node: &str, file: &str) -> Result<String, Strin
     if !real.starts_with(&real_dir) {
         return Err(outside());
     }
-    let mut f = std::fs::File::open(&real)
+    let mut f = crate::util::fs::open_regular(&real)
         .map_err(|e| format!("transcript for `{node}` points at {}: {e}", p.display()))?;
     super::capture::read_capped(&mut f)
         .map_err(|e| format!("transcript for `{node}` points at {}: {e}", p.display()))

@@ -2,6 +2,7 @@
 //! validator, the one worker pool, the one "did you mean".
 
 pub mod fmt;
+pub mod fs;
 pub mod names;
 pub mod nccl_hca;
 pub mod pool;

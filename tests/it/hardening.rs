@@ -185,65 +185,110 @@ fn ten_megabytes_of_output_stay_out_of_junit_but_in_the_transcript() {
     );
 }
 
-#[test]
-fn interrupt_while_reports_are_written_exits_3_with_complete_reports() {
+const TWO_TESTS: &str =
+    "test(\"one\", || { metric(\"x\", 1.0, \"u\"); });\ntest(\"two\", || { fail(\"no\"); });\n";
+
+/// Run [`TWO_TESTS`] with a pause of `delay_ms` before the reports are written, send
+/// `signals` (20 ms apart) once the pause has begun: the outcome and how long the exit took
+/// after the first signal, and the run (its directory lives as long as it).
+fn signalled_while_writing_reports(
+    delay_ms: u64,
+    signals: &[i32],
+    env: &[(&str, &str)],
+) -> (common::Outcome, std::time::Duration, Fab) {
     use std::io::{BufRead, Read};
     use std::time::{Duration, Instant};
-    let s =
-        "test(\"one\", || { metric(\"x\", 1.0, \"u\"); });\ntest(\"two\", || { fail(\"no\"); });\n";
-    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
-        let f = Fab::new()
-            .file("r.rhai", s)
-            .args(["run", "r.rhai"])
-            .env("FABCHECK_TEST_REPORT_DELAY_MS", "3000")
-            .reports();
-        let mut child = f
-            .command()
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut seen = String::new();
-        loop {
-            let mut line = String::new();
-            assert!(
-                err.read_line(&mut line).unwrap() > 0,
-                "no report pause: {seen}"
-            );
-            seen.push_str(&line);
-            if line.contains("writing reports in") {
-                break;
-            }
-        }
-        unsafe { libc::kill(child.id() as i32, sig) };
-        let t = Instant::now();
-        let mut stdout = Vec::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_end(&mut stdout)
-            .unwrap();
-        err.read_to_string(&mut seen).unwrap();
-        let status = child.wait().unwrap();
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "{name}: exit took {:?}",
-            t.elapsed()
-        );
-        let o = f.outcome(std::process::Output {
-            status,
-            stdout,
-            stderr: seen.into_bytes(),
-        });
-        o.code(3);
-        // Both reports are there and complete: every test, its outcome and the metric.
-        assert_eq!(o.status("one"), "pass", "{name}");
-        assert_eq!(o.status("two"), "failure", "{name}");
-        assert_eq!(o.test("one")["metrics"][0]["name"], "x", "{name}");
-        assert_eq!(o.junit_is_valid(), "junitparser cases 2", "{name}");
+    let mut f = Fab::new()
+        .file("r.rhai", TWO_TESTS)
+        .args(["run", "r.rhai"])
+        .env("FABCHECK_TEST_REPORT_DELAY_MS", &delay_ms.to_string())
+        .reports();
+    for (k, v) in env {
+        f = f.env(k, v);
     }
+    let mut child = f.spawn();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "no report pause: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains("writing reports in") {
+            break;
+        }
+    }
+    let t = Instant::now();
+    for &sig in signals {
+        unsafe { libc::kill(child.id() as i32, sig) };
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stdout = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    err.read_to_string(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    let took = t.elapsed();
+    let o = f.outcome(std::process::Output {
+        status,
+        stdout,
+        stderr: seen.into_bytes(),
+    });
+    (o, took, f)
+}
+
+/// Both reports are there and complete: every test, its outcome and the metric.
+fn assert_complete_reports(o: &common::Outcome, name: &str) {
+    o.code(3);
+    assert_eq!(o.status("one"), "pass", "{name}");
+    assert_eq!(o.status("two"), "failure", "{name}");
+    assert_eq!(o.test("one")["metrics"][0]["name"], "x", "{name}");
+    assert_eq!(o.junit_is_valid(), "junitparser cases 2", "{name}");
+}
+
+#[test]
+fn interrupt_while_reports_are_written_exits_3_with_complete_reports() {
+    use std::time::Duration;
+    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let (o, took, _f) = signalled_while_writing_reports(3000, &[sig], &[]);
+        assert!(took < Duration::from_secs(10), "{name}: exit took {took:?}");
+        assert_complete_reports(&o, name);
+    }
+}
+
+#[test]
+fn a_second_signal_while_reports_are_written_still_gives_complete_reports() {
+    // It used to exit at once: no report at all.
+    use std::time::Duration;
+    let (o, took, _f) = signalled_while_writing_reports(2000, &[libc::SIGINT, libc::SIGINT], &[]);
+    assert!(took < Duration::from_secs(10), "exit took {took:?}");
+    assert_complete_reports(&o, "INT INT");
+}
+
+#[test]
+fn after_a_second_signal_a_run_held_by_something_outside_ends_at_the_last_resort() {
+    // The report pause stands for something that holds the run (a blocked filesystem): past
+    // the last-resort bound after the second signal, fabcheck exits 3 and says why.
+    use std::time::Duration;
+    let (o, took, _f) = signalled_while_writing_reports(
+        600_000,
+        &[libc::SIGINT, libc::SIGTERM],
+        &[("FABCHECK_TEST_LAST_RESORT_MS", "1500")],
+    );
+    o.code(3);
+    assert!(took < Duration::from_secs(10), "exit took {took:?}");
+    assert!(
+        o.stderr
+            .contains("still not finished 1.5 s after the second signal"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -422,4 +467,81 @@ fn a_thread_limit_degrades_fan_out_instead_of_aborting() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
     assert_eq!(json["suites"][0]["tests"].as_array().unwrap().len(), 300);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Processes whose command line mentions `needle` (this test's own temp path).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
+#[test]
+fn two_signals_while_connecting_leave_no_control_dir_and_no_local_ssh() {
+    // Nodes that accept the TCP connection and never answer (ssh waits for their banner): the
+    // run is interrupted twice while its masters connect. The second signal used to exit at
+    // once, leaving the control directory and the connecting ssh processes.
+    use std::time::{Duration, Instant};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().flatten() {
+            held.push(s);
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let inv = format!(
+        "[defaults]\nport = {port}\nconnect_timeout = \"60s\"\nknown_hosts = \"off\"\nssh_config = \"ssh_config\"\n[[node]]\nname = \"a\"\nhost = \"127.0.0.1\"\n[[node]]\nname = \"b\"\nhost = \"127.0.0.1\"\n"
+    );
+    let f = Fab::new()
+        .file("inv.toml", &inv)
+        .file("ssh_config", "# empty: not the user's config\n")
+        .file("tmp/.keep", "")
+        .file(
+            "c.rhai",
+            "test_each(nodes(), \"reach\", |n| { n.run(\"true\"); });\n",
+        )
+        .args(["run", "c.rhai", "-i", "inv.toml"])
+        .reports();
+    // The run's control directories go under this test's own TMPDIR, and nowhere else.
+    let tmp = f.dir().join("tmp");
+    let f = f.env("TMPDIR", &tmp.display().to_string());
+    let child = f.spawn();
+    let t = Instant::now();
+    while accepted.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+        if t.elapsed() > Duration::from_secs(30) {
+            unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+            panic!("fabcheck never connected");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for sig in [libc::SIGINT, libc::SIGINT] {
+        unsafe { libc::kill(child.id() as i32, sig) };
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let t = Instant::now();
+    let o = f.outcome(child.wait_with_output().unwrap());
+    let took = t.elapsed();
+    let needle = tmp.display().to_string();
+    let left_dirs: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("fc-"))
+        .collect();
+    let left_ssh = processes_mentioning(&needle);
+    o.code(3);
+    assert!(took < Duration::from_secs(10), "exit took {took:?}");
+    assert_eq!(o.junit_is_valid(), "junitparser cases 2");
+    assert_eq!(o.json.as_ref().unwrap()["interrupted"], true);
+    assert!(left_dirs.is_empty(), "control dirs left: {left_dirs:?}");
+    assert!(left_ssh.is_empty(), "local ssh left: {left_ssh:?}");
 }

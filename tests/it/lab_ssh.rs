@@ -86,16 +86,71 @@ fn ctrl_c_mid_run_exit_3_partial_junit_nothing_left() {
         let left = lab.pids(&lab.node(i));
         assert!(!left.contains(&marker), "left on {}: {left}", lab.node(i));
     }
-    // No local ssh master or mux client of that run is left.
-    let ps = std::process::Command::new("pgrep")
-        .args(["-af", "^ssh .*fc-"])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
-        "local ssh left: {}",
-        String::from_utf8_lossy(&ps.stdout)
-    );
+    // No local ssh master or mux client of that run is left (only this run's: its control
+    // directory is on their command lines; another fabcheck run on the machine is not ours).
+    let (ssh, dirs) = (local_ssh_of(pid), control_dirs_of(pid));
+    kill_leftovers(pid);
+    assert!(ssh.is_empty(), "local ssh left: {ssh}");
+    assert!(dirs.is_empty(), "control dirs left: {dirs:?}");
+}
+
+#[test]
+fn two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports() {
+    // GNU `timeout` signals fabcheck and then its process group; an operator presses Ctrl-C
+    // twice. The second signal used to exit at once: no reports, `sleep 55` left on every
+    // node, control directories left.
+    let Some(lab) = Lab::ensure(
+        16,
+        "two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports",
+    ) else {
+        return;
+    };
+    let s = "test(\"quick\", || { run_all(nodes(\"lab[01-04]\"), \"true\"); });\ntest(\"all sleep\", || { run_all(nodes(\"lab[01-04]\"), \"sleep 55\"); });\n";
+    for (label, second) in [("INT INT", libc::SIGINT), ("INT TERM", libc::SIGTERM)] {
+        let f = Fab::new()
+            .file("two.rhai", s)
+            .args(["run", "two.rhai", "-i", &lab.inventory()])
+            .reports();
+        let child = f.spawn();
+        let pid = child.id();
+        let marker = format!("fabcheck-{pid}-");
+        // This run's `sleep 55` (its command line carries the run's marker) on every node.
+        let t = Instant::now();
+        while !(1..=4).all(|i| {
+            lab.pids(&lab.node(i))
+                .lines()
+                .any(|l| l.contains(&marker) && l.contains("sleep 55"))
+        }) {
+            if t.elapsed() > Duration::from_secs(30) {
+                unsafe { libc::kill(pid as i32, libc::SIGINT) };
+                panic!("{label}: `sleep 55` never started on every node");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(20));
+        unsafe { libc::kill(pid as i32, second) };
+        let t = Instant::now();
+        let o = f.outcome(child.wait_with_output().unwrap());
+        let took = t.elapsed();
+        let left: Vec<String> = (1..=4)
+            .map(|i| lab.pids(&lab.node(i)))
+            .filter(|p| p.contains(&marker))
+            .collect();
+        let (ssh, dirs) = (local_ssh_of(pid), control_dirs_of(pid));
+        kill_leftovers(pid);
+        o.code(3);
+        assert!(
+            took < Duration::from_secs(10),
+            "{label}: exit took {took:?}"
+        );
+        assert_eq!(o.status("quick"), "pass", "{label}");
+        assert_eq!(o.status("all sleep"), "error", "{label}");
+        o.junit_is_valid();
+        assert!(left.is_empty(), "{label}: left on the nodes: {left:?}");
+        assert!(ssh.is_empty(), "{label}: local ssh left: {ssh}");
+        assert!(dirs.is_empty(), "{label}: control dirs left: {dirs:?}");
+    }
 }
 
 #[test]
@@ -111,12 +166,8 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
         .file("d.rhai", s)
         .args(["run", "d.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = f.spawn();
+    let marker = format!("fabcheck-{}-", child.id());
     let t = Instant::now();
     while !lab.pids("lab05").contains("sleep 30") {
         assert!(
@@ -130,7 +181,12 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
     lab.start_sshd("lab05");
     // With the connection gone nobody can stop the command but the node-side `timeout`;
     // end it now so that later tests see a clean node.
-    lab.exec("lab05", "pkill -f 'timeout -k 5' || true");
+    // (Only this run's: its command lines carry its marker; the bracket keeps the pattern
+    // from matching the shell that runs pkill.)
+    lab.exec(
+        "lab05",
+        &format!("pkill -f '[{}]{}' || true", &marker[..1], &marker[1..]),
+    );
     o.code(1);
     assert_eq!(o.status("long [lab04]"), "pass");
     assert_eq!(o.status("long [lab05]"), "error");
@@ -334,19 +390,10 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
         .file("c.rhai", s)
         .args(["run", "c.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = f.spawn();
     let pid = child.id();
     std::thread::sleep(Duration::from_millis(1500));
-    let ps = std::process::Command::new("pgrep")
-        .args(["-f", &format!("fc-{pid}/")])
-        .output()
-        .unwrap();
-    let connecting = String::from_utf8_lossy(&ps.stdout).trim().to_string();
+    let connecting = local_ssh_of(pid);
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let t = Instant::now();
     let o = f.outcome(child.wait_with_output().unwrap());
@@ -363,15 +410,8 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
     assert_eq!(o.status("reach [lab06]"), "error");
     o.junit_is_valid();
     std::thread::sleep(Duration::from_millis(300));
-    let ps = std::process::Command::new("pgrep")
-        .args(["-af", &format!("fc-{pid}/")])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
-        "local ssh left: {}",
-        String::from_utf8_lossy(&ps.stdout)
-    );
+    let left = local_ssh_of(pid);
+    assert!(left.is_empty(), "local ssh left: {left}");
 }
 
 #[test]
@@ -609,12 +649,7 @@ fn every_end_leaves_no_master_no_control_dir_no_remote_process() {
         .file("t.rhai", s)
         .args(["run", "t.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = f.spawn();
     let pid = child.id();
     wait_on_node(&lab, "lab02", "sleep 61");
     wait_on_node(&lab, "lab01", "sleep 61");
@@ -924,12 +959,7 @@ fn a_node_that_runs_something_else_is_an_error_not_empty_output() {
 /// to exit after the Ctrl-C, and its pid. A failed wait or assertion still interrupts the run,
 /// so that nothing keeps running on the nodes.
 fn ctrl_c_when(f: &Fab, never: &str, ready: impl Fn() -> bool) -> (common::Outcome, Duration, u32) {
-    let child = f
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = f.spawn();
     struct Interrupt(u32);
     impl Drop for Interrupt {
         fn drop(&mut self) {

@@ -215,6 +215,29 @@ fn filter_and_list() {
 }
 
 #[test]
+fn list_of_a_script_whose_top_level_throws_is_not_exit_0() {
+    // Only the tests declared before the throw can be listed: an incomplete listing that
+    // exits 0 looks like the whole plan.
+    let s =
+        "test(\"before\", || {});\nthrow \"inventory has no rail map\";\ntest(\"after\", || {});\n";
+    let l = Fab::new().file("s.rhai", s).args(["list", "s.rhai"]).run();
+    l.code(1);
+    assert!(
+        l.stderr.contains("s.rhai") && l.stderr.contains("inventory has no rail map"),
+        "{}",
+        l.stderr
+    );
+    assert_eq!(l.stdout, "s\tbefore\n");
+    // A top-level `skip` is not an error.
+    let s = "test(\"one\", || {});\nskip(\"not on this cluster\");\n";
+    Fab::new()
+        .file("s.rhai", s)
+        .args(["list", "s.rhai"])
+        .run()
+        .code(0);
+}
+
+#[test]
 fn test_each_runs_nodes_concurrently() {
     // Four local nodes; each waits until all four have started: only true concurrency passes.
     let inv = "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"n[1-4]\"\n";

@@ -769,3 +769,32 @@ fn html_says_nothing_checked_when_nothing_passed() {
         .run();
     assert!(html_of(&o, "r.html").contains("<div class=\"verdict PASSED\">PASSED</div>"));
 }
+
+#[test]
+fn a_huge_fail_message_is_capped_in_the_json_report() {
+    // `fail()` with an 8 MiB message (and `throw` of one): the JSON report used to keep it
+    // whole, twice (the test's message and its attempt's), like no other report.
+    let s = "fn big() { let s = \"x\"; for i in 0..23 { s += s; } s }\n\
+             test(\"fails big\", || { fail(\"head \" + big() + \" tail\"); });\n\
+             test(\"throws big\", || { throw \"head \" + big() + \" tail\"; });\n";
+    let o = Fab::new()
+        .file("big.rhai", s)
+        .args(["run", "big.rhai"])
+        .reports()
+        .run();
+    o.code(1);
+    for name in ["fails big", "throws big"] {
+        let m = o.message(name);
+        assert!(m.len() < 100 * 1024, "{name}: message of {} bytes", m.len());
+        assert!(
+            m.contains("head xxx") && m.contains("bytes cut") && m.contains("xxx tail"),
+            "{name}: head, marker and tail kept: {}",
+            &m[..m.len().min(200)]
+        );
+    }
+    assert_eq!(o.status("fails big"), "failure");
+    let size = std::fs::metadata(o.dir.join("out/result.json"))
+        .unwrap()
+        .len();
+    assert!(size < 1024 * 1024, "result.json is {size} bytes");
+}

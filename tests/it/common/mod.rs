@@ -187,6 +187,15 @@ impl Fab {
         c
     }
 
+    /// Start fabcheck with stdout and stderr piped (for tests that signal it while it runs).
+    pub fn spawn(&self) -> std::process::Child {
+        self.command()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start fabcheck")
+    }
+
     pub fn run(mut self) -> Outcome {
         let out = self.command().output().expect("run fabcheck");
         let mut o = self.outcome(out);
