@@ -537,10 +537,9 @@ impl SshTransport {
             .and_then(|s| s.as_ref().ok().cloned())
             .ok_or("no connection to the node")?;
         let line = super::leftovers::in_sh(&super::leftovers::end_command_script(tag), sudo);
-        let out = self.rt.block_on(tokio::time::timeout(
-            Duration::from_secs(10),
-            session.raw_command(line).output(),
-        ));
+        let out = self.rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), session.raw_command(line).output()).await
+        });
         match out {
             Err(_) => Err("the node did not answer within 10 s".into()),
             Ok(Err(e)) => Err(error_chain(&e)),

@@ -979,3 +979,41 @@ fn ctrl_c_when(f: &Fab, never: &str, ready: impl Fn() -> bool) -> (common::Outco
     let took = t.elapsed();
     (f.outcome(out), took, pid)
 }
+
+/// Issue 23, item 3: a command that times out is ended on the node with what it detached from
+/// its process group (`setsid`, found by the command's tag in its environment), and the
+/// message names what was ended; the node is still usable after it.
+#[test]
+fn a_timeout_also_ends_what_the_command_detached_on_the_node() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "a_timeout_also_ends_what_the_command_detached_on_the_node",
+    ) else {
+        return;
+    };
+    let s = "test(\"detach\", || { node(\"lab03\").run(\"setsid sleep 41 </dev/null >/dev/null 2>&1 & sleep 40\", #{ timeout: \"2s\" }); });\n\
+             test(\"next\", || { assert_eq(node(\"lab03\").sh(\"echo ok\").trimmed(), \"ok\", \"still usable\"); });\n";
+    let o = Fab::new()
+        .file("d.rhai", s)
+        .args(["run", "d.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
+    let left = lab.pids("lab03");
+    o.code(1);
+    let m = o.message("detach");
+    assert!(
+        !left.contains("sleep 41") && !left.contains("sleep 40"),
+        "left on lab03: {left}; {m}"
+    );
+    assert_eq!(o.status("detach"), "error", "{m}");
+    assert!(
+        m.contains("timed out after 2s") && m.contains("lab03"),
+        "{m}"
+    );
+    assert!(
+        m.contains("left 1 process(es) running outside its process group")
+            && m.contains("sleep 41"),
+        "{m}"
+    );
+    assert_eq!(o.status("next"), "pass", "{}", o.message("next"));
+}
