@@ -1017,3 +1017,57 @@ fn a_timeout_also_ends_what_the_command_detached_on_the_node() {
     );
     assert_eq!(o.status("next"), "pass", "{}", o.message("next"));
 }
+
+/// Issue 23, item 2: the interrupt cleanup reaches the node's login shell as every other node
+/// command does (`exec sh -c …`): with zsh or fish as the lab user's login shell, Ctrl-C still
+/// ends the run's commands on the nodes, also what they detached with `setsid`.
+#[test]
+fn ctrl_c_ends_the_nodes_commands_whatever_the_login_shell() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "ctrl_c_ends_the_nodes_commands_whatever_the_login_shell",
+    ) else {
+        return;
+    };
+    let login_shell = |shell: &str| {
+        let st = std::process::Command::new("usermod")
+            .args(["-s", shell, "fclab"])
+            .status()
+            .unwrap();
+        assert!(st.success(), "usermod -s {shell}");
+    };
+    /// Puts the lab user's login shell back however the test ends.
+    struct Restore<'a>(&'a dyn Fn(&str));
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            (self.0)("/bin/sh");
+        }
+    }
+    let _restore = Restore(&login_shell);
+    for shell in ["/usr/bin/zsh", "/usr/bin/fish"] {
+        if !std::path::Path::new(shell).exists() {
+            continue;
+        }
+        login_shell(shell);
+        let s = "test(\"detach\", || { run_all(nodes(\"lab[01-04]\"), \"setsid sleep 303 </dev/null >/dev/null 2>&1 & sleep 302\"); });\n";
+        let f = Fab::new()
+            .file("d.rhai", s)
+            .args(["run", "d.rhai", "-i", &lab.inventory()])
+            .reports();
+        let (o, _, _) = ctrl_c_when(&f, "the sleeps never started", || {
+            (1..=4).all(|i| {
+                let p = lab.pids(&lab.node(i));
+                p.contains("sleep 303") && p.contains("sleep 302")
+            })
+        });
+        o.code(3);
+        for i in 1..=4 {
+            let left = lab.pids(&lab.node(i));
+            assert!(
+                !left.contains("sleep 303") && !left.contains("sleep 302"),
+                "{shell}: left on {}: {left}",
+                lab.node(i)
+            );
+        }
+    }
+}
