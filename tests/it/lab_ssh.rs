@@ -889,11 +889,16 @@ fn ctrl_c_also_kills_what_a_command_detached_with_setsid() {
         true
     });
     o.code(3);
+    assert_gone_from_lab01_to_04(&lab, &["sleep 301", "sleep 300"], "");
+}
+
+/// None of `what` runs on lab01..lab04 any more.
+fn assert_gone_from_lab01_to_04(lab: &Lab, what: &[&str], label: &str) {
     for i in 1..=4 {
         let left = lab.pids(&lab.node(i));
         assert!(
-            !left.contains("sleep 301") && !left.contains("sleep 300"),
-            "left on {}: {left}",
+            what.iter().all(|w| !left.contains(w)),
+            "{label}: left on {}: {left}",
             lab.node(i)
         );
     }
@@ -1061,13 +1066,6 @@ fn ctrl_c_ends_the_nodes_commands_whatever_the_login_shell() {
             })
         });
         o.code(3);
-        for i in 1..=4 {
-            let left = lab.pids(&lab.node(i));
-            assert!(
-                !left.contains("sleep 303") && !left.contains("sleep 302"),
-                "{shell}: left on {}: {left}",
-                lab.node(i)
-            );
-        }
+        assert_gone_from_lab01_to_04(&lab, &["sleep 303", "sleep 302"], shell);
     }
 }
