@@ -1025,12 +1025,13 @@ fn a_timeout_also_ends_what_the_command_detached_on_the_node() {
 
 /// Issue 23, item 2: the interrupt cleanup reaches the node's login shell as every other node
 /// command does (`exec sh -c …`): with zsh or fish as the lab user's login shell, Ctrl-C still
-/// ends the run's commands on the nodes, also what they detached with `setsid`.
+/// ends the run's commands on the nodes, also what they detached with `setsid`; so does the
+/// cleanup after a timeout.
 #[test]
-fn ctrl_c_ends_the_nodes_commands_whatever_the_login_shell() {
+fn interrupt_and_timeout_cleanups_work_whatever_the_login_shell() {
     let Some(lab) = Lab::ensure(
         16,
-        "ctrl_c_ends_the_nodes_commands_whatever_the_login_shell",
+        "interrupt_and_timeout_cleanups_work_whatever_the_login_shell",
     ) else {
         return;
     };
@@ -1067,5 +1068,22 @@ fn ctrl_c_ends_the_nodes_commands_whatever_the_login_shell() {
         });
         o.code(3);
         assert_gone_from_lab01_to_04(&lab, &["sleep 303", "sleep 302"], shell);
+        // And a timeout's cleanup of what the command detached (item 3) in the same shells.
+        let s = "test(\"detach\", || { node(\"lab02\").run(\"setsid sleep 305 </dev/null >/dev/null 2>&1 & sleep 304\", #{ timeout: \"2s\" }); });\n";
+        let o = Fab::new()
+            .file("t.rhai", s)
+            .args(["run", "t.rhai", "-i", &lab.inventory()])
+            .reports()
+            .run();
+        let left = lab.pids("lab02");
+        let m = o.message("detach");
+        assert!(
+            !left.contains("sleep 30"),
+            "{shell}: left on lab02: {left}; {m}"
+        );
+        assert!(
+            m.contains("ended too: `") && m.contains("sleep 305"),
+            "{shell}: {m}"
+        );
     }
 }
