@@ -210,6 +210,7 @@ pub fn run_local_streaming(
             node: node.into(),
             command: req.command.clone(),
             timeout: human(req.timeout),
+            ended: String::new(),
         }),
         Some(_) => Err(TransportError::Interrupted { node: node.into() }),
         None => {
@@ -249,16 +250,57 @@ impl Transport for LocalTransport {
         req: &CmdRequest,
         sink: &mut dyn FnMut(Stream, &[u8]),
     ) -> Result<CmdOutput, TransportError> {
-        let mut argv: Vec<String> = Vec::new();
-        if req.sudo && unsafe { libc::geteuid() } != 0 {
-            argv.extend(["sudo".into(), "-n".into()]);
-        }
+        use super::leftovers::{command_tag, end_command_script, ended_note, CMD_ENV};
+        let tag = command_tag();
+        // As on a node: the run marker and the command's tag in the environment of everything
+        // the command starts (after sudo, which would drop them).
+        let mut argv = sudo_prefix(req.sudo);
         argv.extend([
+            "env".into(),
+            format!("{}={}", super::RUN_ENV, super::run_marker()),
+            format!("{CMD_ENV}={tag}"),
             "sh".into(),
             "-c".into(),
             req.command.clone(),
             super::run_marker().into(),
         ]);
-        run_local_streaming(&node.name, req, &argv, sink)
+        match run_local_streaming(&node.name, req, &argv, sink) {
+            // The group is killed; what left it is found by the command's tag.
+            Err(TransportError::Timeout {
+                node,
+                command,
+                timeout,
+                ..
+            }) => {
+                let mut end = sudo_prefix(req.sudo);
+                end.extend(["sh".into(), "-c".into(), end_command_script(&tag)]);
+                let how = CmdRequest {
+                    command: "(end what the command left running)".into(),
+                    timeout: Duration::from_secs(10),
+                    env: vec![],
+                    sudo: req.sudo,
+                };
+                let printed = run_local(&node, &how, &end)
+                    .map(|o| o.stdout)
+                    .map_err(|e| e.to_string());
+                Err(TransportError::Timeout {
+                    ended: ended_note(printed),
+                    node,
+                    command,
+                    timeout,
+                })
+            }
+            r => r,
+        }
+    }
+}
+
+/// `sudo -n` before a command that needs root, unless fabcheck runs as root.
+fn sudo_prefix(sudo: bool) -> Vec<String> {
+    // SAFETY: geteuid(2) has no failure mode.
+    if sudo && unsafe { libc::geteuid() } != 0 {
+        vec!["sudo".into(), "-n".into()]
+    } else {
+        Vec::new()
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod cancel;
 pub mod capture;
+pub mod leftovers;
 pub mod local;
 pub mod preamble;
 pub mod record;
@@ -59,11 +60,14 @@ pub enum TransportError {
         command: String,
         cause: String,
     },
-    #[error("{node}: `{command}` timed out after {timeout}; it was killed on the node")]
+    /// `ended`: what the command had left running outside its process group, ended too (see
+    /// [`leftovers::ended_note`]); empty when nothing.
+    #[error("{node}: `{command}` timed out after {timeout}; it was killed on the node{ended}")]
     Timeout {
         node: String,
         command: String,
         timeout: String,
+        ended: String,
     },
     #[error("{node}: interrupted")]
     Interrupted { node: String },
@@ -140,16 +144,20 @@ pub fn run_marker() -> &'static str {
 /// line of its own (a syntax error in it comes after the start lines). `exec`: the login
 /// shell does not stay behind as the command's parent. `timeout -k 5` sends TERM at the
 /// deadline and KILL 5 s later to the whole process group. The marker (`$0` of SCRIPT) is
-/// what the interrupt cleanup looks for on the node.
-pub fn wrap_command(req: &CmdRequest) -> String {
+/// what the interrupt cleanup looks for on the node; `tag` (see [`leftovers::command_tag`]),
+/// in the command's environment, what a timeout looks for.
+pub fn wrap_command(req: &CmdRequest, tag: &str) -> String {
     let secs = req.timeout.as_secs_f64().max(0.1);
     let (a, b) = preamble::start_words(run_marker());
     let start = format!("printf '%s%s\\n' {a} {b}");
     // Tools live in sbin on many nodes, but a non-root login shell has no sbin on its PATH.
-    // FABCHECK_RUN is inherited by all the command starts (see ssh::cleanup_command).
+    // FABCHECK_RUN and FABCHECK_CMD are inherited by all the command starts (see
+    // ssh::cleanup_command and leftovers.rs).
     let script = format!(
-        "{start}; {start} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" {RUN_ENV}=\"$0\"; export {RUN_ENV}\n{}",
-        req.command
+        "{start}; {start} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" {RUN_ENV}=\"$0\" {cmd_env}={tag}; export {RUN_ENV} {cmd_env}\n{}",
+        req.command,
+        cmd_env = leftovers::CMD_ENV,
+        tag = quote(tag),
     );
     let mut parts: Vec<String> = vec!["exec".into()];
     if req.sudo {
@@ -251,17 +259,20 @@ mod tests {
         let m = run_marker();
         let (a, b) = preamble::start_words(m);
         let script = quote(&format!(
-            "printf '%s%s\\n' {a} {b}; printf '%s%s\\n' {a} {b} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" FABCHECK_RUN=\"$0\"; export FABCHECK_RUN\necho hi"
+            "printf '%s%s\\n' {a} {b}; printf '%s%s\\n' {a} {b} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" FABCHECK_RUN=\"$0\" FABCHECK_CMD=t-c1; export FABCHECK_RUN FABCHECK_CMD\necho hi"
         ));
         let tail = format!("timeout -k 5 30.0 sh -c {script} {m}");
         let nccl = vec![("NCCL_DEBUG".to_string(), "INFO".to_string())];
         assert_eq!(
-            wrap_command(&req(nccl.clone(), false)),
+            wrap_command(&req(nccl.clone(), false), "t-c1"),
             format!("exec env NCCL_DEBUG=INFO {tail}")
         );
-        assert_eq!(wrap_command(&req(vec![], false)), format!("exec {tail}"));
         assert_eq!(
-            wrap_command(&req(nccl, true)),
+            wrap_command(&req(vec![], false), "t-c1"),
+            format!("exec {tail}")
+        );
+        assert_eq!(
+            wrap_command(&req(nccl, true), "t-c1"),
             format!("exec sudo -n env NCCL_DEBUG=INFO {tail}")
         );
     }
@@ -270,13 +281,18 @@ mod tests {
     /// command's output and exit status, and no shell is left waiting as its parent.
     #[test]
     fn wrapped_command_runs_in_every_login_shell() {
-        let w = wrap_command(&CmdRequest {
-            command: "echo out; echo err >&2; echo $PPID; sh -c 'echo $FABCHECK_RUN'; exit 3"
-                .into(),
-            timeout: Duration::from_secs(10),
-            env: vec![],
-            sudo: false,
-        });
+        let tag = leftovers::command_tag();
+        let w = wrap_command(
+            &CmdRequest {
+                command:
+                    "echo out; echo err >&2; echo $PPID; sh -c 'echo $FABCHECK_RUN $FABCHECK_CMD'; exit 3"
+                        .into(),
+                timeout: Duration::from_secs(10),
+                env: vec![],
+                sudo: false,
+            },
+            &tag,
+        );
         let start = preamble::start_line(run_marker());
         // Login shells met on clusters (zsh and fish where installed; .ci/run installs them).
         for shell in ["sh", "bash", "zsh", "fish"] {
@@ -300,8 +316,8 @@ mod tests {
             // The command's parent (`timeout`) is the process the shell was: `exec` replaced
             // the login shell instead of leaving it waiting.
             assert_eq!(lines[2], pid, "{shell}");
-            // What the command starts inherits the run marker.
-            assert_eq!(lines[3], run_marker(), "{shell}");
+            // What the command starts inherits the run marker and the command's tag.
+            assert_eq!(lines[3], format!("{} {tag}", run_marker()), "{shell}");
         }
     }
 
@@ -310,12 +326,15 @@ mod tests {
     #[test]
     fn a_node_without_timeout_is_told_apart_from_a_missing_tool() {
         let run_env = |shell: &str, command: &str, path: &str, env: Vec<(String, String)>| {
-            let w = wrap_command(&CmdRequest {
-                command: command.into(),
-                timeout: Duration::from_secs(5),
-                env,
-                sudo: false,
-            });
+            let w = wrap_command(
+                &CmdRequest {
+                    command: command.into(),
+                    timeout: Duration::from_secs(5),
+                    env,
+                    sudo: false,
+                },
+                "t-c1",
+            );
             std::process::Command::new(shell)
                 .arg("-c")
                 .arg(&w)

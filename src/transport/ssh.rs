@@ -283,6 +283,7 @@ impl SshTransport {
         &self,
         node: &Node,
         req: &CmdRequest,
+        tag: &str,
         sink: &mut dyn FnMut(Stream, &[u8]),
     ) -> Result<CmdOutput, TransportError> {
         let conn = self.conn(node);
@@ -296,7 +297,7 @@ impl SshTransport {
         };
         let _slot = conn.slots.acquire().await.expect("semaphore open");
         let started = Instant::now();
-        let line = wrap_command(req);
+        let line = wrap_command(req, tag);
         let mut cmd = session.raw_command(&line);
         cmd.stdin(openssh::Stdio::null())
             .stdout(openssh::Stdio::piped())
@@ -310,6 +311,7 @@ impl SshTransport {
             node: node.name.clone(),
             command: req.command.clone(),
             timeout: human(req.timeout),
+            ended: String::new(),
         };
         let interrupted = || TransportError::Interrupted {
             node: node.name.clone(),
@@ -525,6 +527,26 @@ impl SshTransport {
         }
     }
 
+    /// After a timeout: end what command `tag` left running on the node outside its process
+    /// group (see [`super::leftovers`]); what was ended, as the node printed it.
+    fn end_command(&self, node: &Node, tag: &str, sudo: bool) -> Result<String, String> {
+        let session = self
+            .conn(node)
+            .session
+            .get()
+            .and_then(|s| s.as_ref().ok().cloned())
+            .ok_or("no connection to the node")?;
+        let line = super::leftovers::in_sh(&super::leftovers::end_command_script(tag), sudo);
+        let out = self.rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), session.raw_command(line).output()).await
+        });
+        match out {
+            Err(_) => Err("the node did not answer within 10 s".into()),
+            Ok(Err(e)) => Err(error_chain(&e)),
+            Ok(Ok(o)) => Ok(super::text(&o.stdout)),
+        }
+    }
+
     fn sessions(&self) -> Vec<(String, Arc<Session>)> {
         let m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
         m.iter()
@@ -591,7 +613,7 @@ fn classify_connect_error(node: &Node, cause: String) -> TransportError {
 
 impl Transport for SshTransport {
     fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
-        self.rt.block_on(self.run_async(node, req, &mut |_, _| {}))
+        self.run_streaming(node, req, &mut |_, _| {})
     }
 
     fn run_streaming(
@@ -600,7 +622,22 @@ impl Transport for SshTransport {
         req: &CmdRequest,
         sink: &mut dyn FnMut(Stream, &[u8]),
     ) -> Result<CmdOutput, TransportError> {
-        self.rt.block_on(self.run_async(node, req, sink))
+        let tag = super::leftovers::command_tag();
+        let r = self.rt.block_on(self.run_async(node, req, &tag, sink));
+        match r {
+            Err(TransportError::Timeout {
+                node: name,
+                command,
+                timeout,
+                ..
+            }) => Err(TransportError::Timeout {
+                ended: super::leftovers::ended_note(self.end_command(node, &tag, req.sudo)),
+                node: name,
+                command,
+                timeout,
+            }),
+            r => r,
+        }
     }
 
     /// Interrupt path: kill this run's processes on every connected node. Every command line
@@ -853,7 +890,8 @@ fn random_name() -> String {
         .collect()
 }
 
-/// The node-side cleanup of an interrupted run: TERM the process groups of every process
+/// The node line of the cleanup of an interrupted run, run through `sh -c` whatever the
+/// login shell is (see [`super::leftovers::in_sh`]): TERM the process groups of every process
 /// whose command line holds the run marker (`timeout` runs each command in a group of its
 /// own, so children that do not carry the marker go too), and of every process whose
 /// environment holds `FABCHECK_RUN=<marker>` (set for every command, inherited by what it
@@ -861,23 +899,19 @@ fn random_name() -> String {
 /// The patterns are the marker with its first character in brackets: they match the run's
 /// processes but not the cleanup's own shell or grep, which therefore live on to the KILL step.
 pub fn cleanup_command(marker: &str) -> String {
-    let mut chars = marker.chars();
-    let pattern = match chars.next() {
-        Some(c) if c.is_ascii_alphanumeric() => format!("[{c}]{}", chars.as_str()),
-        _ => marker.to_string(),
-    };
-    // One variable per NUL-ended "line" (-z), anchored: another run's longer marker that
-    // starts with this one is not this run.
-    let env_pattern = format!("^{}={pattern}$", super::RUN_ENV);
-    format!(
-        "envp() {{ grep -lsaz -- {e} /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }}; \
+    use super::leftovers::{bracketed, envp_function, in_sh};
+    in_sh(
+        &format!(
+        "{}; \
          d=$(envp); g=; for p in $(pgrep -f -- {p}) $d; do g=\"$g $(ps -o pgid= -p \"$p\")\"; done; \
          [ -n \"$(echo $g $d)\" ] || exit 0; \
          for x in $g; do kill -TERM -\"$x\"; done 2>/dev/null; kill -TERM $d 2>/dev/null; sleep 1; \
          for x in $g; do kill -KILL -\"$x\"; done 2>/dev/null; pkill -KILL -f -- {p}; \
          kill -KILL $d $(envp) 2>/dev/null; true",
-        p = super::quote(&pattern),
-        e = super::quote(&env_pattern),
+        envp_function(super::RUN_ENV, marker),
+            p = super::quote(&bracketed(marker)),
+        ),
+        false,
     )
 }
 
@@ -973,8 +1007,20 @@ mod tests {
         format!("fabcheck-{tag}{}-{nanos:x}", std::process::id())
     }
 
+    /// The cleanup line reaches the node's login shell as it is: whatever that shell is, the
+    /// run's processes are killed, also a child that ignores TERM (the KILL step is reached).
     #[test]
-    fn cleanup_command_kills_what_ignores_term_and_reaches_its_kill_step() {
+    fn cleanup_command_kills_what_ignores_term_in_every_login_shell() {
+        // Login shells met on clusters (zsh and fish where installed; .ci/run installs them).
+        for shell in ["sh", "bash", "zsh", "fish"] {
+            if Command::new(shell).args(["-c", "true"]).status().is_err() {
+                continue;
+            }
+            cleanup_kills_what_ignores_term(shell);
+        }
+    }
+
+    fn cleanup_kills_what_ignores_term(shell: &str) {
         let marker = test_marker("ut");
         // As on a node: `timeout` (own process group) around `sh -c CMD MARKER`, whose child
         // does not carry the marker and ignores TERM.
@@ -1005,7 +1051,7 @@ mod tests {
         }
         let sleeper = sleeper.expect("sleep started");
         let t = Instant::now();
-        let st = Command::new("sh")
+        let st = Command::new(shell)
             .arg("-c")
             .arg(cleanup_command(&marker))
             .status()
@@ -1018,9 +1064,12 @@ mod tests {
             // SAFETY: our own test process.
             unsafe { libc::kill(sleeper, libc::SIGKILL) };
         }
-        assert!(st.success(), "the cleanup's own shell was killed: {st:?}");
-        assert!(!left, "a TERM-ignoring child survived the cleanup");
-        assert!(took < Duration::from_secs(5), "cleanup took {took:?}");
+        assert!(st.success(), "{shell}: the cleanup failed: {st:?}");
+        assert!(!left, "{shell}: a TERM-ignoring child survived the cleanup");
+        assert!(
+            took < Duration::from_secs(5),
+            "{shell}: cleanup took {took:?}"
+        );
     }
 
     #[test]

@@ -889,11 +889,16 @@ fn ctrl_c_also_kills_what_a_command_detached_with_setsid() {
         true
     });
     o.code(3);
+    assert_gone_from_lab01_to_04(&lab, &["sleep 301", "sleep 300"], "");
+}
+
+/// None of `what` runs on lab01..lab04 any more.
+fn assert_gone_from_lab01_to_04(lab: &Lab, what: &[&str], label: &str) {
     for i in 1..=4 {
         let left = lab.pids(&lab.node(i));
         assert!(
-            !left.contains("sleep 301") && !left.contains("sleep 300"),
-            "left on {}: {left}",
+            what.iter().all(|w| !left.contains(w)),
+            "{label}: left on {}: {left}",
             lab.node(i)
         );
     }
@@ -978,4 +983,107 @@ fn ctrl_c_when(f: &Fab, never: &str, ready: impl Fn() -> bool) -> (common::Outco
     let out = child.wait_with_output().unwrap();
     let took = t.elapsed();
     (f.outcome(out), took, pid)
+}
+
+/// Issue 23, item 3: a command that times out is ended on the node with what it detached from
+/// its process group (`setsid`, found by the command's tag in its environment), and the
+/// message names what was ended; the node is still usable after it.
+#[test]
+fn a_timeout_also_ends_what_the_command_detached_on_the_node() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "a_timeout_also_ends_what_the_command_detached_on_the_node",
+    ) else {
+        return;
+    };
+    let s = "test(\"detach\", || { node(\"lab03\").run(\"setsid sleep 41 </dev/null >/dev/null 2>&1 & sleep 40\", #{ timeout: \"2s\" }); });\n\
+             test(\"next\", || { assert_eq(node(\"lab03\").sh(\"echo ok\").trimmed(), \"ok\", \"still usable\"); });\n";
+    let o = Fab::new()
+        .file("d.rhai", s)
+        .args(["run", "d.rhai", "-i", &lab.inventory()])
+        .reports()
+        .run();
+    let left = lab.pids("lab03");
+    o.code(1);
+    let m = o.message("detach");
+    assert!(
+        !left.contains("sleep 41") && !left.contains("sleep 40"),
+        "left on lab03: {left}; {m}"
+    );
+    assert_eq!(o.status("detach"), "error", "{m}");
+    assert!(
+        m.contains("timed out after 2s") && m.contains("lab03"),
+        "{m}"
+    );
+    assert!(
+        m.contains("left 1 process(es) running outside its process group")
+            && m.contains("sleep 41"),
+        "{m}"
+    );
+    assert_eq!(o.status("next"), "pass", "{}", o.message("next"));
+}
+
+/// Issue 23, item 2: the interrupt cleanup reaches the node's login shell as every other node
+/// command does (`exec sh -c …`): with zsh or fish as the lab user's login shell, Ctrl-C still
+/// ends the run's commands on the nodes, also what they detached with `setsid`; so does the
+/// cleanup after a timeout.
+#[test]
+fn interrupt_and_timeout_cleanups_work_whatever_the_login_shell() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "interrupt_and_timeout_cleanups_work_whatever_the_login_shell",
+    ) else {
+        return;
+    };
+    let login_shell = |shell: &str| {
+        let st = std::process::Command::new("usermod")
+            .args(["-s", shell, "fclab"])
+            .status()
+            .unwrap();
+        assert!(st.success(), "usermod -s {shell}");
+    };
+    /// Puts the lab user's login shell back however the test ends.
+    struct Restore<'a>(&'a dyn Fn(&str));
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            (self.0)("/bin/sh");
+        }
+    }
+    let _restore = Restore(&login_shell);
+    for shell in ["/usr/bin/zsh", "/usr/bin/fish"] {
+        if !std::path::Path::new(shell).exists() {
+            continue;
+        }
+        login_shell(shell);
+        let s = "test(\"detach\", || { run_all(nodes(\"lab[01-04]\"), \"setsid sleep 303 </dev/null >/dev/null 2>&1 & sleep 302\"); });\n";
+        let f = Fab::new()
+            .file("d.rhai", s)
+            .args(["run", "d.rhai", "-i", &lab.inventory()])
+            .reports();
+        let (o, _, _) = ctrl_c_when(&f, "the sleeps never started", || {
+            (1..=4).all(|i| {
+                let p = lab.pids(&lab.node(i));
+                p.contains("sleep 303") && p.contains("sleep 302")
+            })
+        });
+        o.code(3);
+        assert_gone_from_lab01_to_04(&lab, &["sleep 303", "sleep 302"], shell);
+        // And a timeout's cleanup of what the command detached (item 3) in the same shells.
+        let s = "test(\"detach\", || { node(\"lab02\").run(\"setsid sleep 305 </dev/null >/dev/null 2>&1 & sleep 304\", #{ timeout: \"2s\" }); });\n";
+        let o = Fab::new()
+            .file("t.rhai", s)
+            .args(["run", "t.rhai", "-i", &lab.inventory()])
+            .reports()
+            .run();
+        let left = lab.pids("lab02");
+        let m = o.message("detach");
+        assert!(
+            !left.contains("sleep 30"),
+            "{shell}: left on lab02: {left}; {m}"
+        );
+        assert!(
+            m.contains("ended too: `") && m.contains("sleep 305"),
+            "{shell}: {m}"
+        );
+    }
 }

@@ -310,3 +310,46 @@ fn gnu_timeout_signalling_child_and_group_still_gives_reports() {
     assert_interrupted_cleanly(&o, &token, "timeout -s INT");
     assert!(took < Duration::from_secs(9), "exit took {took:?}");
 }
+
+/// Issue 23, item 3: a command that times out is ended with everything it started, also what
+/// left its process group (`setsid`, one of them ignoring TERM), and the message names what was
+/// ended; what another command of the run left running (no timeout) is not touched.
+#[test]
+fn a_timeout_ends_what_the_command_detached_and_says_so() {
+    let (_, token) = sleeping_run("detached");
+    let other = format!("{token}-other");
+    let s = format!(
+        "test(\"keeps\", || {{ node(\"a\").run(\"FC_TEST_TOKEN={other} setsid sleep 43 >/dev/null 2>&1 & sleep 0.5\", #{{ timeout: \"10s\" }}); }});\n\
+         test(\"times out\", || {{ node(\"a\").run(\"export FC_TEST_TOKEN={token}; setsid sleep 41 & setsid sh -c 'trap \\\"\\\" TERM; sleep 42' & sleep 40\", #{{ timeout: \"2s\" }}); }});\n\
+         test(\"plain\", || {{ node(\"a\").run(\"sleep 30\", #{{ timeout: \"1s\" }}); }});\n"
+    );
+    let o = Fab::new()
+        .file("inv.toml", INV)
+        .file("s.rhai", &s)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    let left = with_token(&token);
+    let kept = with_token(&other);
+    for p in left.iter().chain(&kept) {
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    o.code(1);
+    assert_eq!(o.status("keeps"), "pass", "{}", o.message("keeps"));
+    assert!(
+        left.is_empty(),
+        "detached children outlived the timeout: {left:?}"
+    );
+    assert_eq!(kept.len(), 1, "another command's detached child was ended");
+    let m = o.message("times out");
+    assert_eq!(o.status("times out"), "error", "{m}");
+    assert!(m.contains("timed out after 2s"), "{m}");
+    assert!(m.contains("left 3 process(es) running"), "{m}");
+    assert!(m.contains("sleep 41") && m.contains("sleep 42"), "{m}");
+    // Nothing left behind: nothing more is said.
+    let m = o.message("plain");
+    assert!(
+        m.contains("timed out after 1s") && !m.contains("left"),
+        "{m}"
+    );
+}
