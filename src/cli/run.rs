@@ -152,29 +152,34 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
     })
 }
 
-/// Where a run's answers come from when they are not from live nodes: `--replay DIR`, or the
-/// transcripts of nodes with `transport = "replay"`.
-fn replay_source(a: &RunArgs, inv: &Inventory) -> Option<String> {
+/// The transcript directories a run replays from: `--replay DIR`, else those of the nodes with
+/// `transport = "replay"`, sorted, each once.
+fn replay_dirs(a: &RunArgs, inv: &Inventory) -> Vec<PathBuf> {
     if let Some(d) = &a.replay {
-        return Some(format!(
-            "recorded transcripts in {} (--replay)",
-            d.display()
-        ));
+        return vec![d.clone()];
     }
-    let mut dirs: Vec<String> = inv
+    let mut dirs: Vec<PathBuf> = inv
         .nodes
         .iter()
         .filter(|n| n.transport == crate::inventory::TransportKind::Replay)
-        .filter_map(|n| n.replay_dir.as_ref().map(|d| d.display().to_string()))
+        .filter_map(|n| n.replay_dir.clone())
         .collect();
     dirs.sort();
     dirs.dedup();
-    (!dirs.is_empty()).then(|| {
-        format!(
-            "recorded transcripts in {} (transport = \"replay\")",
-            dirs.join(", ")
-        )
-    })
+    dirs
+}
+
+/// Where a run's answers come from when they are not from live nodes: `--replay DIR`, or the
+/// transcripts of nodes with `transport = "replay"`.
+fn replay_source(a: &RunArgs, inv: &Inventory) -> Option<String> {
+    let dirs = replay_dirs(a, inv);
+    let how = if a.replay.is_some() {
+        "--replay"
+    } else {
+        "transport = \"replay\""
+    };
+    let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    (!dirs.is_empty()).then(|| format!("recorded transcripts in {} ({how})", shown.join(", ")))
 }
 
 /// The simulation label of the reports; with `--scenario NAME`, the scenario is checked in
@@ -183,15 +188,7 @@ fn scenario_label(a: &RunArgs, inv: &Inventory) -> Result<Option<String>, String
     let Some(name) = &a.scenario else {
         return Ok(inv.simulation.clone());
     };
-    let mut dirs: Vec<PathBuf> = match &a.replay {
-        Some(d) => vec![d.clone()],
-        None => inv
-            .nodes
-            .iter()
-            .filter_map(|n| n.replay_dir.clone())
-            .collect(),
-    };
-    dirs.dedup();
+    let dirs = replay_dirs(a, inv);
     if dirs.is_empty() {
         return Err(format!(
             "--scenario {name}: scenarios overlay replayed transcripts; no node of the inventory is replayed (transport = \"replay\" or --replay DIR)"
