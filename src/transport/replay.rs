@@ -40,8 +40,6 @@ struct TomlTranscript {
 #[derive(serde::Deserialize)]
 pub struct ScenarioInfo {
     pub description: String,
-    #[serde(default)]
-    pub healthy: bool,
 }
 
 /// The directory of scenario `name` under transcript directory `dir`.
