@@ -9,11 +9,16 @@ use std::sync::{Mutex, MutexGuard};
 /// Lab tests of one test binary share the lab: they take turns.
 static TURN: Mutex<()> = Mutex::new(());
 
+/// Lab tests of different test runs (a second clone's `cargo test`, another worktree) share
+/// the one lab too: they take turns through this lock file, held while a `Lab` lives.
+const RUNS_LOCK: &str = "/run/fclab.tests.lock";
+
 pub struct Lab {
     pub dir: PathBuf,
     pub n: usize,
     pub variant: Variant,
     _turn: MutexGuard<'static, ()>,
+    _runs: std::fs::File,
 }
 
 /// A lab set up differently from the default (tests/lab/README.md, "Variants"). The default
@@ -53,6 +58,18 @@ fn script() -> PathBuf {
     super::repo().join("tests/lab/lab.sh")
 }
 
+/// Waits for the lab tests of any other test run on this machine to finish with the lab.
+fn lock_runs() -> std::fs::File {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(RUNS_LOCK)
+        .unwrap_or_else(|e| panic!("open {RUNS_LOCK}: {e}"));
+    f.lock().unwrap_or_else(|e| panic!("lock {RUNS_LOCK}: {e}"));
+    f
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -79,6 +96,7 @@ impl Lab {
             );
             return None;
         }
+        let runs = lock_runs();
         let dir = PathBuf::from(std::env::var("FCLAB_DIR").unwrap_or_else(|_| "/tmp/fclab".into()));
         let st = Command::new("bash")
             .arg(script())
@@ -94,6 +112,7 @@ impl Lab {
             n,
             variant: variant.clone(),
             _turn: turn,
+            _runs: runs,
         })
     }
 
