@@ -1,0 +1,229 @@
+//! Ending what a run leaves: the node-side interrupt cleanup, and the local ssh processes
+//! of the run at its end.
+
+use std::time::{Duration, Instant};
+
+/// The node line of the cleanup of an interrupted run, run through `sh -c` whatever the
+/// login shell is (see [`crate::transport::leftovers::in_sh`]): TERM the process groups of every process
+/// whose command line holds the run marker (`timeout` runs each command in a group of its
+/// own, so children that do not carry the marker go too), and of every process whose
+/// environment holds `FABCHECK_RUN=<marker>` (set for every command, inherited by what it
+/// starts: a child that left the group with `setsid` still has it); KILL them a second later.
+/// The patterns are the marker with its first character in brackets: they match the run's
+/// processes but not the cleanup's own shell or grep, which therefore live on to the KILL step.
+pub fn cleanup_command(marker: &str) -> String {
+    use crate::transport::leftovers::{bracketed, envp_function, in_sh};
+    in_sh(
+        &format!(
+        "{}; \
+         d=$(envp); g=; for p in $(pgrep -f -- {p}) $d; do g=\"$g $(ps -o pgid= -p \"$p\")\"; done; \
+         [ -n \"$(echo $g $d)\" ] || exit 0; \
+         for x in $g; do kill -TERM -\"$x\"; done 2>/dev/null; kill -TERM $d 2>/dev/null; sleep 1; \
+         for x in $g; do kill -KILL -\"$x\"; done 2>/dev/null; pkill -KILL -f -- {p}; \
+         kill -KILL $d $(envp) 2>/dev/null; true",
+        envp_function(crate::transport::RUN_ENV, marker),
+            p = crate::transport::quote(&bracketed(marker)),
+        ),
+        false,
+    )
+}
+
+pub(super) async fn futures_join_all<F: std::future::Future<Output = ()>>(
+    futs: impl Iterator<Item = F>,
+) {
+    let mut set = Vec::new();
+    for f in futs {
+        set.push(f);
+    }
+    // Small N: run them concurrently by pinning in a local join.
+    let mut pinned: Vec<std::pin::Pin<Box<F>>> = set.into_iter().map(Box::pin).collect();
+    std::future::poll_fn(|cx| {
+        pinned.retain_mut(|f| f.as_mut().poll(cx).is_pending());
+        if pinned.is_empty() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+}
+
+/// Local ssh processes of this run (masters, and process-mux clients): every one has the
+/// run's control directory on its command line.
+fn local_ssh(control_dir: &str) -> Vec<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let me = std::process::id();
+    let mut pids = Vec::new();
+    for e in rd.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd);
+        if cmd.starts_with("ssh\0") && cmd.contains(control_dir) {
+            pids.push(pid as i32);
+        }
+    }
+    pids
+}
+
+/// Make sure no local ssh process of this run is left: TERM them, wait until they are gone
+/// (KILL what is still there after `patience`), so that nothing outlives fabcheck.
+pub(super) fn reap_local_ssh(control_dir: &str, patience: Duration) {
+    let signal = |pids: &[i32], sig: i32| {
+        for &p in pids {
+            // SAFETY: plain kill(2) of a process this run started.
+            unsafe {
+                libc::kill(p, sig);
+            }
+        }
+    };
+    let start = Instant::now();
+    let mut pids = local_ssh(control_dir);
+    signal(&pids, libc::SIGTERM);
+    let mut killed = false;
+    while !pids.is_empty() && start.elapsed() < patience * 2 {
+        std::thread::sleep(Duration::from_millis(20));
+        pids = local_ssh(control_dir);
+        if !killed && start.elapsed() >= patience {
+            signal(&pids, libc::SIGKILL);
+            killed = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                let state = s.rsplit(')').next().unwrap_or("").trim_start();
+                !state.starts_with('Z')
+            })
+            .unwrap_or(false)
+    }
+
+    /// A run marker of this test process, unlike any real run's.
+    fn test_marker(tag: &str) -> String {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        format!("fabcheck-{tag}{}-{nanos:x}", std::process::id())
+    }
+
+    /// The cleanup line reaches the node's login shell as it is: whatever that shell is, the
+    /// run's processes are killed, also a child that ignores TERM (the KILL step is reached).
+    #[test]
+    fn cleanup_command_kills_what_ignores_term_in_every_login_shell() {
+        // Login shells met on clusters (zsh and fish where installed; .ci/run installs them).
+        for shell in ["sh", "bash", "zsh", "fish"] {
+            if Command::new(shell).args(["-c", "true"]).status().is_err() {
+                continue;
+            }
+            cleanup_kills_what_ignores_term(shell);
+        }
+    }
+
+    fn cleanup_kills_what_ignores_term(shell: &str) {
+        let marker = test_marker("ut");
+        // As on a node: `timeout` (own process group) around `sh -c CMD MARKER`, whose child
+        // does not carry the marker and ignores TERM.
+        let mut child = Command::new("timeout")
+            .args([
+                "-k",
+                "20",
+                "30",
+                "sh",
+                "-c",
+                "trap '' TERM; sleep 31; :",
+                &marker,
+            ])
+            .spawn()
+            .unwrap();
+        let pg = child.id().to_string();
+        let mut sleeper = None;
+        for _ in 0..100 {
+            let o = Command::new("pgrep")
+                .args(["-g", &pg, "-x", "sleep"])
+                .output()
+                .unwrap();
+            if let Some(p) = String::from_utf8_lossy(&o.stdout).split_whitespace().next() {
+                sleeper = p.parse::<i32>().ok();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let sleeper = sleeper.expect("sleep started");
+        let t = Instant::now();
+        let st = Command::new(shell)
+            .arg("-c")
+            .arg(cleanup_command(&marker))
+            .status()
+            .unwrap();
+        let _ = child.wait();
+        let took = t.elapsed();
+        std::thread::sleep(Duration::from_millis(200));
+        let left = alive(sleeper);
+        if left {
+            // SAFETY: our own test process.
+            unsafe { libc::kill(sleeper, libc::SIGKILL) };
+        }
+        assert!(st.success(), "{shell}: the cleanup failed: {st:?}");
+        assert!(!left, "{shell}: a TERM-ignoring child survived the cleanup");
+        assert!(
+            took < Duration::from_secs(5),
+            "{shell}: cleanup took {took:?}"
+        );
+    }
+
+    /// A process that left the command's process group (`setsid`) and has no marker on its
+    /// command line is found by the marker in its environment, and killed.
+    #[test]
+    fn cleanup_command_finds_a_detached_child_by_its_environment() {
+        let marker = test_marker("ue");
+        let mut detached = Command::new("setsid")
+            .args(["sleep", "37"])
+            .env(crate::transport::RUN_ENV, &marker)
+            .spawn()
+            .unwrap();
+        let pid = detached.id() as i32;
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(alive(pid));
+        let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
+        assert!(!cmdline.contains(&marker), "{cmdline}");
+        let st = Command::new("sh")
+            .arg("-c")
+            .arg(cleanup_command(&marker))
+            .status()
+            .unwrap();
+        let _ = detached.wait();
+        assert!(!alive(pid), "the detached child survived the cleanup");
+        assert!(st.success());
+        // Another run's processes are left alone, also when its marker starts with ours.
+        let mut other = Command::new("setsid")
+            .args(["sleep", "38"])
+            .env(crate::transport::RUN_ENV, format!("{marker}0"))
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let _ = Command::new("sh")
+            .arg("-c")
+            .arg(cleanup_command(&marker))
+            .status();
+        assert!(alive(other.id() as i32), "another run's process was killed");
+        let _ = other.kill();
+        let _ = other.wait();
+    }
+}

@@ -1,0 +1,213 @@
+//! `transport = "ssh"`: OpenSSH through the `openssh` crate. One multiplexed master
+//! connection per node (native-mux; `FABCHECK_SSH_MUX=process` switches to process-mux),
+//! opened on first use and reused by every command of the run. Commands are bounded on the
+//! node (`timeout -k`), at most [`PER_CONNECTION`] run at once per connection (below sshd's
+//! default `MaxSessions 10`), at most `min(fanout, MAX_HANDSHAKES)` handshakes are in flight
+//! at once, and handshakes that sshd drops (`MaxStartups`) are retried with backoff.
+
+mod cleanup;
+mod connect;
+mod control_dir;
+mod exec;
+
+pub use cleanup::cleanup_command;
+use cleanup::{futures_join_all, reap_local_ssh};
+pub use connect::known_hosts_from_ssh_g;
+pub use control_dir::{check_private_dir, make_control_dir};
+
+use super::capture::Stream;
+use super::{CmdOutput, CmdRequest, Transport, TransportError};
+use crate::inventory::Node;
+use openssh::Session;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{OnceCell, Semaphore};
+
+/// Concurrent commands per connection.
+pub const PER_CONNECTION: usize = 8;
+/// Simultaneous SSH handshakes at most (each node has one connection, so sshd's per-server
+/// `MaxStartups` is not the limit here; this bounds local CPU and a bastion's load).
+pub const MAX_HANDSHAKES: usize = 64;
+
+struct Conn {
+    session: OnceCell<Result<Arc<Session>, TransportError>>,
+    slots: Semaphore,
+    /// A connection to the master's control socket held for the whole run: while it is open
+    /// the master never counts as idle; when fabcheck ends in any way (SIGKILL included) the
+    /// kernel closes it and the master exits [`MASTER_IDLE_S`] later on its own.
+    keeper: Mutex<Option<std::os::unix::net::UnixStream>>,
+}
+
+/// `ControlPersist` of every master: idle seconds (no mux client, our keeper included) before
+/// it exits by itself.
+pub const MASTER_IDLE_S: usize = 3;
+
+/// Simultaneous handshakes to one SSH server address (sshd's default MaxStartups is 10).
+pub const PER_HOST_HANDSHAKES: usize = 8;
+pub struct SshTransport {
+    rt: tokio::runtime::Runtime,
+    conns: Mutex<HashMap<String, Arc<Conn>>>,
+    handshakes: Arc<Semaphore>,
+    host_gates: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Private per-run directory for the control sockets, made on first use.
+    control_dir: std::sync::OnceLock<Result<PathBuf, String>>,
+    process_mux: bool,
+    closed: std::sync::atomic::AtomicBool,
+    /// Nodes whose login shell printed before a command (told once per node).
+    noisy_shells: Mutex<std::collections::HashSet<String>>,
+}
+
+impl SshTransport {
+    pub fn new(fanout: usize) -> SshTransport {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .thread_name("fabcheck-ssh")
+            .build()
+            .expect("tokio runtime");
+        SshTransport {
+            rt,
+            conns: Mutex::new(HashMap::new()),
+            handshakes: Arc::new(Semaphore::new(fanout.clamp(1, MAX_HANDSHAKES))),
+            host_gates: Mutex::new(HashMap::new()),
+            control_dir: std::sync::OnceLock::new(),
+            closed: std::sync::atomic::AtomicBool::new(false),
+            noisy_shells: Mutex::new(Default::default()),
+            process_mux: std::env::var("FABCHECK_SSH_MUX").is_ok_and(|v| v == "process"),
+        }
+    }
+
+    fn conn(&self, node: &Node) -> Arc<Conn> {
+        let mut m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        m.entry(node.name.clone())
+            .or_insert_with(|| {
+                Arc::new(Conn {
+                    session: OnceCell::new(),
+                    slots: Semaphore::new(PER_CONNECTION),
+                    keeper: Mutex::new(None),
+                })
+            })
+            .clone()
+    }
+
+    fn host_gate(&self, host: &str) -> Arc<Semaphore> {
+        let mut m = self.host_gates.lock().unwrap_or_else(|p| p.into_inner());
+        m.entry(host.to_string())
+            .or_insert_with(|| Arc::new(Semaphore::new(PER_HOST_HANDSHAKES)))
+            .clone()
+    }
+
+    /// The run's control directory, made once (see [`make_control_dir`]).
+    fn control_dir(&self) -> Result<&PathBuf, String> {
+        self.control_dir
+            .get_or_init(|| make_control_dir(&std::env::temp_dir()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn sessions(&self) -> Vec<(String, Arc<Session>)> {
+        let m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        m.iter()
+            .filter_map(|(n, c)| {
+                c.session
+                    .get()
+                    .and_then(|r| r.as_ref().ok())
+                    .map(|s| (n.clone(), s.clone()))
+            })
+            .collect()
+    }
+}
+
+impl Transport for SshTransport {
+    fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        self.run_streaming(node, req, &mut |_, _| {})
+    }
+
+    fn run_streaming(
+        &self,
+        node: &Node,
+        req: &CmdRequest,
+        sink: &mut dyn FnMut(Stream, &[u8]),
+    ) -> Result<CmdOutput, TransportError> {
+        let tag = super::leftovers::command_tag();
+        let r = self.rt.block_on(self.run_async(node, req, &tag, sink));
+        match r {
+            Err(TransportError::Timeout {
+                node: name,
+                command,
+                timeout,
+                ..
+            }) => Err(TransportError::Timeout {
+                ended: super::leftovers::ended_note(self.end_command(node, &tag, req.sudo)),
+                node: name,
+                command,
+                timeout,
+            }),
+            r => r,
+        }
+    }
+
+    /// Interrupt path: kill this run's processes on every connected node. Every command line
+    /// carries the run marker; `timeout` forwards the TERM to the command's process group.
+    fn cleanup(&self) {
+        let marker = super::run_marker().to_string();
+        let sessions = self.sessions();
+        self.rt.block_on(async {
+            let futs = sessions.iter().map(|(_, s)| {
+                let cmd = cleanup_command(&marker);
+                async move {
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(5), s.raw_command(cmd).output())
+                            .await;
+                }
+            });
+            futures_join_all(futs).await;
+        });
+    }
+
+    fn close(&self) {
+        if self.closed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let conns: Vec<Arc<Conn>> = self
+            .conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .map(|(_, c)| c)
+            .collect();
+        // Let go of the masters first: with our keeper open a master never goes idle.
+        for c in &conns {
+            c.keeper.lock().unwrap_or_else(|p| p.into_inner()).take();
+        }
+        let sessions: Vec<Session> = conns
+            .into_iter()
+            .filter_map(|c| Arc::try_unwrap(c).ok())
+            .filter_map(|c| c.session.into_inner())
+            .filter_map(|r| r.ok())
+            .filter_map(|s| Arc::try_unwrap(s).ok())
+            .collect();
+        // All masters at once: closing 64 one after another costs seconds.
+        self.rt
+            .block_on(futures_join_all(sessions.into_iter().map(|s| async move {
+                let _ = tokio::time::timeout(Duration::from_secs(2), s.close()).await;
+            })));
+        if let Some(Ok(dir)) = self.control_dir.get() {
+            // Masters (and any master interrupted while connecting) are gone before we return.
+            reap_local_ssh(&dir.display().to_string(), Duration::from_secs(1));
+            if let Some(outer) = dir.parent() {
+                let _ = std::fs::remove_dir_all(outer);
+            }
+        }
+    }
+}
+
+impl Drop for SshTransport {
+    /// A run that ends without `close()` (a panic unwinding through the CLI) still takes its
+    /// masters and control directory with it.
+    fn drop(&mut self) {
+        self.close();
+    }
+}
