@@ -138,41 +138,60 @@ pub fn run_marker() -> &'static str {
 }
 
 /// The full remote command line. The login shell (whatever it is: sh, bash, zsh, fish) only
-/// has to run `exec [sudo -n] [env K=V…] timeout -k 5 T sh -c 'SCRIPT' MARKER`; SCRIPT, in
-/// POSIX sh, prints a start line on both streams (what the login shell printed before it is
-/// set aside, see [`preamble`]), puts the sbin directories on PATH and runs the command on a
-/// line of its own (a syntax error in it comes after the start lines). `exec`: the login
-/// shell does not stay behind as the command's parent. `timeout -k 5` sends TERM at the
-/// deadline and KILL 5 s later to the whole process group. The marker (`$0` of SCRIPT) is
-/// what the interrupt cleanup looks for on the node; `tag` (see [`leftovers::command_tag`]),
-/// in the command's environment, what a timeout looks for.
+/// has to run `exec [sudo -n] timeout -k 5 T sh -c 'SCRIPT' MARKER`; SCRIPT, in POSIX sh,
+/// prints a start line on both streams (what the login shell printed before it is set aside,
+/// see [`preamble`]), reads the command's `env` from stdin when it has one (see
+/// [`env_stdin`]: values never appear in any argv on the node, where any user can read them
+/// in /proc), puts the sbin directories on PATH and runs the command on a line of its own (a
+/// syntax error in it comes after the start lines). `exec`: the login shell does not stay
+/// behind as the command's parent. `timeout -k 5` sends TERM at the deadline and KILL 5 s
+/// later to the whole process group. The marker (`$0` of SCRIPT) is what the interrupt
+/// cleanup looks for on the node; `tag` (see [`leftovers::command_tag`]), in the command's
+/// environment, what a timeout looks for.
 pub fn wrap_command(req: &CmdRequest, tag: &str) -> String {
     let secs = req.timeout.as_secs_f64().max(0.1);
     let (a, b) = preamble::start_words(run_marker());
     let start = format!("printf '%s%s\\n' {a} {b}");
+    // The env lines are shell code made by env_stdin (export NAME='VALUE'); `eval` is a
+    // builtin, so the values stay inside this shell and the environment it passes on.
+    let env = if req.env.is_empty() {
+        ""
+    } else {
+        " eval \"$(cat)\";"
+    };
     // Tools live in sbin on many nodes, but a non-root login shell has no sbin on its PATH.
     // FABCHECK_RUN and FABCHECK_CMD are inherited by all the command starts (see
     // ssh::cleanup_command and leftovers.rs).
     let script = format!(
-        "{start}; {start} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" {RUN_ENV}=\"$0\" {cmd_env}={tag}; export {RUN_ENV} {cmd_env}\n{}",
+        "{start}; {start} >&2;{env} PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" {RUN_ENV}=\"$0\" {cmd_env}={tag}; export {RUN_ENV} {cmd_env}\n{}",
         req.command,
         cmd_env = leftovers::CMD_ENV,
         tag = quote(tag),
     );
-    let mut parts: Vec<String> = vec!["exec".into()];
-    if req.sudo {
-        parts.push("sudo -n".into());
+    let sudo = if req.sudo { "sudo -n " } else { "" };
+    format!(
+        "exec {sudo}timeout -k 5 {secs:.1} sh -c {} {}",
+        quote(&script),
+        run_marker()
+    )
+}
+
+/// What the wrapped command (see [`wrap_command`]) reads on its stdin when it has an `env`:
+/// one `export NAME='VALUE'` line per variable, then end of input (the command itself then
+/// finds its stdin at its end, as with no input at all). None without an `env`.
+pub fn env_stdin(req: &CmdRequest) -> Option<Vec<u8>> {
+    if req.env.is_empty() {
+        return None;
     }
-    if !req.env.is_empty() {
-        parts.push("env".into());
-        for (k, v) in &req.env {
-            parts.push(quote(&format!("{k}={v}")));
+    let mut s = String::new();
+    for (k, v) in &req.env {
+        // Names are checked where the script gives them; one that is not a shell name is
+        // left out rather than run as code.
+        if crate::util::names::valid_env_name(k) {
+            s.push_str(&format!("export {k}={}\n", quote(v)));
         }
     }
-    parts.push(format!("timeout -k 5 {secs:.1} sh -c"));
-    parts.push(quote(&script));
-    parts.push(run_marker().to_string());
-    parts.join(" ")
+    Some(s.into_bytes())
 }
 
 /// A program of the wrapper itself (see [`wrap_command`]) missing on the node: `timeout`, or
@@ -258,23 +277,86 @@ mod tests {
         };
         let m = run_marker();
         let (a, b) = preamble::start_words(m);
-        let script = quote(&format!(
-            "printf '%s%s\\n' {a} {b}; printf '%s%s\\n' {a} {b} >&2; PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" FABCHECK_RUN=\"$0\" FABCHECK_CMD=t-c1; export FABCHECK_RUN FABCHECK_CMD\necho hi"
-        ));
-        let tail = format!("timeout -k 5 30.0 sh -c {script} {m}");
+        let script = |env: &str| {
+            quote(&format!(
+                "printf '%s%s\\n' {a} {b}; printf '%s%s\\n' {a} {b} >&2;{env} PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" FABCHECK_RUN=\"$0\" FABCHECK_CMD=t-c1; export FABCHECK_RUN FABCHECK_CMD\necho hi"
+            ))
+        };
+        let tail = |env| format!("timeout -k 5 30.0 sh -c {} {m}", script(env));
         let nccl = vec![("NCCL_DEBUG".to_string(), "INFO".to_string())];
+        let with_env = " eval \"$(cat)\";";
         assert_eq!(
             wrap_command(&req(nccl.clone(), false), "t-c1"),
-            format!("exec env NCCL_DEBUG=INFO {tail}")
+            format!("exec {}", tail(with_env))
         );
         assert_eq!(
             wrap_command(&req(vec![], false), "t-c1"),
-            format!("exec {tail}")
+            format!("exec {}", tail(""))
         );
         assert_eq!(
-            wrap_command(&req(nccl, true), "t-c1"),
-            format!("exec sudo -n env NCCL_DEBUG=INFO {tail}")
+            wrap_command(&req(nccl.clone(), true), "t-c1"),
+            format!("exec sudo -n {}", tail(with_env))
         );
+        assert_eq!(
+            env_stdin(&req(nccl, false)).as_deref(),
+            Some(&b"export NCCL_DEBUG=INFO\n"[..])
+        );
+        assert_eq!(env_stdin(&req(vec![], false)), None);
+    }
+
+    /// Every argv of every process on this machine (as a /proc poller of another user reads
+    /// them) that holds `needle`.
+    fn argvs_holding(needle: &str) -> Vec<String> {
+        let mut seen = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
+                let c = String::from_utf8_lossy(&c).replace('\0', " ");
+                if c.contains(needle) {
+                    seen.push(c);
+                }
+            }
+        }
+        seen
+    }
+
+    /// A command's `env` values reach it (spaces, quotes, newlines and all) through stdin, and
+    /// never appear in the line the login shell gets nor in any argv while it runs, whatever
+    /// the login shell is; the command itself finds its stdin at its end.
+    #[test]
+    fn env_values_reach_the_command_but_no_argv() {
+        use std::io::Write;
+        let secret = format!("S3CRET-{}-it's \"x\" $HOME\nline2", std::process::id());
+        let req = CmdRequest {
+            command: "sleep 0.5; printf '%s|' \"$TOK\"; cat; echo end".into(),
+            timeout: Duration::from_secs(10),
+            env: vec![("TOK".into(), secret.clone())],
+            sudo: false,
+        };
+        let line = wrap_command(&req, &leftovers::command_tag());
+        assert!(!line.contains("S3CRET"), "{line}");
+        for shell in ["sh", "bash", "zsh", "fish"] {
+            let Ok(mut child) = std::process::Command::new(shell)
+                .arg("-c")
+                .arg(&line)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+            else {
+                continue;
+            };
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(&env_stdin(&req).unwrap()).unwrap();
+            drop(stdin);
+            let mut leaks = Vec::new();
+            while child.try_wait().unwrap().is_none() {
+                leaks.extend(argvs_holding("S3CRET"));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let o = child.wait_with_output().unwrap();
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(leaks.is_empty(), "{shell}: secret in an argv: {leaks:?}");
+            assert!(out.ends_with(&format!("{secret}|end\n")), "{shell}: {out}");
+        }
     }
 
     /// The line runs in a real shell: the start line comes first on both streams, then the

@@ -9,6 +9,7 @@ mod dry_run;
 mod hardening;
 mod inventory_limits;
 mod inventory_slurm;
+mod lab_hardening;
 mod lab_primitives;
 mod lab_shipped;
 mod lab_ssh;

@@ -189,8 +189,12 @@ impl SshTransport {
         let started = Instant::now();
         let line = wrap_command(req, tag);
         let mut cmd = session.raw_command(&line);
-        cmd.stdin(openssh::Stdio::null())
-            .stdout(openssh::Stdio::piped())
+        let env = super::super::env_stdin(req);
+        cmd.stdin(match env {
+            Some(_) => openssh::Stdio::piped(),
+            None => openssh::Stdio::null(),
+        })
+        .stdout(openssh::Stdio::piped())
             .stderr(openssh::Stdio::piped());
         // The node kills the command at req.timeout (and KILLs 5 s later); wait a little longer.
         // No polling: output, the exit, an interrupt or the deadline, whichever comes first.
@@ -210,10 +214,12 @@ impl SshTransport {
         let mut got = Got::new();
         let status = match spawned {
             Err(e) => Err(e),
-            Ok(child) => got
-                .read(child, sink, deadline.as_mut())
-                .await
-                .map_err(stopped)?,
+            Ok(mut child) => {
+                send_env(&mut child, env).await;
+                got.read(child, sink, deadline.as_mut())
+                    .await
+                    .map_err(stopped)?
+            }
         };
         got.finish(sink);
         self.warn_preamble(node, &got.pre);
@@ -317,6 +323,21 @@ fn timed_out(node: &Node, req: &CmdRequest) -> TransportError {
         timeout: human(req.timeout),
         ended: String::new(),
     }
+}
+
+/// The command's `env` through the channel's stdin (see [`super::super::env_stdin`]), then
+/// the end of its input. A write that fails leaves the command without its environment; it
+/// then fails as such, which is better than blocking here.
+async fn send_env(child: &mut openssh::Child<&openssh::Session>, env: Option<Vec<u8>>) {
+    use tokio::io::AsyncWriteExt;
+    let (Some(bytes), Some(mut stdin)) = (env, child.stdin().take()) else {
+        return;
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        let _ = stdin.write_all(&bytes).await;
+        let _ = stdin.shutdown().await;
+    })
+    .await;
 }
 
 /// Is the master still there (asked twice, 200 ms apart)? A command without an exit status

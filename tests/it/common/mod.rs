@@ -6,8 +6,12 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The fabcheck under test: this checkout's, or `FABCHECK_TEST_BIN` (to show that a new test
+/// fails with another build, e.g. main's).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_fabcheck"))
+    std::env::var_os("FABCHECK_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_fabcheck")))
 }
 
 pub fn repo() -> PathBuf {
