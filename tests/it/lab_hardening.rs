@@ -66,5 +66,80 @@ fn env_values_never_appear_in_any_argv_on_the_nodes() {
         assert_eq!(o.status(t), "pass", "{t}: {}", o.message(t));
     }
     o.code(0);
-    assert!(seen.is_empty(), "the secret was in an argv: {seen:?}");
+    assert!(
+        seen.is_empty(),
+        "the secret was in an argv {} times, e.g. {:?}",
+        seen.len(),
+        seen.first()
+    );
+}
+
+/// Step 5 on lab01 alone with `--set backup_dir=DIR`.
+fn step5_on_lab01(lab: &Lab, backup_dir: &str) -> crate::common::Outcome {
+    let script = crate::common::repo().join("scripts/five_step_acceptance.rhai");
+    Fab::new()
+        .args(["run", &script.display().to_string(), "-i", &lab.inventory()])
+        .args(["-w", "lab01", "--allow-changes", "--filter", "step 5"])
+        .args(["--set", &format!("backup_dir={backup_dir}")])
+        .args([
+            "--set",
+            "mgmt_ssh_from_peer=false",
+            "--set",
+            "netplan_generate=false",
+        ])
+        .reports()
+        .run()
+}
+
+/// Issue 23, item 5: the attack on a user-given step-5 `backup_dir`. A directory owned by
+/// `nobody` above it, holding nobody's symlink to a root-only directory that holds a root-only
+/// file named like the netplan file: on main root wrote the netplan file over it. Now the
+/// parent is refused naming both (nothing is written), and a parent only root can change
+/// (sticky /var/tmp) gets a fresh private directory.
+#[test]
+fn a_backup_dir_under_another_users_directory_is_refused_and_nothing_written() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "a_backup_dir_under_another_users_directory_is_refused_and_nothing_written",
+    ) else {
+        return;
+    };
+    let setup = "rm -rf /var/tmp/fc-attack /root/fc-victim; mkdir -p -m 0700 /root/fc-victim/bk; \
+                 echo ROOT-ONLY > /root/fc-victim/bk/40-cx7.yaml; chmod 600 /root/fc-victim/bk/40-cx7.yaml; \
+                 mkdir /var/tmp/fc-attack; ln -s /root/fc-victim /var/tmp/fc-attack/link; \
+                 chown -h nobody /var/tmp/fc-attack /var/tmp/fc-attack/link; echo made";
+    let (_, out) = lab.exec("lab01", setup);
+    assert!(out.contains("made"), "{out}");
+    let o = step5_on_lab01(&lab, "/var/tmp/fc-attack/link/bk");
+    let (_, victim) = lab.exec(
+        "lab01",
+        "cat /root/fc-victim/bk/40-cx7.yaml; ls -A /root/fc-victim/bk",
+    );
+    let _ = lab.exec("lab01", "rm -rf /var/tmp/fc-attack /root/fc-victim");
+    let t = "step 5: netplan backup and restore [lab01]";
+    let m = o.message(t);
+    assert_eq!(
+        victim.trim(),
+        "ROOT-ONLY\n40-cx7.yaml",
+        "root wrote through the planted link; {m}"
+    );
+    assert_eq!(o.status(t), "error", "{m}");
+    assert!(
+        m.contains("refused backup_dir /var/tmp/fc-attack/link/bk")
+            && m.contains("/var/tmp/fc-attack/link is a symbolic link owned by nobody")
+            && m.contains("/var/tmp/fc-attack is owned by nobody"),
+        "{m}"
+    );
+    // A parent that only root can change: a fresh root 0700 directory in it, step 5 passes.
+    let list = "stat -c '%n %U %a' /var/tmp/fabcheck-netplan.* 2>/dev/null";
+    let before = lab.exec("lab01", list).1;
+    let o = step5_on_lab01(&lab, "/var/tmp");
+    let m = o.message(t);
+    assert_eq!(o.status(t), "pass", "{m}");
+    let after = lab.exec("lab01", list).1;
+    let new: Vec<&str> = after.lines().filter(|l| !before.contains(*l)).collect();
+    assert_eq!(new.len(), 1, "{after}");
+    assert!(new[0].ends_with(" root 700"), "{}", new[0]);
+    let dir = new[0].split(' ').next().unwrap().to_string();
+    let _ = lab.exec("lab01", &format!("rm -rf {dir}"));
 }

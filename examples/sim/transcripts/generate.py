@@ -12,6 +12,14 @@ class Fixtures:
     def __add__(self, rel):
         return inside("../../../tests/fixtures/" + rel, "real/" + rel)
 F = Fixtures()
+def shq(t):
+    """The stdlib's common::shq: POSIX single quotes."""
+    return "'" + t.replace("'", "'\\''") + "'"
+def backup_dir_script():
+    """Step 5's node-side backup-directory script, read from the stdlib (one source)."""
+    text = open("../../stdlib/acceptance.rhai").read()
+    body = text.split("fn backup_dir_script() {", 1)[1]
+    return body.split("`", 2)[1]
 S = "synth/"
 nodes = {
   "spark-01": dict(ips=["192.168.100.10","192.168.200.10"], peer="spark-02", peer_ips=["192.168.100.11","192.168.200.11"], host="10.0.0.11", peer_host="10.0.0.12"),
@@ -149,13 +157,12 @@ for name, n in nodes.items():
     bd = "/var/tmp/fabcheck-netplan.k3Qz8WbT"
     sha = "3f0c5e1b9a7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e" if name == "spark-01" else "8e2d4c6a0b1f3e5d7c9a1b3d5f7e9c1a3b5d7f9e1c3a5b7d9f1e3c5a7b9d1f3e"
     stat = f"root root 600 412\n{sha}  {{}}\n"
-    cmd("mktemp -d /var/tmp/fabcheck-netplan.XXXXXXXX", stdout=bd + "\n", ms=4, note="a fresh private backup directory per run")
+    cmd(f"sh -c {shq(backup_dir_script())} fabcheck-backup-dir '/var/tmp'", stdout=f"dir {bd}\n", ms=9, note="a fresh private backup directory per run, in a parent only root can change")
     cmd("ls -1d -- /etc/netplan/*.yaml", stdout=nf + "\n", ms=5)
-    cmd(f"mkdir -p -m 0700 -- '{bd}'", stdout="", ms=5)
     cmd(f"stat -c '%U %G %a %s' -- {nf} && sha256sum -- {nf}", stdout=stat.format(nf), ms=6)
     cmd(f"stat -c '%U %G %a %s' -- {bd}/40-cx7.yaml && sha256sum -- {bd}/40-cx7.yaml", stdout=stat.format(bd + "/40-cx7.yaml"), ms=6)
-    cmd(f"cp -a -- '{nf}' '{bd}'/'40-cx7.yaml'", stdout="", ms=5)
-    cmd(f"cp -a -- '{bd}'/'40-cx7.yaml' '{nf}'", stdout="", ms=5)
+    cmd(f"cp -a -T -- '{nf}' '{bd}'/'40-cx7.yaml'", stdout="", ms=5)
+    cmd(f"""t=$(mktemp -- '{nf}'.fabcheck.XXXXXXXX) && cp -a -T -- '{bd}'/'40-cx7.yaml' "$t" && mv -f -T -- "$t" '{nf}'""", stdout="", ms=7)
     cmd("true", stdout="", ms=3)
     # netplan generate on the restored file in a scratch root: silent, exit 0 (as the real
     # netplan.io 0.106 answers a valid file; seen on this project's CI machine)
