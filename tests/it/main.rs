@@ -20,5 +20,6 @@ mod reports;
 mod scenarios;
 mod second_cable;
 mod shipped;
+mod ssh_setup;
 mod transport_local;
 mod typed;

@@ -77,26 +77,81 @@ fn local_ssh(control_dir: &str) -> Vec<i32> {
 /// Make sure no local ssh process of this run is left: TERM them, wait until they are gone
 /// (KILL what is still there after `patience`), so that nothing outlives fabcheck.
 pub(super) fn reap_local_ssh(control_dir: &str, patience: Duration) {
-    let signal = |pids: &[i32], sig: i32| {
-        for &p in pids {
-            // SAFETY: plain kill(2) of a process this run started.
-            unsafe {
-                libc::kill(p, sig);
-            }
-        }
-    };
+    let signal = kill_all;
     let start = Instant::now();
-    let mut pids = local_ssh(control_dir);
+    // What they started (a `Match exec` still running, a ProxyCommand) goes too.
+    let mut pids = with_descendants(local_ssh(control_dir));
     signal(&pids, libc::SIGTERM);
     let mut killed = false;
     while !pids.is_empty() && start.elapsed() < patience * 2 {
         std::thread::sleep(Duration::from_millis(20));
-        pids = local_ssh(control_dir);
+        pids = with_descendants(local_ssh(control_dir));
         if !killed && start.elapsed() >= patience {
             signal(&pids, libc::SIGKILL);
             killed = true;
         }
     }
+}
+
+/// `(pid, parent pid)` of every process on this machine.
+fn parents() -> Vec<(i32, i32)> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // "pid (comm) state ppid …": comm may hold spaces and parentheses.
+            let ppid = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect()
+}
+
+/// `roots` and every process below them.
+fn with_descendants(roots: Vec<i32>) -> Vec<i32> {
+    let all = parents();
+    let mut found = roots;
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        found.extend(all.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    found
+}
+
+fn kill_all(pids: &[i32], sig: i32) {
+    for &p in pids {
+        // SAFETY: plain kill(2) of a process this run started (or one of its children).
+        unsafe {
+            libc::kill(p, sig);
+        }
+    }
+}
+
+/// End the ssh of this run still setting up `node`'s master (our own child: a master that is
+/// set up has forked away from us), and everything it started (`Match exec`, ProxyCommand).
+pub(super) fn kill_connecting_ssh(control_dir: &str, node: &crate::inventory::Node) {
+    let me = std::process::id() as i32;
+    let port = node.port.map(|p| format!("\0-p\0{p}\0"));
+    let ours: Vec<i32> = parents()
+        .into_iter()
+        .filter(|(_, pp)| *pp == me)
+        .map(|(p, _)| p)
+        .filter(|p| {
+            let Ok(cmd) = std::fs::read(format!("/proc/{p}/cmdline")) else {
+                return false;
+            };
+            let cmd = String::from_utf8_lossy(&cmd);
+            cmd.starts_with("ssh\0")
+                && cmd.contains(control_dir)
+                && cmd.ends_with(&format!("\0{}\0", node.host))
+                && port.as_ref().is_none_or(|p| cmd.contains(p.as_str()))
+        })
+        .collect();
+    kill_all(&with_descendants(ours), libc::SIGKILL);
 }
 
 #[cfg(test)]

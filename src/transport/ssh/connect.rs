@@ -67,7 +67,7 @@ impl SshTransport {
                 message,
             })?;
         let known_hosts = match node.known_hosts {
-            KnownHosts::SshConfig => ssh_config_known_hosts(node).await,
+            KnownHosts::SshConfig => ssh_config_known_hosts(node).await?,
             k => k,
         };
         let b = self.builder(node, known_hosts, control_dir);
@@ -91,13 +91,26 @@ impl SshTransport {
                 .acquire_owned()
                 .await
                 .expect("semaphore open");
-            let res = if self.process_mux {
-                b.connect(&node.host).await
-            } else {
-                b.connect_mux(&node.host).await
+            let setup = async {
+                if self.process_mux {
+                    b.connect(&node.host).await
+                } else {
+                    b.connect_mux(&node.host).await
+                }
             };
+            let res = tokio::time::timeout(setup_limit(node), setup).await;
             drop(host_permit);
             drop(permit);
+            let Ok(res) = res else {
+                // A `Match exec`/ProxyCommand that blocks, or a server stalling the handshake:
+                // end the ssh that is still setting up, with everything it started.
+                super::cleanup::kill_connecting_ssh(&control_dir.display().to_string(), node);
+                return Err(TransportError::Unreachable {
+                    node: node.name.clone(),
+                    host: node.host.clone(),
+                    cause: format!("the SSH connection was not set up within {} (connect_timeout {}, twice, and 5 s): a `Match exec` or ProxyCommand in the ssh config that blocks, or a server that stalls the handshake? The connecting ssh was ended with what it started", super::super::human(setup_limit(node)), super::super::human(node.connect_timeout)),
+                });
+            };
             match res {
                 Ok(s) => {
                     // Hold the master (see Conn::keeper); a master that went idle before we
@@ -169,8 +182,7 @@ impl SshTransport {
         c.arg("true");
         c.stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
-        let limit = node.connect_timeout + Duration::from_secs(5);
-        let out = tokio::time::timeout(limit, c.output()).await.ok()?.ok()?;
+        let out = bounded_output(c, setup_limit(node)).await.ok()?;
         if out.status.success() {
             return None;
         }
@@ -239,17 +251,60 @@ fn classify_connect_error(node: &Node, cause: String) -> TransportError {
 /// `known_hosts` not set in the inventory: what the ssh config says for this host
 /// (`StrictHostKeyChecking` as `ssh -G` resolves it, with the node's config file, user and
 /// port), so that a config with `StrictHostKeyChecking no` (or `accept-new`) works for fabcheck
-/// as it does for ssh. `ask` (ssh's default) and anything unreadable are strict.
-pub(super) async fn ssh_config_known_hosts(node: &Node) -> KnownHosts {
+/// `known_hosts` not set in the inventory: what the ssh config says for this host
+/// (`StrictHostKeyChecking` as `ssh -G` resolves it, with the node's config file, user and
+/// port), so that a config with `StrictHostKeyChecking no` (or `accept-new`) works for fabcheck
+/// as it does for ssh. `ask` (ssh's default) and anything unreadable are strict. `ssh -G` runs
+/// the config's `Match exec` commands: bounded by the connect timeout, and ended with all it
+/// started when it takes longer (an error: the connection would block the same way).
+pub(super) async fn ssh_config_known_hosts(node: &Node) -> Result<KnownHosts, TransportError> {
     let mut c = plain_ssh();
     c.arg("-G");
     node_destination(&mut c, node);
-    c.stderr(std::process::Stdio::null());
-    let out = match tokio::time::timeout(Duration::from_secs(10), c.output()).await {
-        Ok(Ok(o)) if o.status.success() => o,
-        _ => return KnownHosts::Strict,
-    };
-    known_hosts_from_ssh_g(&String::from_utf8_lossy(&out.stdout))
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let limit = node.connect_timeout.max(Duration::from_secs(1));
+    match bounded_output(c, limit).await {
+        Ok(o) if o.status.success() => Ok(known_hosts_from_ssh_g(&String::from_utf8_lossy(
+            &o.stdout,
+        ))),
+        Ok(_) => Ok(KnownHosts::Strict),
+        Err(why) => Err(TransportError::Unreachable {
+            node: node.name.clone(),
+            host: node.host.clone(),
+            cause: format!("`ssh -G` (reading the ssh config) {why}: a `Match exec` in the ssh config that blocks? It was ended with what it started"),
+        }),
+    }
+}
+
+/// Longest a master connection's set-up may take: the TCP connection (`connect_timeout`),
+/// as much again for the handshake and login, and 5 s.
+pub(super) fn setup_limit(node: &Node) -> Duration {
+    node.connect_timeout * 2 + Duration::from_secs(5)
+}
+
+/// Run `c` (in a process group of its own) for its output, for `limit` at most: past it, the
+/// whole group is killed (what ssh started for `Match exec` or a ProxyCommand too).
+async fn bounded_output(
+    mut c: tokio::process::Command,
+    limit: Duration,
+) -> Result<std::process::Output, String> {
+    c.process_group(0);
+    let child = c.spawn().map_err(|e| format!("could not be started: {e}"))?;
+    let group = child.id();
+    match tokio::time::timeout(limit, child.wait_with_output()).await {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(_) => {
+            if let Some(g) = group {
+                // SAFETY: kill(2) of the process group this function created.
+                unsafe { libc::kill(-(g as i32), libc::SIGKILL) };
+            }
+            Err(format!(
+                "did not finish within {}",
+                super::super::human(limit)
+            ))
+        }
+    }
 }
 
 /// An `ssh` of our own beside the masters (no stdin, killed if fabcheck stops waiting).
@@ -352,7 +407,8 @@ mod tests {
                 .enable_all()
                 .build()
                 .unwrap();
-            assert_eq!(rt.block_on(ssh_config_known_hosts(&n)), want, "{value:?}");
+            let got = rt.block_on(ssh_config_known_hosts(&n)).unwrap();
+            assert_eq!(got, want, "{value:?}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
