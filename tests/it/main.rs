@@ -5,6 +5,7 @@
 mod common;
 
 mod cli_output;
+mod console_warn;
 mod dry_run;
 mod hardening;
 mod inventory_limits;
