@@ -143,3 +143,54 @@ fn a_backup_dir_under_another_users_directory_is_refused_and_nothing_written() {
     let dir = new[0].split(' ').next().unwrap().to_string();
     let _ = lab.exec("lab01", &format!("rm -rf {dir}"));
 }
+
+/// Issue 23, item 10: fabcheck killed with SIGKILL while commands run on two nodes: its
+/// masters are gone within a few seconds (on main they stayed until the commands ended, the
+/// commands' whole time) and so is its control directory (on main it stayed for good).
+#[test]
+fn after_kill_9_the_masters_and_the_control_dir_are_gone_within_seconds() {
+    use crate::lab_ssh::{control_dirs_of, kill_leftovers, local_ssh_of, wait_on_node};
+    let Some(lab) = Lab::ensure(
+        16,
+        "after_kill_9_the_masters_and_the_control_dir_are_gone_within_seconds",
+    ) else {
+        return;
+    };
+    let s = "test(\"sleepers\", || { run_all(nodes(\"lab[01-02]\"), \"sleep 57\"); });\n";
+    let f = Fab::new()
+        .file("k.rhai", s)
+        .args(["run", "k.rhai", "-i", &lab.inventory()]);
+    let mut child = f
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_on_node(&lab, "lab01", "sleep 57");
+    wait_on_node(&lab, "lab02", "sleep 57");
+    assert!(!local_ssh_of(pid).is_empty(), "masters are up");
+    assert!(!control_dirs_of(pid).is_empty(), "a control dir is there");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let t = std::time::Instant::now();
+    let gone = || local_ssh_of(pid).is_empty() && control_dirs_of(pid).is_empty();
+    while !gone() && t.elapsed() < Duration::from_secs(8) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let took = t.elapsed();
+    let (ssh, dirs) = (local_ssh_of(pid), control_dirs_of(pid));
+    kill_leftovers(pid);
+    for n in ["lab01", "lab02"] {
+        let _ = lab.exec(n, "pkill -KILL -f 'sleep 57'");
+    }
+    assert!(
+        ssh.is_empty(),
+        "masters still there {took:?} after SIGKILL: {ssh}"
+    );
+    assert!(
+        dirs.is_empty(),
+        "control dirs still there {took:?} after SIGKILL: {dirs:?}"
+    );
+    eprintln!("masters and control dir gone {took:?} after SIGKILL");
+}

@@ -569,7 +569,7 @@ fn lab_variant_without_names_and_with_the_users_own_ssh_config() {
 // ---------------------------------------------------------------- issue 14: nothing left behind
 
 /// Local ssh processes (masters, mux clients) of fabcheck run `pid`.
-fn local_ssh_of(pid: u32) -> String {
+pub(crate) fn local_ssh_of(pid: u32) -> String {
     let ps = std::process::Command::new("pgrep")
         .args(["-af", &format!("fc-{pid}/")])
         .output()
@@ -579,7 +579,7 @@ fn local_ssh_of(pid: u32) -> String {
 
 /// Control directories of fabcheck run `pid` (`$TMPDIR/fc-RANDOM/fc-PID`, or the old
 /// `$TMPDIR/fc-PID`).
-fn control_dirs_of(pid: u32) -> Vec<std::path::PathBuf> {
+pub(crate) fn control_dirs_of(pid: u32) -> Vec<std::path::PathBuf> {
     let tmp = std::env::temp_dir();
     let mut found = Vec::new();
     if tmp.join(format!("fc-{pid}")).exists() {
@@ -594,7 +594,7 @@ fn control_dirs_of(pid: u32) -> Vec<std::path::PathBuf> {
     found
 }
 
-fn kill_leftovers(pid: u32) {
+pub(crate) fn kill_leftovers(pid: u32) {
     let _ = std::process::Command::new("pkill")
         .args(["-KILL", "-f", &format!("fc-{pid}/")])
         .status();
@@ -606,7 +606,7 @@ fn kill_leftovers(pid: u32) {
 }
 
 /// Wait until a command of fabcheck run `pid` that contains `what` runs on `node`.
-fn wait_on_node(lab: &Lab, node: &str, what: &str) {
+pub(crate) fn wait_on_node(lab: &Lab, node: &str, what: &str) {
     let t = Instant::now();
     while !lab.pids(node).contains(what) {
         assert!(

@@ -154,6 +154,54 @@ pub(super) fn kill_connecting_ssh(control_dir: &str, node: &crate::inventory::No
     kill_all(&with_descendants(ours), libc::SIGKILL);
 }
 
+/// A small local process of its own (`sh`, its own process group, deaf to INT/TERM/HUP) that
+/// outlives fabcheck only to clean up after it: it waits for the end of its stdin, a pipe
+/// whose only writer is fabcheck, so it wakes when fabcheck ends in any way (SIGKILL too);
+/// it then tells every master of the run to exit at once (`ssh -O exit`: a master with a
+/// command still running would otherwise stay until that command ends, up to its timeout)
+/// and removes the run's control directory. After a normal end it finds nothing to do.
+pub(super) struct Watchdog {
+    child: std::process::Child,
+}
+
+const WATCHDOG: &str = "trap '' INT TERM HUP; cat >/dev/null; \
+    for s in \"$FC_DIR\"/*/.ssh-connection*/master; do [ -S \"$s\" ] && \
+    timeout 5 ssh -F /dev/null -o ControlPath=\"$s\" -O exit fabcheck-watchdog >/dev/null 2>&1; done; \
+    rm -rf -- \"$FC_DIR\"";
+
+impl Watchdog {
+    /// Watch over the run's control directory `outer` (the directory name reaches the watchdog
+    /// in its environment, not on its command line: a search for the run's ssh processes by
+    /// their command line does not find it).
+    pub(super) fn start(outer: &std::path::Path) -> Option<Watchdog> {
+        use std::os::unix::process::CommandExt;
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(WATCHDOG)
+            .arg("fabcheck-watchdog")
+            .env("FC_DIR", outer)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .ok()
+            .map(|child| Watchdog { child })
+    }
+
+    /// The run ended well: let the watchdog go (end of its stdin) and wait for it, 2 s at most.
+    pub(super) fn finish(mut self) {
+        drop(self.child.stdin.take());
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(2) {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

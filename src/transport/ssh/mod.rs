@@ -57,6 +57,9 @@ pub struct SshTransport {
     closed: std::sync::atomic::AtomicBool,
     /// Nodes whose login shell printed before a command (told once per node).
     noisy_shells: Mutex<std::collections::HashSet<String>>,
+    /// Ends the masters and removes the control directory if fabcheck is killed (see
+    /// [`cleanup::Watchdog`]); started with the control directory.
+    watchdog: Mutex<Option<cleanup::Watchdog>>,
 }
 
 impl SshTransport {
@@ -75,6 +78,7 @@ impl SshTransport {
             control_dir: std::sync::OnceLock::new(),
             closed: std::sync::atomic::AtomicBool::new(false),
             noisy_shells: Mutex::new(Default::default()),
+            watchdog: Mutex::new(None),
             process_mux: std::env::var("FABCHECK_SSH_MUX").is_ok_and(|v| v == "process"),
         }
     }
@@ -102,7 +106,14 @@ impl SshTransport {
     /// The run's control directory, made once (see [`make_control_dir`]).
     fn control_dir(&self) -> Result<&PathBuf, String> {
         self.control_dir
-            .get_or_init(|| make_control_dir(&std::env::temp_dir()))
+            .get_or_init(|| {
+                let dir = make_control_dir(&std::env::temp_dir())?;
+                if let Some(outer) = dir.parent() {
+                    *self.watchdog.lock().unwrap_or_else(|p| p.into_inner()) =
+                        cleanup::Watchdog::start(outer);
+                }
+                Ok(dir)
+            })
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -200,6 +211,10 @@ impl Transport for SshTransport {
             if let Some(outer) = dir.parent() {
                 let _ = std::fs::remove_dir_all(outer);
             }
+        }
+        let watchdog = self.watchdog.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(w) = watchdog {
+            w.finish();
         }
     }
 }
