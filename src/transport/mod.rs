@@ -69,6 +69,15 @@ pub enum TransportError {
         timeout: String,
         ended: String,
     },
+    /// The deadline passed and not even the start line every wrapped command prints first had
+    /// come back: the node never showed that it started the command (its sshd stopped or
+    /// hung), so nothing is known to have run there, nor to have been killed.
+    #[error("{node}: `{command}` got no answer within {timeout}: the node never showed that it started the command (is its sshd stopped or hung?); it may not have run there, and nothing was killed there")]
+    NoAnswer {
+        node: String,
+        command: String,
+        timeout: String,
+    },
     #[error("{node}: interrupted")]
     Interrupted { node: String },
     /// Not even the start line every wrapped command prints first came back: the output was

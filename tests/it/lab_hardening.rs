@@ -194,3 +194,38 @@ fn after_kill_9_the_masters_and_the_control_dir_are_gone_within_seconds() {
     );
     eprintln!("masters and control dir gone {took:?} after SIGKILL");
 }
+
+/// Issue 23, item 10: a node whose sshd is stopped (SIGSTOP) after the connection is up: a
+/// command that never reached it is not "killed on the node" (on main it said so), but said
+/// to have had no answer, and the node's own commands are untouched.
+#[test]
+fn a_command_that_never_reached_a_stopped_sshd_is_not_said_killed() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "a_command_that_never_reached_a_stopped_sshd_is_not_said_killed",
+    ) else {
+        return;
+    };
+    // lab03's connection is up; while lab04 sleeps, lab03's sshd (listener and sessions) is
+    // stopped; then a command goes to lab03.
+    let s = "test(\"up\", || { node(\"lab03\").sh(\"true\"); node(\"lab04\").sh(\"sleep 3\"); });\n\
+             test(\"stopped\", || { node(\"lab03\").run(\"echo ran > /dev/null\", #{ timeout: \"2s\" }); });\n";
+    let f = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &lab.inventory()])
+        .reports();
+    let t0 = std::time::Instant::now();
+    let child = f.spawn();
+    crate::lab_ssh::wait_on_node(&lab, "lab04", "sleep 3");
+    let stop = lab.exec("lab03", "pkill -STOP -x sshd; echo stopped").1;
+    let out = child.wait_with_output().unwrap();
+    let _ = lab.exec("lab03", "pkill -CONT -x sshd");
+    assert!(stop.contains("stopped"), "{stop}");
+    let o = f.outcome(out);
+    eprintln!("run ended {:?} after its start", t0.elapsed());
+    let m = o.message("stopped");
+    assert_eq!(o.status("up"), "pass", "{}", o.message("up"));
+    assert_eq!(o.status("stopped"), "error", "{m}");
+    assert!(!m.contains("killed on the node"), "{m}");
+    assert!(m.contains("got no answer within 2s"), "{m}");
+}

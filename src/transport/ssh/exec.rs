@@ -107,6 +107,11 @@ impl Got {
         }
     }
 
+    /// The node showed that it started the command: its start line came on either stream.
+    fn reached(&self) -> bool {
+        self.pre.iter().any(Preamble::started)
+    }
+
     /// The start line every wrapped command prints first never came, and nothing else did.
     fn came_back_empty(&self) -> bool {
         !self.pre[0].started() && self.caps[0].total() == 0
@@ -200,25 +205,33 @@ impl SshTransport {
         // No polling: output, the exit, an interrupt or the deadline, whichever comes first.
         let deadline = tokio::time::sleep(req.timeout + Duration::from_secs(8));
         tokio::pin!(deadline);
-        let stopped = |why: Stop| match why {
+        // At the deadline: a command the node showed it started (its start line came) was
+        // killed there by `timeout`; one it never showed may never have run.
+        let stopped = |why: Stop, reached: bool| match why {
             Stop::Interrupted => TransportError::Interrupted {
                 node: node.name.clone(),
             },
-            Stop::Deadline => timed_out(node, req),
+            Stop::Deadline if reached => timed_out(node, req),
+            Stop::Deadline => TransportError::NoAnswer {
+                node: node.name.clone(),
+                command: req.command.clone(),
+                timeout: human(req.timeout),
+            },
         };
         let spawned = tokio::select! {
             r = cmd.spawn() => r,
-            _ = cancel::cancelled() => return Err(stopped(Stop::Interrupted)),
-            _ = &mut deadline => return Err(stopped(Stop::Deadline)),
+            _ = cancel::cancelled() => return Err(stopped(Stop::Interrupted, false)),
+            _ = &mut deadline => return Err(stopped(Stop::Deadline, false)),
         };
         let mut got = Got::new();
         let status = match spawned {
             Err(e) => Err(e),
             Ok(mut child) => {
                 send_env(&mut child, env).await;
-                got.read(child, sink, deadline.as_mut())
-                    .await
-                    .map_err(stopped)?
+                match got.read(child, sink, deadline.as_mut()).await {
+                    Ok(st) => st,
+                    Err(why) => return Err(stopped(why, got.reached())),
+                }
             }
         };
         got.finish(sink);
