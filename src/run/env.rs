@@ -179,6 +179,11 @@ pub fn listed(req: &CmdRequest) -> String {
 /// Record a command and its outcome in the current test's log (capped head + tail).
 pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
     let entry = command_log(node, req, res);
+    // What the transport had to tell the reports (a changed host key accepted) goes into the
+    // test that met it.
+    for n in crate::transport::notices::take() {
+        context::with(|c| c.warnings.push(n));
+    }
     if context::with(|c| {
         if c.commands.len() < context::MAX_COMMANDS {
             c.commands.push(entry.clone());

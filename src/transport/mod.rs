@@ -5,6 +5,7 @@ pub mod cancel;
 pub mod capture;
 pub mod leftovers;
 pub mod local;
+pub mod notices;
 pub mod preamble;
 pub mod record;
 pub mod replay;

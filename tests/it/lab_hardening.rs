@@ -229,3 +229,80 @@ fn a_command_that_never_reached_a_stopped_sshd_is_not_said_killed() {
     assert!(!m.contains("killed on the node"), "{m}");
     assert!(m.contains("got no answer within 2s"), "{m}");
 }
+
+/// Issue 23, item 10: `known_hosts = "off"` and a node whose host key differs from the one
+/// known for it (another key for lab01 in the known_hosts file): the run goes on, as asked,
+/// but warns once (console WARN, and the test that connected carries the warning into the
+/// reports); a node whose key is the known one (lab02) adds nothing. On main: no warning.
+#[test]
+fn known_hosts_off_warns_once_when_it_accepts_a_changed_host_key() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "known_hosts_off_warns_once_when_it_accepts_a_changed_host_key",
+    ) else {
+        return;
+    };
+    let f = Fab::new();
+    let dir = f.dir().to_path_buf();
+    let st = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(dir.join("other"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let other = std::fs::read_to_string(dir.join("other.pub")).unwrap();
+    let other: Vec<&str> = other.split_whitespace().take(2).collect();
+    let known = std::fs::read_to_string(lab.dir.join("known_hosts")).unwrap();
+    let lab02: String = known
+        .lines()
+        .filter(|l| l.starts_with("lab02,"))
+        .filter_map(|l| l.split_once(' '))
+        .map(|(_, key)| format!("10.213.0.2 {key}\n"))
+        .collect();
+    assert!(!lab02.is_empty(), "{known}");
+    let kh = format!("10.213.0.1 {}\n{lab02}", other.join(" "));
+    let cfg = format!(
+        "Host 10.213.0.1 10.213.0.2\n  User fclab\n  IdentityFile {}\n  IdentitiesOnly yes\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n  UpdateHostKeys no\n  BatchMode yes\n",
+        lab.dir.join("id_ed25519").display(),
+        dir.join("kh").display()
+    );
+    let inv = "[defaults]\nknown_hosts = \"off\"\nssh_config = \"cfg\"\nconnect_timeout = \"10s\"\n\
+               [[node]]\nname = \"lab01\"\nhost = \"10.213.0.1\"\n[[node]]\nname = \"lab02\"\nhost = \"10.213.0.2\"\n";
+    let s = "test(\"one\", || { node(\"lab01\").sh(\"true\"); });\n\
+             test(\"two\", || { node(\"lab02\").sh(\"true\"); });\n\
+             test(\"again\", || { node(\"lab01\").sh(\"true\"); });\n";
+    let o = f
+        .file("kh", &kh)
+        .file("cfg", &cfg)
+        .file("inv.toml", inv)
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    o.code(0);
+    let warns: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.contains("host key of 10.213.0.1 has changed"))
+        .collect();
+    assert_eq!(warns.len(), 1, "{}", o.stderr);
+    assert!(
+        warns[0].contains("WARN") && warns[0].contains("SHA256:"),
+        "{}",
+        warns[0]
+    );
+    let json = o.json.as_ref().expect("json");
+    let warned: Vec<String> = o
+        .tests()
+        .iter()
+        .filter(|t| t.to_string().contains("has changed"))
+        .map(|t| t["name"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(warned, ["one"], "{json}");
+    let junit = o.junit.as_deref().unwrap_or("");
+    assert_eq!(
+        junit.matches("host key of 10.213.0.1 has changed").count(),
+        1,
+        "{junit}"
+    );
+}

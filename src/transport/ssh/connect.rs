@@ -118,6 +118,9 @@ impl SshTransport {
                     match std::os::unix::net::UnixStream::connect(s.control_socket()) {
                         Ok(k) => {
                             *keeper.lock().unwrap_or_else(|p| p.into_inner()) = Some(k);
+                            if known_hosts == KnownHosts::Off {
+                                tell_changed_host_key(node, &s);
+                            }
                             return Ok(Arc::new(s));
                         }
                         Err(e) => {
@@ -275,6 +278,38 @@ pub(super) async fn ssh_config_known_hosts(node: &Node) -> Result<KnownHosts, Tr
             cause: format!("`ssh -G` (reading the ssh config) {why}: a `Match exec` in the ssh config that blocks? It was ended with what it started"),
         }),
     }
+}
+
+/// `known_hosts = "off"` let the master in although the node's host key differs from the
+/// one known for it (ssh logged its "REMOTE HOST IDENTIFICATION HAS CHANGED" warning): told
+/// once per run on the console and in the reports (the test that connected); `-v` names every
+/// such node.
+fn tell_changed_host_key(node: &Node, session: &Session) {
+    static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let log = session.control_socket().with_file_name("log");
+    let Ok(text) = std::fs::read_to_string(log) else {
+        return;
+    };
+    if !text.contains("REMOTE HOST IDENTIFICATION HAS CHANGED") {
+        return;
+    }
+    let fingerprint = text
+        .lines()
+        .skip_while(|l| !l.contains("The fingerprint for the"))
+        .nth(1)
+        .unwrap_or("")
+        .trim()
+        .trim_end_matches('.');
+    let message = format!(
+        "{}: the host key of {} has changed ({fingerprint}), and known_hosts = \"off\" accepted it: a machine in the middle would be accepted the same way; check the node's key and set known_hosts = \"strict\" (or \"accept-new\")",
+        node.name, node.host
+    );
+    if TOLD.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        tracing::debug!("{message}");
+        return;
+    }
+    tracing::warn!("{message} (-v names every such node)");
+    super::super::notices::notice(message);
 }
 
 /// Longest a master connection's set-up may take: the TCP connection (`connect_timeout`),
