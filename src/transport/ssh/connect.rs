@@ -112,28 +112,15 @@ impl SshTransport {
                 });
             };
             match res {
-                Ok(s) => {
-                    // Hold the master (see Conn::keeper); a master that went idle before we
-                    // got here is a failed attempt.
-                    match std::os::unix::net::UnixStream::connect(s.control_socket()) {
-                        Ok(k) => {
-                            *keeper.lock().unwrap_or_else(|p| p.into_inner()) = Some(k);
-                            if known_hosts == KnownHosts::Off {
-                                tell_changed_host_key(node, &s);
-                            }
-                            return Ok(Arc::new(s));
+                Ok(s) => match hold(node, s, keeper) {
+                    Ok(s) => {
+                        if known_hosts == KnownHosts::Off {
+                            tell_changed_host_key(node, &s);
                         }
-                        Err(e) => {
-                            drop(s);
-                            last = Some(TransportError::Unreachable {
-                                node: node.name.clone(),
-                                host: node.host.clone(),
-                                cause: format!("the SSH master went away at once: {e}"),
-                            });
-                            continue;
-                        }
+                        return Ok(Arc::new(s));
                     }
-                }
+                    Err(e) => last = Some(e),
+                },
                 Err(e) => {
                     let mut cause = error_chain(&e);
                     // `LogLevel QUIET` (or FATAL) in an ssh config leaves the master's log
@@ -280,6 +267,26 @@ pub(super) async fn ssh_config_known_hosts(node: &Node) -> Result<KnownHosts, Tr
     }
 }
 
+/// Hold the master just set up (see `Conn::keeper`); a master that went idle before we got
+/// here is a failed attempt.
+fn hold(
+    node: &Node,
+    s: Session,
+    keeper: &Mutex<Option<std::os::unix::net::UnixStream>>,
+) -> Result<Session, TransportError> {
+    match std::os::unix::net::UnixStream::connect(s.control_socket()) {
+        Ok(k) => {
+            *keeper.lock().unwrap_or_else(|p| p.into_inner()) = Some(k);
+            Ok(s)
+        }
+        Err(e) => Err(TransportError::Unreachable {
+            node: node.name.clone(),
+            host: node.host.clone(),
+            cause: format!("the SSH master went away at once: {e}"),
+        }),
+    }
+}
+
 /// `known_hosts = "off"` let the master in although the node's host key differs from the
 /// one known for it (ssh logged its "REMOTE HOST IDENTIFICATION HAS CHANGED" warning): told
 /// once per run on the console and in the reports (the test that connected); `-v` names every
@@ -325,7 +332,9 @@ async fn bounded_output(
     limit: Duration,
 ) -> Result<std::process::Output, String> {
     c.process_group(0);
-    let child = c.spawn().map_err(|e| format!("could not be started: {e}"))?;
+    let child = c
+        .spawn()
+        .map_err(|e| format!("could not be started: {e}"))?;
     let group = child.id();
     match tokio::time::timeout(limit, child.wait_with_output()).await {
         Ok(r) => r.map_err(|e| e.to_string()),
