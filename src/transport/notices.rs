@@ -26,7 +26,10 @@ mod tests {
         super::notice("a".into());
         super::notice("b".into());
         let got = super::take();
-        assert!(got.ends_with(&["a".to_string(), "b".to_string()]), "{got:?}");
+        assert!(
+            got.ends_with(&["a".to_string(), "b".to_string()]),
+            "{got:?}"
+        );
         assert!(!super::take().contains(&"a".to_string()));
     }
 }

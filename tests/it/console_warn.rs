@@ -12,7 +12,10 @@ fn warn_lines_carry_no_ansi_escapes_when_stderr_is_not_a_terminal() {
             "inv.toml",
             "[[node]]\nname = \"n1\"\nhost = \"localhost\"\ntransport = \"local\"\n",
         )
-        .file("r.rhai", "test(\"t\", || { node(\"n1\").run(\"true\"); });\n")
+        .file(
+            "r.rhai",
+            "test(\"t\", || { node(\"n1\").run(\"true\"); });\n",
+        )
         .file("rec/n1.jsonl/.keep", "")
         .args(["run", "r.rhai", "-i", "inv.toml", "--record", "rec"])
         .run();
