@@ -1,12 +1,10 @@
 //! The Rhai engine: script loading with explicit limits, the test registry, assertions and the
 //! runner that turns registered tests into results.
 
-pub mod assertions;
 pub mod bindings;
 pub mod diagnostics;
 pub mod pairs;
 pub mod params;
-pub mod registry;
 pub mod runner;
 pub mod signal;
 pub mod stdlib;
@@ -15,6 +13,7 @@ pub mod typos;
 use crate::run::cancel;
 use crate::run::context;
 use crate::run::env::RunEnv;
+use bindings::registry;
 use diagnostics::Diagnostic;
 use rhai::{Dynamic, Engine, Module, AST};
 use std::path::{Path, PathBuf};
@@ -72,7 +71,7 @@ pub fn new_engine(
             )
         })
         .collect();
-    assertions::register(&mut engine, Arc::new(params));
+    bindings::assertions::register(&mut engine, Arc::new(params));
     bindings::register(&mut engine, env.clone());
     engine.register_static_module("parse", Arc::new(parse_module()));
     engine.set_module_resolver(stdlib::Resolver::new(

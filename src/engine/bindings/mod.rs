@@ -3,6 +3,7 @@
 //! test outcomes. Timeouts are not decided here: every option struct carries the call's own
 //! `timeout` and the primitives apply the run's one policy (`RunEnv::command_timeout`).
 
+pub mod assertions;
 mod cluster;
 pub mod dry;
 mod nccl_env;
@@ -10,6 +11,7 @@ mod nodes;
 mod options;
 mod pair;
 pub mod record;
+pub mod registry;
 pub mod results;
 mod tools;
 

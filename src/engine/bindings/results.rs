@@ -4,8 +4,8 @@
 //! `fabcheck check` (field and option-key typos) and `fabcheck doc` all read this table.
 
 use super::{cluster, nodes, pair, tools};
-use crate::engine::assertions::METRIC_OPTS;
-use crate::engine::registry::{PAIR_OPTS, TEST_OPTS};
+use super::assertions::METRIC_OPTS;
+use super::registry::{PAIR_OPTS, TEST_OPTS};
 use crate::parse;
 use crate::primitives::{nccl as pnccl, pair as ppair, ssh_hop, tools as ptools};
 use serde::de::DeserializeOwned;

@@ -1,6 +1,6 @@
 //! `test`, `test_each`: the script's top level registers tests; the runner runs them later.
 
-use super::signal::{self, RhaiErr};
+use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::NodeRef;
 use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
 use std::sync::{Arc, Mutex};
@@ -240,10 +240,10 @@ fn pairs_of(
     map: Map,
     func: FnPtr,
 ) -> Result<(), RhaiErr> {
-    use super::pairs::{self, Pattern};
+    use crate::engine::pairs::{self, Pattern};
     let pos = ctx.call_position();
     let opts = parse_opts_with(&map, pos, PAIR_OPTS);
-    let mut nodes: Vec<NodeRef> = super::bindings::node_array(nodes, pos)?;
+    let mut nodes: Vec<NodeRef> = super::node_array(nodes, pos)?;
     // A node listed twice (a ring over overlapping sets) is one node: never paired with itself.
     let mut seen = std::collections::HashSet::new();
     nodes.retain(|n| seen.insert(n.name().to_string()));

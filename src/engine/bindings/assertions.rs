@@ -2,9 +2,9 @@
 //! `metric`, `param`. Failure messages carry expected and actual values and the script
 //! file:line of the assertion.
 
-use super::bindings::dry::{self, DryValue};
-use super::bindings::Opts;
-use super::signal::{self, RhaiErr};
+use super::dry::{self, DryValue};
+use super::Opts;
+use crate::engine::signal::{self, RhaiErr};
 use crate::run::context;
 use crate::run::model::Metric;
 
@@ -36,7 +36,7 @@ pub(crate) fn at(ctx: &NativeCallContext) -> String {
 
 /// A value as a person reads it in a message: strings quoted, `()` as null.
 pub fn show(v: &Dynamic) -> String {
-    if let Some(r) = super::bindings::record::as_map(v) {
+    if let Some(r) = super::record::as_map(v) {
         r.to_string()
     } else if v.is_unit() {
         "null".into()
