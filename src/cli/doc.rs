@@ -91,7 +91,7 @@ pub fn doc() -> i32 {
         Err(e) => return usage(e),
     };
     let reg = Arc::new(std::sync::Mutex::new(
-        crate::engine::bindings::registry::Registry::default(),
+        crate::engine::testdef::Registry::default(),
     ));
     let engine = crate::engine::new_engine(&env, reg, Path::new("."));
     let mut sigs: Vec<String> = engine

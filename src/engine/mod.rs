@@ -1,5 +1,6 @@
-//! The Rhai engine: script loading with explicit limits, the test registry, assertions and the
-//! runner that turns registered tests into results.
+//! The Rhai engine: script loading with explicit limits, the test registry and the runner that
+//! turns registered tests into results. Every function scripts call is registered in
+//! `bindings/`.
 
 pub mod bindings;
 pub mod diagnostics;
@@ -8,14 +9,15 @@ pub mod params;
 pub mod runner;
 pub mod signal;
 pub mod stdlib;
+pub mod testdef;
 pub mod typos;
 
 use crate::run::cancel;
 use crate::run::context;
 use crate::run::env::RunEnv;
-use bindings::registry;
+use testdef as registry;
 use diagnostics::Diagnostic;
-use rhai::{Dynamic, Engine, Module, AST};
+use rhai::{Dynamic, Engine, AST};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -60,43 +62,12 @@ pub fn new_engine(
     });
     engine.on_print(context::log_line);
     engine.on_debug(|s, _src, pos| context::log_line(&format!("[debug {pos}] {s}")));
-    registry::register(&mut engine, registry);
-    let params: std::collections::BTreeMap<String, Dynamic> = env
-        .params
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                rhai::serde::to_dynamic(v).unwrap_or(Dynamic::UNIT),
-            )
-        })
-        .collect();
-    bindings::assertions::register(&mut engine, Arc::new(params));
-    bindings::register(&mut engine, env.clone());
-    engine.register_static_module("parse", Arc::new(parse_module()));
+    bindings::register(&mut engine, env.clone(), registry);
     engine.set_module_resolver(stdlib::Resolver::new(
         script_dir.to_path_buf(),
         env.stdlib_dir.clone(),
     ));
     engine
-}
-
-/// `parse::ethtool(text)` etc.: the same parsers as `fabcheck parse KIND`.
-fn parse_module() -> Module {
-    let mut m = Module::new();
-    for (kind, fname, _) in crate::parse::KINDS {
-        let kind: &'static str = kind;
-        let returns = bindings::results::returns(&format!("parse::{fname}"));
-        m.set_native_fn(
-            *fname,
-            move |text: &str| -> Result<Dynamic, Box<rhai::EvalAltResult>> {
-                let v = crate::parse::parse(kind, text)
-                    .map_err(|e| signal::error(e.to_string(), rhai::Position::NONE))?;
-                rhai::serde::to_dynamic(v).map(|d| bindings::record::typed(d, returns))
-            },
-        );
-    }
-    m
 }
 
 /// Read and compile a script; syntax errors and unknown functions are diagnostics (exit 2).

@@ -10,6 +10,7 @@ mod nccl_env;
 mod nodes;
 mod options;
 mod pair;
+mod parse;
 pub mod record;
 pub mod registry;
 pub mod results;
@@ -19,6 +20,7 @@ pub use options::Opts;
 
 use super::signal::{self, RhaiErr, SignalKind};
 use crate::primitives::{Kind, NodeRef, PResult, PrimError};
+use crate::engine::testdef::SharedRegistry;
 use crate::run::env::RunEnv;
 use rhai::{Array, Dynamic, Engine, Position};
 use serde::Serialize;
@@ -74,7 +76,21 @@ pub fn node_array(arr: Array, pos: Position) -> Result<Vec<NodeRef>, RhaiErr> {
         .collect()
 }
 
-pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
+/// Every function scripts call: tests, assertions, node and pair primitives, the `parse`
+/// module.
+pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
+    registry::register(engine, tests);
+    let params: std::collections::BTreeMap<String, Dynamic> = env
+        .params
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                rhai::serde::to_dynamic(v).unwrap_or(Dynamic::UNIT),
+            )
+        })
+        .collect();
+    assertions::register(engine, Arc::new(params));
     dry::register(engine);
     record::register(engine);
     nodes::register(engine, env);
@@ -82,6 +98,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     pair::register(engine);
     cluster::register(engine);
     nccl_env::register(engine);
+    engine.register_static_module("parse", Arc::new(parse::module()));
 }
 
 /// For `fabcheck doc`: each function's options and the fields of what it returns, from the

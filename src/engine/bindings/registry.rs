@@ -1,43 +1,11 @@
-//! `test`, `test_each`: the script's top level registers tests; the runner runs them later.
+//! `test`, `test_each`, `test_pairs`: the script's top level registers tests (into the
+//! [`Registry`] of `engine/testdef.rs`); the runner runs them later.
 
 use crate::engine::signal::{self, RhaiErr};
+pub use crate::engine::testdef::{Registry, SharedRegistry, TestDef};
 use crate::primitives::NodeRef;
 use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-#[derive(Clone)]
-pub struct TestDef {
-    pub name: String,
-    /// Set for `test_each` testcases: the node passed to the closure.
-    pub node: Option<NodeRef>,
-    pub func: FnPtr,
-    pub timeout: Option<Duration>,
-    pub tags: Vec<String>,
-    pub retries: u32,
-    /// Needs `--allow-changes` (option `changes: true`); skipped without it.
-    pub changes: bool,
-    pub line: Option<usize>,
-    /// Testcases registered by one `test_each` (or one round of `test_pairs`) share a group
-    /// and run concurrently.
-    pub group: Option<usize>,
-    /// `test_pairs` testcases: the second node passed to the closure (`|a, b|`).
-    pub peer: Option<NodeRef>,
-    /// `test_pairs` testcases: (round, number of rounds), 1-based.
-    pub round: Option<(usize, usize)>,
-    /// Known at registration to be an error (a pair check over fewer than two nodes, a test
-    /// option that cannot be read): the testcase is reported as this error without running
-    /// the closure; the script's other tests still run.
-    pub error: Option<String>,
-}
-
-#[derive(Default)]
-pub struct Registry {
-    pub tests: Vec<TestDef>,
-    groups: usize,
-    /// Names of the script's `for` loop variables (see [`snapshot_loop_captures`]).
-    pub loop_vars: std::collections::HashSet<String>,
-}
 
 /// A closure registered inside `for n in nodes { test(…, || … n …) }` captures `n`, and Rhai
 /// shares one slot for the loop variable across iterations: every test would see the LAST
@@ -65,8 +33,6 @@ fn snapshot_loop_captures(
         }
     }
 }
-
-pub type SharedRegistry = Arc<Mutex<Registry>>;
 
 /// Options of `test`, `test_each` and `test_pairs`.
 pub const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "changes"];
@@ -165,15 +131,7 @@ fn add(
 ) {
     let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
     snapshot_loop_captures(ctx, &mut func, usize::from(node.is_some()), &r.loop_vars);
-    // GitLab keeps only the first of duplicate (classname, name) pairs: keep names unique.
-    let mut unique = name.to_string();
-    let mut n = 2;
-    while r.tests.iter().any(|t| {
-        t.name == unique && t.node.as_ref().map(|x| x.name()) == node.as_ref().map(|x| x.name())
-    }) {
-        unique = format!("{name} ({n})");
-        n += 1;
-    }
+    let unique = r.unique_name(name, node.as_ref().map(|n| n.name()));
     r.tests.push(TestDef {
         name: unique,
         node,
@@ -198,11 +156,7 @@ fn each(
     opts: Opts,
     func: FnPtr,
 ) -> Result<(), RhaiErr> {
-    let group = {
-        let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
-        r.groups += 1;
-        r.groups
-    };
+    let group = reg.lock().unwrap_or_else(|p| p.into_inner()).new_group();
     for d in nodes {
         let Some(n) = d.clone().try_cast::<NodeRef>() else {
             return Err(signal::error(
@@ -338,11 +292,7 @@ fn pairs_of(
     let rounds = pairs::rounds(nodes.len(), &ps, fanout);
     let total = rounds.len();
     for (k, round) in rounds.into_iter().enumerate() {
-        let group = {
-            let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
-            r.groups += 1;
-            r.groups
-        };
+        let group = reg.lock().unwrap_or_else(|p| p.into_inner()).new_group();
         for (a, b) in round {
             let (na, nb) = (nodes[a].clone(), nodes[b].clone());
             let label = format!("{name} [{} -> {}]", na.name(), nb.name());
