@@ -363,7 +363,7 @@ fn register_params(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) 
     });
 }
 
-/// `log`, `note`, `trim`, `trimmed`.
+/// `log`, `note`, `trim`, `trimmed`, `shell_quote`.
 fn register_strings(engine: &mut Engine) {
     // A line the engineer must see: on the console under the test's result, and in the reports.
     engine.register_fn("note", |msg: &str| {
@@ -383,6 +383,8 @@ fn register_strings(engine: &mut Engine) {
         },
     );
     engine.register_fn("trimmed", |s: &str| s.trim().to_string());
+    // The quoting of every command fabcheck builds (fish-safe backslashes), for scripts'.
+    engine.register_fn("shell_quote", |s: &str| crate::util::names::quote(s));
 }
 
 /// `--set KEY=VALUE`: numbers and booleans are typed, the rest stays a string.

@@ -19,8 +19,8 @@ mod tools;
 pub use options::Opts;
 
 use super::signal::{self, RhaiErr, SignalKind};
-use crate::primitives::{Kind, NodeRef, PResult, PrimError};
 use crate::engine::testdef::SharedRegistry;
+use crate::primitives::{Kind, NodeRef, PResult, PrimError};
 use crate::run::env::RunEnv;
 use rhai::{Array, Dynamic, Engine, Position};
 use serde::Serialize;
@@ -108,6 +108,8 @@ pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> 
     results::decls()
         .iter()
         .filter(|d| !d.names[0].starts_with("parse::") && !d.names[0].starts_with("test"))
+        // Functions without options or a result are described in the list of functions only.
+        .filter(|d| d.method || !d.opts.is_empty() || !matches!(d.returns, Returns::Plain(_)))
         .map(|d| {
             let fields = match d.returns {
                 Returns::One(s) => describe(s),

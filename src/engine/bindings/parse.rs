@@ -12,12 +12,12 @@ pub fn module() -> Module {
         m.set_native_fn(
             *fname,
             move |text: &str| -> Result<Dynamic, Box<rhai::EvalAltResult>> {
-                let v = crate::parse::parse(kind, text)
-                    .map_err(|e| crate::engine::signal::error(e.to_string(), rhai::Position::NONE))?;
+                let v = crate::parse::parse(kind, text).map_err(|e| {
+                    crate::engine::signal::error(e.to_string(), rhai::Position::NONE)
+                })?;
                 rhai::serde::to_dynamic(v).map(|d| super::record::typed(d, returns))
             },
         );
     }
     m
 }
-

@@ -184,7 +184,7 @@ fn each(
 /// Options of `test_pairs` besides the test options.
 pub const PAIR_OPTS: &[&str] = &["pattern", "both_directions", "split", "pairs", "fanout"];
 
-/// `test_pairs(nodes, name, |a, b| …, #{ pattern, … })`: one testcase `name [a -> b]` per pair,
+/// `test_pairs(nodes, name, #{ pattern, … }, |a, b| …)`: one testcase `name [a -> b]` per pair,
 /// registered round by round (each round a group that runs concurrently; rounds in order).
 fn pairs_of(
     reg: &SharedRegistry,
@@ -343,6 +343,21 @@ fn too_few_nodes(
     Ok(())
 }
 
+/// The deprecation of `test_pairs(nodes, name, f, opts)`.
+pub const PAIRS_ORDER_DEPRECATED: &str = "test_pairs(nodes, name, f, opts) is deprecated: write test_pairs(nodes, name, opts, f), options before the closure as in test and test_each";
+
+/// `test_pairs(nodes, name, f, opts)`, the order before options came first everywhere: still
+/// runs, with a warning printed once per run (where it was first met).
+fn deprecated_pairs_order(ctx: &NativeCallContext) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        tracing::warn!(
+            "{PAIRS_ORDER_DEPRECATED} (first at {})",
+            super::assertions::at(ctx)
+        );
+    });
+}
+
 pub fn register(engine: &mut Engine, reg: SharedRegistry) {
     let r = reg.clone();
     engine.register_fn(
@@ -354,7 +369,15 @@ pub fn register(engine: &mut Engine, reg: SharedRegistry) {
     let r = reg.clone();
     engine.register_fn(
         "test_pairs",
+        move |ctx: NativeCallContext, nodes: Array, name: &str, opts: Map, f: FnPtr| {
+            pairs_of(&r, &ctx, nodes, name, opts, f)
+        },
+    );
+    let r = reg.clone();
+    engine.register_fn(
+        "test_pairs",
         move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr, opts: Map| {
+            deprecated_pairs_order(&ctx);
             pairs_of(&r, &ctx, nodes, name, opts, f)
         },
     );
