@@ -15,11 +15,11 @@ pub mod typos;
 use crate::run::cancel;
 use crate::run::context;
 use crate::run::env::RunEnv;
-use testdef as registry;
 use diagnostics::Diagnostic;
 use rhai::{Dynamic, Engine, AST};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use testdef as registry;
 
 /// A compiled script with its own engine and test registry.
 pub struct Script {
@@ -98,9 +98,9 @@ pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
         if let rhai::Stmt::Import(x, pos) = stmt {
             if let rhai::Expr::StringConstant(path, _) = &x.0 {
                 use rhai::ModuleResolver;
-                let m = resolver.resolve(&engine, Some(&display), path, *pos).map_err(|e| {
-                    vec![Diagnostic::at(&display, &source, pos.line(), pos.position(), format!("cannot import `{path}`: {}", first_line(&e.to_string())), Some(format!("stdlib modules: {}; other paths are relative to the script's folder", stdlib::EMBEDDED.iter().map(|m| m.0).collect::<Vec<_>>().join(", "))))]
-                })?;
+                let m = resolver
+                    .resolve(&engine, Some(&display), path, *pos)
+                    .map_err(|e| vec![import_error(&display, &source, path, *pos, &e)])?;
                 if !x.1.name.is_empty() {
                     imported.push((x.1.name.to_string(), m));
                 }
@@ -138,6 +138,28 @@ pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
         ast: Arc::new(ast),
         registry,
     })
+}
+
+/// `import "X"` that cannot be resolved: where, why, and which modules there are.
+fn import_error(
+    file: &str,
+    source: &str,
+    path: &str,
+    pos: rhai::Position,
+    e: &rhai::EvalAltResult,
+) -> Diagnostic {
+    let stdlib: Vec<&str> = stdlib::EMBEDDED.iter().map(|m| m.0).collect();
+    Diagnostic::at(
+        file,
+        source,
+        pos.line(),
+        pos.position(),
+        format!("cannot import `{path}`: {}", first_line(&e.to_string())),
+        Some(format!(
+            "stdlib modules: {}; other paths are relative to the script's folder",
+            stdlib.join(", ")
+        )),
+    )
 }
 
 fn first_line(s: &str) -> &str {

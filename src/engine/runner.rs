@@ -1,8 +1,8 @@
 //! Runs a compiled script: its top level registers tests, then the tests run in order
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
-use super::testdef::TestDef;
 use super::signal::{classify, Ending, SignalKind};
+use super::testdef::TestDef;
 use super::Script;
 use crate::run::cancel;
 use crate::run::context::{self, TestCtx};

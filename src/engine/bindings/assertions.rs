@@ -115,6 +115,7 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
 /// `assert`, `assert_eq`, `assert_ge`, `assert_le`, `assert_within`. In a dry run an
 /// assertion on an answer not asked is assumed to hold (the listing goes on).
 fn register_asserts(engine: &mut Engine) {
+    register_bounds(engine);
     engine.register_fn("assert", |_: DryValue, _: &str| tick());
     engine.register_fn("assert", |_: DryValue| tick());
     engine.register_fn(
@@ -158,6 +159,11 @@ fn register_asserts(engine: &mut Engine) {
             }
         },
     );
+}
+
+/// `assert_ge`, `assert_le`, `assert_within`: numbers against a bound; a value that is not a
+/// number (null from a parser) is an error, never a pass.
+fn register_bounds(engine: &mut Engine) {
     engine.register_fn(
         "assert_ge",
         |ctx: NativeCallContext, actual: Dynamic, min: Dynamic, msg: &str| -> Result<(), RhaiErr> {

@@ -1,6 +1,7 @@
 //! `test`, `test_each`, `test_pairs`: the script's top level registers tests (into the
 //! [`Registry`] of `engine/testdef.rs`); the runner runs them later.
 
+use crate::engine::pairs::{self, Pattern};
 use crate::engine::signal::{self, RhaiErr};
 pub use crate::engine::testdef::{Registry, SharedRegistry, TestDef};
 use crate::primitives::NodeRef;
@@ -194,7 +195,6 @@ fn pairs_of(
     map: Map,
     func: FnPtr,
 ) -> Result<(), RhaiErr> {
-    use crate::engine::pairs::{self, Pattern};
     let pos = ctx.call_position();
     let opts = parse_opts_with(&map, pos, PAIR_OPTS);
     let mut nodes: Vec<NodeRef> = super::node_array(nodes, pos)?;
@@ -204,6 +204,59 @@ fn pairs_of(
     if nodes.len() < 2 {
         return too_few_nodes(reg, ctx, name, &nodes, opts);
     }
+    let pattern = read_pattern(&map, &nodes, pos)?;
+    let get = |k: &str| map.get(k).filter(|v| !v.is_unit());
+    let fanout = match get("fanout") {
+        Some(v) => v.as_int().ok().filter(|&i| i > 0).ok_or_else(|| {
+            signal::error(
+                format!("test_pairs option fanout must be a positive whole number, got {v}"),
+                pos,
+            )
+        })? as usize,
+        None => usize::MAX,
+    };
+    // Both directions by default (a bad TX lane shows one way only), except for given pairs.
+    let explicit = matches!(pattern, Pattern::Explicit(_));
+    let both = match get("both_directions") {
+        Some(v) => v.as_bool().map_err(|_| {
+            signal::error(
+                format!("test_pairs option both_directions must be true or false, got {v}"),
+                pos,
+            )
+        })?,
+        None => !explicit,
+    };
+    let ps = pairs::pairs(nodes.len(), &pattern, both)
+        .map_err(|e| signal::error(format!("test_pairs: {e}"), pos))?;
+    let rounds = pairs::rounds(nodes.len(), &ps, fanout);
+    let total = rounds.len();
+    for (k, round) in rounds.into_iter().enumerate() {
+        let group = reg.lock().unwrap_or_else(|p| p.into_inner()).new_group();
+        for (a, b) in round {
+            let (na, nb) = (nodes[a].clone(), nodes[b].clone());
+            let label = format!("{name} [{} -> {}]", na.name(), nb.name());
+            add(
+                reg,
+                ctx,
+                &label,
+                Some(na),
+                opts.clone(),
+                func.clone(),
+                Some(group),
+            );
+            let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(t) = r.tests.last_mut() {
+                t.peer = Some(nb);
+                t.round = Some((k + 1, total));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The pairs of `test_pairs`' options: `pairs: [[a, b], …]` (members as nodes or names, among
+/// `nodes`), else `pattern` (mesh by default; bisection with its `split`).
+fn read_pattern(map: &Map, nodes: &[NodeRef], pos: rhai::Position) -> Result<Pattern, RhaiErr> {
     let index = |d: &Dynamic| -> Result<usize, RhaiErr> {
         let name = match d.clone().try_cast::<NodeRef>() {
             Some(n) => n.name().to_string(),
@@ -217,7 +270,7 @@ fn pairs_of(
         })
     };
     let get = |k: &str| map.get(k).filter(|v| !v.is_unit());
-    let pattern = match get("pairs") {
+    Ok(match get("pairs") {
         Some(list) => {
             let list = list.clone().try_cast::<Array>().ok_or_else(|| {
                 signal::error(
@@ -266,53 +319,7 @@ fn pairs_of(
                 }
             }
         }
-    };
-    let fanout = match get("fanout") {
-        Some(v) => v.as_int().ok().filter(|&i| i > 0).ok_or_else(|| {
-            signal::error(
-                format!("test_pairs option fanout must be a positive whole number, got {v}"),
-                pos,
-            )
-        })? as usize,
-        None => usize::MAX,
-    };
-    // Both directions by default (a bad TX lane shows one way only), except for given pairs.
-    let explicit = matches!(pattern, Pattern::Explicit(_));
-    let both = match get("both_directions") {
-        Some(v) => v.as_bool().map_err(|_| {
-            signal::error(
-                format!("test_pairs option both_directions must be true or false, got {v}"),
-                pos,
-            )
-        })?,
-        None => !explicit,
-    };
-    let ps = pairs::pairs(nodes.len(), &pattern, both)
-        .map_err(|e| signal::error(format!("test_pairs: {e}"), pos))?;
-    let rounds = pairs::rounds(nodes.len(), &ps, fanout);
-    let total = rounds.len();
-    for (k, round) in rounds.into_iter().enumerate() {
-        let group = reg.lock().unwrap_or_else(|p| p.into_inner()).new_group();
-        for (a, b) in round {
-            let (na, nb) = (nodes[a].clone(), nodes[b].clone());
-            let label = format!("{name} [{} -> {}]", na.name(), nb.name());
-            add(
-                reg,
-                ctx,
-                &label,
-                Some(na),
-                opts.clone(),
-                func.clone(),
-                Some(group),
-            );
-            let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(t) = r.tests.last_mut() {
-                t.peer = Some(nb);
-                t.round = Some((k + 1, total));
-            }
-        }
-    }
-    Ok(())
+    })
 }
 
 /// A pair check over fewer than two (distinct) nodes checks nothing: one error testcase that
