@@ -118,6 +118,12 @@ fn register_node_type(engine: &mut Engine) {
     engine.register_get("ports", |n: &mut NodeRef| {
         rhai::serde::to_dynamic(&n.spec.ports).unwrap_or(Dynamic::UNIT)
     });
+    // The ports the pair primitives measure: the inventory's `ports`, else each RDMA device as
+    // its own port (with the interface at the same index). One source for scripts and Rust.
+    engine.register_get("fabric_ports", |n: &mut NodeRef| {
+        rhai::serde::to_dynamic(crate::primitives::pair::all_port_specs(&n.spec))
+            .unwrap_or(Dynamic::UNIT)
+    });
     engine.register_fn("to_string", |n: &mut NodeRef| n.spec.name.clone());
     engine.register_fn("to_debug", |n: &mut NodeRef| {
         format!("node({})", n.spec.name)
