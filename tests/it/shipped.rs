@@ -373,6 +373,29 @@ test_pairs([a, b], "one way", #{ both_directions: false }, |x, y| { assert(true,
     assert_eq!(one_way, ["one way [spark-01 -> spark-02]"], "{names:?}");
 }
 
+/// Issue 24 item 6: scripts quote with fabcheck's own helper (util::names::quote: backslashes
+/// outside the quotes, which fish reads as POSIX shells do), not a copy of it: `shell_quote`
+/// and `common::shq` give the same words.
+#[test]
+fn scripts_quote_words_as_fabcheck_does() {
+    let s = r#"
+import "common" as common;
+test("quote", || {
+    assert_eq(shell_quote("/etc/netplan/40-cx7.yaml"), "/etc/netplan/40-cx7.yaml", "safe: unchanged");
+    assert_eq(shell_quote("it's"), "'it'\\''s'", "single quote");
+    assert_eq(shell_quote("a\\b"), "'a'\\\\'b'", "backslash outside the quotes");
+    assert_eq(common::shq("a b\\c"), shell_quote("a b\\c"), "shq is shell_quote");
+});
+"#;
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &sim()])
+        .reports()
+        .run();
+    o.code(0);
+    assert_eq!(o.status("quote"), "pass", "{}", o.message("quote"));
+}
+
 /// Issue 24 item 6: options come before the closure in test, test_each and test_pairs; the
 /// old order `test_pairs(nodes, name, f, opts)` still registers the same testcases with the
 /// same options, and says it is deprecated once per run however often it is met.
