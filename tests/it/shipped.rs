@@ -20,6 +20,23 @@ fn run_sim(name: &str, extra: &[&str]) -> common::Outcome {
     Fab::new().args(args).reports().run()
 }
 
+/// Script text `s` run on the simulation, with reports.
+fn run_on_sim(s: &str) -> common::Outcome {
+    Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &sim()])
+        .reports()
+        .run()
+}
+
+/// The testcase names of a run, in order.
+fn test_names(o: &common::Outcome) -> Vec<String> {
+    o.tests()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn five_step_passes_steps_1_to_4_and_skips_5_on_the_simulation() {
     let o = run_sim("five_step_acceptance.rhai", &[]);
@@ -346,11 +363,7 @@ test_pairs([], "none", |x, y| { assert(true, "x"); });
 test_pairs([a, b, a], "ring", #{ pattern: "ring" }, |x, y| { assert(x.name != y.name, `self-pair ${x.name}`); });
 test_pairs([a, b], "one way", #{ both_directions: false }, |x, y| { assert(true, "x"); });
 "#;
-    let o = Fab::new()
-        .file("s.rhai", s)
-        .args(["run", "s.rhai", "-i", &sim()])
-        .reports()
-        .run();
+    let o = run_on_sim(s);
     o.code(1);
     assert_eq!(o.status("one"), "error");
     assert!(
@@ -358,11 +371,7 @@ test_pairs([a, b], "one way", #{ both_directions: false }, |x, y| { assert(true,
             && o.message("one").contains("spark-01")
     );
     assert_eq!(o.status("none"), "error");
-    let names: Vec<String> = o
-        .tests()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = test_names(&o);
     let ring: Vec<&String> = names.iter().filter(|n| n.starts_with("ring")).collect();
     assert_eq!(
         ring,
@@ -387,11 +396,7 @@ test("quote", || {
     assert_eq(common::shq("a b\\c"), shell_quote("a b\\c"), "shq is shell_quote");
 });
 "#;
-    let o = Fab::new()
-        .file("s.rhai", s)
-        .args(["run", "s.rhai", "-i", &sim()])
-        .reports()
-        .run();
+    let o = run_on_sim(s);
     o.code(0);
     assert_eq!(o.status("quote"), "pass", "{}", o.message("quote"));
 }
@@ -407,17 +412,9 @@ test_pairs([a, b], "new", #{ both_directions: false, tags: ["t"] }, |x, y| { ass
 test_pairs([a, b], "old", |x, y| { assert(x.name != y.name, "x"); }, #{ both_directions: false, tags: ["t"] });
 test_pairs([a, b], "old again", |x, y| { assert(x.name != y.name, "x"); }, #{ pattern: "ring" });
 "#;
-    let o = Fab::new()
-        .file("s.rhai", s)
-        .args(["run", "s.rhai", "-i", &sim()])
-        .reports()
-        .run();
+    let o = run_on_sim(s);
     o.code(0);
-    let names: Vec<String> = o
-        .tests()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = test_names(&o);
     assert_eq!(
         names,
         [

@@ -103,6 +103,36 @@ fn values_equal(ctx: &NativeCallContext, a: &Dynamic, b: &Dynamic) -> bool {
         .unwrap_or_else(|_| a.to_string() == b.to_string())
 }
 
+/// `assert_ge` (`at_least`) or `assert_le`: `actual` against `limit`, both numbers.
+fn bound(
+    ctx: &NativeCallContext,
+    actual: Dynamic,
+    limit: Dynamic,
+    msg: &str,
+    at_least: bool,
+) -> Result<(), RhaiErr> {
+    tick();
+    if dry::any(&[&actual, &limit]) {
+        return Ok(());
+    }
+    let a = need_num(ctx, &actual, "actual", msg)?;
+    let (role, op) = if at_least {
+        ("minimum", ">=")
+    } else {
+        ("maximum", "<=")
+    };
+    let m = need_num(ctx, &limit, role, msg)?;
+    if (at_least && a >= m) || (!at_least && a <= m) {
+        Ok(())
+    } else {
+        Err(fail(
+            ctx,
+            msg,
+            format!("expected {op} {}, actual {}", show(&limit), show(&actual)),
+        ))
+    }
+}
+
 /// Every assertion, outcome, metric, parameter and string helper of the script API.
 pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
     register_asserts(engine);
@@ -166,42 +196,14 @@ fn register_asserts(engine: &mut Engine) {
 fn register_bounds(engine: &mut Engine) {
     engine.register_fn(
         "assert_ge",
-        |ctx: NativeCallContext, actual: Dynamic, min: Dynamic, msg: &str| -> Result<(), RhaiErr> {
-            tick();
-            if dry::any(&[&actual, &min]) {
-                return Ok(());
-            }
-            let a = need_num(&ctx, &actual, "actual", msg)?;
-            let m = need_num(&ctx, &min, "minimum", msg)?;
-            if a >= m {
-                Ok(())
-            } else {
-                Err(fail(
-                    &ctx,
-                    msg,
-                    format!("expected >= {}, actual {}", show(&min), show(&actual)),
-                ))
-            }
+        |ctx: NativeCallContext, actual: Dynamic, min: Dynamic, msg: &str| {
+            bound(&ctx, actual, min, msg, true)
         },
     );
     engine.register_fn(
         "assert_le",
-        |ctx: NativeCallContext, actual: Dynamic, max: Dynamic, msg: &str| -> Result<(), RhaiErr> {
-            tick();
-            if dry::any(&[&actual, &max]) {
-                return Ok(());
-            }
-            let a = need_num(&ctx, &actual, "actual", msg)?;
-            let m = need_num(&ctx, &max, "maximum", msg)?;
-            if a <= m {
-                Ok(())
-            } else {
-                Err(fail(
-                    &ctx,
-                    msg,
-                    format!("expected <= {}, actual {}", show(&max), show(&actual)),
-                ))
-            }
+        |ctx: NativeCallContext, actual: Dynamic, max: Dynamic, msg: &str| {
+            bound(&ctx, actual, max, msg, false)
         },
     );
     engine.register_fn(
