@@ -351,7 +351,7 @@ fn too_few_nodes(
 }
 
 /// The deprecation of `test_pairs(nodes, name, f, opts)`.
-pub const PAIRS_ORDER_DEPRECATED: &str = "test_pairs(nodes, name, f, opts) is deprecated: write test_pairs(nodes, name, opts, f), options before the closure as in test and test_each";
+const PAIRS_ORDER_DEPRECATED: &str = "test_pairs(nodes, name, f, opts) is deprecated: write test_pairs(nodes, name, opts, f), options before the closure as in test and test_each";
 
 /// `test_pairs(nodes, name, f, opts)`, the order before options came first everywhere: still
 /// runs, with a warning printed once per run (where it was first met).
