@@ -24,6 +24,7 @@ pub mod perftest;
 pub mod ping;
 pub mod rdma_link;
 pub mod rdma_statistic;
+pub mod show_fec;
 pub mod show_gids;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
@@ -87,6 +88,7 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ),
     ("show-gids", "show_gids", "show_gids"),
     ("lspci", "lspci", "lspci -vv [-s BUS]"),
+    ("show-fec", "show_fec", "ethtool [-I] --show-fec IFACE"),
 ];
 
 fn to_json<T: Serialize>(v: T) -> serde_json::Value {
@@ -113,6 +115,7 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "rdma-statistic" => rdma_statistic::parse(text).map(to_json),
         "show-gids" => show_gids::parse(text).map(to_json),
         "lspci" => lspci::parse(text).map(to_json),
+        "show-fec" => show_fec::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,

@@ -38,6 +38,12 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("ethtool/ethtool-S-mlx5-phy-section-crc-symbol-pcs-errors-fec-corrected-bits-lane3-comments-stripped.txt", "ethtool_stats_phy_counters"),
+    ("ethtool/ethtool-S-cx6dx-100g-grep-err-nonzero-crc-symbol-all-lanes-power-budget.txt", "ethtool_stats_phy_counters"),
+    ("ethtool/ethtool-I-show-fec-per-lane-stats-cover-letter-one-space-indent.txt", "show_fec_statistics"),
+    ("ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt", "show_fec_statistics"),
+    ("ethtool/ethtool-I-show-fec-6.18-histogram-per-lane-brackets-uncorrectable-4.txt", "show_fec_statistics"),
+    ("ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt", "show_fec_not_supported"),
     ("rdma/rdma-statistic-show-4x-cx4lx-ofed-iproute2-nonzero-out_of_buffer-cqe-errors.txt", "rdma_statistic_nonzero"),
     ("rdma/rdma-statistic-show-link-rocep8s0f0-wrapped-optional-set-cc-counters.txt", "rdma_statistic_wrapped_optional"),
     ("rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt", "show_gids_tabs"),
@@ -1773,6 +1779,10 @@ fn dispatcher_covers_every_kind() {
             "rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt",
         ),
         ("lspci", "lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt"),
+        (
+            "show-fec",
+            "ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt",
+        ),
     ];
     assert_eq!(samples.len(), parse::KINDS.len());
     for (kind, f) in samples {
@@ -2010,4 +2020,72 @@ fn nccl_h200_2_28_socket() {
     assert_eq!(n.rows.last().unwrap().size_bytes, 134217728);
     assert_eq!(n.devices[0].name, "NVIDIA H200");
     assert_eq!(n.out_of_bounds, Some(0));
+}
+
+/// The mlx5 physical-layer counters the fabric-health checks read, by their real names: a
+/// ConnectX port with CRC/symbol/PCS errors and FEC-corrected bits mostly on lane 3 (comments of
+/// the annotated capture stripped), and a ConnectX-6 Dx 100G port with millions of errors on all
+/// four lanes (`ethtool -S | grep err | grep -v ' 0'`).
+#[test]
+fn ethtool_stats_phy_counters() {
+    let s = parse::ethtool_stats::parse(&fx(
+        "ethtool/ethtool-S-mlx5-phy-section-crc-symbol-pcs-errors-fec-corrected-bits-lane3-comments-stripped.txt",
+    ))
+    .unwrap();
+    let c = &s.counters;
+    assert_eq!(c.len(), 59);
+    assert_eq!(c["link_down_events_phy"], 0);
+    assert_eq!(c["rx_crc_errors_phy"], 386);
+    assert_eq!(c["rx_symbol_err_phy"], 386);
+    assert_eq!(c["rx_pcs_symbol_err_phy"], 386);
+    assert_eq!(c["rx_corrected_bits_phy"], 17750739);
+    assert_eq!(c["rx_err_lane_0_phy"], 28116);
+    assert_eq!(c["rx_err_lane_3_phy"], 17722623);
+    assert_eq!(c["tx_pci_signal_integrity"], 2);
+    assert_eq!(c["module_high_temp"], 0);
+    let s = parse::ethtool_stats::parse(&fx(
+        "ethtool/ethtool-S-cx6dx-100g-grep-err-nonzero-crc-symbol-all-lanes-power-budget.txt",
+    ))
+    .unwrap();
+    assert_eq!(s.counters.len(), 6);
+    assert_eq!(s.counters["rx_crc_errors_phy"], 13147323);
+    assert_eq!(s.counters["rx_symbol_err_phy"], 13115284);
+    assert!((0..4).all(|l| s.counters[&format!("rx_err_lane_{l}_phy")] == 13115284));
+}
+
+/// `ethtool -I --show-fec`: per-lane `Lane N:` lines (one-space indented as in the ethtool
+/// patch cover letter), Intel E810 RS with zero blocks, and the 6.18 histogram with
+/// `[ per_lane: ... ]` brackets.
+#[test]
+fn show_fec_statistics() {
+    let f = parse::show_fec::parse(&fx("ethtool/ethtool-I-show-fec-per-lane-stats-cover-letter-one-space-indent.txt")).unwrap();
+    assert_eq!(f.interface, "eth0");
+    assert_eq!(f.configured_encodings, ["None"]);
+    assert_eq!(f.active_encoding.as_deref(), Some("None"));
+    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (Some(256), Some(145)));
+    assert_eq!(f.per_lane["corrected_blocks"], [255, 1]);
+    assert_eq!(f.per_lane["uncorrectable_blocks"], [128, 17]);
+    let f = parse::show_fec::parse(&fx("ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt")).unwrap();
+    assert_eq!(f.interface, "ens21f0np0");
+    assert_eq!(f.configured_encodings, ["Auto", "RS", "BaseR"]);
+    assert_eq!(f.active_encoding.as_deref(), Some("RS"));
+    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (Some(0), Some(0)));
+    assert!(f.per_lane.is_empty());
+    let f = parse::show_fec::parse(&fx("ethtool/ethtool-I-show-fec-6.18-histogram-per-lane-brackets-uncorrectable-4.txt")).unwrap();
+    assert_eq!(f.interface, "eni8np1");
+    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (Some(123), Some(4)));
+    assert_eq!(f.statistics["fec_symbol_err_0"], 445);
+    assert_eq!(f.statistics["fec_symbol_err_4_to_7"], 2);
+    assert_eq!(f.per_lane["fec_symbol_err_0"], [125, 120, 100, 100]);
+    assert_eq!(f.statistics.len(), 5);
+}
+
+/// What ethtool prints for `--show-fec` on a NIC without FEC (virtio on the H200 machine): an
+/// error naming the line, not an empty result.
+#[test]
+fn show_fec_not_supported() {
+    let e = parse::show_fec::parse(&fx("ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt")).unwrap_err();
+    assert_eq!((e.kind, e.line), ("show-fec", 1));
+    assert_eq!(e.text, "netlink error: Operation not supported");
+    assert!(e.reason.contains("FEC parameters"), "{e}");
 }

@@ -196,6 +196,7 @@ struct Shapes {
     rdma_stat: &'static Shape,
     gid: &'static Shape,
     pci: &'static Shape,
+    fec: &'static Shape,
 }
 
 fn shapes() -> Shapes {
@@ -262,6 +263,8 @@ fn shapes() -> Shapes {
         rdma_stat: parsed::<rdma_statistic::PortCounters>("rdma statistic port").done(),
         gid: parsed::<show_gids::Gid>("show_gids entry").done(),
         pci: parsed::<lspci::PciDevice>("lspci device").done(),
+        // `statistics` / `per_lane` are maps keyed by ethtool's statistic names.
+        fec: parsed::<show_fec::ShowFec>("ethtool --show-fec result").done(),
     }
 }
 
@@ -421,6 +424,7 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "rdma_statistic" => List(s.rdma_stat),
                 "show_gids" => List(s.gid),
                 "lspci" => List(s.pci),
+                "show_fec" => One(s.fec),
                 other => panic!("parse::{other} has no result declaration"),
             };
             let names: &'static [&'static str] =
@@ -509,7 +513,7 @@ mod tests {
         let mut checked = 0;
         for (kind, fname, _) in parse::KINDS {
             let dir = match *kind {
-                "ethtool" | "ethtool-driver" | "ethtool-stats" | "eee" => "ethtool",
+                "ethtool" | "ethtool-driver" | "ethtool-stats" | "eee" | "show-fec" => "ethtool",
                 "bonding" => "bonding",
                 "perftest" => "perftest",
                 "nccl" => "nccl-tests",
