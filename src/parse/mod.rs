@@ -17,6 +17,7 @@ pub mod ibdev2netdev;
 pub mod ibv_devinfo;
 pub mod ip_addr;
 pub mod iperf3;
+pub mod mlnx_qos;
 pub mod lspci;
 pub mod nccl;
 pub mod ofed_info;
@@ -89,6 +90,7 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("show-gids", "show_gids", "show_gids"),
     ("lspci", "lspci", "lspci -vv [-s BUS]"),
     ("show-fec", "show_fec", "ethtool [-I] --show-fec IFACE"),
+    ("mlnx-qos", "mlnx_qos", "mlnx_qos -i IFACE"),
 ];
 
 fn to_json<T: Serialize>(v: T) -> serde_json::Value {
@@ -116,6 +118,7 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "show-gids" => show_gids::parse(text).map(to_json),
         "lspci" => lspci::parse(text).map(to_json),
         "show-fec" => show_fec::parse(text).map(to_json),
+        "mlnx-qos" => mlnx_qos::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,

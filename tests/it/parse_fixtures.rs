@@ -38,6 +38,8 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt", "mlnx_qos_dscp_pfc3"),
+    ("mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt", "mlnx_qos_pcp_default"),
     ("ethtool/ethtool-S-mlx5-phy-section-crc-symbol-pcs-errors-fec-corrected-bits-lane3-comments-stripped.txt", "ethtool_stats_phy_counters"),
     ("ethtool/ethtool-S-cx6dx-100g-grep-err-nonzero-crc-symbol-all-lanes-power-budget.txt", "ethtool_stats_phy_counters"),
     ("ethtool/ethtool-I-show-fec-per-lane-stats-cover-letter-one-space-indent.txt", "show_fec_statistics"),
@@ -1783,6 +1785,10 @@ fn dispatcher_covers_every_kind() {
             "show-fec",
             "ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt",
         ),
+        (
+            "mlnx-qos",
+            "mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt",
+        ),
     ];
     assert_eq!(samples.len(), parse::KINDS.len());
     for (kind, f) in samples {
@@ -2088,4 +2094,47 @@ fn show_fec_not_supported() {
     assert_eq!((e.kind, e.line), ("show-fec", 1));
     assert_eq!(e.text, "netlink error: Operation not supported");
     assert!(e.reason.contains("FEC parameters"), "{e}");
+}
+
+/// `mlnx_qos -i mce0` after DCBX from the switch: trust dscp, PFC on priority 3 only, ETS 50/50
+/// between tc 0 (priorities 0,1,2,4,5,7) and tc 3, tc 6 vendor; buffers with max_buffer_size.
+#[test]
+fn mlnx_qos_dscp_pfc3() {
+    let q = parse::mlnx_qos::parse(&fx("mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt")).unwrap();
+    assert_eq!(q.dcbx_mode.as_deref(), Some("Firmware controlled"));
+    assert_eq!(q.trust_state, "dscp");
+    assert_eq!(q.dscp2prio.len(), 64);
+    assert_eq!((q.dscp2prio[&26], q.dscp2prio[&0], q.dscp2prio[&48], q.dscp2prio[&63]), (3, 0, 6, 7));
+    assert_eq!(q.receive_buffer_bytes, [130944, 130944, 0, 0, 0, 0, 0, 0]);
+    assert_eq!((q.max_buffer_bytes, q.cable_len), (Some(262016), Some(7)));
+    assert_eq!(q.pfc_enabled_priorities, [3]);
+    assert_eq!(q.pfc_buffer, [0, 0, 0, 1, 0, 0, 0, 0]);
+    let tcs: Vec<_> = q.tcs.iter().map(|t| (t.tc, t.tsa.as_str(), t.bw_pct, t.priorities.clone())).collect();
+    assert_eq!(
+        tcs,
+        [
+            (0, "ets", Some(50), vec![0, 1, 2, 4, 5, 7]),
+            (3, "ets", Some(50), vec![3]),
+            (6, "vendor", None, vec![6]),
+        ]
+    );
+    assert!(q.tcs.iter().all(|t| t.ratelimit == "unlimited"));
+}
+
+/// `mlnx_qos -i ens6` on a ConnectX left at its defaults: trust pcp, no PFC, no dscp2prio, eight
+/// vendor classes with priorities 0 and 1 swapped between tc 0 and tc 1.
+#[test]
+fn mlnx_qos_pcp_default() {
+    let q = parse::mlnx_qos::parse(&fx("mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt")).unwrap();
+    assert_eq!((q.dcbx_mode.as_deref(), q.trust_state.as_str()), (Some("OS controlled"), "pcp"));
+    assert!(q.dscp2prio.is_empty() && q.pfc_enabled_priorities.is_empty());
+    assert_eq!(q.receive_buffer_bytes, [524160, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(q.max_buffer_bytes, None);
+    assert_eq!(q.pfc_buffer, [0; 8]);
+    assert_eq!(q.tcs.len(), 8);
+    assert_eq!((q.tcs[0].tc, q.tcs[0].priorities.as_slice()), (0, &[1][..]));
+    assert_eq!((q.tcs[1].tc, q.tcs[1].priorities.as_slice()), (1, &[0][..]));
+    assert!(q.tcs.iter().all(|t| t.tsa == "vendor" && t.bw_pct.is_none()));
+    let e = parse::mlnx_qos::parse("Priority trust state: dscp\nPFC configuration:\n  enabled 0 0 0 1\n").unwrap_err();
+    assert_eq!(e.line, 3);
 }

@@ -197,6 +197,7 @@ struct Shapes {
     gid: &'static Shape,
     pci: &'static Shape,
     fec: &'static Shape,
+    qos: &'static Shape,
 }
 
 fn shapes() -> Shapes {
@@ -265,6 +266,10 @@ fn shapes() -> Shapes {
         pci: parsed::<lspci::PciDevice>("lspci device").done(),
         // `statistics` / `per_lane` are maps keyed by ethtool's statistic names.
         fec: parsed::<show_fec::ShowFec>("ethtool --show-fec result").done(),
+        // `dscp2prio` is a map keyed by DSCP value.
+        qos: parsed::<mlnx_qos::MlnxQos>("mlnx_qos result")
+            .many("tcs", parsed::<mlnx_qos::TrafficClass>("mlnx_qos traffic class").done())
+            .done(),
     }
 }
 
@@ -425,6 +430,7 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "show_gids" => List(s.gid),
                 "lspci" => List(s.pci),
                 "show_fec" => One(s.fec),
+                "mlnx_qos" => One(s.qos),
                 other => panic!("parse::{other} has no result declaration"),
             };
             let names: &'static [&'static str] =
@@ -520,6 +526,7 @@ mod tests {
                 "iperf3" => "iperf3",
                 "ip-addr" => "iproute2",
                 "lspci" => "lspci",
+                "mlnx-qos" => "mlnx_qos",
                 _ => "rdma",
             };
             for f in std::fs::read_dir(fx.join(dir))
