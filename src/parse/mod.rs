@@ -12,6 +12,7 @@ pub mod bonding;
 pub mod eee;
 pub mod ethtool;
 pub mod ethtool_driver;
+pub mod ethtool_module;
 pub mod ethtool_stats;
 pub mod ibdev2netdev;
 pub mod ibv_devinfo;
@@ -91,6 +92,7 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("lspci", "lspci", "lspci -vv [-s BUS]"),
     ("show-fec", "show_fec", "ethtool [-I] --show-fec IFACE"),
     ("mlnx-qos", "mlnx_qos", "mlnx_qos -i IFACE"),
+    ("ethtool-module", "ethtool_module", "ethtool -m IFACE"),
 ];
 
 fn to_json<T: Serialize>(v: T) -> serde_json::Value {
@@ -119,6 +121,7 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "lspci" => lspci::parse(text).map(to_json),
         "show-fec" => show_fec::parse(text).map(to_json),
         "mlnx-qos" => mlnx_qos::parse(text).map(to_json),
+        "ethtool-module" => ethtool_module::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,

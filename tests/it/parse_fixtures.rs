@@ -38,6 +38,9 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt", "ethtool_module_qsfp28_sr4"),
+    ("ethtool-m/ethtool-m-qsfp-plus-40g-sr4-finisar-laser-off-minus-inf-dbm-zero-thresholds.txt", "ethtool_module_laser_off"),
+    ("ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt", "ethtool_module_dac"),
     ("mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt", "mlnx_qos_dscp_pfc3"),
     ("mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt", "mlnx_qos_pcp_default"),
     ("ethtool/ethtool-S-mlx5-phy-section-crc-symbol-pcs-errors-fec-corrected-bits-lane3-comments-stripped.txt", "ethtool_stats_phy_counters"),
@@ -1789,6 +1792,10 @@ fn dispatcher_covers_every_kind() {
             "mlnx-qos",
             "mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt",
         ),
+        (
+            "ethtool-module",
+            "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt",
+        ),
     ];
     assert_eq!(samples.len(), parse::KINDS.len());
     for (kind, f) in samples {
@@ -2137,4 +2144,80 @@ fn mlnx_qos_pcp_default() {
     assert!(q.tcs.iter().all(|t| t.tsa == "vendor" && t.bw_pct.is_none()));
     let e = parse::mlnx_qos::parse("Priority trust state: dscp\nPFC configuration:\n  enabled 0 0 0 1\n").unwrap_err();
     assert_eq!(e.line, 3);
+}
+
+/// `ethtool -m` of a Mellanox 100G SR4 QSFP28 (tabs): four lanes of bias/TX/RX power, the
+/// module's thresholds, no flag raised.
+#[test]
+fn ethtool_module_qsfp28_sr4() {
+    let m = parse::ethtool_module::parse(&fx(
+        "ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt",
+    ))
+    .unwrap();
+    assert_eq!((m.identifier.as_str(), m.form_factor.as_deref()), ("0x11 (QSFP28)", Some("QSFP28")));
+    assert_eq!(m.connector.as_deref(), Some("0x0c (MPO Parallel Optic)"));
+    assert_eq!(m.transceiver_type, ["100G Ethernet: 100G Base-SR4 or 25GBase-SR"]);
+    assert_eq!((m.vendor_name.as_deref(), m.vendor_pn.as_deref()), (Some("Mellanox"), Some("MMA1B00-C100D")));
+    assert_eq!((m.vendor_sn.as_deref(), m.vendor_rev.as_deref()), (Some("MT1708FT01255"), Some("A4")));
+    close(m.temperature_c, 30.56);
+    close(m.voltage_v, 3.2350);
+    assert_eq!(m.lanes.iter().map(|l| l.lane).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    close(m.lanes[0].tx_bias_ma, 6.750);
+    close(m.lanes[0].tx_power_mw, 1.3924);
+    close(m.lanes[0].tx_power_dbm, 1.44);
+    close(m.lanes[1].rx_power_dbm, -0.09);
+    close(m.lanes[3].rx_power_mw, 1.1340);
+    close(m.lanes[3].tx_power_dbm, 1.27);
+    let t = &m.thresholds;
+    close(t.rx_power_low_alarm_dbm, -13.31);
+    close(t.rx_power_low_warning_dbm, -10.30);
+    close(t.rx_power_high_alarm_dbm, 5.40);
+    close(t.tx_power_low_alarm_dbm, -11.40);
+    close(t.tx_power_high_warning_dbm, 2.40);
+    close(t.temperature_high_alarm_c, 80.0);
+    close(t.temperature_high_warning_c, 70.0);
+    close(t.temperature_low_alarm_c, -10.0);
+    close(t.bias_low_alarm_ma, 5.492);
+    assert!(m.flags_on.is_empty());
+}
+
+/// A 40G SR4 QSFP+ with its lasers off: 0 mA bias, `0.0000 mW / -inf dBm` on every lane (dBm
+/// None, mW 0) and power thresholds of 0 mW / -inf dBm (None); temperature thresholds present.
+#[test]
+fn ethtool_module_laser_off() {
+    let m = parse::ethtool_module::parse(&fx(
+        "ethtool-m/ethtool-m-qsfp-plus-40g-sr4-finisar-laser-off-minus-inf-dbm-zero-thresholds.txt",
+    ))
+    .unwrap();
+    assert_eq!(m.form_factor.as_deref(), Some("QSFP+"));
+    assert_eq!(m.transceiver_type.len(), 4);
+    assert_eq!(m.vendor_name.as_deref(), Some("FINISAR CORP"));
+    assert_eq!(m.lanes.len(), 4);
+    assert!(m.lanes.iter().all(|l| l.tx_power_mw == Some(0.0) && l.tx_power_dbm.is_none()));
+    assert!(m.lanes.iter().all(|l| l.rx_power_mw == Some(0.0) && l.rx_power_dbm.is_none()));
+    assert!(m.lanes.iter().all(|l| l.tx_bias_ma == Some(0.0)));
+    assert_eq!(m.thresholds.rx_power_low_alarm_dbm, None);
+    assert_eq!(m.thresholds.tx_power_high_alarm_dbm, None);
+    close(m.thresholds.temperature_high_alarm_c, 75.0);
+    close(m.thresholds.temperature_low_alarm_c, -5.0);
+    close(m.temperature_c, 30.93);
+    assert!(m.flags_on.is_empty());
+}
+
+/// A passive 100G DAC (MCP1600): identity only, no diagnostics (no lanes, no thresholds), and
+/// the temperature it reports is 0.00; `ethtool -m` errors are parse errors.
+#[test]
+fn ethtool_module_dac() {
+    let m = parse::ethtool_module::parse(&fx(
+        "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt",
+    ))
+    .unwrap();
+    assert_eq!(m.connector.as_deref(), Some("0x23 (No separable connector)"));
+    assert_eq!(m.vendor_pn.as_deref(), Some("MCP1600-E00A"));
+    assert_eq!(m.transceiver_type[1], "100G Ethernet: 100G Base-CR4 or 25G Base-CR CA-L");
+    assert!(m.lanes.is_empty());
+    assert_eq!(m.thresholds, Default::default());
+    close(m.temperature_c, 0.0);
+    let e = parse::ethtool_module::parse(&fx("ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt")).unwrap_err();
+    assert_eq!((e.kind, e.line), ("ethtool-module", 1));
 }

@@ -198,6 +198,7 @@ struct Shapes {
     pci: &'static Shape,
     fec: &'static Shape,
     qos: &'static Shape,
+    module: &'static Shape,
 }
 
 fn shapes() -> Shapes {
@@ -267,6 +268,13 @@ fn shapes() -> Shapes {
         // `statistics` / `per_lane` are maps keyed by ethtool's statistic names.
         fec: parsed::<show_fec::ShowFec>("ethtool --show-fec result").done(),
         // `dscp2prio` is a map keyed by DSCP value.
+        module: parsed::<ethtool_module::Module>("ethtool -m result")
+            .many("lanes", parsed::<ethtool_module::Lane>("ethtool -m lane").done())
+            .one(
+                "thresholds",
+                parsed::<ethtool_module::Thresholds>("ethtool -m thresholds").done(),
+            )
+            .done(),
         qos: parsed::<mlnx_qos::MlnxQos>("mlnx_qos result")
             .many("tcs", parsed::<mlnx_qos::TrafficClass>("mlnx_qos traffic class").done())
             .done(),
@@ -431,6 +439,7 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "lspci" => List(s.pci),
                 "show_fec" => One(s.fec),
                 "mlnx_qos" => One(s.qos),
+                "ethtool_module" => One(s.module),
                 other => panic!("parse::{other} has no result declaration"),
             };
             let names: &'static [&'static str] =
@@ -527,6 +536,7 @@ mod tests {
                 "ip-addr" => "iproute2",
                 "lspci" => "lspci",
                 "mlnx-qos" => "mlnx_qos",
+                "ethtool-module" => "ethtool-m",
                 _ => "rdma",
             };
             for f in std::fs::read_dir(fx.join(dir))
