@@ -38,6 +38,7 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("ethtool-m/ethtool-m-sfp-10g-sr-boyang-single-lane-rx-minus-13.57-dbm-hash-prefix-stripped.txt", "ethtool_module_sfp"),
     ("ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt", "ethtool_module_qsfp28_sr4"),
     ("ethtool-m/ethtool-m-qsfp-plus-40g-sr4-finisar-laser-off-minus-inf-dbm-zero-thresholds.txt", "ethtool_module_laser_off"),
     ("ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt", "ethtool_module_dac"),
@@ -2220,4 +2221,32 @@ fn ethtool_module_dac() {
     close(m.temperature_c, 0.0);
     let e = parse::ethtool_module::parse(&fx("ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt")).unwrap_err();
     assert_eq!((e.kind, e.line), ("ethtool-module", 1));
+}
+
+/// SFP (SFF-8472) layout: one lane from `Laser bias current` / `Laser output power` /
+/// `Receiver signal average optical power` (no channel suffix); RX at -13.57 dBm sits between
+/// the module's low warning (-14.00) and its high warning, and no flag is raised.
+#[test]
+fn ethtool_module_sfp() {
+    let m = parse::ethtool_module::parse(&fx(
+        "ethtool-m/ethtool-m-sfp-10g-sr-boyang-single-lane-rx-minus-13.57-dbm-hash-prefix-stripped.txt",
+    ))
+    .unwrap();
+    assert_eq!(m.form_factor.as_deref(), Some("SFP"));
+    assert_eq!(m.vendor_pn.as_deref(), Some("SFP-10G-SR"));
+    assert_eq!(m.lanes.len(), 1);
+    let l = &m.lanes[0];
+    assert_eq!(l.lane, 1);
+    close(l.tx_bias_ma, 6.986);
+    close(l.tx_power_mw, 0.4678);
+    close(l.tx_power_dbm, -3.30);
+    close(l.rx_power_mw, 0.0440);
+    close(l.rx_power_dbm, -13.57);
+    close(m.thresholds.rx_power_low_warning_dbm, -14.00);
+    close(m.thresholds.rx_power_low_alarm_dbm, -16.00);
+    close(m.thresholds.tx_power_low_alarm_dbm, -9.00);
+    close(m.thresholds.temperature_high_warning_c, 85.0);
+    close(m.temperature_c, 42.59);
+    close(m.voltage_v, 3.2820);
+    assert!(m.flags_on.is_empty());
 }
