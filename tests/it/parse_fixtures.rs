@@ -1639,6 +1639,8 @@ fn ibv_devinfo_dgx_spark() {
     assert_eq!(d[0].ports[0].state.as_deref(), Some("PORT_DOWN"));
     assert_eq!(d[0].ports[0].active_mtu, Some(1024));
     assert_eq!(d[1].ports[0].active_mtu, Some(4096));
+    // The RoCE-MTU check compares active_mtu with max_mtu and the netdev MTU: 4096 everywhere.
+    assert!(d.iter().all(|d| d.ports[0].max_mtu == Some(4096)));
     assert!(d
         .iter()
         .all(|d| d.ports[0].link_layer.as_deref() == Some("Ethernet")));
