@@ -38,6 +38,9 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("lspci/lspci-vvv-s-0000-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-aspm.txt", "lspci_dgx_spark_root_port_grep"),
+    ("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-no-marker.txt", "lspci_dgx_spark_root_port_grep"),
+    ("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-gen5-x4-healthy.txt", "lspci_dgx_spark_root_port_grep"),
     ("ethtool-m/ethtool-m-sfp-10g-sr-boyang-single-lane-rx-minus-13.57-dbm-hash-prefix-stripped.txt", "ethtool_module_sfp"),
     ("ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt", "ethtool_module_qsfp28_sr4"),
     ("ethtool-m/ethtool-m-qsfp-plus-40g-sr4-finisar-laser-off-minus-inf-dbm-zero-thresholds.txt", "ethtool_module_laser_off"),
@@ -2251,4 +2254,25 @@ fn ethtool_module_sfp() {
     close(m.temperature_c, 42.59);
     close(m.voltage_v, 3.2820);
     assert!(m.flags_on.is_empty());
+}
+
+/// `lspci -vvv -s 000N:00:00.0 | grep -E "LnkCap:|LnkSta:"` on two DGX Sparks: the ConnectX-7
+/// root ports of the broken one trained at 2.5GT/s x4 of 32GT/s x4 with NO `(downgraded)`
+/// marker (the numbers tell, the marker does not), the good one at 32GT/s x4.
+#[test]
+fn lspci_dgx_spark_root_port_grep() {
+    for f in [
+        "lspci/lspci-vvv-s-0000-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-aspm.txt",
+        "lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-no-marker.txt",
+    ] {
+        let d = parse::lspci::parse(&fx(f)).unwrap();
+        assert_eq!(d.len(), 1, "{f}");
+        assert_eq!(d[0].address, "", "{f}");
+        assert_eq!((d[0].lnk_cap_speed_gts, d[0].lnk_cap_width), (Some(32.0), Some(4)), "{f}");
+        assert_eq!((d[0].lnk_sta_speed_gts, d[0].lnk_sta_width), (Some(2.5), Some(4)), "{f}");
+        assert!(!d[0].lnk_sta_speed_downgraded && !d[0].lnk_sta_width_downgraded, "{f}");
+    }
+    let d = parse::lspci::parse(&fx("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-gen5-x4-healthy.txt")).unwrap();
+    assert_eq!((d[0].lnk_sta_speed_gts, d[0].lnk_sta_width), (Some(32.0), Some(4)));
+    assert_eq!((d[0].lnk_cap_speed_gts, d[0].lnk_cap_width), (Some(32.0), Some(4)));
 }
