@@ -38,6 +38,7 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt", "show_fec_dgx_spark"),
     ("lspci/lspci-vvv-s-0000-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-aspm.txt", "lspci_dgx_spark_root_port_grep"),
     ("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-no-marker.txt", "lspci_dgx_spark_root_port_grep"),
     ("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-gen5-x4-healthy.txt", "lspci_dgx_spark_root_port_grep"),
@@ -2275,4 +2276,16 @@ fn lspci_dgx_spark_root_port_grep() {
     let d = parse::lspci::parse(&fx("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-gen5-x4-healthy.txt")).unwrap();
     assert_eq!((d[0].lnk_sta_speed_gts, d[0].lnk_sta_width), (Some(32.0), Some(4)));
     assert_eq!((d[0].lnk_cap_speed_gts, d[0].lnk_cap_width), (Some(32.0), Some(4)));
+}
+
+/// `ethtool --show-fec` (no `-I`) on a DGX Spark ConnectX-7 port behind a QSFP switch: Auto, RS
+/// active, no statistics block (all statistic fields empty).
+#[test]
+fn show_fec_dgx_spark() {
+    let f = parse::show_fec::parse(&fx("ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt")).unwrap();
+    assert_eq!(f.interface, "enp1s0f1np1");
+    assert_eq!(f.configured_encodings, ["Auto"]);
+    assert_eq!(f.active_encoding.as_deref(), Some("RS"));
+    assert!(f.statistics.is_empty() && f.per_lane.is_empty());
+    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (None, None));
 }
