@@ -38,6 +38,7 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("rdma/show_counters-mlx5_bond_0-hw-counters-nonzero-cnp-ecn-out_of_sequence.txt", "rdma_statistic_show_counters"),
     ("ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt", "show_fec_dgx_spark"),
     ("lspci/lspci-vvv-s-0000-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-aspm.txt", "lspci_dgx_spark_root_port_grep"),
     ("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-no-marker.txt", "lspci_dgx_spark_root_port_grep"),
@@ -2288,4 +2289,27 @@ fn show_fec_dgx_spark() {
     assert_eq!(f.active_encoding.as_deref(), Some("RS"));
     assert!(f.statistics.is_empty() && f.per_lane.is_empty());
     assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (None, None));
+}
+
+/// `show_counters mlx5_bond_0` (mlnx-tools) on a busy RoCE LAG port: the same hw_counters with
+/// congestion (np_cnp_sent, np_ecn_marked_roce_packets) and loss (out_of_sequence) non-zero;
+/// the device is not printed, so it is empty.
+#[test]
+fn rdma_statistic_show_counters() {
+    let p = parse::rdma_statistic::parse(&fx(
+        "rdma/show_counters-mlx5_bond_0-hw-counters-nonzero-cnp-ecn-out_of_sequence.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.len(), 1);
+    assert_eq!((p[0].device.as_str(), p[0].port), ("", 1));
+    let c = &p[0].counters;
+    assert_eq!(c.len(), 30);
+    assert_eq!(c["np_cnp_sent"], 1052612505);
+    assert_eq!(c["np_ecn_marked_roce_packets"], 21278189006);
+    assert_eq!(c["out_of_sequence"], 1811101);
+    assert_eq!(c["resp_cqe_error"], 3293504);
+    assert_eq!(c["rx_write_requests"], 2402134794);
+    assert_eq!((c["packet_seq_err"], c["local_ack_timeout_err"], c["rp_cnp_handled"]), (0, 0, 0));
+    let e = parse::rdma_statistic::parse("Port 1 hw counters:\nnp_cnp_sent: lots\n").unwrap_err();
+    assert_eq!(e.line, 2);
 }
