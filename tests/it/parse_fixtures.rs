@@ -38,6 +38,7 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("lspci/lspci-vv-s-cx7-osfp-ndr-gen5-x16-ok-markers-spaces-vpd-trailing-spaces.txt", "lspci_cx7_ok_markers"),
     ("rdma/show_counters-mlx5_bond_0-hw-counters-nonzero-cnp-ecn-out_of_sequence.txt", "rdma_statistic_show_counters"),
     ("ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt", "show_fec_dgx_spark"),
     ("lspci/lspci-vvv-s-0000-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-aspm.txt", "lspci_dgx_spark_root_port_grep"),
@@ -2312,4 +2313,20 @@ fn rdma_statistic_show_counters() {
     assert_eq!((c["packet_seq_err"], c["local_ack_timeout_err"], c["rp_cnp_handled"]), (0, 0, 0));
     let e = parse::rdma_statistic::parse("Port 1 hw counters:\nnp_cnp_sent: lots\n").unwrap_err();
     assert_eq!(e.line, 2);
+}
+
+/// `lspci -s 19:00.0 -vv` of a ConnectX-7 400G OSFP (terminal copy, spaces): 32GT/s x16 of
+/// 32GT/s x16 with `(ok)` markers; VPD values padded with trailing spaces are trimmed.
+#[test]
+fn lspci_cx7_ok_markers() {
+    let d = parse::lspci::parse(&fx("lspci/lspci-vv-s-cx7-osfp-ndr-gen5-x16-ok-markers-spaces-vpd-trailing-spaces.txt")).unwrap();
+    assert_eq!(d.len(), 1);
+    let n = &d[0];
+    assert_eq!((n.address.as_str(), n.class.as_str()), ("19:00.0", "Infiniband controller"));
+    assert_eq!((n.lnk_cap_speed_gts, n.lnk_cap_width), (Some(32.0), Some(16)));
+    assert_eq!((n.lnk_sta_speed_gts, n.lnk_sta_width), (Some(32.0), Some(16)));
+    assert!(!n.lnk_sta_speed_downgraded && !n.lnk_sta_width_downgraded);
+    assert_eq!(n.part_number.as_deref(), Some("MCX75310AAS-NEAT"));
+    assert!(n.product_name.as_deref().unwrap().ends_with("Secure Boot Enabled"));
+    assert_eq!(n.kernel_driver.as_deref(), Some("mlx5_core"));
 }
