@@ -66,7 +66,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     run.make_unique();
     if let Some((path, b)) = &p.baseline {
         if !interrupted {
-            report::baseline::apply(&mut run, b, path);
+            crate::run::baseline::apply(&mut run, b, path);
             if let Some(t) = run.suites.last().and_then(|s| s.tests.first()) {
                 use crate::run::observer::Observer;
                 console.suite_started("baseline", 1);

@@ -6,7 +6,6 @@
 //! unit's tool precision ([`fmt_metric`]); the JSON keeps the full value (the input of
 //! `--baseline` and `compare`).
 
-pub mod baseline;
 pub mod compare;
 pub mod console;
 pub mod html;

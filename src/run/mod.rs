@@ -5,6 +5,7 @@
 //! Arrows between folders go one way: `cli` → `engine` → `primitives` → `run` →
 //! `transport`/`inventory`/`parse`/`util`; `report` reads `run::model`.
 
+pub mod baseline;
 pub mod context;
 pub mod env;
 pub mod model;

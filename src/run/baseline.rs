@@ -8,7 +8,7 @@
 //! error when none of the baseline's metrics are in this run, pass otherwise (the table in
 //! `output`). Metrics missing from this run are listed; new metrics are listed too.
 
-use super::{clean_text, fmt_num};
+use crate::util::fmt::{clean_text, fmt_num};
 use crate::run::model::{Metric, RunResult, Status, SuiteResult, TestResult};
 
 pub const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
