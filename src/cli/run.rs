@@ -10,14 +10,13 @@ use crate::report::{self, console::Console};
 use crate::run::cancel;
 use crate::run::model::RunResult;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Everything checked and loaded before a node is touched.
 struct Prepared {
     env: std::sync::Arc<crate::run::env::RunEnv>,
     scripts: Vec<crate::engine::Script>,
     baseline: Option<(String, RunResult)>,
-    timeout: Option<Duration>,
     simulation: Option<String>,
     replayed: Option<String>,
     inventory_label: Option<String>,
@@ -61,21 +60,12 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         suites,
         tool_versions: vec![],
     };
-    crate::report::collect_tool_versions(&mut run);
-    // Unique names before the baseline comparison (its keys are the names the JSON keeps)...
-    run.make_unique();
-    if let Some((path, b)) = &p.baseline {
-        if !interrupted {
-            crate::run::baseline::apply(&mut run, b, path);
-            if let Some(t) = run.suites.last().and_then(|s| s.tests.first()) {
-                use crate::run::observer::Observer;
-                console.suite_started("baseline", 1);
-                console.test_finished(t);
-            }
-        }
+    let baseline = p.baseline.as_ref().map(|(path, b)| (path.as_str(), b));
+    if let Some(t) = crate::run::finish::finish(&mut run, baseline) {
+        use crate::run::observer::Observer;
+        console.suite_started("baseline", 1);
+        console.test_finished(&t);
     }
-    // ...and again after it, in case a script's own test clashes with the `baseline` testcase.
-    run.make_unique();
     let (written, write_failed) = write_reports(&a, &run);
     console.summary(&run, &written);
     if let Some(e) = filter_matched_nothing(&a, &p.scripts) {
@@ -144,7 +134,6 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
         env,
         scripts,
         baseline,
-        timeout,
         simulation,
         replayed,
         inventory_label,
@@ -210,10 +199,7 @@ fn scenario_label(a: &RunArgs, inv: &Inventory) -> Result<Option<String>, String
 fn execute(a: &RunArgs, p: &Prepared, console: &Console) -> Vec<crate::run::model::SuiteResult> {
     let opts = runner::RunOptions {
         filters: a.filter.clone(),
-        default_timeout: p.timeout.unwrap_or(Duration::from_secs(600)),
-        fanout: p.env.fanout,
-        allow_changes: a.allow_changes,
-        dry_run: a.dry_run,
+        env: p.env.clone(),
     };
     let mut suites = Vec::new();
     for s in &p.scripts {

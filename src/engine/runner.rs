@@ -16,12 +16,11 @@ use std::time::{Duration, Instant};
 pub const CHECKED_NOTHING: &str =
     "checked nothing: the test made no assertion, recorded no metric and ran no command";
 
+/// What a run of scripts needs besides the scripts: the test filters and the run's environment
+/// (fan-out, `--allow-changes`, `--dry-run`, the default test timeout).
 pub struct RunOptions {
     pub filters: Vec<String>,
-    pub default_timeout: Duration,
-    pub fanout: usize,
-    pub allow_changes: bool,
-    pub dry_run: bool,
+    pub env: std::sync::Arc<crate::run::env::RunEnv>,
 }
 
 /// Size of the output kept per testcase in reports.
@@ -88,6 +87,7 @@ fn absorb(t: &mut TestResult, c: TestCtx) {
         ));
     }
     t.commands.extend(c.commands);
+    t.tool_versions.extend(c.tool_versions);
     t.output.push_str(&c.output);
 }
 
@@ -147,7 +147,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         t.message = Some("not run: the run was interrupted".into());
         return t;
     }
-    if def.changes && !opts.allow_changes {
+    if def.changes && !opts.env.allow_changes {
         t.status = Status::Skipped;
         t.message = Some("needs --allow-changes (this test changes nodes)".into());
         return t;
@@ -157,7 +157,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         t.message = Some(e.clone());
         return t;
     }
-    let timeout = def.timeout.unwrap_or(opts.default_timeout);
+    let timeout = def.timeout.unwrap_or(opts.env.test_timeout());
     let file = script.path.display().to_string();
     let mut ended_by = None;
     for attempt in 0..=def.retries {
@@ -233,7 +233,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         if let Some(c) = ctx {
             absorb(&mut t, c);
         }
-        if status == Status::Pass && !checked && !opts.dry_run {
+        if status == Status::Pass && !checked && !opts.env.dry_run {
             // A pass that looked at nothing is not evidence: say so everywhere.
             t.warnings.push(CHECKED_NOTHING.into());
             t.output.push_str(&format!("warning: {CHECKED_NOTHING}\n"));
@@ -244,7 +244,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         // A dry run lists a test once: a retry would list the same commands again.
         let done = matches!(status, Status::Pass | Status::Skipped)
             || cancel::interrupted()
-            || opts.dry_run;
+            || opts.env.dry_run;
         if done {
             break;
         }
@@ -256,7 +256,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
             def.retries + 1
         ));
     }
-    if opts.dry_run && t.status != Status::Skipped {
+    if opts.env.dry_run && t.status != Status::Skipped {
         dry_outcome(&mut t, ended_by);
     }
     t.output = cap(&t.output, OUTPUT_CAP);
@@ -327,7 +327,7 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
     let started = Instant::now();
     let stamp = timestamp();
     let mut results: Vec<TestResult> = Vec::new();
-    if let Some(t) = register_tests(script, opts.default_timeout) {
+    if let Some(t) = register_tests(script, opts.env.test_timeout()) {
         obs.test_finished(&t);
         results.push(t);
     }
@@ -354,13 +354,13 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
                 })
                 .collect();
             let line = format!("round {r}/{total}: {}", pairs.join(", "));
-            if opts.dry_run {
+            if opts.env.dry_run {
                 eprintln!("[dry-run] {line}");
             } else {
                 tracing::info!("{line}");
             }
         }
-        let workers = if batch.len() == 1 { 1 } else { opts.fanout };
+        let workers = if batch.len() == 1 { 1 } else { opts.env.fanout };
         let done = pool::map(
             batch,
             workers,

@@ -24,6 +24,8 @@ pub struct TestCtx {
     pub pair: Option<(String, String)>,
     /// `note(msg)` lines.
     pub notes: Vec<String>,
+    /// Tool versions met by the test's commands ([`super::versions`]).
+    pub tool_versions: Vec<super::model::ToolVersion>,
 }
 
 impl TestCtx {
@@ -44,6 +46,7 @@ impl TestCtx {
             commands_dropped: 0,
             pair: None,
             notes: vec![],
+            tool_versions: vec![],
         }
     }
 }

@@ -49,6 +49,9 @@ pub struct RunEnv {
     pub timeout: Option<Duration>,
 }
 
+/// A test's timeout when neither the test nor `--timeout` gives one.
+pub const DEFAULT_TEST_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Capture kept per command in reports (head + tail).
 pub const LOG_CAP: usize = 8 * 1024;
 
@@ -56,6 +59,11 @@ pub const LOG_CAP: usize = 8 * 1024;
 const MIN_TIMEOUT: Duration = Duration::from_millis(100);
 
 impl RunEnv {
+    /// The timeout of a test that names none itself: `--timeout`, else 10 minutes.
+    pub fn test_timeout(&self) -> Duration {
+        self.timeout.unwrap_or(DEFAULT_TEST_TIMEOUT)
+    }
+
     /// The one timeout policy, for every command of every primitive (node methods, `run`/`sh`,
     /// pair runs, NCCL launches, dry-run checks):
     ///
@@ -179,7 +187,9 @@ pub fn listed(req: &CmdRequest) -> String {
 /// Record a command and its outcome in the current test's log (capped head + tail).
 pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
     let entry = command_log(node, req, res);
+    let versions = super::versions::seen_in(&entry);
     if context::with(|c| {
+        c.tool_versions.extend(versions);
         if c.commands.len() < context::MAX_COMMANDS {
             c.commands.push(entry.clone());
         } else {

@@ -8,9 +8,11 @@
 pub mod baseline;
 pub mod context;
 pub mod env;
+pub mod finish;
 pub mod model;
 pub mod observer;
 pub mod preflight;
+pub mod versions;
 
 /// Run-wide interruption (Ctrl-C / SIGTERM). It lives with the transports, whose waits it wakes.
 pub use crate::transport::cancel;
