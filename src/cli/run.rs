@@ -26,13 +26,12 @@ struct Prepared {
 pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let p = match prepare(&a) {
+    let console = std::sync::Arc::new(Console::new(quiet, if verbose > 0 { 2 } else { 1 }));
+    let p = match prepare(&a, console.clone()) {
         Ok(p) => p,
         Err(code) => return code,
     };
     cancel::install_handlers();
-    crate::run::context::set_echo(if verbose > 0 { 2 } else { 1 });
-    let console = Console::new(quiet);
     if let Some(sim) = &p.simulation {
         console.print_header(&format!("SIMULATED cluster: {sim}"));
     } else if let Some(r) = &p.replayed {
@@ -85,7 +84,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
 
 /// Arguments, inventory, baseline, scripts and `--set` keys: every usage error (exit 2) before
 /// anything runs — a typo must not cost a maintenance window.
-fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
+fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i32> {
     let paths = expand_scripts(&a.scripts).map_err(usage)?;
     let params = parse_sets(&a.set).map_err(usage)?;
     let timeout = a
@@ -122,6 +121,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
             replay: a.replay.clone(),
             scenario: a.scenario.clone(),
             stdlib: a.stdlib.clone(),
+            observer: Some(console),
         },
     )
     .map_err(usage)?;

@@ -35,13 +35,20 @@ fn timestamp() -> String {
 }
 
 /// Run the script's top level (registration). Returns an error testcase if it failed.
-pub fn register_tests(script: &Script, timeout: Duration) -> Option<TestResult> {
+pub fn register_tests(
+    script: &Script,
+    timeout: Duration,
+    observer: std::sync::Arc<dyn Observer>,
+) -> Option<TestResult> {
     context::set_file(&script.path.display().to_string());
-    context::install(TestCtx::new(
-        crate::run::context::TOP_LEVEL,
-        &script.path.display().to_string(),
-        timeout,
-    ));
+    context::install(
+        TestCtx::new(
+            crate::run::context::TOP_LEVEL,
+            &script.path.display().to_string(),
+            timeout,
+        )
+        .observed_by(observer),
+    );
     let started = Instant::now();
     let res = script
         .engine
@@ -162,7 +169,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     let mut ended_by = None;
     for attempt in 0..=def.retries {
         context::set_file(&file);
-        let mut tc = TestCtx::new(&def.name, &file, timeout);
+        let mut tc = TestCtx::new(&def.name, &file, timeout).observed_by(opts.env.observer.clone());
         tc.pair = match (&def.node, &def.peer) {
             (Some(a), Some(b)) => Some((a.name().to_string(), b.name().to_string())),
             _ => None,
@@ -327,7 +334,7 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
     let started = Instant::now();
     let stamp = timestamp();
     let mut results: Vec<TestResult> = Vec::new();
-    if let Some(t) = register_tests(script, opts.env.test_timeout()) {
+    if let Some(t) = register_tests(script, opts.env.test_timeout(), opts.env.observer.clone()) {
         obs.test_finished(&t);
         results.push(t);
     }
@@ -355,7 +362,7 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
                 .collect();
             let line = format!("round {r}/{total}: {}", pairs.join(", "));
             if opts.env.dry_run {
-                eprintln!("[dry-run] {line}");
+                obs.listed(&line);
             } else {
                 tracing::info!("{line}");
             }

@@ -47,6 +47,8 @@ pub struct RunEnv {
     /// `--timeout`: the timeout of every command that names none itself (see
     /// [`RunEnv::command_timeout`]) and the default test timeout.
     pub timeout: Option<Duration>,
+    /// The run's one output channel (the console): the dry run's listing, what scripts print.
+    pub observer: Arc<dyn super::observer::Observer>,
 }
 
 /// A test's timeout when neither the test nor `--timeout` gives one.
@@ -72,7 +74,8 @@ impl RunEnv {
     /// 3. else the node's `command_timeout` (inventory, default 120 s), raised to what the work
     ///    asked needs (`work`: e.g. an `ib_write_bw` of `duration: 60` needs 60 s plus start-up);
     ///
-    /// and never more than the time left in the current test.
+    /// and never more than the time left in the current test (outside a test, `fabcheck exec`,
+    /// nothing caps it).
     pub fn command_timeout(
         &self,
         node: &Node,
@@ -82,7 +85,9 @@ impl RunEnv {
         let t = explicit
             .or(self.timeout)
             .unwrap_or_else(|| node.command_timeout.max(work.unwrap_or(Duration::ZERO)));
-        t.min(context::remaining()).max(MIN_TIMEOUT)
+        context::remaining()
+            .map_or(t, |left| t.min(left))
+            .max(MIN_TIMEOUT)
     }
 
     /// `--dry-run`: note that the current test needs `tool` on `node` (checked by the
@@ -104,7 +109,8 @@ impl RunEnv {
     /// (printed, its needs noted) and answers [`TransportError::NotRun`].
     pub fn run_raw(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         if self.dry_run {
-            eprintln!("[dry-run] {}: {}", node.name, listed(req));
+            self.observer
+                .listed(&format!("{}: {}", node.name, listed(req)));
             if super::preflight::remote(self, node) {
                 self.needs.tool(&node.name, "timeout");
             }
@@ -116,6 +122,12 @@ impl RunEnv {
                 command: req.command.clone(),
             });
         }
+        tracing::debug!(
+            "{}: {} (timeout {})",
+            node.name,
+            req.command,
+            crate::transport::human(req.timeout)
+        );
         self.transports.for_node(node).run(node, req)
     }
 
@@ -264,6 +276,7 @@ mod tests {
             fanout: 4,
             stdlib_dir: None,
             timeout,
+            observer: Arc::new(crate::run::observer::NoObserver),
         }
     }
 
@@ -295,5 +308,19 @@ mod tests {
         context::install(context::TestCtx::new("t", "f", s(5)));
         assert!(env(None).command_timeout(&node, Some(s(60)), None) <= s(5));
         context::take();
+    }
+
+    #[test]
+    fn outside_a_test_nothing_caps_the_timeout() {
+        // `fabcheck exec --timeout 1h` runs outside any test: no test deadline (there used to
+        // be a hidden 600 s one) caps what it asked.
+        context::take();
+        let node = Node::bare("n");
+        let s = Duration::from_secs;
+        assert_eq!(
+            env(Some(s(3600))).command_timeout(&node, None, None),
+            s(3600)
+        );
+        assert_eq!(env(Some(s(700))).command_timeout(&node, None, None), s(700));
     }
 }
