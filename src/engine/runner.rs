@@ -2,7 +2,7 @@
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
 use super::registry::TestDef;
-use super::signal::{classify, Ending, SignalKind};
+use super::signal::{classify, Ending, Outcome};
 use super::Script;
 use crate::run::cancel;
 use crate::run::context::{self, TestCtx};
@@ -115,13 +115,8 @@ fn uncapped_outcome(
 ) -> (Status, String, Option<String>) {
     match classify(err) {
         Ending::Signal(s) => {
-            let st = match s.kind {
-                SignalKind::Failure => Status::Failure,
-                SignalKind::Error | SignalKind::ScriptError => Status::Error,
-                SignalKind::Skip => Status::Skipped,
-                // Only in dry runs, whose outcomes become "listed" (`dry_outcome`).
-                SignalKind::DryRunStop => Status::Error,
-            };
+            // A dry run's stop only ends dry runs, whose outcomes become "listed" (`dry_outcome`).
+            let st = Status::from(s.kind);
             (st, s.message, s.detail)
         }
         Ending::Terminated(tok) if tok == "interrupted" => {
@@ -274,13 +269,13 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
 /// `--dry-run`: a test's outcome is its listing — skipped, "dry run: N commands listed", and
 /// where the listing ended when the test did not run to its end. What is missing on the nodes
 /// is the preflight's to say (`run::preflight`). A test that ended on an error of the script
-/// itself ([`SignalKind::ScriptError`]: a misspelt field) stays an error: the real run would
+/// itself ([`Outcome::ScriptError`]: a misspelt field) stays an error: the real run would
 /// end there whatever the nodes answer.
-fn dry_outcome(t: &mut TestResult, ended_by: Option<SignalKind>) {
+fn dry_outcome(t: &mut TestResult, ended_by: Option<Outcome>) {
     let listed = t.commands.iter().filter(|c| c.dry_run).count();
     let said = t.message.clone().unwrap_or_default();
-    let stopped = ended_by == Some(SignalKind::DryRunStop);
-    if ended_by == Some(SignalKind::ScriptError) {
+    let stopped = ended_by == Some(Outcome::DryRun);
+    if ended_by == Some(Outcome::ScriptError) {
         t.detail = Some(format!(
             "dry run: {listed} command{} listed, then the test ends with this error, whatever the nodes answer",
             if listed == 1 { "" } else { "s" }

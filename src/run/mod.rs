@@ -11,6 +11,7 @@ pub mod env;
 pub mod finish;
 pub mod model;
 pub mod observer;
+pub mod outcome;
 pub mod preflight;
 pub mod versions;
 
