@@ -5,10 +5,11 @@ use super::common::{
 };
 use super::{RunArgs, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::engine::runner;
-use crate::inventory::{parse_duration, Inventory};
+use crate::inventory::Inventory;
 use crate::report::{self, console::Console};
 use crate::run::cancel;
 use crate::run::model::RunResult;
+use crate::util::duration::parse_duration;
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -175,7 +175,7 @@ fn not_listening(
     if let Some(limit) = timed_out_after {
         return format!(
             "the server did not listen on TCP port {port} within {}",
-            crate::transport::human(limit)
+            crate::util::duration::human(limit)
         );
     }
     match server_res {
@@ -241,7 +241,7 @@ fn list_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> Pai
                 probe_request(plan),
                 &format!(
                     "every 0.1 s until the server listens (at most {})",
-                    crate::transport::human(READY_TIMEOUT.min(plan.timeout))
+                    crate::util::duration::human(READY_TIMEOUT.min(plan.timeout))
                 ),
             ),
         ),

@@ -42,7 +42,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let tmp = dir.join(format!(
             ".{name}.{}.{:016x}.tmp",
             std::process::id(),
-            random_u64()
+            crate::util::random::random_u64()
         ));
         match std::fs::OpenOptions::new()
             .write(true)
@@ -87,23 +87,6 @@ fn refuse_foreign(path: &Path) -> std::io::Result<()> {
             meta.uid()
         ),
     ))
-}
-
-/// 64 unpredictable bits (for temporary file names).
-fn random_u64() -> u64 {
-    use std::io::Read;
-    let mut b = [0u8; 8];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_ok()
-    {
-        return u64::from_le_bytes(b);
-    }
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ (std::process::id() as u64).rotate_left(32)
 }
 
 pub use crate::util::fmt::clean_text;

@@ -126,7 +126,7 @@ impl RunEnv {
             "{}: {} (timeout {})",
             node.name,
             req.command,
-            crate::transport::human(req.timeout)
+            crate::util::duration::human(req.timeout)
         );
         self.transports.for_node(node).run(node, req)
     }
