@@ -384,21 +384,3 @@ fn register_strings(engine: &mut Engine) {
     );
     engine.register_fn("trimmed", |s: &str| s.trim().to_string());
 }
-
-/// `--set KEY=VALUE`: numbers and booleans are typed, the rest stays a string.
-pub fn typed_param(v: &str) -> Dynamic {
-    let t = v.trim();
-    if let Ok(i) = t.parse::<i64>() {
-        return Dynamic::from(i);
-    }
-    if let Ok(f) = t.parse::<f64>() {
-        if f.is_finite() {
-            return Dynamic::from(f);
-        }
-    }
-    match t {
-        "true" => Dynamic::from(true),
-        "false" => Dynamic::from(false),
-        _ => Dynamic::from(v.to_string()),
-    }
-}

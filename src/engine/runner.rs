@@ -41,14 +41,7 @@ pub fn register_tests(
     observer: std::sync::Arc<dyn Observer>,
 ) -> Option<TestResult> {
     context::set_file(&script.path.display().to_string());
-    context::install(
-        TestCtx::new(
-            crate::run::context::TOP_LEVEL,
-            &script.path.display().to_string(),
-            timeout,
-        )
-        .observed_by(observer),
-    );
+    context::install(TestCtx::new(crate::run::context::TOP_LEVEL, timeout).observed_by(observer));
     let started = Instant::now();
     let res = script
         .engine
@@ -164,7 +157,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     let mut ended_by = None;
     for attempt in 0..=def.retries {
         context::set_file(&file);
-        let mut tc = TestCtx::new(&def.name, &file, timeout).observed_by(opts.env.observer.clone());
+        let mut tc = TestCtx::new(&def.name, timeout).observed_by(opts.env.observer.clone());
         tc.pair = match (&def.node, &def.peer) {
             (Some(a), Some(b)) => Some((a.name().to_string(), b.name().to_string())),
             _ => None,

@@ -40,10 +40,6 @@ pub fn error(message: impl Into<String>, pos: Position) -> RhaiErr {
     throw(Outcome::Error, message, None, pos)
 }
 
-pub fn error_with(message: impl Into<String>, detail: String, pos: Position) -> RhaiErr {
-    throw(Outcome::Error, message, Some(detail), pos)
-}
-
 pub fn skip(reason: impl Into<String>, pos: Position) -> RhaiErr {
     throw(Outcome::Skip, reason, None, pos)
 }
@@ -116,6 +112,7 @@ pub fn kind_of(err: &EvalAltResult) -> Option<Outcome> {
 }
 
 /// Did the dry run's listing of a test stop here (a [`Outcome::DryRun`])?
+#[cfg(test)]
 pub fn is_dry_stop(err: &EvalAltResult) -> bool {
     kind_of(err) == Some(Outcome::DryRun)
 }

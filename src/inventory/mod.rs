@@ -133,7 +133,7 @@ pub struct Inventory {
 pub const DEFAULT_FANOUT: usize = 64;
 
 /// Durations as inventories and options write them: the one parser, `util::duration`.
-pub use crate::util::duration::{parse_duration, MAX_DURATION};
+pub use crate::util::duration::parse_duration;
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -620,6 +620,7 @@ fn checked_groups(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::duration::MAX_DURATION;
 
     fn parse(s: &str) -> Result<Inventory, InventoryError> {
         Inventory::parse(s, Path::new("inv.toml"))

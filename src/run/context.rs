@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 pub struct TestCtx {
     pub name: String,
-    pub file: String,
     pub deadline: Instant,
     pub metrics: Vec<Metric>,
     pub warnings: Vec<String>,
@@ -32,10 +31,9 @@ pub struct TestCtx {
 }
 
 impl TestCtx {
-    pub fn new(name: &str, file: &str, timeout: Duration) -> TestCtx {
+    pub fn new(name: &str, timeout: Duration) -> TestCtx {
         TestCtx {
             name: name.to_string(),
-            file: file.to_string(),
             // A huge timeout (`--timeout 1e300` got this far) means "no deadline", never a panic.
             deadline: Instant::now()
                 .checked_add(timeout)

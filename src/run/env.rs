@@ -285,7 +285,7 @@ mod tests {
         let mut node = Node::bare("n");
         node.command_timeout = Duration::from_secs(120);
         let s = Duration::from_secs;
-        context::install(context::TestCtx::new("t", "f", s(3600)));
+        context::install(context::TestCtx::new("t", s(3600)));
         // The node's command_timeout, raised to what the work needs.
         assert_eq!(env(None).command_timeout(&node, None, None), s(120));
         assert_eq!(env(None).command_timeout(&node, None, Some(s(300))), s(300));
@@ -305,7 +305,7 @@ mod tests {
         );
         // Never more than the time left in the test.
         context::take();
-        context::install(context::TestCtx::new("t", "f", s(5)));
+        context::install(context::TestCtx::new("t", s(5)));
         assert!(env(None).command_timeout(&node, Some(s(60)), None) <= s(5));
         context::take();
     }

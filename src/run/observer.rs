@@ -15,5 +15,8 @@ pub trait Observer: Send + Sync {
     fn listed(&self, _line: &str) {}
 }
 
+/// Tells nobody (unit tests).
+#[cfg(test)]
 pub struct NoObserver;
+#[cfg(test)]
 impl Observer for NoObserver {}
