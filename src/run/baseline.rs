@@ -286,28 +286,12 @@ mod tests {
     use super::*;
 
     fn run_with(metrics: Vec<Metric>) -> RunResult {
-        RunResult {
-            fabcheck_version: "0".into(),
-            started: "now".into(),
-            duration_ms: 0,
-            inventory: None,
-            simulation: None,
-            replayed: None,
-            interrupted: false,
-            params: Default::default(),
-            suites: vec![SuiteResult {
-                name: "s".into(),
-                file: "s.rhai".into(),
-                timestamp: "now".into(),
-                duration_ms: 0,
-                tests: vec![TestResult {
-                    file: "s.rhai".into(),
-                    metrics,
-                    ..TestResult::new("t", "s")
-                }],
-            }],
-            tool_versions: vec![],
-        }
+        let t = TestResult {
+            file: "s.rhai".into(),
+            metrics,
+            ..TestResult::new("t", "s")
+        };
+        RunResult::of_tests("s", vec![t])
     }
 
     fn m(name: &str, v: f64, hib: bool) -> Metric {

@@ -21,32 +21,7 @@ pub fn finish(run: &mut RunResult, baseline: Option<(&str, &RunResult)>) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::model::{Metric, SuiteResult, ToolVersion};
-
-    fn suite(name: &str, tests: Vec<TestResult>) -> SuiteResult {
-        SuiteResult {
-            name: name.into(),
-            file: format!("{name}.rhai"),
-            timestamp: "now".into(),
-            duration_ms: 0,
-            tests,
-        }
-    }
-
-    fn run(suites: Vec<SuiteResult>) -> RunResult {
-        RunResult {
-            fabcheck_version: "0".into(),
-            started: "now".into(),
-            duration_ms: 0,
-            inventory: None,
-            simulation: None,
-            replayed: None,
-            interrupted: false,
-            params: Default::default(),
-            suites,
-            tool_versions: vec![],
-        }
-    }
+    use crate::run::model::{Metric, ToolVersion};
 
     fn version(node: &str, tool: &str, v: &str) -> ToolVersion {
         ToolVersion {
@@ -64,7 +39,7 @@ mod tests {
             metrics: vec![Metric::new("bw", 1.0, "Gbit/s")],
             ..TestResult::new("baseline", "baseline")
         };
-        let mut r = run(vec![suite("baseline", vec![t(), t()])]);
+        let mut r = RunResult::of_tests("baseline", vec![t(), t()]);
         let old = r.clone();
         let added = finish(&mut r, Some(("old.json", &old))).expect("baseline testcase");
         let names: Vec<&str> = r
@@ -80,7 +55,7 @@ mod tests {
 
     #[test]
     fn interrupted_run_gets_no_baseline_verdict() {
-        let mut r = run(vec![suite("s", vec![TestResult::new("t", "s")])]);
+        let mut r = RunResult::of_tests("s", vec![TestResult::new("t", "s")]);
         r.interrupted = true;
         let old = r.clone();
         assert!(finish(&mut r, Some(("old.json", &old))).is_none());
@@ -93,7 +68,7 @@ mod tests {
             tool_versions: v,
             ..TestResult::new("t", "s")
         };
-        let mut r = run(vec![suite(
+        let mut r = RunResult::of_tests(
             "s",
             vec![
                 with(vec![
@@ -105,7 +80,7 @@ mod tests {
                     version("a", "iperf3", "3.16"),
                 ]),
             ],
-        )]);
+        );
         finish(&mut r, None);
         let got: Vec<(&str, &str)> = r
             .tool_versions

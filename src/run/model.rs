@@ -285,6 +285,31 @@ impl RunResult {
     }
 }
 
+#[cfg(test)]
+impl RunResult {
+    /// A finished run of one suite `suite` holding `tests` (unit tests of what reads results).
+    pub fn of_tests(suite: &str, tests: Vec<TestResult>) -> RunResult {
+        RunResult {
+            fabcheck_version: "0".into(),
+            started: String::new(),
+            duration_ms: 0,
+            inventory: None,
+            simulation: None,
+            replayed: None,
+            interrupted: false,
+            params: Default::default(),
+            suites: vec![SuiteResult {
+                name: suite.into(),
+                file: format!("{suite}.rhai"),
+                timestamp: String::new(),
+                duration_ms: 0,
+                tests,
+            }],
+            tool_versions: vec![],
+        }
+    }
+}
+
 /// `name`, or the first of `name (2)`, `name (3)`, … that `seen` lacks; noted in `seen`.
 fn unique_name(
     seen: &mut std::collections::HashSet<(String, String)>,

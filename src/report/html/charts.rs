@@ -123,31 +123,14 @@ pub fn section(h: &mut String, run: &RunResult) {
 
 #[cfg(test)]
 mod tests {
-    use crate::run::model::{Metric, RunResult, SuiteResult, TestResult};
+    use crate::run::model::{Metric, RunResult, TestResult};
 
     fn run_with(metrics: Vec<Metric>) -> RunResult {
         let t = TestResult {
             metrics,
             ..TestResult::new("t", "s")
         };
-        RunResult {
-            fabcheck_version: "0".into(),
-            started: String::new(),
-            duration_ms: 0,
-            inventory: None,
-            simulation: None,
-            replayed: None,
-            interrupted: false,
-            params: Default::default(),
-            suites: vec![SuiteResult {
-                name: "s".into(),
-                file: String::new(),
-                timestamp: String::new(),
-                duration_ms: 0,
-                tests: vec![t],
-            }],
-            tool_versions: vec![],
-        }
+        RunResult::of_tests("s", vec![t])
     }
 
     #[test]
