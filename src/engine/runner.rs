@@ -1,7 +1,7 @@
 //! Runs a compiled script: its top level registers tests, then the tests run in order
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
-use super::signal::{classify, Ending, SignalKind};
+use super::signal::{classify, Ending, Outcome};
 use super::testdef::TestDef;
 use super::Script;
 use crate::run::cancel;
@@ -16,12 +16,11 @@ use std::time::{Duration, Instant};
 pub const CHECKED_NOTHING: &str =
     "checked nothing: the test made no assertion, recorded no metric and ran no command";
 
+/// What a run of scripts needs besides the scripts: the test filters and the run's environment
+/// (fan-out, `--allow-changes`, `--dry-run`, the default test timeout).
 pub struct RunOptions {
     pub filters: Vec<String>,
-    pub default_timeout: Duration,
-    pub fanout: usize,
-    pub allow_changes: bool,
-    pub dry_run: bool,
+    pub env: std::sync::Arc<crate::run::env::RunEnv>,
 }
 
 /// Size of the output kept per testcase in reports.
@@ -36,13 +35,13 @@ fn timestamp() -> String {
 }
 
 /// Run the script's top level (registration). Returns an error testcase if it failed.
-pub fn register_tests(script: &Script, timeout: Duration) -> Option<TestResult> {
+pub fn register_tests(
+    script: &Script,
+    timeout: Duration,
+    observer: std::sync::Arc<dyn Observer>,
+) -> Option<TestResult> {
     context::set_file(&script.path.display().to_string());
-    context::install(TestCtx::new(
-        crate::run::context::TOP_LEVEL,
-        &script.path.display().to_string(),
-        timeout,
-    ));
+    context::install(TestCtx::new(crate::run::context::TOP_LEVEL, timeout).observed_by(observer));
     let started = Instant::now();
     let res = script
         .engine
@@ -88,6 +87,7 @@ fn absorb(t: &mut TestResult, c: TestCtx) {
         ));
     }
     t.commands.extend(c.commands);
+    t.tool_versions.extend(c.tool_versions);
     t.output.push_str(&c.output);
 }
 
@@ -108,13 +108,8 @@ fn uncapped_outcome(
 ) -> (Status, String, Option<String>) {
     match classify(err) {
         Ending::Signal(s) => {
-            let st = match s.kind {
-                SignalKind::Failure => Status::Failure,
-                SignalKind::Error | SignalKind::ScriptError => Status::Error,
-                SignalKind::Skip => Status::Skipped,
-                // Only in dry runs, whose outcomes become "listed" (`dry_outcome`).
-                SignalKind::DryRunStop => Status::Error,
-            };
+            // A dry run's stop only ends dry runs, whose outcomes become "listed" (`dry_outcome`).
+            let st = Status::from(s.kind);
             (st, s.message, s.detail)
         }
         Ending::Terminated(tok) if tok == "interrupted" => {
@@ -148,17 +143,17 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         t.message = Some(message);
         return t;
     }
-    let timeout = def.timeout.unwrap_or(opts.default_timeout);
+    let timeout = def.timeout.unwrap_or(opts.env.test_timeout());
     let file = script.path.display().to_string();
     let mut ended_by = None;
     for n in 0..=def.retries {
-        let a = attempt(script, def, &file, timeout);
+        let a = attempt(script, def, &file, timeout, opts.env.observer.clone());
         ended_by = a.ended_by;
         record(&mut t, def, n, a, opts);
         // A dry run lists a test once: a retry would list the same commands again.
         let done = matches!(t.status, Status::Pass | Status::Skipped)
             || cancel::interrupted()
-            || opts.dry_run;
+            || opts.env.dry_run;
         if done {
             break;
         }
@@ -174,7 +169,7 @@ fn not_run(def: &TestDef, opts: &RunOptions) -> Option<(Status, String)> {
     if cancel::interrupted() {
         return Some((Status::Skipped, "not run: the run was interrupted".into()));
     }
-    if def.changes && !opts.allow_changes {
+    if def.changes && !opts.env.allow_changes {
         return Some((
             Status::Skipped,
             "needs --allow-changes (this test changes nodes)".into(),
@@ -192,14 +187,20 @@ struct AttemptEnd {
     ctx: Option<TestCtx>,
     /// It asserted, measured or ran something.
     checked: bool,
-    ended_by: Option<SignalKind>,
+    ended_by: Option<Outcome>,
     duration_ms: u64,
 }
 
 /// One attempt: the test's closure called with its node (and peer), in a fresh context.
-fn attempt(script: &Script, def: &TestDef, file: &str, timeout: Duration) -> AttemptEnd {
+fn attempt(
+    script: &Script,
+    def: &TestDef,
+    file: &str,
+    timeout: Duration,
+    observer: std::sync::Arc<dyn Observer>,
+) -> AttemptEnd {
     context::set_file(file);
-    let mut tc = TestCtx::new(&def.name, file, timeout);
+    let mut tc = TestCtx::new(&def.name, timeout).observed_by(observer);
     tc.pair = match (&def.node, &def.peer) {
         (Some(a), Some(b)) => Some((a.name().to_string(), b.name().to_string())),
         _ => None,
@@ -282,7 +283,7 @@ fn record(t: &mut TestResult, def: &TestDef, n: u32, a: AttemptEnd, opts: &RunOp
     if let Some(c) = a.ctx {
         absorb(t, c);
     }
-    if a.status == Status::Pass && !a.checked && !opts.dry_run {
+    if a.status == Status::Pass && !a.checked && !opts.env.dry_run {
         // A pass that looked at nothing is not evidence: say so everywhere.
         t.warnings.push(CHECKED_NOTHING.into());
         t.output.push_str(&format!("warning: {CHECKED_NOTHING}\n"));
@@ -294,7 +295,7 @@ fn record(t: &mut TestResult, def: &TestDef, n: u32, a: AttemptEnd, opts: &RunOp
 
 /// After the last attempt: a pass after failed attempts is flaky, a dry run's outcome is its
 /// listing, the output is capped.
-fn finalize(t: &mut TestResult, def: &TestDef, opts: &RunOptions, ended_by: Option<SignalKind>) {
+fn finalize(t: &mut TestResult, def: &TestDef, opts: &RunOptions, ended_by: Option<Outcome>) {
     if def.retries > 0 && t.status == Status::Pass && t.attempts.len() > 1 {
         t.warnings.push(format!(
             "flaky: passed on attempt {} of {}",
@@ -302,7 +303,7 @@ fn finalize(t: &mut TestResult, def: &TestDef, opts: &RunOptions, ended_by: Opti
             def.retries + 1
         ));
     }
-    if opts.dry_run && t.status != Status::Skipped {
+    if opts.env.dry_run && t.status != Status::Skipped {
         dry_outcome(t, ended_by);
     }
     t.output = cap(&t.output, OUTPUT_CAP);
@@ -311,13 +312,13 @@ fn finalize(t: &mut TestResult, def: &TestDef, opts: &RunOptions, ended_by: Opti
 /// `--dry-run`: a test's outcome is its listing — skipped, "dry run: N commands listed", and
 /// where the listing ended when the test did not run to its end. What is missing on the nodes
 /// is the preflight's to say (`run::preflight`). A test that ended on an error of the script
-/// itself ([`SignalKind::ScriptError`]: a misspelt field) stays an error: the real run would
+/// itself ([`Outcome::ScriptError`]: a misspelt field) stays an error: the real run would
 /// end there whatever the nodes answer.
-fn dry_outcome(t: &mut TestResult, ended_by: Option<SignalKind>) {
+fn dry_outcome(t: &mut TestResult, ended_by: Option<Outcome>) {
     let listed = t.commands.iter().filter(|c| c.dry_run).count();
     let said = t.message.clone().unwrap_or_default();
-    let stopped = ended_by == Some(SignalKind::DryRunStop);
-    if ended_by == Some(SignalKind::ScriptError) {
+    let stopped = ended_by == Some(Outcome::DryRun);
+    if ended_by == Some(Outcome::ScriptError) {
         t.detail = Some(format!(
             "dry run: {listed} command{} listed, then the test ends with this error, whatever the nodes answer",
             if listed == 1 { "" } else { "s" }
@@ -371,7 +372,7 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
     let started = Instant::now();
     let stamp = timestamp();
     let mut results: Vec<TestResult> = Vec::new();
-    if let Some(t) = register_tests(script, opts.default_timeout) {
+    if let Some(t) = register_tests(script, opts.env.test_timeout(), opts.env.observer.clone()) {
         obs.test_finished(&t);
         results.push(t);
     }
@@ -398,13 +399,13 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
                 })
                 .collect();
             let line = format!("round {r}/{total}: {}", pairs.join(", "));
-            if opts.dry_run {
-                eprintln!("[dry-run] {line}");
+            if opts.env.dry_run {
+                obs.listed(&line);
             } else {
                 tracing::info!("{line}");
             }
         }
-        let workers = if batch.len() == 1 { 1 } else { opts.fanout };
+        let workers = if batch.len() == 1 { 1 } else { opts.env.fanout };
         let done = pool::map(
             batch,
             workers,

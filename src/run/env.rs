@@ -47,7 +47,12 @@ pub struct RunEnv {
     /// `--timeout`: the timeout of every command that names none itself (see
     /// [`RunEnv::command_timeout`]) and the default test timeout.
     pub timeout: Option<Duration>,
+    /// The run's one output channel (the console): the dry run's listing, what scripts print.
+    pub observer: Arc<dyn super::observer::Observer>,
 }
+
+/// A test's timeout when neither the test nor `--timeout` gives one.
+pub const DEFAULT_TEST_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Capture kept per command in reports (head + tail).
 pub const LOG_CAP: usize = 8 * 1024;
@@ -56,6 +61,11 @@ pub const LOG_CAP: usize = 8 * 1024;
 const MIN_TIMEOUT: Duration = Duration::from_millis(100);
 
 impl RunEnv {
+    /// The timeout of a test that names none itself: `--timeout`, else 10 minutes.
+    pub fn test_timeout(&self) -> Duration {
+        self.timeout.unwrap_or(DEFAULT_TEST_TIMEOUT)
+    }
+
     /// The one timeout policy, for every command of every primitive (node methods, `run`/`sh`,
     /// pair runs, NCCL launches, dry-run checks):
     ///
@@ -64,7 +74,8 @@ impl RunEnv {
     /// 3. else the node's `command_timeout` (inventory, default 120 s), raised to what the work
     ///    asked needs (`work`: e.g. an `ib_write_bw` of `duration: 60` needs 60 s plus start-up);
     ///
-    /// and never more than the time left in the current test.
+    /// and never more than the time left in the current test (outside a test, `fabcheck exec`,
+    /// nothing caps it).
     pub fn command_timeout(
         &self,
         node: &Node,
@@ -74,7 +85,9 @@ impl RunEnv {
         let t = explicit
             .or(self.timeout)
             .unwrap_or_else(|| node.command_timeout.max(work.unwrap_or(Duration::ZERO)));
-        t.min(context::remaining()).max(MIN_TIMEOUT)
+        context::remaining()
+            .map_or(t, |left| t.min(left))
+            .max(MIN_TIMEOUT)
     }
 
     /// `--dry-run`: note that the current test needs `tool` on `node` (checked by the
@@ -96,7 +109,8 @@ impl RunEnv {
     /// (printed, its needs noted) and answers [`TransportError::NotRun`].
     pub fn run_raw(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         if self.dry_run {
-            eprintln!("[dry-run] {}: {}", node.name, listed(req));
+            self.observer
+                .listed(&format!("{}: {}", node.name, listed(req)));
             if super::preflight::remote(self, node) {
                 self.needs.tool(&node.name, "timeout");
             }
@@ -108,6 +122,12 @@ impl RunEnv {
                 command: req.command.clone(),
             });
         }
+        tracing::debug!(
+            "{}: {} (timeout {})",
+            node.name,
+            req.command,
+            crate::util::duration::human(req.timeout)
+        );
         self.transports.for_node(node).run(node, req)
     }
 
@@ -179,7 +199,9 @@ pub fn listed(req: &CmdRequest) -> String {
 /// Record a command and its outcome in the current test's log (capped head + tail).
 pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
     let entry = command_log(node, req, res);
+    let versions = super::versions::seen_in(&entry);
     if context::with(|c| {
+        c.tool_versions.extend(versions);
         if c.commands.len() < context::MAX_COMMANDS {
             c.commands.push(entry.clone());
         } else {
@@ -254,6 +276,7 @@ mod tests {
             fanout: 4,
             stdlib_dir: None,
             timeout,
+            observer: Arc::new(crate::run::observer::NoObserver),
         }
     }
 
@@ -262,7 +285,7 @@ mod tests {
         let mut node = Node::bare("n");
         node.command_timeout = Duration::from_secs(120);
         let s = Duration::from_secs;
-        context::install(context::TestCtx::new("t", "f", s(3600)));
+        context::install(context::TestCtx::new("t", s(3600)));
         // The node's command_timeout, raised to what the work needs.
         assert_eq!(env(None).command_timeout(&node, None, None), s(120));
         assert_eq!(env(None).command_timeout(&node, None, Some(s(300))), s(300));
@@ -282,8 +305,22 @@ mod tests {
         );
         // Never more than the time left in the test.
         context::take();
-        context::install(context::TestCtx::new("t", "f", s(5)));
+        context::install(context::TestCtx::new("t", s(5)));
         assert!(env(None).command_timeout(&node, Some(s(60)), None) <= s(5));
         context::take();
+    }
+
+    #[test]
+    fn outside_a_test_nothing_caps_the_timeout() {
+        // `fabcheck exec --timeout 1h` runs outside any test: no test deadline (there used to
+        // be a hidden 600 s one) caps what it asked.
+        context::take();
+        let node = Node::bare("n");
+        let s = Duration::from_secs;
+        assert_eq!(
+            env(Some(s(3600))).command_timeout(&node, None, None),
+            s(3600)
+        );
+        assert_eq!(env(Some(s(700))).command_timeout(&node, None, None), s(700));
     }
 }

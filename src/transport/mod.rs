@@ -129,11 +129,8 @@ pub const RUN_ENV: &str = "FABCHECK_RUN";
 pub fn run_marker() -> &'static str {
     static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     MARKER.get_or_init(|| {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        format!("fabcheck-{}-{:x}", std::process::id(), nanos)
+        let r = crate::util::random::random_u64() as u32;
+        format!("fabcheck-{}-{:x}", std::process::id(), r)
     })
 }
 
@@ -228,16 +225,8 @@ pub fn sudo_refused(req: &CmdRequest, exit: Option<i64>, stderr: &str) -> Option
 /// POSIX shell single-quoting: the one implementation, `util::names::quote`.
 pub use crate::util::names::quote;
 
-/// Human form of a duration for messages.
-pub fn human(d: Duration) -> String {
-    if d.as_millis() < 1000 {
-        format!("{}ms", d.as_millis())
-    } else if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
-    }
-}
+/// Human form of a duration for messages: the one formatter, `util::duration`.
+pub use crate::util::duration::human;
 
 /// Turn captured bytes into text without failing on invalid UTF-8.
 pub fn text(bytes: &[u8]) -> String {

@@ -50,11 +50,7 @@ pub const PER_HOST_HANDSHAKES: usize = 8;
 /// 300 ms, … capped at 3 s, each ±50 %.
 fn backoff(attempt: u32) -> Duration {
     let base = (150u64 << attempt.min(5)).min(3000);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0) as u64;
-    let jitter = (nanos ^ (nanos >> 7)) % 1000; // 0..999 per mille
+    let jitter = crate::util::random::random_u64() % 1000; // 0..999 per mille
     Duration::from_millis(base / 2 + base * jitter / 1000)
 }
 
@@ -862,33 +858,7 @@ pub fn check_private_dir(p: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-const RANDOM_LEN: usize = 12;
-
-/// 12 random characters [a-z0-9] from the kernel (a clock/pid mix only if that fails).
-fn random_name() -> String {
-    use std::io::Read;
-    let mut b = [0u8; RANDOM_LEN];
-    let ok = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_ok();
-    if !ok {
-        let mut x = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-            ^ (u64::from(std::process::id()) << 32);
-        for v in b.iter_mut() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *v = x as u8;
-        }
-    }
-    const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    b.iter()
-        .map(|v| ALPHA[*v as usize % ALPHA.len()] as char)
-        .collect()
-}
+use crate::util::random::{random_name, RANDOM_NAME_LEN as RANDOM_LEN};
 
 /// The node line of the cleanup of an interrupted run, run through `sh -c` whatever the
 /// login shell is (see [`super::leftovers::in_sh`]): TERM the process groups of every process

@@ -394,21 +394,3 @@ fn register_strings(engine: &mut Engine) {
     // The quoting of every command fabcheck builds (fish-safe backslashes), for scripts'.
     engine.register_fn("shell_quote", |s: &str| crate::util::names::quote(s));
 }
-
-/// `--set KEY=VALUE`: numbers and booleans are typed, the rest stays a string.
-pub fn typed_param(v: &str) -> Dynamic {
-    let t = v.trim();
-    if let Ok(i) = t.parse::<i64>() {
-        return Dynamic::from(i);
-    }
-    if let Ok(f) = t.parse::<f64>() {
-        if f.is_finite() {
-            return Dynamic::from(f);
-        }
-    }
-    match t {
-        "true" => Dynamic::from(true),
-        "false" => Dynamic::from(false),
-        _ => Dynamic::from(v.to_string()),
-    }
-}

@@ -18,9 +18,9 @@ mod tools;
 
 pub use options::Opts;
 
-use super::signal::{self, RhaiErr, SignalKind};
+use super::signal::{self, Outcome, RhaiErr};
 use crate::engine::testdef::SharedRegistry;
-use crate::primitives::{Kind, NodeRef, PResult, PrimError};
+use crate::primitives::{NodeRef, PResult, PrimError};
 use crate::run::env::RunEnv;
 use rhai::{Array, Dynamic, Engine, Position};
 use serde::Serialize;
@@ -28,9 +28,10 @@ use std::sync::Arc;
 
 /// A primitive's error as the test's outcome.
 pub fn signal_of(e: PrimError, pos: Position) -> RhaiErr {
+    // A dry run's missing answer that reaches a test's end (not a stand-in) is an error.
     let kind = match e.kind {
-        Kind::Failure => SignalKind::Failure,
-        Kind::Error | Kind::DryRun => SignalKind::Error,
+        Outcome::DryRun => Outcome::Error,
+        k => k,
     };
     signal::throw(kind, e.message, e.detail, pos)
 }
@@ -54,7 +55,7 @@ pub fn value_with<T>(
 ) -> Result<Dynamic, RhaiErr> {
     match r {
         Ok(v) => f(v).map(|d| record::typed(d, returns)),
-        Err(e) if e.kind == Kind::DryRun => Ok(dry::stand_in(&e, returns)),
+        Err(e) if e.kind == Outcome::DryRun => Ok(dry::stand_in(&e, returns)),
         Err(e) => Err(signal_of(e, pos)),
     }
 }

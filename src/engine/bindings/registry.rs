@@ -3,7 +3,7 @@
 
 use crate::engine::pairs::{self, Pattern};
 use crate::engine::signal::{self, RhaiErr};
-pub use crate::engine::testdef::{Registry, SharedRegistry, TestDef};
+pub use crate::engine::testdef::{SharedRegistry, TestDef};
 use crate::primitives::NodeRef;
 use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
 use std::time::Duration;
@@ -39,7 +39,7 @@ fn snapshot_loop_captures(
 pub const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "changes"];
 
 #[derive(Default, Clone)]
-struct Opts {
+struct TestOpts {
     timeout: Option<Duration>,
     tags: Vec<String>,
     retries: u32,
@@ -48,13 +48,13 @@ struct Opts {
     invalid: Option<String>,
 }
 
-fn parse_opts(map: &Map, pos: rhai::Position) -> Opts {
+fn parse_opts(map: &Map, pos: rhai::Position) -> TestOpts {
     parse_opts_with(map, pos, &[])
 }
 
 /// Test options, plus `extra` keys the caller reads itself (test_pairs' pattern options). An
 /// option that cannot be read makes the options `invalid`, not the script's top level stop.
-fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Opts {
+fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> TestOpts {
     read_opts(map, pos, extra).unwrap_or_else(|e| {
         let message = match signal::classify(&e) {
             signal::Ending::Signal(s) => s.message,
@@ -64,15 +64,15 @@ fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> Opts {
             .line()
             .map(|l| format!(" at line {l}"))
             .unwrap_or_default();
-        Opts {
+        TestOpts {
             invalid: Some(format!("{message}{at} (the test did not run)")),
-            ..Opts::default()
+            ..TestOpts::default()
         }
     })
 }
 
-fn read_opts(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<Opts, RhaiErr> {
-    let mut o = Opts::default();
+fn read_opts(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<TestOpts, RhaiErr> {
+    let mut o = TestOpts::default();
     for (k, v) in map {
         if extra.contains(&k.as_str()) {
             continue;
@@ -126,7 +126,7 @@ fn add(
     ctx: &NativeCallContext,
     name: &str,
     node: Option<NodeRef>,
-    opts: Opts,
+    opts: TestOpts,
     mut func: FnPtr,
     group: Option<usize>,
 ) {
@@ -154,7 +154,7 @@ fn each(
     ctx: &NativeCallContext,
     nodes: Array,
     name: &str,
-    opts: Opts,
+    opts: TestOpts,
     func: FnPtr,
 ) -> Result<(), RhaiErr> {
     let group = reg.lock().unwrap_or_else(|p| p.into_inner()).new_group();
@@ -329,7 +329,7 @@ fn too_few_nodes(
     ctx: &NativeCallContext,
     name: &str,
     nodes: &[NodeRef],
-    opts: Opts,
+    opts: TestOpts,
 ) -> Result<(), RhaiErr> {
     let names: Vec<&str> = nodes.iter().map(|n| n.name()).collect();
     let got = if names.is_empty() {
@@ -392,7 +392,7 @@ pub fn register(engine: &mut Engine, reg: SharedRegistry) {
     engine.register_fn(
         "test",
         move |ctx: NativeCallContext, name: &str, f: FnPtr| {
-            add(&r, &ctx, name, None, Opts::default(), f, None)
+            add(&r, &ctx, name, None, TestOpts::default(), f, None)
         },
     );
     let r = reg.clone();
@@ -407,7 +407,7 @@ pub fn register(engine: &mut Engine, reg: SharedRegistry) {
     engine.register_fn(
         "test_each",
         move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr| {
-            each(&r, &ctx, nodes, name, Opts::default(), f)
+            each(&r, &ctx, nodes, name, TestOpts::default(), f)
         },
     );
     let r = reg;
