@@ -22,6 +22,7 @@ pub mod ofed_info;
 pub mod perftest;
 pub mod ping;
 pub mod rdma_link;
+pub mod srun;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
