@@ -135,6 +135,7 @@ pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
         fanout,
         stdlib_dir,
         timeout: o.timeout,
+        slurm: crate::inventory::slurm::Allocation::from_env(),
     }))
 }
 

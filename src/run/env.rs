@@ -47,6 +47,9 @@ pub struct RunEnv {
     /// `--timeout`: the timeout of every command that names none itself (see
     /// [`RunEnv::command_timeout`]) and the default test timeout.
     pub timeout: Option<Duration>,
+    /// The Slurm allocation fabcheck runs in (`SLURM_JOB_ID`), if any: the srun launcher runs
+    /// the ranks as a step of it.
+    pub slurm: Option<crate::inventory::slurm::Allocation>,
 }
 
 /// Capture kept per command in reports (head + tail).
@@ -265,6 +268,7 @@ mod tests {
             fanout: 4,
             stdlib_dir: None,
             timeout,
+            slurm: None,
         }
     }
 
