@@ -295,7 +295,12 @@ fn launcher_failure(
         return None;
     }
     let lines: Vec<String> = match srun {
-        Some(s) if !s.errors.is_empty() => s.errors.clone(),
+        // The why (`slurmstepd-NODE: error: execve(): …`) before the per-task exit codes.
+        Some(s) if !s.errors.is_empty() => {
+            let mut e = s.errors.clone();
+            e.sort_by_key(|l| l.contains(": Exited with exit code "));
+            e
+        }
         _ => super::tail(&out.stderr, 3)
             .lines()
             .filter(|l| !l.trim().is_empty())
