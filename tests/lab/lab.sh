@@ -404,19 +404,30 @@ slurm_files() {
         done
     } >"$DIR/slurm-defaults.toml"
 }
-slurm_start() {
-    local sd=$DIR/nodes/_slurm n k idle
+# munged and slurmctld (while the nodes come up)
+slurm_start_ctl() {
+    local sd=$DIR/nodes/_slurm
     munged --socket="$sd/munge/munge.socket" --key-file="$sd/munge/munge.key" \
         --pid-file="$sd/munge/munged.pid" --log-file="$sd/munge/munged.log" \
         --seed-file="$sd/munge/munged.seed" 9>&- || die "munged did not start (log: $sd/munge/munged.log)"
     SLURM_CONF=$sd/etc/slurm.conf slurmctld -c -f "$sd/etc/slurm.conf" 9>&- ||
         die "slurmctld did not start (log: $sd/slurmctld.log)"
+}
+# one slurmd per node (all at once; each daemonizes), once the node's mounts are in place
+# (node-init mounts before it starts sshd); then wait until every node is idle
+slurm_start_nodes() {
+    local sd=$DIR/nodes/_slurm n k pids=()
     for n in "${NODES[@]}"; do
         init_pid "$n" || die "node $n is not running"
-        nsenter -t "$REPLY" -n -u -m -p -w/ -- slurmd -N "$n" 9>&- ||
-            die "slurmd on $n did not start (log: $sd/$n/slurmd.log)"
+        nsenter -t "$REPLY" -n -u -m -p -w/ -- slurmd -N "$n" 9>&- &
+        pids+=($!)
     done
-    phase "slurm daemons started"
+    k=0
+    for n in "${NODES[@]}"; do
+        wait "${pids[$k]}" || die "slurmd on $n did not start (log: $sd/$n/slurmd.log)"
+        k=$((k + 1))
+    done
+    phase "slurmd started"
     for ((k = 0; k < 600; k++)); do
         slurm_idle && return 0
         sleep 0.02
@@ -720,9 +731,10 @@ fabric_ips = [\"${FAB0[$k]}\", \"${FAB1[$k]}\"]
     # ---- start the nodes (each: ip netns exec + unshare uts/mount/pid, sshd -D)
     for n in "${NODES[@]}"; do launch_node "$n"; done
     phase "nodes launched"
+    ((SLURM)) && slurm_start_ctl
     wait_sshd "${NODES[@]}" || die "some sshd did not come up (logs: $DIR/nodes/*/sshd.{log,out})"
     phase "all sshd listening"
-    ((SLURM)) && slurm_start
+    ((SLURM)) && slurm_start_nodes
 
     local got
     # (last line: a --noisy-shell variant prints before every command)
