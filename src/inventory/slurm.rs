@@ -234,9 +234,8 @@ rack9 = "gpu-99"
 
     #[test]
     fn allocation_from_slurm_variables() {
-        let a = |j: &str, u: Option<&str>| {
-            Allocation::from_vars(Some(j.into()), u.map(String::from))
-        };
+        let a =
+            |j: &str, u: Option<&str>| Allocation::from_vars(Some(j.into()), u.map(String::from));
         assert_eq!(
             a("8", Some("fclab")),
             Some(Allocation {

@@ -69,8 +69,14 @@ mod tests {
         assert_eq!(s.job.as_deref(), Some("7"));
         assert_eq!(s.step.as_deref(), Some("7.3"));
         assert_eq!(s.hosts, ["n1", "n2"]);
-        assert_eq!(s.errors, ["srun: error: n2: task 1: Exited with exit code 2"]);
+        assert_eq!(
+            s.errors,
+            ["srun: error: n2: task 1: Exited with exit code 2"]
+        );
         assert!(!s.queued);
-        assert_eq!(super::parse("# nccl-tests output only\n"), super::Srun::default());
+        assert_eq!(
+            super::parse("# nccl-tests output only\n"),
+            super::Srun::default()
+        );
     }
 }

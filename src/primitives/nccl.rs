@@ -385,7 +385,9 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            launch("all_reduce_perf", &[&a, &b], &o, None).unwrap().command,
+            launch("all_reduce_perf", &[&a, &b], &o, None)
+                .unwrap()
+                .command,
             "srun -v -N 2 -n 16 -w gpu1,gpu2 --export=ALL all_reduce_perf -b 1G -e 8G -f 2 -g 1"
         );
         // Inside an allocation: a step of it.
@@ -454,10 +456,18 @@ mod tests {
         // mpirun (no capture of its own): the end of its stderr.
         let mut m = l.clone();
         m.launcher = Launcher::Mpirun;
-        let out = failed("some banner\nmpirun was unable to launch the specified application\n", 1);
+        let out = failed(
+            "some banner\nmpirun was unable to launch the specified application\n",
+            1,
+        );
         let p = parse::nccl::parse(&out.stderr);
-        let e = launcher_failure(&m, "n1", &out, &None, &p).unwrap().to_string();
-        assert!(e.contains("mpirun (the launcher) failed on n1 (exit 1)") && e.contains("some banner"), "{e}");
+        let e = launcher_failure(&m, "n1", &out, &None, &p)
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("mpirun (the launcher) failed on n1 (exit 1)") && e.contains("some banner"),
+            "{e}"
+        );
         // Results came back (or nccl said why it failed), or the launch worked: not the launcher.
         let ok = failed("", 0);
         assert!(launcher_failure(&l, "n1", &ok, &None, &parse::nccl::parse("")).is_none());
@@ -481,7 +491,9 @@ mod tests {
             job_id: "8".into(),
             user: Some("alice".into()),
         };
-        let m = refuse_foreign_allocation(&theirs, &first).unwrap_err().to_string();
+        let m = refuse_foreign_allocation(&theirs, &first)
+            .unwrap_err()
+            .to_string();
         assert!(
             m.contains("allocation 8") && m.contains("`alice`") && m.contains("runs as `fclab`"),
             "{m}"

@@ -308,8 +308,9 @@ mod tests {
     fn a_timed_out_command_keeps_its_output_and_duration() {
         let node = Node::bare("n");
         let req = CmdRequest {
-            command: "echo started; echo 'srun: job 8 queued and waiting for resources' >&2; sleep 30"
-                .into(),
+            command:
+                "echo started; echo 'srun: job 8 queued and waiting for resources' >&2; sleep 30"
+                    .into(),
             timeout: Duration::from_millis(700),
             ..Default::default()
         };

@@ -310,7 +310,13 @@ impl SshTransport {
         // A timeout keeps what the command printed until then, and how long it ran.
         let timed_out = |caps: &mut [Capped; 2]| {
             let [o, e] = std::mem::take(caps);
-            TransportError::timed_out(&node.name, req, o.into_string(), e.into_string(), started.elapsed())
+            TransportError::timed_out(
+                &node.name,
+                req,
+                o.into_string(),
+                e.into_string(),
+                started.elapsed(),
+            )
         };
         let interrupted = || TransportError::Interrupted {
             node: node.name.clone(),
@@ -325,7 +331,10 @@ impl SshTransport {
         // What the login shell prints before the command is set aside (see preamble.rs).
         let start = super::preamble::start_line(super::run_marker());
         let mut pre = [Preamble::new(&start), Preamble::new(&start)];
-        let deliver = |caps: &mut [Capped; 2], i: usize, bytes: &[u8], sink: &mut dyn FnMut(Stream, &[u8])| {
+        let deliver = |caps: &mut [Capped; 2],
+                       i: usize,
+                       bytes: &[u8],
+                       sink: &mut dyn FnMut(Stream, &[u8])| {
             if !bytes.is_empty() {
                 sink(
                     if i == 0 {

@@ -9,11 +9,21 @@ pub fn local_user() -> Option<String> {
         let mut pw: libc::passwd = std::mem::zeroed();
         let mut buf = vec![0 as libc::c_char; 4096];
         let mut out: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(libc::geteuid(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut out);
+        let rc = libc::getpwuid_r(
+            libc::geteuid(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut out,
+        );
         if rc != 0 || out.is_null() || pw.pw_name.is_null() {
             return None;
         }
-        Some(std::ffi::CStr::from_ptr(pw.pw_name).to_string_lossy().into_owned())
+        Some(
+            std::ffi::CStr::from_ptr(pw.pw_name)
+                .to_string_lossy()
+                .into_owned(),
+        )
     }
 }
 

@@ -1871,7 +1871,10 @@ fn srun_step_of_an_allocation() {
 #[test]
 fn srun_new_job_outside_an_allocation() {
     let s = parse::srun::parse(&fx("slurm/srun-22.05-v-new-job-outside-allocation.txt"));
-    assert_eq!((s.job.as_deref(), s.step.as_deref()), (Some("3"), Some("3.0")));
+    assert_eq!(
+        (s.job.as_deref(), s.step.as_deref()),
+        (Some("3"), Some("3.0"))
+    );
     assert_eq!(s.hosts.len(), 3);
     // Queued behind a whole-node allocation until `timeout` killed it: a job, no step.
     let s = parse::srun::parse(&fx("slurm/srun-22.05-v-queued-killed-by-timeout.txt"));
