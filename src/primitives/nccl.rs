@@ -317,10 +317,13 @@ fn launcher_failure(
         l.program,
         lines.first().map(String::as_str).unwrap_or("(no message)")
     );
-    if lines.iter().any(|e| e.contains("Access/permission denied")) {
+    let says = |what: &str| lines.iter().any(|e| e.contains(what));
+    if says("Access/permission denied") {
         message.push_str(
             " (the Slurm allocation belongs to another user than the one fabcheck connects as)",
         );
+    } else if says("Requested node configuration is not available") {
+        message.push_str(" (is every node of the launch in the Slurm allocation?)");
     }
     Some(PrimError::error_with(
         message,
@@ -430,7 +433,7 @@ mod tests {
         for (fixture, says) in [
             (
                 include_str!("../../tests/fixtures/slurm/srun-22.05-v-node-not-in-allocation.txt"),
-                "srun: error: Unable to create step for job 1: Requested node configuration is not available",
+                "srun: error: Unable to create step for job 1: Requested node configuration is not available (is every node of the launch in the Slurm allocation?)",
             ),
             (
                 include_str!(

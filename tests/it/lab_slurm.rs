@@ -304,10 +304,9 @@ fn lab_slurm_in_salloc_sbatch_and_outside() {
         .spawn()
         .unwrap();
     for _ in 0..200 {
-        if slurm(&lab, &["squeue", "-h", "-t", "R", "-o", "%i"])
+        if !slurm(&lab, &["squeue", "-h", "-t", "R", "-o", "%i"])
             .trim()
-            .len()
-            > 0
+            .is_empty()
         {
             break;
         }
