@@ -55,6 +55,20 @@ fn shim_log() -> PathBuf {
     log
 }
 
+/// What the lab user runs (fabcheck, the capture the shim prints) copied where it can read
+/// them: the checkout may be in a home only root enters.
+fn readable_copy(from: &Path, name: &str) -> PathBuf {
+    let to = std::env::temp_dir().join("fabcheck-shim-log").join(name);
+    let _ = std::fs::remove_file(&to);
+    std::fs::copy(from, &to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+    to
+}
+
+/// The lab user's copy of fabcheck (see [`readable_copy`]).
+fn lab_user_bin() -> PathBuf {
+    std::env::temp_dir().join("fabcheck-shim-log/fabcheck-slurm-lab")
+}
+
 /// The shim's lines: (job, step, rank, host, NCCL_DEBUG_SUBSYS), sorted by rank.
 fn ranks(log: &Path) -> Vec<(String, String, String, String, String)> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
@@ -120,7 +134,7 @@ fn run_as(lab: &Lab, f: &Fab, user: &str, wrap: &[&str]) -> Outcome {
         .arg(format!("SLURM_CONF={}", slurm_conf(lab)))
         .args(wrap)
         .args(["sh", "-c", "echo JOB=$SLURM_JOB_ID; exec \"$@\"", "sh"])
-        .arg(c.get_program())
+        .arg(lab_user_bin())
         .args(c.get_args())
         .current_dir(f.dir());
     f.outcome(cmd.output().expect("sudo"))
@@ -151,14 +165,15 @@ fn lab_slurm_in_salloc_sbatch_and_outside() {
         return;
     };
     let log = shim_log();
-    let shim = SHIM.replace("@LOG@", &log.display().to_string()).replace(
-        "@FIXTURE@",
-        &common::repo()
-            .join("tests/fixtures")
-            .join(NCCL_FIXTURE)
-            .display()
-            .to_string(),
+    let fixture = readable_copy(
+        &common::repo().join("tests/fixtures").join(NCCL_FIXTURE),
+        "slurm-nccl-capture.txt",
     );
+    let bin = readable_copy(&common::bin(), "fabcheck-slurm-lab");
+    assert_eq!(bin, lab_user_bin());
+    let shim = SHIM
+        .replace("@LOG@", &log.display().to_string())
+        .replace("@FIXTURE@", &fixture.display().to_string());
     lab.shim("all_reduce_perf", &shim);
     let salloc3 = ["salloc", "-N", "3", "-w", "lab[01-03]"];
 
@@ -239,7 +254,7 @@ fn lab_slurm_in_salloc_sbatch_and_outside() {
         .args(["run", "b.rhai", "-i", &defaults(&lab)])
         .reports();
     let c = f.command();
-    let mut line = vec![c.get_program().to_string_lossy().into_owned()];
+    let mut line = vec![lab_user_bin().display().to_string()];
     line.extend(c.get_args().map(|a| a.to_string_lossy().into_owned()));
     let batch = f.dir().join("job.sh");
     std::fs::write(
@@ -376,8 +391,15 @@ fn lab_slurm_in_salloc_sbatch_and_outside() {
         "{m}"
     );
     assert!(ranks(&log).is_empty(), "a rank ran");
-    assert!(
-        slurm(&lab, &["squeue", "-h"]).trim().is_empty(),
-        "jobs left"
-    );
+    // Every job ended (a job just released may show as completing for a moment).
+    let mut left = String::new();
+    for _ in 0..100 {
+        left = slurm(&lab, &["squeue", "-h"]);
+        if left.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(left.trim().is_empty(), "jobs left: {left}");
+    let _ = std::fs::remove_file(&bin);
 }
