@@ -260,19 +260,25 @@ fn refuse_foreign_allocation(a: &Allocation, first: &crate::inventory::Node) -> 
 }
 
 /// Into the test's output: the Slurm job and step the ranks ran as; a warning when srun made a
-/// job of its own (no allocation where fabcheck runs).
+/// job of its own (no allocation where fabcheck runs). What srun -v did not say is left out.
 fn tell_slurm_step(s: &parse::srun::Srun, alloc: Option<&Allocation>) {
-    let step = s.step.as_deref().unwrap_or("?");
-    let hosts = s.hosts.join(", ");
+    let step = match (&s.step, s.hosts.is_empty()) {
+        (Some(step), false) => format!("step {step} on {}", s.hosts.join(", ")),
+        (Some(step), true) => format!("step {step}"),
+        (None, _) => "a step srun -v did not name".to_string(),
+    };
     match alloc {
         Some(a) => crate::run::context::log_line(&format!(
-            "srun: the ranks ran as step {step} of Slurm allocation {} (SLURM_JOB_ID) on {hosts}",
+            "srun: the ranks ran as {step} of Slurm allocation {} (SLURM_JOB_ID)",
             a.job_id
         )),
         None => {
-            let job = s.job.as_deref().unwrap_or("?");
+            let job = match &s.job {
+                Some(j) => format!("Slurm made job {j} for the ranks ({step})"),
+                None => "srun asked Slurm for a job of its own for the ranks".to_string(),
+            };
             let line = format!(
-                "srun ran outside a Slurm allocation (no SLURM_JOB_ID where fabcheck runs): Slurm made job {job} for the ranks (step {step} on {hosts}); run fabcheck inside salloc or sbatch to test the allocation's nodes as a step of it"
+                "srun ran outside a Slurm allocation (no SLURM_JOB_ID where fabcheck runs): {job}; run fabcheck inside salloc or sbatch to test the allocation's nodes as a step of it"
             );
             crate::run::context::log_line(&line);
             crate::run::context::with(|c| c.warnings.push(line));
@@ -479,6 +485,47 @@ mod tests {
             ..l.clone()
         };
         assert!(launcher_failure(&local, "n1", &out, &None, &p).is_none());
+    }
+
+    /// The test's output names the job and step srun -v reported; outside an allocation it is
+    /// a warning too.
+    #[test]
+    fn the_test_names_the_slurm_job_and_step() {
+        use crate::run::context;
+        let told = |fixture: &str, alloc: Option<&Allocation>| {
+            context::install(context::TestCtx::new("t", "f", Duration::from_secs(60)));
+            tell_slurm_step(&parse::srun::parse(fixture), alloc);
+            let c = context::take().unwrap();
+            (c.output, c.warnings)
+        };
+        let alloc = Allocation {
+            job_id: "1".into(),
+            user: None,
+        };
+        let step = include_str!("../../tests/fixtures/slurm/srun-22.05-v-step-of-allocation.txt");
+        let (out, warnings) = told(step, Some(&alloc));
+        assert_eq!(
+            out,
+            "srun: the ranks ran as step 1.0 on lab01, lab02, lab03 of Slurm allocation 1 (SLURM_JOB_ID)\n"
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let own =
+            include_str!("../../tests/fixtures/slurm/srun-22.05-v-new-job-outside-allocation.txt");
+        let (_, warnings) = told(own, None);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("srun ran outside a Slurm allocation")
+                && warnings[0]
+                    .contains("Slurm made job 3 for the ranks (step 3.0 on lab01, lab02, lab03)"),
+            "{warnings:?}"
+        );
+        // srun that said nothing (no -v lines): nothing made up.
+        let (_, warnings) = told("", None);
+        assert!(
+            warnings[0].contains("srun asked Slurm for a job of its own")
+                && !warnings[0].contains('?'),
+            "{warnings:?}"
+        );
     }
 
     #[test]

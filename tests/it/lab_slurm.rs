@@ -224,7 +224,7 @@ fn lab_slurm_in_salloc_sbatch_and_outside() {
     let out = test_output(&o, NCCL_TEST);
     assert!(
         out.contains(&format!(
-            "step {job}.0 of Slurm allocation {job} (SLURM_JOB_ID) on lab01, lab02, lab03"
+            "srun: the ranks ran as step {job}.0 on lab01, lab02, lab03 of Slurm allocation {job} (SLURM_JOB_ID)"
         )),
         "{out}"
     );
