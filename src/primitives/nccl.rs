@@ -243,15 +243,15 @@ pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclRes
 }
 
 /// Slurm lets only an allocation's owner (or an administrator) run steps in it: a launch that
-/// would run srun as another user on the first node is refused before anything runs. The
-/// owner is `SLURM_JOB_USER`, else (salloc) the user fabcheck runs as; the launch user is the
-/// first node's inventory `user` (unknown without one: then Slurm's own refusal is told).
+/// would run srun as another user on the first node is refused before anything runs. Known
+/// only when Slurm names the owner (`SLURM_JOB_USER`: batch jobs and steps) and the inventory
+/// the first node's `user`; otherwise (salloc sets no owner, and fabcheck may run as another
+/// user than the allocation's, e.g. through sudo) Slurm's own refusal is told, with the why.
 fn refuse_foreign_allocation(a: &Allocation, first: &crate::inventory::Node) -> PResult<()> {
-    let owner = a.user.clone().or_else(crate::util::names::local_user);
-    match (owner, first.user.as_deref()) {
+    match (a.user.as_deref(), first.user.as_deref()) {
         (Some(owner), Some(user)) if owner != user && user != "root" => {
             Err(PrimError::error(format!(
-                "srun: fabcheck runs inside Slurm allocation {} (SLURM_JOB_ID) of user `{owner}`, but the launch on {} runs as `{user}` (the inventory's user), and Slurm lets only the allocation's owner run steps in it; run fabcheck as `{user}` in an allocation of its own, or give the nodes user `{owner}`",
+                "srun: fabcheck runs inside Slurm allocation {} (SLURM_JOB_ID) of user `{owner}` (SLURM_JOB_USER), but the launch on {} runs as `{user}` (the inventory's user), and Slurm lets only the allocation's owner run steps in it; run fabcheck as `{user}` in an allocation of its own, or give the nodes user `{owner}`",
                 a.job_id, first.name
             )))
         }
@@ -548,7 +548,13 @@ mod tests {
             m.contains("allocation 8") && m.contains("`alice`") && m.contains("runs as `fclab`"),
             "{m}"
         );
-        // No inventory user: the launch user is not known here; Slurm's refusal is told.
+        // No owner named (salloc) or no inventory user: not known here; Slurm's refusal is
+        // told (a_launcher_failure_names_the_launcher_and_its_message).
+        let unnamed = Allocation {
+            job_id: "8".into(),
+            user: None,
+        };
+        assert!(refuse_foreign_allocation(&unnamed, &first).is_ok());
         first.user = None;
         assert!(refuse_foreign_allocation(&theirs, &first).is_ok());
     }

@@ -2,31 +2,6 @@
 //! primitives, the inventory or the transports put on a command line goes through here (and is
 //! shell-quoted besides).
 
-/// The name of the user this process runs as (from the password database), if it has one.
-pub fn local_user() -> Option<String> {
-    // SAFETY: getpwuid_r writes into the buffers given; the result points into `buf`.
-    unsafe {
-        let mut pw: libc::passwd = std::mem::zeroed();
-        let mut buf = vec![0 as libc::c_char; 4096];
-        let mut out: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(
-            libc::geteuid(),
-            &mut pw,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut out,
-        );
-        if rc != 0 || out.is_null() || pw.pw_name.is_null() {
-            return None;
-        }
-        Some(
-            std::ffi::CStr::from_ptr(pw.pw_name)
-                .to_string_lossy()
-                .into_owned(),
-        )
-    }
-}
-
 /// A name that reaches a remote command or a file name: node, interface, RDMA device, bond.
 pub fn valid_name(s: &str) -> bool {
     !s.is_empty()

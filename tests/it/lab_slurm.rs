@@ -140,6 +140,39 @@ fn run_as(lab: &Lab, f: &Fab, user: &str, wrap: &[&str]) -> Outcome {
     f.outcome(cmd.output().expect("sudo"))
 }
 
+/// `f`'s fabcheck command as the batch script of `sbatch --wait -N 3` submitted by `user` (the
+/// script runs on lab01); its output file is the outcome's stdout, starting with `JOB=<id>`.
+fn sbatch_as(lab: &Lab, f: &Fab, user: &str) -> Outcome {
+    let c = f.command();
+    let mut line = vec![lab_user_bin().display().to_string()];
+    line.extend(c.get_args().map(|a| a.to_string_lossy().into_owned()));
+    let words: Vec<String> = line.iter().map(|a| format!("'{a}'")).collect();
+    let batch = f.dir().join("job.sh");
+    let script = format!(
+        "#!/bin/sh\necho JOB=$SLURM_JOB_ID\nexec {}\n",
+        words.join(" ")
+    );
+    std::fs::write(&batch, script).unwrap();
+    let out_file = f.dir().join("sbatch.out");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(f.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let st = Command::new("sudo")
+        .args(["-u", user, "env"])
+        .arg(format!("SLURM_CONF={}", slurm_conf(lab)))
+        .args(["sbatch", "--wait", "-N", "3", "-w", "lab[01-03]", "-o"])
+        .arg(&out_file)
+        .arg("-D")
+        .arg(f.dir())
+        .arg(&batch)
+        .output()
+        .unwrap();
+    let printed = std::fs::read_to_string(&out_file).unwrap_or_default();
+    f.outcome(std::process::Output {
+        stdout: printed.into_bytes(),
+        ..st
+    })
+}
+
 fn job_of(o: &Outcome) -> String {
     let job = o
         .stdout
@@ -253,51 +286,7 @@ fn lab_slurm_in_salloc_sbatch_and_outside() {
         )
         .args(["run", "b.rhai", "-i", &defaults(&lab)])
         .reports();
-    let c = f.command();
-    let mut line = vec![lab_user_bin().display().to_string()];
-    line.extend(c.get_args().map(|a| a.to_string_lossy().into_owned()));
-    let batch = f.dir().join("job.sh");
-    std::fs::write(
-        &batch,
-        format!(
-            "#!/bin/sh\necho JOB=$SLURM_JOB_ID\nexec {}\n",
-            line.iter()
-                .map(|a| format!("'{a}'"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        ),
-    )
-    .unwrap();
-    let out_file = f.dir().join("sbatch.out");
-    let batch_s = batch.display().to_string();
-    let out_s = out_file.display().to_string();
-    let dir_s = f.dir().display().to_string();
-    let sb = [
-        "sbatch",
-        "--wait",
-        "-N",
-        "3",
-        "-w",
-        "lab[01-03]",
-        "-o",
-        &out_s,
-        "-D",
-        &dir_s,
-        &batch_s,
-    ];
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(f.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let st = Command::new("sudo")
-        .args(["-u", LAB_USER, "env"])
-        .arg(format!("SLURM_CONF={}", slurm_conf(&lab)))
-        .args(sb)
-        .output()
-        .unwrap();
-    let printed = std::fs::read_to_string(&out_file).unwrap_or_default();
-    let o = f.outcome(std::process::Output {
-        stdout: printed.into_bytes(),
-        ..st
-    });
+    let o = sbatch_as(&lab, &f, LAB_USER);
     let job = job_of(&o);
     assert_eq!(
         o.status(NCCL_TEST),
@@ -374,20 +363,47 @@ fn lab_slurm_in_salloc_sbatch_and_outside() {
         "{warnings}"
     );
 
-    // Another user's allocation (root's salloc, nodes reached as the lab user): refused
-    // before anything runs.
+    // Another user's allocation, nodes reached as the lab user (with root's lab key: the
+    // defaults file names the lab's ssh_config). root's salloc names no owner (no
+    // SLURM_JOB_USER): Slurm refuses the step, told as srun's failure with the why.
     let _ = std::fs::remove_file(&log);
+    let text = std::fs::read_to_string(lab.dir.join("slurm-defaults.toml")).unwrap();
+    let ssh_config = format!(
+        "[defaults]\nssh_config = \"{}\"\n",
+        lab.dir.join("ssh_config").display()
+    );
+    let root_defaults = text.replacen("[defaults]\n", &ssh_config, 1);
+    let root_slurm = "slurm:{dir}/root-defaults.toml";
     let f = Fab::new()
         .file("a.rhai", ALLOCATION_SCRIPT)
-        .args(["run", "a.rhai", "-i", &defaults(&lab)])
+        .file("root-defaults.toml", &root_defaults)
+        .args(["run", "a.rhai", "-i", root_slurm])
         .reports();
     let o = run_as(&lab, &f, "root", &salloc3);
     let job = job_of(&o);
     let m = o.message(NCCL_TEST);
     assert_eq!(o.status(NCCL_TEST), "error", "{m}");
     assert!(
-        m.contains(&format!("allocation {job} (SLURM_JOB_ID) of user `root`"))
-            && m.contains("runs as `fclab`"),
+        m.contains(&format!(
+            "srun (the launcher) failed on lab01 (exit 1) before all_reduce_perf printed results: srun: error: Unable to create step for job {job}: Access/permission denied (the Slurm allocation belongs to another user than the one fabcheck connects as)"
+        )),
+        "{m}\n{}",
+        o.test(NCCL_TEST)["commands"]
+    );
+    // root's batch job (SLURM_JOB_USER=root): refused before anything runs.
+    let f = Fab::new()
+        .file("a.rhai", ALLOCATION_SCRIPT)
+        .file("root-defaults.toml", &root_defaults)
+        .args(["run", "a.rhai", "-i", root_slurm])
+        .reports();
+    let o = sbatch_as(&lab, &f, "root");
+    let job = job_of(&o);
+    let m = o.message(NCCL_TEST);
+    assert_eq!(o.status(NCCL_TEST), "error", "{m}");
+    assert!(
+        m.contains(&format!(
+            "inside Slurm allocation {job} (SLURM_JOB_ID) of user `root` (SLURM_JOB_USER), but the launch on lab01 runs as `fclab`"
+        )),
         "{m}"
     );
     assert!(ranks(&log).is_empty(), "a rank ran");
