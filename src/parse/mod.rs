@@ -28,6 +28,7 @@ pub mod rdma_link;
 pub mod rdma_statistic;
 pub mod show_fec;
 pub mod show_gids;
+pub mod srun;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -49,6 +49,9 @@ pub struct RunEnv {
     pub timeout: Option<Duration>,
     /// The run's one output channel (the console): the dry run's listing, what scripts print.
     pub observer: Arc<dyn super::observer::Observer>,
+    /// The Slurm allocation fabcheck runs in (`SLURM_JOB_ID`), if any: the srun launcher runs
+    /// the ranks as a step of it.
+    pub slurm: Option<crate::inventory::slurm::Allocation>,
 }
 
 /// A test's timeout when neither the test nor `--timeout` gives one.
@@ -241,6 +244,17 @@ pub fn command_log(
             error: None,
             dry_run: true,
         },
+        // A timed-out command: what it printed until it was killed, and how long it ran.
+        Err(e @ TransportError::Timeout { printed, .. }) => CommandLog {
+            node: node.name.clone(),
+            command: req.command.clone(),
+            exit_code: None,
+            duration_ms: printed.duration.as_millis() as u64,
+            stdout: cap(&printed.stdout, LOG_CAP),
+            stderr: cap(&printed.stderr, LOG_CAP),
+            error: Some(e.to_string()),
+            dry_run: false,
+        },
         Err(e) => CommandLog {
             node: node.name.clone(),
             command: req.command.clone(),
@@ -277,6 +291,7 @@ mod tests {
             stdlib_dir: None,
             timeout,
             observer: Arc::new(crate::run::observer::NoObserver),
+            slurm: None,
         }
     }
 
@@ -322,5 +337,41 @@ mod tests {
             s(3600)
         );
         assert_eq!(env(Some(s(700))).command_timeout(&node, None, None), s(700));
+    }
+
+    /// A command that times out keeps what it printed (the line that explains the hang) and
+    /// its real duration, in the error and in the report's command log.
+    #[test]
+    fn a_timed_out_command_keeps_its_output_and_duration() {
+        let node = Node::bare("n");
+        let req = CmdRequest {
+            command:
+                "echo started; echo 'srun: job 8 queued and waiting for resources' >&2; sleep 30"
+                    .into(),
+            timeout: Duration::from_millis(700),
+            ..Default::default()
+        };
+        let res = env(None).run_raw(&node, &req);
+        let Err(e @ TransportError::Timeout { .. }) = &res else {
+            panic!("{res:?}")
+        };
+        let m = e.to_string();
+        assert!(
+            m.contains("timed out after 700ms")
+                && m.contains("last stderr: srun: job 8 queued and waiting for resources"),
+            "{m}"
+        );
+        let log = command_log(&node, &req, &res);
+        assert!(log.duration_ms >= 700, "{log:?}");
+        assert_eq!(log.stdout, "started\n");
+        assert!(log.stderr.contains("srun: job 8 queued"), "{log:?}");
+        assert_eq!(log.error.as_deref(), Some(m.as_str()));
+        // Nothing printed: said so.
+        let quiet = CmdRequest {
+            command: "sleep 30".into(),
+            ..req
+        };
+        let m = env(None).run_raw(&node, &quiet).unwrap_err().to_string();
+        assert!(m.contains("and printed nothing"), "{m}");
     }
 }

@@ -7,7 +7,7 @@
 
 use super::capture::{Capped, Stream};
 use super::preamble::Preamble;
-use super::{cancel, human, wrap_command, CmdOutput, CmdRequest, Transport, TransportError};
+use super::{cancel, wrap_command, CmdOutput, CmdRequest, Transport, TransportError};
 use crate::inventory::{KnownHosts, Node};
 use openssh::{KnownHosts as Kh, Session, SessionBuilder};
 use std::collections::HashMap;
@@ -303,11 +303,16 @@ impl SshTransport {
         let grace = req.timeout + Duration::from_secs(8);
         let deadline = tokio::time::sleep(grace);
         tokio::pin!(deadline);
-        let timed_out = || TransportError::Timeout {
-            node: node.name.clone(),
-            command: req.command.clone(),
-            timeout: human(req.timeout),
-            ended: String::new(),
+        // A timeout keeps what the command printed until then, and how long it ran.
+        let timed_out = |caps: &mut [Capped; 2]| {
+            let [o, e] = std::mem::take(caps);
+            TransportError::timed_out(
+                &node.name,
+                req,
+                o.into_string(),
+                e.into_string(),
+                started.elapsed(),
+            )
         };
         let interrupted = || TransportError::Interrupted {
             node: node.name.clone(),
@@ -315,14 +320,17 @@ impl SshTransport {
         let spawned = tokio::select! {
             r = cmd.spawn() => r,
             _ = cancel::cancelled() => return Err(interrupted()),
-            _ = &mut deadline => return Err(timed_out()),
+            _ = &mut deadline => return Err(timed_out(&mut Default::default())),
         };
         // Output is streamed into bounded head+tail buffers (and to the sink, whole).
         let mut caps = [Capped::default(), Capped::default()];
         // What the login shell prints before the command is set aside (see preamble.rs).
         let start = super::preamble::start_line(super::run_marker());
         let mut pre = [Preamble::new(&start), Preamble::new(&start)];
-        let mut deliver = |i: usize, bytes: &[u8], sink: &mut dyn FnMut(Stream, &[u8])| {
+        let deliver = |caps: &mut [Capped; 2],
+                       i: usize,
+                       bytes: &[u8],
+                       sink: &mut dyn FnMut(Stream, &[u8])| {
             if !bytes.is_empty() {
                 sink(
                     if i == 0 {
@@ -359,14 +367,14 @@ impl SshTransport {
                     tokio::select! {
                         r = async { out.as_mut().expect("open").read(&mut bo).await }, if out.is_some() => match r {
                             Ok(n) if n > 0 => {
-                                deliver(0, &pre[0].push(&bo[..n]), sink);
+                                deliver(&mut caps, 0, &pre[0].push(&bo[..n]), sink);
                                 if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
                             }
                             _ => out = None,
                         },
                         r = async { err.as_mut().expect("open").read(&mut be).await }, if err.is_some() => match r {
                             Ok(n) if n > 0 => {
-                                deliver(1, &pre[1].push(&be[..n]), sink);
+                                deliver(&mut caps, 1, &pre[1].push(&be[..n]), sink);
                                 if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
                             }
                             _ => err = None,
@@ -379,32 +387,33 @@ impl SshTransport {
                         }
                         _ = &mut linger, if status.is_some() => break,
                         _ = cancel::cancelled() => return Err(interrupted()),
-                        _ = &mut deadline => return Err(timed_out()),
+                        _ = &mut deadline => return Err(timed_out(&mut caps)),
                     }
                 }
                 status.expect("loop ends after the exit")
             }
         };
         for (i, p) in pre.iter_mut().enumerate() {
-            deliver(i, &p.finish(), sink);
+            deliver(&mut caps, i, &p.finish(), sink);
         }
-        drop(deliver);
         self.warn_preamble(node, &pre);
         // The start line is the first thing every wrapped command prints: a stdout that ended
         // without it and without anything else, for a command that ended well (or without an
         // exit status), did not come back. Told as such, never parsed as "no output".
         let came_back_empty = !pre[0].started() && caps[0].total() == 0;
         let duration = started.elapsed();
+        // `timeout` exits 124 (TERM worked) or 137 (KILL needed) at the deadline.
+        if let Ok(st) = &status {
+            if matches!(st.code(), Some(124) | Some(137))
+                && duration + Duration::from_millis(200) >= req.timeout
+            {
+                return Err(timed_out(&mut caps));
+            }
+        }
         let [out_cap, err_cap] = caps;
         let result = match status {
             Ok(st) => {
                 let code = st.code().map(i64::from);
-                // `timeout` exits 124 (TERM worked) or 137 (KILL needed) at the deadline.
-                if matches!(code, Some(124) | Some(137))
-                    && duration + Duration::from_millis(200) >= req.timeout
-                {
-                    return Err(timed_out());
-                }
                 if code == Some(255) && self.process_mux {
                     return Err(TransportError::Dropped {
                         node: node.name.clone(),
@@ -620,20 +629,9 @@ impl Transport for SshTransport {
     ) -> Result<CmdOutput, TransportError> {
         let tag = super::leftovers::command_tag();
         let r = self.rt.block_on(self.run_async(node, req, &tag, sink));
-        match r {
-            Err(TransportError::Timeout {
-                node: name,
-                command,
-                timeout,
-                ..
-            }) => Err(TransportError::Timeout {
-                ended: super::leftovers::ended_note(self.end_command(node, &tag, req.sudo)),
-                node: name,
-                command,
-                timeout,
-            }),
-            r => r,
-        }
+        r.map_err(|e| {
+            e.with_ended(|| super::leftovers::ended_note(self.end_command(node, &tag, req.sudo)))
+        })
     }
 
     /// Interrupt path: kill this run's processes on every connected node. Every command line

@@ -11,6 +11,7 @@ mod inventory_limits;
 mod inventory_slurm;
 mod lab_primitives;
 mod lab_shipped;
+mod lab_slurm;
 mod lab_ssh;
 mod outcomes;
 mod parse_fixtures;

@@ -104,6 +104,12 @@ const FIXTURES: &[(&str, &str)] = &[
     ("iproute2/ip-c-br-link-veth-pairs-M-DOWN-partial.txt", "ip_brief_rejected"),
     ("iproute2/ip-d-j-addr-laptop-wg-wwan-sit-netplan-testdata.json", "ip_addr_details_laptop"),
     ("netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt", "netplan_generate_error_reaches_the_simulation_unchanged"),
+    ("slurm/srun-22.05-v-step-of-allocation.txt", "srun_step_of_an_allocation"),
+    ("slurm/srun-22.05-v-new-job-outside-allocation.txt", "srun_new_job_outside_an_allocation"),
+    ("slurm/srun-22.05-v-queued-killed-by-timeout.txt", "srun_new_job_outside_an_allocation"),
+    ("slurm/srun-22.05-v-other-users-job-access-denied.txt", "srun_refusals_and_failures"),
+    ("slurm/srun-22.05-v-node-not-in-allocation.txt", "srun_refusals_and_failures"),
+    ("slurm/srun-22.05-v-step-program-missing-execve.txt", "srun_refusals_and_failures"),
     ("lab/ethtool-S-veth.txt", "lab_ethtool_veth"),
     ("lab/ethtool-i-veth.txt", "lab_ethtool_veth"),
     ("lab/ethtool-show-eee-veth-unsupported.txt", "lab_ethtool_veth"),
@@ -2329,4 +2335,49 @@ fn lspci_cx7_ok_markers() {
     assert_eq!(n.part_number.as_deref(), Some("MCX75310AAS-NEAT"));
     assert!(n.product_name.as_deref().unwrap().ends_with("Secure Boot Enabled"));
     assert_eq!(n.kernel_driver.as_deref(), Some("mlx5_core"));
+}
+
+#[test]
+fn srun_step_of_an_allocation() {
+    let s = parse::srun::parse(&fx("slurm/srun-22.05-v-step-of-allocation.txt"));
+    assert_eq!(s.job.as_deref(), Some("1"));
+    assert_eq!(s.step.as_deref(), Some("1.0"));
+    assert_eq!(s.hosts, ["lab01", "lab02", "lab03"]);
+    assert!(!s.queued && s.errors.is_empty(), "{s:?}");
+}
+
+#[test]
+fn srun_new_job_outside_an_allocation() {
+    let s = parse::srun::parse(&fx("slurm/srun-22.05-v-new-job-outside-allocation.txt"));
+    assert_eq!(
+        (s.job.as_deref(), s.step.as_deref()),
+        (Some("3"), Some("3.0"))
+    );
+    assert_eq!(s.hosts.len(), 3);
+    // Queued behind a whole-node allocation until `timeout` killed it: a job, no step.
+    let s = parse::srun::parse(&fx("slurm/srun-22.05-v-queued-killed-by-timeout.txt"));
+    assert!(s.queued, "{s:?}");
+    assert_eq!((s.job.as_deref(), s.step.as_deref()), (Some("2"), None));
+    assert!(s.hosts.is_empty() && s.errors.is_empty(), "{s:?}");
+}
+
+#[test]
+fn srun_refusals_and_failures() {
+    let s = parse::srun::parse(&fx("slurm/srun-22.05-v-other-users-job-access-denied.txt"));
+    assert_eq!(
+        s.errors,
+        ["srun: error: Unable to create step for job 1: Access/permission denied"]
+    );
+    assert_eq!(s.step, None);
+    let s = parse::srun::parse(&fx("slurm/srun-22.05-v-node-not-in-allocation.txt"));
+    assert_eq!(
+        s.errors,
+        ["srun: error: Unable to create step for job 1: Requested node configuration is not available"]
+    );
+    // The step started; the program is missing on every node: srun's and slurmstepd's lines.
+    let s = parse::srun::parse(&fx("slurm/srun-22.05-v-step-program-missing-execve.txt"));
+    assert_eq!(s.step.as_deref(), Some("1.1"));
+    assert_eq!(s.errors.len(), 6, "{s:?}");
+    assert!(s.errors.iter().any(|e| e
+        == "slurmstepd-lab02: error: execve(): /nonexistent-fabcheck-test/all_reduce_perf: No such file or directory"));
 }
