@@ -5,11 +5,11 @@
 //! `util` depend on nothing else in the crate.
 
 pub mod cli;
-pub mod engine;
-pub mod inventory;
+pub(crate) mod engine;
+pub(crate) mod inventory;
 pub mod parse;
-pub mod primitives;
-pub mod report;
-pub mod run;
-pub mod transport;
-pub mod util;
+pub(crate) mod primitives;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod transport;
+pub(crate) mod util;

@@ -88,6 +88,9 @@ pub struct EnvOptions {
     pub replay: Option<PathBuf>,
     pub scenario: Option<String>,
     pub stdlib: Option<PathBuf>,
+    /// The run's output channel; without one, the dry run's listing only (what scripts print
+    /// is not shown).
+    pub observer: Option<Arc<dyn crate::run::observer::Observer>>,
 }
 
 impl EnvOptions {
@@ -135,6 +138,10 @@ pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
         fanout,
         stdlib_dir,
         timeout: o.timeout,
+        observer: o
+            .observer
+            .unwrap_or_else(|| Arc::new(crate::report::console::Console::new(false, 0))),
+        slurm: crate::inventory::slurm::Allocation::from_env(),
     }))
 }
 

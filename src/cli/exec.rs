@@ -2,9 +2,10 @@
 
 use super::common::{build_env, load_inventory, usage, EnvOptions};
 use super::{Target, EXIT_OK};
-use crate::inventory::{nodeset, parse_duration};
+use crate::inventory::nodeset;
 use crate::run::cancel;
 use crate::transport::CmdRequest;
+use crate::util::duration::parse_duration;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -29,7 +29,7 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
     // listing is incomplete, so it is not exit 0 (a skip at the top level is not an error).
     let mut code = EXIT_OK;
     for s in &scripts {
-        if let Some(t) = runner::register_tests(s, Duration::from_secs(60)) {
+        if let Some(t) = runner::register_tests(s, Duration::from_secs(60), env.observer.clone()) {
             eprintln!("{}: {}", s.path.display(), t.message.unwrap_or_default());
             if t.status != crate::run::model::Status::Skipped {
                 code = EXIT_FAILED;

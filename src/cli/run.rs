@@ -5,19 +5,19 @@ use super::common::{
 };
 use super::{RunArgs, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::engine::runner;
-use crate::inventory::{parse_duration, Inventory};
+use crate::inventory::Inventory;
 use crate::report::{self, console::Console};
 use crate::run::cancel;
 use crate::run::model::RunResult;
+use crate::util::duration::parse_duration;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Everything checked and loaded before a node is touched.
 struct Prepared {
     env: std::sync::Arc<crate::run::env::RunEnv>,
     scripts: Vec<crate::engine::Script>,
     baseline: Option<(String, RunResult)>,
-    timeout: Option<Duration>,
     simulation: Option<String>,
     replayed: Option<String>,
     inventory_label: Option<String>,
@@ -27,13 +27,12 @@ struct Prepared {
 pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let p = match prepare(&a) {
+    let console = std::sync::Arc::new(Console::new(quiet, if verbose > 0 { 2 } else { 1 }));
+    let p = match prepare(&a, console.clone()) {
         Ok(p) => p,
         Err(code) => return code,
     };
     cancel::install_handlers();
-    crate::run::context::set_echo(if verbose > 0 { 2 } else { 1 });
-    let console = Console::new(quiet);
     if let Some(sim) = &p.simulation {
         console.print_header(&format!("SIMULATED cluster: {sim}"));
     } else if let Some(r) = &p.replayed {
@@ -61,21 +60,12 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         suites,
         tool_versions: vec![],
     };
-    crate::report::collect_tool_versions(&mut run);
-    // Unique names before the baseline comparison (its keys are the names the JSON keeps)...
-    run.make_unique();
-    if let Some((path, b)) = &p.baseline {
-        if !interrupted {
-            report::baseline::apply(&mut run, b, path);
-            if let Some(t) = run.suites.last().and_then(|s| s.tests.first()) {
-                use crate::run::observer::Observer;
-                console.suite_started("baseline", 1);
-                console.test_finished(t);
-            }
-        }
+    let baseline = p.baseline.as_ref().map(|(path, b)| (path.as_str(), b));
+    if let Some(t) = crate::run::finish::finish(&mut run, baseline) {
+        use crate::run::observer::Observer;
+        console.suite_started("baseline", 1);
+        console.test_finished(&t);
     }
-    // ...and again after it, in case a script's own test clashes with the `baseline` testcase.
-    run.make_unique();
     let (written, write_failed) = write_reports(&a, &run);
     console.summary(&run, &written);
     if let Some(e) = filter_matched_nothing(&a, &p.scripts) {
@@ -95,7 +85,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
 
 /// Arguments, inventory, baseline, scripts and `--set` keys: every usage error (exit 2) before
 /// anything runs — a typo must not cost a maintenance window.
-fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
+fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i32> {
     let paths = expand_scripts(&a.scripts).map_err(usage)?;
     let params = parse_sets(&a.set).map_err(usage)?;
     let timeout = a
@@ -132,6 +122,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
             replay: a.replay.clone(),
             scenario: a.scenario.clone(),
             stdlib: a.stdlib.clone(),
+            observer: Some(console),
         },
     )
     .map_err(usage)?;
@@ -144,7 +135,6 @@ fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
         env,
         scripts,
         baseline,
-        timeout,
         simulation,
         replayed,
         inventory_label,
@@ -210,10 +200,7 @@ fn scenario_label(a: &RunArgs, inv: &Inventory) -> Result<Option<String>, String
 fn execute(a: &RunArgs, p: &Prepared, console: &Console) -> Vec<crate::run::model::SuiteResult> {
     let opts = runner::RunOptions {
         filters: a.filter.clone(),
-        default_timeout: p.timeout.unwrap_or(Duration::from_secs(600)),
-        fanout: p.env.fanout,
-        allow_changes: a.allow_changes,
-        dry_run: a.dry_run,
+        env: p.env.clone(),
     };
     let mut suites = Vec::new();
     for s in &p.scripts {

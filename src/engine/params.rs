@@ -6,7 +6,7 @@ use crate::util::suggest::did_you_mean;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum ParamType {
     Number,
     Bool,
     Any,
@@ -15,20 +15,20 @@ pub enum Kind {
 #[derive(Debug, Default)]
 pub struct Declared {
     /// Key → the type its defaults imply.
-    pub keys: BTreeMap<String, Kind>,
+    pub keys: BTreeMap<String, ParamType>,
     /// Keys that may be read through a variable (`param(key, …)`): every key-like string
     /// literal of those sources.
     pub maybe: BTreeSet<String>,
 }
 
-fn kind_of(default: &str) -> Kind {
+fn type_of(default: &str) -> ParamType {
     let d = default.trim();
     if d == "true" || d == "false" {
-        Kind::Bool
+        ParamType::Bool
     } else if d.parse::<f64>().is_ok() {
-        Kind::Number
+        ParamType::Number
     } else {
-        Kind::Any
+        ParamType::Any
     }
 }
 
@@ -49,12 +49,15 @@ pub fn declared(sources: &[String]) -> Declared {
         for c in call.captures_iter(src) {
             match c.get(1) {
                 Some(k) => {
-                    let kind = c.get(2).map(|v| kind_of(v.as_str())).unwrap_or(Kind::Any);
+                    let kind = c
+                        .get(2)
+                        .map(|v| type_of(v.as_str()))
+                        .unwrap_or(ParamType::Any);
                     d.keys
                         .entry(k.as_str().to_string())
                         .and_modify(|e| {
                             if *e != kind {
-                                *e = Kind::Any;
+                                *e = ParamType::Any;
                             }
                         })
                         .or_insert(kind);
@@ -74,10 +77,10 @@ pub fn declared(sources: &[String]) -> Declared {
 pub fn check(sets: &BTreeMap<String, serde_json::Value>, d: &Declared) -> Result<(), String> {
     for (k, v) in sets {
         match d.keys.get(k) {
-            Some(Kind::Number) if !v.is_number() => {
+            Some(ParamType::Number) if !v.is_number() => {
                 return Err(format!("--set {k}={}: `{k}` must be a number", shown(v)))
             }
-            Some(Kind::Bool) if !v.is_boolean() => {
+            Some(ParamType::Bool) if !v.is_boolean() => {
                 return Err(format!(
                     "--set {k}={}: `{k}` must be true or false",
                     shown(v)
@@ -122,10 +125,10 @@ mod tests {
     fn keys_and_types_from_param_calls() {
         let src = r#"let p = param("rdma_pct", 90); if param("nccl", true) == false {} let r = param("recipe", common::x()); let w = param("workload", ());"#;
         let d = declared(&[src.to_string()]);
-        assert_eq!(d.keys["rdma_pct"], Kind::Number);
-        assert_eq!(d.keys["nccl"], Kind::Bool);
-        assert_eq!(d.keys["recipe"], Kind::Any);
-        assert_eq!(d.keys["workload"], Kind::Any);
+        assert_eq!(d.keys["rdma_pct"], ParamType::Number);
+        assert_eq!(d.keys["nccl"], ParamType::Bool);
+        assert_eq!(d.keys["recipe"], ParamType::Any);
+        assert_eq!(d.keys["workload"], ParamType::Any);
         let e = check(&sets(&[("rdma_pc", 50.into())]), &d).unwrap_err();
         assert!(e.contains("did you mean `rdma_pct`"), "{e}");
         let e = check(&sets(&[("nccl", "flase".into())]), &d).unwrap_err();

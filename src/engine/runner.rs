@@ -1,8 +1,8 @@
 //! Runs a compiled script: its top level registers tests, then the tests run in order
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
-use super::registry::TestDef;
-use super::signal::{classify, Ending, SignalKind};
+use super::signal::{classify, Ending, Outcome};
+use super::testdef::TestDef;
 use super::Script;
 use crate::run::cancel;
 use crate::run::context::{self, TestCtx};
@@ -16,12 +16,11 @@ use std::time::{Duration, Instant};
 pub const CHECKED_NOTHING: &str =
     "checked nothing: the test made no assertion, recorded no metric and ran no command";
 
+/// What a run of scripts needs besides the scripts: the test filters and the run's environment
+/// (fan-out, `--allow-changes`, `--dry-run`, the default test timeout).
 pub struct RunOptions {
     pub filters: Vec<String>,
-    pub default_timeout: Duration,
-    pub fanout: usize,
-    pub allow_changes: bool,
-    pub dry_run: bool,
+    pub env: std::sync::Arc<crate::run::env::RunEnv>,
 }
 
 /// Size of the output kept per testcase in reports.
@@ -36,13 +35,13 @@ fn timestamp() -> String {
 }
 
 /// Run the script's top level (registration). Returns an error testcase if it failed.
-pub fn register_tests(script: &Script, timeout: Duration) -> Option<TestResult> {
+pub fn register_tests(
+    script: &Script,
+    timeout: Duration,
+    observer: std::sync::Arc<dyn Observer>,
+) -> Option<TestResult> {
     context::set_file(&script.path.display().to_string());
-    context::install(TestCtx::new(
-        crate::run::context::TOP_LEVEL,
-        &script.path.display().to_string(),
-        timeout,
-    ));
+    context::install(TestCtx::new(crate::run::context::TOP_LEVEL, timeout).observed_by(observer));
     let started = Instant::now();
     let res = script
         .engine
@@ -88,6 +87,7 @@ fn absorb(t: &mut TestResult, c: TestCtx) {
         ));
     }
     t.commands.extend(c.commands);
+    t.tool_versions.extend(c.tool_versions);
     t.output.push_str(&c.output);
 }
 
@@ -108,13 +108,8 @@ fn uncapped_outcome(
 ) -> (Status, String, Option<String>) {
     match classify(err) {
         Ending::Signal(s) => {
-            let st = match s.kind {
-                SignalKind::Failure => Status::Failure,
-                SignalKind::Error | SignalKind::ScriptError => Status::Error,
-                SignalKind::Skip => Status::Skipped,
-                // Only in dry runs, whose outcomes become "listed" (`dry_outcome`).
-                SignalKind::DryRunStop => Status::Error,
-            };
+            // A dry run's stop only ends dry runs, whose outcomes become "listed" (`dry_outcome`).
+            let st = Status::from(s.kind);
             (st, s.message, s.detail)
         }
         Ending::Terminated(tok) if tok == "interrupted" => {
@@ -129,7 +124,8 @@ fn uncapped_outcome(
     }
 }
 
-/// Run one test with its retries.
+/// Run one test with its retries: each attempt ([`attempt`], [`record`]), then the verdict
+/// over them ([`finalize`]).
 fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     let mut t = blank(
         script,
@@ -142,113 +138,164 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     t.round = def.round.map(|r| r.0);
     let started = Instant::now();
     t.started = Some(timestamp_ms());
-    if cancel::interrupted() {
-        t.status = Status::Skipped;
-        t.message = Some("not run: the run was interrupted".into());
+    if let Some((status, message)) = not_run(def, opts) {
+        t.status = status;
+        t.message = Some(message);
         return t;
     }
-    if def.changes && !opts.allow_changes {
-        t.status = Status::Skipped;
-        t.message = Some("needs --allow-changes (this test changes nodes)".into());
-        return t;
-    }
-    if let Some(e) = &def.error {
-        t.status = Status::Error;
-        t.message = Some(e.clone());
-        return t;
-    }
-    let timeout = def.timeout.unwrap_or(opts.default_timeout);
+    let timeout = def.timeout.unwrap_or(opts.env.test_timeout());
     let file = script.path.display().to_string();
     let mut ended_by = None;
-    for attempt in 0..=def.retries {
-        context::set_file(&file);
-        let mut tc = TestCtx::new(&def.name, &file, timeout);
-        tc.pair = match (&def.node, &def.peer) {
-            (Some(a), Some(b)) => Some((a.name().to_string(), b.name().to_string())),
-            _ => None,
-        };
-        context::install(tc);
-        let a_start = Instant::now();
-        let res = match (&def.node, &def.peer) {
-            (Some(a), Some(b)) => def.func.call::<Dynamic>(
-                &script.engine,
-                &script.ast,
-                (Dynamic::from(a.clone()), Dynamic::from(b.clone())),
-            ),
-            (Some(n), None) => {
-                def.func
-                    .call::<Dynamic>(&script.engine, &script.ast, (Dynamic::from(n.clone()),))
-            }
-            _ => def.func.call::<Dynamic>(&script.engine, &script.ast, ()),
-        };
-        let ctx = context::take();
-        ended_by = res.as_ref().err().and_then(|e| super::signal::kind_of(e));
-        let deferred = ctx
-            .as_ref()
-            .map(|c| c.deferred_failures.clone())
-            .unwrap_or_default();
-        let checked = ctx
-            .as_ref()
-            .is_some_and(|c| c.checks > 0 || !c.metrics.is_empty() || !c.commands.is_empty());
-        let (status, message, detail) = match &res {
-            Ok(_) if !deferred.is_empty() => (
-                Status::Failure,
-                Some(if deferred.len() == 1 {
-                    deferred[0].clone()
-                } else {
-                    format!(
-                        "{} (and {} more metrics past their thresholds)",
-                        deferred[0],
-                        deferred.len() - 1
-                    )
-                }),
-                Some(deferred.join("\n")),
-            ),
-            Ok(_) => (Status::Pass, None, None),
-            Err(e) => {
-                let (s, m, d) = ending_to_outcome(e, timeout);
-                (s, Some(m), d)
-            }
-        };
-        if def.retries > 0 {
-            t.output.push_str(&format!(
-                "--- attempt {} of {}: {}{}\n",
-                attempt + 1,
-                def.retries + 1,
-                status.label(),
-                message
-                    .as_ref()
-                    .map(|m| format!(" ({m})"))
-                    .unwrap_or_default()
-            ));
-        }
-        t.attempts.push(Attempt {
-            status,
-            message: message.clone(),
-            duration_ms: a_start.elapsed().as_millis() as u64,
-        });
-        // Keep the last attempt's measurements; every attempt's commands and output.
-        t.metrics.clear();
-        t.warnings.clear();
-        if let Some(c) = ctx {
-            absorb(&mut t, c);
-        }
-        if status == Status::Pass && !checked && !opts.dry_run {
-            // A pass that looked at nothing is not evidence: say so everywhere.
-            t.warnings.push(CHECKED_NOTHING.into());
-            t.output.push_str(&format!("warning: {CHECKED_NOTHING}\n"));
-        }
-        t.status = status;
-        t.message = message;
-        t.detail = detail;
+    for n in 0..=def.retries {
+        let a = attempt(script, def, &file, timeout, opts.env.observer.clone());
+        ended_by = a.ended_by;
+        record(&mut t, def, n, a, opts);
         // A dry run lists a test once: a retry would list the same commands again.
-        let done = matches!(status, Status::Pass | Status::Skipped)
+        let done = matches!(t.status, Status::Pass | Status::Skipped)
             || cancel::interrupted()
-            || opts.dry_run;
+            || opts.env.dry_run;
         if done {
             break;
         }
     }
+    finalize(&mut t, def, opts, ended_by);
+    t.duration_ms = started.elapsed().as_millis() as u64;
+    t
+}
+
+/// Why a test is not run at all (the run was interrupted, it needs --allow-changes, it is
+/// known at registration to be an error), as its status and message.
+fn not_run(def: &TestDef, opts: &RunOptions) -> Option<(Status, String)> {
+    if cancel::interrupted() {
+        return Some((Status::Skipped, "not run: the run was interrupted".into()));
+    }
+    if def.changes && !opts.env.allow_changes {
+        return Some((
+            Status::Skipped,
+            "needs --allow-changes (this test changes nodes)".into(),
+        ));
+    }
+    def.error.clone().map(|e| (Status::Error, e))
+}
+
+/// What one attempt of a test gave.
+struct AttemptEnd {
+    status: Status,
+    message: Option<String>,
+    detail: Option<String>,
+    /// What the test recorded (commands, output, metrics, warnings).
+    ctx: Option<TestCtx>,
+    /// It asserted, measured or ran something.
+    checked: bool,
+    ended_by: Option<Outcome>,
+    duration_ms: u64,
+}
+
+/// One attempt: the test's closure called with its node (and peer), in a fresh context.
+fn attempt(
+    script: &Script,
+    def: &TestDef,
+    file: &str,
+    timeout: Duration,
+    observer: std::sync::Arc<dyn Observer>,
+) -> AttemptEnd {
+    context::set_file(file);
+    let mut tc = TestCtx::new(&def.name, timeout).observed_by(observer);
+    tc.pair = match (&def.node, &def.peer) {
+        (Some(a), Some(b)) => Some((a.name().to_string(), b.name().to_string())),
+        _ => None,
+    };
+    context::install(tc);
+    let a_start = Instant::now();
+    let (engine, ast) = (&script.engine, &script.ast);
+    let res = match (&def.node, &def.peer) {
+        (Some(a), Some(b)) => def.func.call::<Dynamic>(
+            engine,
+            ast,
+            (Dynamic::from(a.clone()), Dynamic::from(b.clone())),
+        ),
+        (Some(n), None) => def
+            .func
+            .call::<Dynamic>(engine, ast, (Dynamic::from(n.clone()),)),
+        _ => def.func.call::<Dynamic>(engine, ast, ()),
+    };
+    let ctx = context::take();
+    let deferred = ctx
+        .as_ref()
+        .map(|c| c.deferred_failures.clone())
+        .unwrap_or_default();
+    let (status, message, detail) = match &res {
+        Ok(_) if !deferred.is_empty() => (
+            Status::Failure,
+            Some(if deferred.len() == 1 {
+                deferred[0].clone()
+            } else {
+                format!(
+                    "{} (and {} more metrics past their thresholds)",
+                    deferred[0],
+                    deferred.len() - 1
+                )
+            }),
+            Some(deferred.join("\n")),
+        ),
+        Ok(_) => (Status::Pass, None, None),
+        Err(e) => {
+            let (s, m, d) = ending_to_outcome(e, timeout);
+            (s, Some(m), d)
+        }
+    };
+    AttemptEnd {
+        status,
+        message,
+        detail,
+        checked: ctx
+            .as_ref()
+            .is_some_and(|c| c.checks > 0 || !c.metrics.is_empty() || !c.commands.is_empty()),
+        ctx,
+        ended_by: res.as_ref().err().and_then(|e| super::signal::kind_of(e)),
+        duration_ms: a_start.elapsed().as_millis() as u64,
+    }
+}
+
+/// Attempt `n` (0-based) into the testcase: its line in the output when there are retries,
+/// its entry in `attempts`; the last attempt's measurements, every attempt's commands and
+/// output; the testcase's status is the attempt's.
+fn record(t: &mut TestResult, def: &TestDef, n: u32, a: AttemptEnd, opts: &RunOptions) {
+    if def.retries > 0 {
+        t.output.push_str(&format!(
+            "--- attempt {} of {}: {}{}\n",
+            n + 1,
+            def.retries + 1,
+            a.status.label(),
+            a.message
+                .as_ref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default()
+        ));
+    }
+    t.attempts.push(Attempt {
+        status: a.status,
+        message: a.message.clone(),
+        duration_ms: a.duration_ms,
+    });
+    t.metrics.clear();
+    t.warnings.clear();
+    if let Some(c) = a.ctx {
+        absorb(t, c);
+    }
+    if a.status == Status::Pass && !a.checked && !opts.env.dry_run {
+        // A pass that looked at nothing is not evidence: say so everywhere.
+        t.warnings.push(CHECKED_NOTHING.into());
+        t.output.push_str(&format!("warning: {CHECKED_NOTHING}\n"));
+    }
+    t.status = a.status;
+    t.message = a.message;
+    t.detail = a.detail;
+}
+
+/// After the last attempt: a pass after failed attempts is flaky, a dry run's outcome is its
+/// listing, the output is capped.
+fn finalize(t: &mut TestResult, def: &TestDef, opts: &RunOptions, ended_by: Option<Outcome>) {
     if def.retries > 0 && t.status == Status::Pass && t.attempts.len() > 1 {
         t.warnings.push(format!(
             "flaky: passed on attempt {} of {}",
@@ -256,24 +303,22 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
             def.retries + 1
         ));
     }
-    if opts.dry_run && t.status != Status::Skipped {
-        dry_outcome(&mut t, ended_by);
+    if opts.env.dry_run && t.status != Status::Skipped {
+        dry_outcome(t, ended_by);
     }
     t.output = cap(&t.output, OUTPUT_CAP);
-    t.duration_ms = started.elapsed().as_millis() as u64;
-    t
 }
 
 /// `--dry-run`: a test's outcome is its listing — skipped, "dry run: N commands listed", and
 /// where the listing ended when the test did not run to its end. What is missing on the nodes
 /// is the preflight's to say (`run::preflight`). A test that ended on an error of the script
-/// itself ([`SignalKind::ScriptError`]: a misspelt field) stays an error: the real run would
+/// itself ([`Outcome::ScriptError`]: a misspelt field) stays an error: the real run would
 /// end there whatever the nodes answer.
-fn dry_outcome(t: &mut TestResult, ended_by: Option<SignalKind>) {
+fn dry_outcome(t: &mut TestResult, ended_by: Option<Outcome>) {
     let listed = t.commands.iter().filter(|c| c.dry_run).count();
     let said = t.message.clone().unwrap_or_default();
-    let stopped = ended_by == Some(SignalKind::DryRunStop);
-    if ended_by == Some(SignalKind::ScriptError) {
+    let stopped = ended_by == Some(Outcome::DryRun);
+    if ended_by == Some(Outcome::ScriptError) {
         t.detail = Some(format!(
             "dry run: {listed} command{} listed, then the test ends with this error, whatever the nodes answer",
             if listed == 1 { "" } else { "s" }
@@ -327,7 +372,7 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
     let started = Instant::now();
     let stamp = timestamp();
     let mut results: Vec<TestResult> = Vec::new();
-    if let Some(t) = register_tests(script, opts.default_timeout) {
+    if let Some(t) = register_tests(script, opts.env.test_timeout(), opts.env.observer.clone()) {
         obs.test_finished(&t);
         results.push(t);
     }
@@ -354,13 +399,13 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
                 })
                 .collect();
             let line = format!("round {r}/{total}: {}", pairs.join(", "));
-            if opts.dry_run {
-                eprintln!("[dry-run] {line}");
+            if opts.env.dry_run {
+                obs.listed(&line);
             } else {
                 tracing::info!("{line}");
             }
         }
-        let workers = if batch.len() == 1 { 1 } else { opts.fanout };
+        let workers = if batch.len() == 1 { 1 } else { opts.env.fanout };
         let done = pool::map(
             batch,
             workers,

@@ -3,25 +3,11 @@
 
 use rhai::{Dynamic, EvalAltResult, Position};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SignalKind {
-    /// An assertion did not hold: the numbers are wrong.
-    Failure,
-    /// The check could not be made (unreachable node, timeout, missing tool, bad output).
-    Error,
-    /// `skip(reason)`, missing `--allow-changes`, missing input.
-    Skip,
-    /// `--dry-run`: the test's next step needs an answer a dry run does not have (a branch or
-    /// loop on a stand-in): its listing ends here.
-    DryRunStop,
-    /// The script itself is wrong (it reads a field its result does not have): an error that
-    /// no answer of the nodes changes, so a dry run reports it as an error too.
-    ScriptError,
-}
+pub use crate::run::outcome::Outcome;
 
 #[derive(Debug, Clone)]
 pub struct Signal {
-    pub kind: SignalKind,
+    pub kind: Outcome,
     /// One line.
     pub message: String,
     /// Longer detail for the report body (stderr tails etc.).
@@ -31,7 +17,7 @@ pub struct Signal {
 pub type RhaiErr = Box<EvalAltResult>;
 
 pub fn throw(
-    kind: SignalKind,
+    kind: Outcome,
     message: impl Into<String>,
     detail: Option<String>,
     pos: Position,
@@ -47,19 +33,15 @@ pub fn throw(
 }
 
 pub fn failure(message: impl Into<String>, pos: Position) -> RhaiErr {
-    throw(SignalKind::Failure, message, None, pos)
+    throw(Outcome::Failure, message, None, pos)
 }
 
 pub fn error(message: impl Into<String>, pos: Position) -> RhaiErr {
-    throw(SignalKind::Error, message, None, pos)
-}
-
-pub fn error_with(message: impl Into<String>, detail: String, pos: Position) -> RhaiErr {
-    throw(SignalKind::Error, message, Some(detail), pos)
+    throw(Outcome::Error, message, None, pos)
 }
 
 pub fn skip(reason: impl Into<String>, pos: Position) -> RhaiErr {
-    throw(SignalKind::Skip, reason, None, pos)
+    throw(Outcome::Skip, reason, None, pos)
 }
 
 /// What ended a test, found by unwrapping Rhai's error wrappers.
@@ -115,23 +97,24 @@ fn names_dry_value(s: &str) -> bool {
 
 fn dry_stop(message: String) -> Ending {
     Ending::Signal(Signal {
-        kind: SignalKind::DryRunStop,
+        kind: Outcome::DryRun,
         message,
         detail: None,
     })
 }
 
 /// The kind of signal that ended a test, if a signal did.
-pub fn kind_of(err: &EvalAltResult) -> Option<SignalKind> {
+pub fn kind_of(err: &EvalAltResult) -> Option<Outcome> {
     match classify(err) {
         Ending::Signal(s) => Some(s.kind),
         _ => None,
     }
 }
 
-/// Did the dry run's listing of a test stop here (a [`SignalKind::DryRunStop`])?
+/// Did the dry run's listing of a test stop here (a [`Outcome::DryRun`])?
+#[cfg(test)]
 pub fn is_dry_stop(err: &EvalAltResult) -> bool {
-    kind_of(err) == Some(SignalKind::DryRunStop)
+    kind_of(err) == Some(Outcome::DryRun)
 }
 
 /// How a dry run's stop in a `for` loop starts (the loop's place is added by [`classify`]).

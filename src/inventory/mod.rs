@@ -132,37 +132,8 @@ pub struct Inventory {
 
 pub const DEFAULT_FANOUT: usize = 64;
 
-/// The longest duration fabcheck accepts (timeouts, waits): 30 days. Longer values are
-/// mistakes (`1e300`, `18446744073709551615`), and would overflow deadlines.
-pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
-
-/// Parse a human duration (`500ms`, `30s`, `5m`; a bare number is seconds), at most
-/// [`MAX_DURATION`].
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let too_long = || {
-        format!(
-            "`{s}` is longer than {}, the longest duration fabcheck accepts",
-            humantime::format_duration(MAX_DURATION)
-        )
-    };
-    if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_nan() || secs < 0.0 {
-            return Err(format!("`{s}` is not a duration like 500ms, 30s or 5m"));
-        }
-        // Compared as f64 before converting: Duration::from_secs_f64 panics past u64 seconds.
-        if secs > MAX_DURATION.as_secs_f64() {
-            return Err(too_long());
-        }
-        return Ok(Duration::from_secs_f64(secs));
-    }
-    let d = humantime::parse_duration(t)
-        .map_err(|e| format!("`{s}` is not a duration like 500ms, 30s or 5m ({e})"))?;
-    if d > MAX_DURATION {
-        return Err(too_long());
-    }
-    Ok(d)
-}
+/// Durations as inventories and options write them: the one parser, `util::duration`.
+pub use crate::util::duration::parse_duration;
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -257,133 +228,30 @@ impl Inventory {
         path: &Path,
         allocation: Option<(&str, &[String])>,
     ) -> Result<Inventory, InventoryError> {
-        let at = |offset: usize, message: String| {
-            let (l, c) = line_col(text, offset);
-            InventoryError {
-                location: format!("{}:{l}:{c}", path.display()),
-                message,
-            }
-        };
+        let src = Source { text, path };
         let file: File = toml::from_str(text).map_err(|e| {
             let off = e.span().map(|s| s.start).unwrap_or(0);
-            at(
+            let message = e.message().trim();
+            src.at(
                 off,
-                format!(
-                    "{} (README.md \"Inventory fields\" lists every field)",
-                    e.message().trim()
-                ),
+                format!("{message} (README.md \"Inventory fields\" lists every field)"),
             )
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        let d = &file.defaults;
-        let mut nodes: Vec<Node> = Vec::new();
-        // name -> offset of its first declaration (the line is only worked out for an error:
-        // counting lines for every node made loading quadratic).
-        let mut first_seen: HashMap<String, usize> = HashMap::new();
         let wanted: Option<HashSet<&str>> =
             allocation.map(|(_, names)| names.iter().map(String::as_str).collect());
-        // Slurm: allocated name -> (its [[node]], host), resolved below in allocation order.
-        let mut declared: HashMap<String, (usize, String)> = HashMap::new();
-        for (idx, spanned) in file.node.iter().enumerate() {
-            let start = spanned.span().start;
-            let f = spanned.get_ref();
-            let Some(name) = &f.name else {
-                return Err(at(start, "a [[node]] has no `name`; add name = \"spark-01\" (or a node set like \"spark-[01-06]\")".into()));
-            };
-            let name_at = name.span().start;
-            let names = nodeset::expand(name.get_ref(), &BTreeMap::new())
-                .map_err(|e| at(name_at, e.to_string()))?;
-            let hosts: Vec<String> = match &f.host {
-                None => names.clone(),
-                Some(h) if names.len() == 1 => vec![h.clone()],
-                Some(h) => {
-                    let hs = nodeset::expand(h, &BTreeMap::new())
-                        .map_err(|e| at(name_at, e.to_string()))?;
-                    if hs.len() != names.len() {
-                        return Err(at(
-                            name_at,
-                            format!("`{}` names {} nodes but host `{h}` names {}; give one host per node", name.get_ref(), names.len(), hs.len()),
-                        ));
-                    }
-                    hs
-                }
-            };
-            for (n, host) in names.iter().zip(hosts) {
-                if let Some(&first) = first_seen.get(n) {
-                    let line = line_col(text, first).0;
-                    return Err(at(name_at, format!("node `{n}` is declared twice (first at line {line}); node names must be unique")));
-                }
-                if !valid_name(n) {
-                    return Err(at(name_at, format!("`{n}` is not a valid node name")));
-                }
-                first_seen.insert(n.clone(), name_at);
-                match &wanted {
-                    None => {
-                        let node = Node::resolve(n, host, f, d, base)
-                            .map_err(|m| at(start, format!("node `{n}`: {m}")))?;
-                        nodes.push(node);
-                    }
-                    Some(w) if w.contains(n.as_str()) => {
-                        declared.insert(n.clone(), (idx, host));
-                    }
-                    Some(_) => {}
-                }
-            }
-        }
-        if let Some((from, names)) = allocation {
-            let bare = Fields::default();
-            for n in names {
-                let node = match declared.remove(n) {
-                    Some((idx, host)) => {
-                        let spanned = &file.node[idx];
-                        Node::resolve(n, host, spanned.get_ref(), d, base)
-                            .map_err(|m| at(spanned.span().start, format!("node `{n}`: {m}")))?
-                    }
-                    None => {
-                        Node::resolve(n, n.clone(), &bare, d, base).map_err(|m| InventoryError {
-                            location: format!("{from} with defaults from {}", path.display()),
-                            message: format!("node `{n}`: {m}"),
-                        })?
-                    }
-                };
-                nodes.push(node);
-            }
-        }
+        let declared = declared_nodes(&src, &file, wanted.as_ref())?;
+        let nodes = match allocation {
+            None => declared.nodes,
+            Some(alloc) => allocated_nodes(&src, &file, alloc, declared.allocated)?,
+        };
         if nodes.is_empty() {
             return Err(InventoryError {
                 location: path.display().to_string(),
                 message: "the inventory declares no node; add a [[node]] table with a name".into(),
             });
         }
-        let mut groups = file.groups.clone();
-        for (g, def) in &file.groups {
-            let members = nodeset::expand(def, &file.groups).map_err(|e| InventoryError {
-                location: format!("{} [groups] {g}", path.display()),
-                message: e.to_string(),
-            })?;
-            if let Some(w) = &wanted {
-                // A site-wide defaults file names the whole cluster; keep the allocated part.
-                let inside: Vec<String> = members
-                    .into_iter()
-                    .filter(|m| w.contains(m.as_str()))
-                    .collect();
-                if inside.is_empty() {
-                    groups.remove(g);
-                } else {
-                    groups.insert(g.clone(), inside.join(","));
-                }
-                continue;
-            }
-            if let Some(unknown) = members.iter().find(|m| !first_seen.contains_key(*m)) {
-                return Err(InventoryError {
-                    location: format!("{} [groups] {g}", path.display()),
-                    message: format!(
-                        "group `{g}` names `{unknown}`, which is not a [[node]] of this inventory"
-                    ),
-                });
-            }
-        }
-        let fanout = d.fanout.unwrap_or(DEFAULT_FANOUT).max(1);
+        let groups = checked_groups(path, &file, wanted.as_ref(), &declared.first_seen)?;
+        let fanout = file.defaults.fanout.unwrap_or(DEFAULT_FANOUT).max(1);
         Ok(Inventory {
             source: Some(path.to_path_buf()),
             simulation: file.simulation,
@@ -479,27 +347,8 @@ impl Node {
                 Some(s) => parse_duration(&s).map_err(|e| format!("{what}: {e}")),
             }
         };
-        let known_hosts = match pick!(known_hosts).as_deref() {
-            None => KnownHosts::SshConfig,
-            Some("strict") => KnownHosts::Strict,
-            Some("accept-new") => KnownHosts::AcceptNew,
-            Some("off") => KnownHosts::Off,
-            Some(o) => {
-                return Err(format!(
-                    "known_hosts = \"{o}\" is not one of strict, accept-new, off"
-                ))
-            }
-        };
-        let transport = match pick!(transport).as_deref() {
-            None | Some("ssh") => TransportKind::Ssh,
-            Some("local") => TransportKind::Local,
-            Some("replay") => TransportKind::Replay,
-            Some(o) => {
-                return Err(format!(
-                    "transport = \"{o}\" is not one of ssh, local, replay"
-                ))
-            }
-        };
+        let known_hosts = known_hosts_policy(pick!(known_hosts).as_deref())?;
+        let transport = transport_kind(pick!(transport).as_deref())?;
         let expand_path = |p: String| -> PathBuf {
             let p = if let Some(rest) = p.strip_prefix("~/") {
                 std::env::var("HOME")
@@ -565,9 +414,213 @@ impl Node {
     }
 }
 
+/// `known_hosts = "..."` (none: the SSH configuration decides).
+fn known_hosts_policy(v: Option<&str>) -> Result<KnownHosts, String> {
+    Ok(match v {
+        None => KnownHosts::SshConfig,
+        Some("strict") => KnownHosts::Strict,
+        Some("accept-new") => KnownHosts::AcceptNew,
+        Some("off") => KnownHosts::Off,
+        Some(o) => {
+            return Err(format!(
+                "known_hosts = \"{o}\" is not one of strict, accept-new, off"
+            ))
+        }
+    })
+}
+
+/// `transport = "..."` (none: ssh).
+fn transport_kind(v: Option<&str>) -> Result<TransportKind, String> {
+    Ok(match v {
+        None | Some("ssh") => TransportKind::Ssh,
+        Some("local") => TransportKind::Local,
+        Some("replay") => TransportKind::Replay,
+        Some(o) => {
+            return Err(format!(
+                "transport = \"{o}\" is not one of ssh, local, replay"
+            ))
+        }
+    })
+}
+
+/// The inventory text and its file: where an offset is, for errors.
+struct Source<'a> {
+    text: &'a str,
+    path: &'a Path,
+}
+
+impl Source<'_> {
+    fn at(&self, offset: usize, message: String) -> InventoryError {
+        let (l, c) = line_col(self.text, offset);
+        InventoryError {
+            location: format!("{}:{l}:{c}", self.path.display()),
+            message,
+        }
+    }
+}
+
+/// The file's `[[node]]`s, expanded and checked.
+struct Declared {
+    /// Without an allocation: every node, resolved, in file order.
+    nodes: Vec<Node>,
+    /// With one: allocated name -> (its `[[node]]`'s index, host), resolved in allocation order.
+    allocated: HashMap<String, (usize, String)>,
+    /// name -> offset of its first declaration (the line is only worked out for an error:
+    /// counting lines for every node made loading quadratic).
+    first_seen: HashMap<String, usize>,
+}
+
+/// Every `[[node]]` expanded to its names and hosts, names checked (valid, declared once);
+/// resolved when there is no allocation, else kept for [`allocated_nodes`] when allocated.
+fn declared_nodes(
+    src: &Source,
+    file: &File,
+    wanted: Option<&HashSet<&str>>,
+) -> Result<Declared, InventoryError> {
+    let base = src.path.parent().unwrap_or(Path::new("."));
+    let mut out = Declared {
+        nodes: Vec::new(),
+        allocated: HashMap::new(),
+        first_seen: HashMap::new(),
+    };
+    for (idx, spanned) in file.node.iter().enumerate() {
+        let start = spanned.span().start;
+        let f = spanned.get_ref();
+        let Some(name) = &f.name else {
+            return Err(src.at(start, "a [[node]] has no `name`; add name = \"spark-01\" (or a node set like \"spark-[01-06]\")".into()));
+        };
+        let name_at = name.span().start;
+        let (names, hosts) = names_and_hosts(src, name, f.host.as_deref())?;
+        for (n, host) in names.iter().zip(hosts) {
+            if let Some(&first) = out.first_seen.get(n) {
+                let line = line_col(src.text, first).0;
+                return Err(src.at(name_at, format!("node `{n}` is declared twice (first at line {line}); node names must be unique")));
+            }
+            if !valid_name(n) {
+                return Err(src.at(name_at, format!("`{n}` is not a valid node name")));
+            }
+            out.first_seen.insert(n.clone(), name_at);
+            match wanted {
+                None => {
+                    let node = Node::resolve(n, host, f, &file.defaults, base)
+                        .map_err(|m| src.at(start, format!("node `{n}`: {m}")))?;
+                    out.nodes.push(node);
+                }
+                Some(w) if w.contains(n.as_str()) => {
+                    out.allocated.insert(n.clone(), (idx, host));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A `[[node]]`'s names (its node set expanded) and their hosts (the names, or `host`: one
+/// host per name).
+fn names_and_hosts(
+    src: &Source,
+    name: &toml::Spanned<String>,
+    host: Option<&str>,
+) -> Result<(Vec<String>, Vec<String>), InventoryError> {
+    let name_at = name.span().start;
+    let names = nodeset::expand(name.get_ref(), &BTreeMap::new())
+        .map_err(|e| src.at(name_at, e.to_string()))?;
+    let hosts = match host {
+        None => names.clone(),
+        Some(h) if names.len() == 1 => vec![h.to_string()],
+        Some(h) => {
+            let hs =
+                nodeset::expand(h, &BTreeMap::new()).map_err(|e| src.at(name_at, e.to_string()))?;
+            if hs.len() != names.len() {
+                return Err(src.at(
+                    name_at,
+                    format!(
+                        "`{}` names {} nodes but host `{h}` names {}; give one host per node",
+                        name.get_ref(),
+                        names.len(),
+                        hs.len()
+                    ),
+                ));
+            }
+            hs
+        }
+    };
+    Ok((names, hosts))
+}
+
+/// Slurm: the allocated nodes in allocation order, each with its `[[node]]` when the file has
+/// one, else with `[defaults]` only.
+fn allocated_nodes(
+    src: &Source,
+    file: &File,
+    (from, names): (&str, &[String]),
+    mut declared: HashMap<String, (usize, String)>,
+) -> Result<Vec<Node>, InventoryError> {
+    let base = src.path.parent().unwrap_or(Path::new("."));
+    let d = &file.defaults;
+    let bare = Fields::default();
+    let mut nodes = Vec::new();
+    for n in names {
+        let node = match declared.remove(n) {
+            Some((idx, host)) => {
+                let spanned = &file.node[idx];
+                Node::resolve(n, host, spanned.get_ref(), d, base)
+                    .map_err(|m| src.at(spanned.span().start, format!("node `{n}`: {m}")))?
+            }
+            None => Node::resolve(n, n.clone(), &bare, d, base).map_err(|m| InventoryError {
+                location: format!("{from} with defaults from {}", src.path.display()),
+                message: format!("node `{n}`: {m}"),
+            })?,
+        };
+        nodes.push(node);
+    }
+    Ok(nodes)
+}
+
+/// `[groups]`, every member a node of the inventory; with an allocation, each group cut to
+/// its allocated members (a site-wide defaults file names the whole cluster), empty ones left
+/// out.
+fn checked_groups(
+    path: &Path,
+    file: &File,
+    wanted: Option<&HashSet<&str>>,
+    first_seen: &HashMap<String, usize>,
+) -> Result<BTreeMap<String, String>, InventoryError> {
+    let mut groups = file.groups.clone();
+    for (g, def) in &file.groups {
+        let members = nodeset::expand(def, &file.groups).map_err(|e| InventoryError {
+            location: format!("{} [groups] {g}", path.display()),
+            message: e.to_string(),
+        })?;
+        if let Some(w) = wanted {
+            let inside: Vec<String> = members
+                .into_iter()
+                .filter(|m| w.contains(m.as_str()))
+                .collect();
+            if inside.is_empty() {
+                groups.remove(g);
+            } else {
+                groups.insert(g.clone(), inside.join(","));
+            }
+            continue;
+        }
+        if let Some(unknown) = members.iter().find(|m| !first_seen.contains_key(*m)) {
+            return Err(InventoryError {
+                location: format!("{} [groups] {g}", path.display()),
+                message: format!(
+                    "group `{g}` names `{unknown}`, which is not a [[node]] of this inventory"
+                ),
+            });
+        }
+    }
+    Ok(groups)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::duration::MAX_DURATION;
 
     fn parse(s: &str) -> Result<Inventory, InventoryError> {
         Inventory::parse(s, Path::new("inv.toml"))

@@ -61,6 +61,32 @@ pub fn nodelist_from_env() -> Result<(&'static str, String), InventoryError> {
     })
 }
 
+/// The Slurm allocation fabcheck runs in (`SLURM_JOB_ID` in its environment: inside `salloc`,
+/// `sbatch`, `srun --pty`): the srun launcher runs the ranks as a step of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allocation {
+    pub job_id: String,
+    /// The allocation's owner when Slurm says it (`SLURM_JOB_USER`: set in batch jobs and
+    /// steps; `salloc` leaves it out, and then the allocation is this process's user's).
+    pub user: Option<String>,
+}
+
+impl Allocation {
+    /// From this process's environment; None outside an allocation.
+    pub fn from_env() -> Option<Allocation> {
+        let get = |k: &str| std::env::var(k).ok().map(|v| v.trim().to_string());
+        Self::from_vars(get("SLURM_JOB_ID"), get("SLURM_JOB_USER"))
+    }
+
+    /// From the values of `SLURM_JOB_ID` and `SLURM_JOB_USER`. A job id that is not a number
+    /// is no allocation (nothing to pass to srun on a command line).
+    pub fn from_vars(job_id: Option<String>, user: Option<String>) -> Option<Allocation> {
+        let job_id = job_id.filter(|j| !j.is_empty() && j.bytes().all(|b| b.is_ascii_digit()))?;
+        let user = user.filter(|u| valid_name(u));
+        Some(Allocation { job_id, user })
+    }
+}
+
 /// `-i slurm[:FILE]` from this process's environment.
 pub fn load(spec: &Spec) -> Result<Inventory, InventoryError> {
     let (var, list) = nodelist_from_env()?;
@@ -204,6 +230,24 @@ rack9 = "gpu-99"
             e.message.contains("cannot read the Slurm defaults file"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn allocation_from_slurm_variables() {
+        let a =
+            |j: &str, u: Option<&str>| Allocation::from_vars(Some(j.into()), u.map(String::from));
+        assert_eq!(
+            a("8", Some("fclab")),
+            Some(Allocation {
+                job_id: "8".into(),
+                user: Some("fclab".into())
+            })
+        );
+        assert_eq!(a("8", None).unwrap().user, None);
+        // Not a job id srun could be given: no allocation.
+        assert_eq!(a("", None), None);
+        assert_eq!(a("8;reboot", None), None);
+        assert_eq!(Allocation::from_vars(None, Some("x".into())), None);
     }
 
     #[test]

@@ -1,22 +1,13 @@
 //! How a primitive says it could not give a result.
 
+pub use crate::run::outcome::Outcome;
 use crate::transport::TransportError;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// The fabric is wrong (e.g. `n.sh` of a command that exited non-zero): a test failure.
-    Failure,
-    /// The check could not be made (unreachable node, timeout, missing tool, bad output).
-    Error,
-    /// `--dry-run`: the commands were listed, not run: there is no result (the script gets a
-    /// stand-in value that stops the test where its answer would decide what happens next).
-    DryRun,
-}
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct PrimError {
-    pub kind: Kind,
+    /// Failure, Error or DryRun.
+    pub kind: Outcome,
     /// One line, naming the node and what is wrong.
     pub message: String,
     /// Longer story for the report body (stderr tail, unparsed output).
@@ -29,7 +20,7 @@ pub struct PrimError {
 impl PrimError {
     pub fn error(message: impl Into<String>) -> PrimError {
         PrimError {
-            kind: Kind::Error,
+            kind: Outcome::Error,
             message: message.into(),
             detail: None,
             known: None,
@@ -37,7 +28,7 @@ impl PrimError {
     }
     pub fn error_with(message: impl Into<String>, detail: impl Into<String>) -> PrimError {
         PrimError {
-            kind: Kind::Error,
+            kind: Outcome::Error,
             message: message.into(),
             detail: Some(detail.into()),
             known: None,
@@ -45,7 +36,7 @@ impl PrimError {
     }
     pub fn failure_with(message: impl Into<String>, detail: Option<String>) -> PrimError {
         PrimError {
-            kind: Kind::Failure,
+            kind: Outcome::Failure,
             message: message.into(),
             detail,
             known: None,
@@ -55,7 +46,7 @@ impl PrimError {
     /// message names it for the script value that stands for it.
     pub fn dry_run(node: &str, what: &str) -> PrimError {
         PrimError {
-            kind: Kind::DryRun,
+            kind: Outcome::DryRun,
             message: format!("the answer of `{what}` on {node}"),
             detail: None,
             known: None,

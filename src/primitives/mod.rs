@@ -12,7 +12,7 @@ pub mod pair;
 pub mod ssh_hop;
 pub mod tools;
 
-pub use error::{Kind, PResult, PrimError};
+pub use error::{PResult, PrimError};
 
 use crate::inventory::Node;
 use crate::run::env::RunEnv;

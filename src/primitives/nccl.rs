@@ -2,12 +2,17 @@
 //! The launch runs on the first node; NCCL variables travel in the launcher's environment
 //! (`mpirun -x NAME`, `srun --export=ALL`), so that their values never appear on a logged
 //! command line.
+//!
+//! srun inside a Slurm allocation (`SLURM_JOB_ID` where fabcheck runs) runs the ranks as a step
+//! of it (`--jobid=J --overlap`); outside one it makes a new job, and the test says so. srun
+//! runs with `-v`, whose launch lines name the job, the step and its hosts (parse::srun).
 
 use super::{
     arg_words, check_addr, check_name, check_program, parsed, NodeRef, PResult, PrimError,
 };
+use crate::inventory::slurm::Allocation;
 use crate::parse;
-use crate::transport::CmdRequest;
+use crate::transport::{CmdRequest, TransportError};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -65,8 +70,14 @@ pub struct Launch {
     pub program: String,
 }
 
-/// The launch of nccl-tests program `name` on `nodes` (inventory entries).
-pub fn launch(name: &str, nodes: &[&crate::inventory::Node], o: &NcclOpts) -> PResult<Launch> {
+/// The launch of nccl-tests program `name` on `nodes` (inventory entries), from inside the
+/// Slurm allocation `alloc` if any.
+pub fn launch(
+    name: &str,
+    nodes: &[&crate::inventory::Node],
+    o: &NcclOpts,
+    alloc: Option<&Allocation>,
+) -> PResult<Launch> {
     check_program(name)?;
     if nodes.is_empty() {
         return Err(PrimError::error(
@@ -117,9 +128,14 @@ pub fn launch(name: &str, nodes: &[&crate::inventory::Node], o: &NcclOpts) -> PR
                 check_name("node", n)?;
             }
             // srun's --export splits at commas (NCCL_DEBUG_SUBSYS=INIT,NET would break): the
-            // variables are srun's own environment, passed on with --export=ALL.
+            // variables are srun's own environment, passed on with --export=ALL. In an
+            // allocation: a step of it (sharing the nodes with the step fabcheck may run in).
+            let step = match alloc {
+                Some(a) => format!("--jobid={} --overlap ", a.job_id),
+                None => String::new(),
+            };
             format!(
-                "srun -N {} -n {np} -w {} --export=ALL {tail}",
+                "srun {step}-v -N {} -n {np} -w {} --export=ALL {tail}",
                 nodes.len(),
                 names.join(","),
             )
@@ -142,14 +158,24 @@ pub struct NcclResult {
     pub launcher: String,
     pub command: String,
     pub exit_code: Option<i64>,
+    /// srun: the Slurm job and step the ranks ran as (`8`, `8.0`) and the hosts of the step.
+    pub slurm_job: Option<String>,
+    pub slurm_step: Option<String>,
+    pub slurm_hosts: Vec<String>,
 }
 
 /// Run nccl-tests program `name` across `nodes` (launched from the first).
 pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclResult> {
     let specs: Vec<&crate::inventory::Node> = nodes.iter().map(|n| n.spec.as_ref()).collect();
-    let l = launch(name, &specs, o)?;
     let first = &nodes[0];
     let env = &first.env;
+    let alloc = env.slurm.as_ref();
+    let l = launch(name, &specs, o, alloc)?;
+    if l.launcher == Launcher::Srun {
+        if let Some(a) = alloc {
+            refuse_foreign_allocation(a, &first.spec)?;
+        }
+    }
     if l.launcher != Launcher::Local {
         env.need_tool(&first.spec, l.launcher.name());
     }
@@ -169,15 +195,26 @@ pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclRes
         env: l.env.clone(),
         sudo: false,
     };
-    let out = env.exec(&first.spec, &req)?;
+    let out = match env.exec(&first.spec, &req) {
+        Err(e) if l.launcher == Launcher::Srun => return Err(srun_timeout(e, alloc)),
+        r => r?,
+    };
     let missing = if l.launcher != Launcher::Local && out.stderr.contains(l.launcher.name()) {
         l.launcher.name()
     } else {
         l.program.as_str()
     };
     super::tools::installed(&out, first.name(), missing)?;
+    let srun = (l.launcher == Launcher::Srun).then(|| parse::srun::parse(&out.stderr));
+    if let Some(s) = &srun {
+        tell_slurm_step(s, alloc);
+    }
     let text = format!("{}\n{}", out.stdout, out.stderr);
-    let p = parsed(first.name(), &text, parse::nccl::parse)?;
+    let p = parse::nccl::parse(&text);
+    if let Some(e) = launcher_failure(&l, first.name(), &out, &srun, &p) {
+        return Err(e);
+    }
+    let p = parsed(first.name(), &text, |_| p)?;
     if out.exit_code != Some(0) || p.rows.is_empty() {
         let why = if p.errors.is_empty() {
             format!(
@@ -193,12 +230,125 @@ pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclRes
             crate::run::model::cap(&text, 4000),
         ));
     }
+    let srun = srun.unwrap_or_default();
     Ok(NcclResult {
         parsed: p,
         launcher: l.launcher.name().to_string(),
         command: l.command,
         exit_code: out.exit_code,
+        slurm_job: srun.job,
+        slurm_step: srun.step,
+        slurm_hosts: srun.hosts,
     })
+}
+
+/// Slurm lets only an allocation's owner (or an administrator) run steps in it: a launch that
+/// would run srun as another user on the first node is refused before anything runs. Known
+/// only when Slurm names the owner (`SLURM_JOB_USER`: batch jobs and steps) and the inventory
+/// the first node's `user`; otherwise (salloc sets no owner, and fabcheck may run as another
+/// user than the allocation's, e.g. through sudo) Slurm's own refusal is told, with the why.
+fn refuse_foreign_allocation(a: &Allocation, first: &crate::inventory::Node) -> PResult<()> {
+    match (a.user.as_deref(), first.user.as_deref()) {
+        (Some(owner), Some(user)) if owner != user && user != "root" => {
+            Err(PrimError::error(format!(
+                "srun: fabcheck runs inside Slurm allocation {} (SLURM_JOB_ID) of user `{owner}` (SLURM_JOB_USER), but the launch on {} runs as `{user}` (the inventory's user), and Slurm lets only the allocation's owner run steps in it; run fabcheck as `{user}` in an allocation of its own, or give the nodes user `{owner}`",
+                a.job_id, first.name
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Into the test's output: the Slurm job and step the ranks ran as; a warning when srun made a
+/// job of its own (no allocation where fabcheck runs). What srun -v did not say is left out.
+fn tell_slurm_step(s: &parse::srun::Srun, alloc: Option<&Allocation>) {
+    let step = match (&s.step, s.hosts.is_empty()) {
+        (Some(step), false) => format!("step {step} on {}", s.hosts.join(", ")),
+        (Some(step), true) => format!("step {step}"),
+        (None, _) => "a step srun -v did not name".to_string(),
+    };
+    match alloc {
+        Some(a) => crate::run::context::log_line(&format!(
+            "srun: the ranks ran as {step} of Slurm allocation {} (SLURM_JOB_ID)",
+            a.job_id
+        )),
+        None => {
+            let job = match &s.job {
+                Some(j) => format!("Slurm made job {j} for the ranks ({step})"),
+                None => "srun asked Slurm for a job of its own for the ranks".to_string(),
+            };
+            let line = format!(
+                "srun ran outside a Slurm allocation (no SLURM_JOB_ID where fabcheck runs): {job}; run fabcheck inside salloc or sbatch to test the allocation's nodes as a step of it"
+            );
+            crate::run::context::log_line(&line);
+            crate::run::context::with(|c| c.warnings.push(line));
+        }
+    }
+}
+
+/// A launcher that failed before nccl-tests printed its results is told as the launcher's
+/// failure with its own message (srun's and slurmstepd's error lines, else the end of its
+/// stderr), never as nccl output that cannot be parsed.
+fn launcher_failure(
+    l: &Launch,
+    node: &str,
+    out: &crate::transport::CmdOutput,
+    srun: &Option<parse::srun::Srun>,
+    p: &Result<parse::nccl::Nccl, parse::ParseError>,
+) -> Option<PrimError> {
+    let results = matches!(p, Ok(n) if !n.rows.is_empty() || !n.errors.is_empty());
+    if l.launcher == Launcher::Local || out.exit_code == Some(0) || results {
+        return None;
+    }
+    let lines: Vec<String> = match srun {
+        // The why (`slurmstepd-NODE: error: execve(): …`) before the per-task exit codes.
+        Some(s) if !s.errors.is_empty() => {
+            let mut e = s.errors.clone();
+            e.sort_by_key(|l| l.contains(": Exited with exit code "));
+            e
+        }
+        _ => super::tail(&out.stderr, 3)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+            .collect(),
+    };
+    let exit = out
+        .exit_code
+        .map(|c| format!("exit {c}"))
+        .unwrap_or_else(|| "killed by a signal".into());
+    let mut message = format!(
+        "{} (the launcher) failed on {node} ({exit}) before {} printed results: {}",
+        l.launcher.name(),
+        l.program,
+        lines.first().map(String::as_str).unwrap_or("(no message)")
+    );
+    let says = |what: &str| lines.iter().any(|e| e.contains(what));
+    if says("Access/permission denied") {
+        message.push_str(
+            " (the Slurm allocation belongs to another user than the one fabcheck connects as)",
+        );
+    } else if says("Requested node configuration is not available") {
+        message.push_str(" (is every node of the launch in the Slurm allocation?)");
+    }
+    Some(PrimError::error_with(
+        message,
+        crate::run::model::cap(&format!("{}\n{}", lines.join("\n"), out.stderr), 4000),
+    ))
+}
+
+/// srun that timed out outside an allocation while its new job waited in the queue: said so.
+fn srun_timeout(e: TransportError, alloc: Option<&Allocation>) -> PrimError {
+    if let TransportError::Timeout { printed, .. } = &e {
+        let s = parse::srun::parse(&printed.stderr);
+        if s.queued && alloc.is_none() {
+            return PrimError::error(format!(
+                "{e} — srun ran outside a Slurm allocation and its new job {} waited for the nodes until the timeout; run fabcheck inside the allocation (salloc, sbatch) to launch the ranks as a step of it",
+                s.job.as_deref().unwrap_or("?")
+            ));
+        }
+    }
+    e.into()
 }
 
 #[cfg(test)]
@@ -222,7 +372,7 @@ mod tests {
             env: vec![("NCCL_IB_TOKEN".into(), "s3cret".into())],
             ..Default::default()
         };
-        let l = launch("all_reduce_perf", &[&a, &b], &o).unwrap();
+        let l = launch("all_reduce_perf", &[&a, &b], &o, None).unwrap();
         assert_eq!(
             l.command,
             "mpirun -np 2 -H 192.168.100.10:1,192.168.100.11:1 --bind-to none -x NCCL_IB_TOKEN -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS all_reduce_perf -b 8 -e 1G -f 2 -g 1"
@@ -244,12 +394,169 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            launch("all_reduce_perf", &[&a, &b], &o).unwrap().command,
-            "srun -N 2 -n 16 -w gpu1,gpu2 --export=ALL all_reduce_perf -b 1G -e 8G -f 2 -g 1"
+            launch("all_reduce_perf", &[&a, &b], &o, None)
+                .unwrap()
+                .command,
+            "srun -v -N 2 -n 16 -w gpu1,gpu2 --export=ALL all_reduce_perf -b 1G -e 8G -f 2 -g 1"
         );
-        let l = launch("all_gather_perf", &[&a], &NcclOpts::default()).unwrap();
+        // Inside an allocation: a step of it.
+        let alloc = Allocation {
+            job_id: "8".into(),
+            user: None,
+        };
+        assert_eq!(
+            launch("all_reduce_perf", &[&a, &b], &o, Some(&alloc)).unwrap().command,
+            "srun --jobid=8 --overlap -v -N 2 -n 16 -w gpu1,gpu2 --export=ALL all_reduce_perf -b 1G -e 8G -f 2 -g 1"
+        );
+        let l = launch("all_gather_perf", &[&a], &NcclOpts::default(), None).unwrap();
         assert_eq!(l.command, "all_gather_perf -b 8 -e 1G -f 2 -g 1");
         assert_eq!(l.launcher, Launcher::Local);
+    }
+
+    fn srun_launch() -> Launch {
+        let (a, b) = (node("lab01", "10.0.0.1"), node("lab04", "10.0.0.4"));
+        let o = NcclOpts {
+            launcher: Some(Launcher::Srun),
+            ..Default::default()
+        };
+        launch("all_reduce_perf", &[&a, &b], &o, None).unwrap()
+    }
+
+    fn failed(stderr: &str, exit: i64) -> crate::transport::CmdOutput {
+        crate::transport::CmdOutput {
+            stdout: String::new(),
+            stderr: stderr.into(),
+            exit_code: Some(exit),
+            duration: Duration::from_millis(30),
+        }
+    }
+
+    /// srun refusing the step (real Slurm 22.05 lines): told as srun's failure with its own
+    /// message, not as nccl output that cannot be parsed.
+    #[test]
+    fn a_launcher_failure_names_the_launcher_and_its_message() {
+        let l = srun_launch();
+        for (fixture, says) in [
+            (
+                include_str!("../../tests/fixtures/slurm/srun-22.05-v-node-not-in-allocation.txt"),
+                "srun: error: Unable to create step for job 1: Requested node configuration is not available (is every node of the launch in the Slurm allocation?)",
+            ),
+            (
+                include_str!(
+                    "../../tests/fixtures/slurm/srun-22.05-v-other-users-job-access-denied.txt"
+                ),
+                "srun: error: Unable to create step for job 1: Access/permission denied",
+            ),
+        ] {
+            let out = failed(fixture, 1);
+            let text = format!("{}\n{}", out.stdout, out.stderr);
+            let p = parse::nccl::parse(&text);
+            assert!(p.is_err(), "no nccl header: today's parse error");
+            let srun = Some(parse::srun::parse(&out.stderr));
+            let e = launcher_failure(&l, "lab01", &out, &srun, &p).expect("a launcher failure");
+            let m = e.to_string();
+            assert!(
+                m.contains("srun (the launcher) failed on lab01 (exit 1) before all_reduce_perf printed results")
+                    && m.contains(says)
+                    && !m.contains("cannot parse"),
+                "{m}"
+            );
+        }
+        // mpirun (no capture of its own): the end of its stderr.
+        let mut m = l.clone();
+        m.launcher = Launcher::Mpirun;
+        let out = failed(
+            "some banner\nmpirun was unable to launch the specified application\n",
+            1,
+        );
+        let p = parse::nccl::parse(&out.stderr);
+        let e = launcher_failure(&m, "n1", &out, &None, &p)
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("mpirun (the launcher) failed on n1 (exit 1)") && e.contains("some banner"),
+            "{e}"
+        );
+        // Results came back (or nccl said why it failed), or the launch worked: not the launcher.
+        let ok = failed("", 0);
+        assert!(launcher_failure(&l, "n1", &ok, &None, &parse::nccl::parse("")).is_none());
+        let local = Launch {
+            launcher: Launcher::Local,
+            ..l.clone()
+        };
+        assert!(launcher_failure(&local, "n1", &out, &None, &p).is_none());
+    }
+
+    /// The test's output names the job and step srun -v reported; outside an allocation it is
+    /// a warning too.
+    #[test]
+    fn the_test_names_the_slurm_job_and_step() {
+        use crate::run::context;
+        let told = |fixture: &str, alloc: Option<&Allocation>| {
+            context::install(context::TestCtx::new("t", Duration::from_secs(60)));
+            tell_slurm_step(&parse::srun::parse(fixture), alloc);
+            let c = context::take().unwrap();
+            (c.output, c.warnings)
+        };
+        let alloc = Allocation {
+            job_id: "1".into(),
+            user: None,
+        };
+        let step = include_str!("../../tests/fixtures/slurm/srun-22.05-v-step-of-allocation.txt");
+        let (out, warnings) = told(step, Some(&alloc));
+        assert_eq!(
+            out,
+            "srun: the ranks ran as step 1.0 on lab01, lab02, lab03 of Slurm allocation 1 (SLURM_JOB_ID)\n"
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let own =
+            include_str!("../../tests/fixtures/slurm/srun-22.05-v-new-job-outside-allocation.txt");
+        let (_, warnings) = told(own, None);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("srun ran outside a Slurm allocation")
+                && warnings[0]
+                    .contains("Slurm made job 3 for the ranks (step 3.0 on lab01, lab02, lab03)"),
+            "{warnings:?}"
+        );
+        // srun that said nothing (no -v lines): nothing made up.
+        let (_, warnings) = told("", None);
+        assert!(
+            warnings[0].contains("srun asked Slurm for a job of its own")
+                && !warnings[0].contains('?'),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn another_users_allocation_is_refused_before_launching() {
+        let mut first = node("lab01", "10.0.0.1");
+        first.user = Some("fclab".into());
+        let mine = Allocation {
+            job_id: "8".into(),
+            user: Some("fclab".into()),
+        };
+        assert!(refuse_foreign_allocation(&mine, &first).is_ok());
+        let theirs = Allocation {
+            job_id: "8".into(),
+            user: Some("alice".into()),
+        };
+        let m = refuse_foreign_allocation(&theirs, &first)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            m.contains("allocation 8") && m.contains("`alice`") && m.contains("runs as `fclab`"),
+            "{m}"
+        );
+        // No owner named (salloc) or no inventory user: not known here; Slurm's refusal is
+        // told (a_launcher_failure_names_the_launcher_and_its_message).
+        let unnamed = Allocation {
+            job_id: "8".into(),
+            user: None,
+        };
+        assert!(refuse_foreign_allocation(&unnamed, &first).is_ok());
+        first.user = None;
+        assert!(refuse_foreign_allocation(&theirs, &first).is_ok());
     }
 
     #[test]
@@ -259,16 +566,16 @@ mod tests {
             args: Some("-b 8 $(reboot)".into()),
             ..Default::default()
         };
-        assert!(launch("all_reduce_perf", &[&a], &bad_args).is_err());
+        assert!(launch("all_reduce_perf", &[&a], &bad_args, None).is_err());
         let bad_bin = NcclOpts {
             binary: Some("x;y".into()),
             ..Default::default()
         };
-        assert!(launch("all_reduce_perf", &[&a], &bad_bin).is_err());
+        assert!(launch("all_reduce_perf", &[&a], &bad_bin, None).is_err());
         let bad_host = NcclOpts {
             hosts: Some(vec!["-oProxyCommand=x".into()]),
             ..Default::default()
         };
-        assert!(launch("all_reduce_perf", &[&a], &bad_host).is_err());
+        assert!(launch("all_reduce_perf", &[&a], &bad_host, None).is_err());
     }
 }

@@ -1,5 +1,6 @@
 //! Server/client primitives: `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and per physical
-//! port, all rails at once, summed), `iperf3`. The server is started, fabcheck waits until its
+//! port, all rails at once, summed: [`perftest`]), `iperf3` ([`iperf3`]). This file is the
+//! exchange they share: the server is started, fabcheck waits until its
 //! TCP port really listens (polling `ss`, no fixed sleeps), runs the client against the
 //! server's fabric address, collects and parses both sides, and always stops the server.
 //!
@@ -15,6 +16,11 @@ use crate::transport::{CmdOutput, CmdRequest, TransportError};
 use crate::util::names::quote;
 use serde::Serialize;
 use std::time::{Duration, Instant};
+
+mod iperf3;
+mod perftest;
+pub use iperf3::*;
+pub use perftest::*;
 
 type Log = Vec<(Node, CmdRequest, Result<CmdOutput, TransportError>)>;
 
@@ -169,7 +175,7 @@ fn not_listening(
     if let Some(limit) = timed_out_after {
         return format!(
             "the server did not listen on TCP port {port} within {}",
-            crate::transport::human(limit)
+            crate::util::duration::human(limit)
         );
     }
     match server_res {
@@ -235,7 +241,7 @@ fn list_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> Pai
                 probe_request(plan),
                 &format!(
                     "every 0.1 s until the server listens (at most {})",
-                    crate::transport::human(READY_TIMEOUT.min(plan.timeout))
+                    crate::util::duration::human(READY_TIMEOUT.min(plan.timeout))
                 ),
             ),
         ),
@@ -275,6 +281,15 @@ fn flush(log: &Log) {
     }
 }
 
+/// `--dry-run`: what an exchange needs on its two nodes (the program on both; `ss` and
+/// `pkill` on the server).
+fn need_tools(env: &RunEnv, server: &Node, client: &Node, bin: &str) {
+    env.need_tool(server, bin);
+    env.need_tool(client, bin);
+    env.need_tool(server, "ss");
+    env.need_tool(server, "pkill");
+}
+
 /// The fabric address of `n` for an RDMA device (same index in rdma_devices/fabric_ips), or
 /// its first fabric address, or its management host.
 pub fn fabric_ip_for(n: &Node, device: Option<&str>) -> String {
@@ -300,483 +315,6 @@ pub fn fabric_ip_for(n: &Node, device: Option<&str>) -> String {
         .first()
         .cloned()
         .unwrap_or_else(|| n.host.clone())
-}
-
-/// Options of `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and their `_port` forms).
-#[derive(Debug, Clone, Default)]
-pub struct PerftestOpts {
-    pub device: Option<String>,
-    pub server_device: Option<String>,
-    pub client_device: Option<String>,
-    pub gid_index: Option<i64>,
-    /// TCP port of the exchange (default 18515; a port run uses PORT, PORT+1, … per rail).
-    pub port: Option<i64>,
-    pub size: Option<i64>,
-    pub duration: Option<i64>,
-    pub qps: Option<i64>,
-    pub bidirectional: bool,
-    pub all_sizes: bool,
-    pub extra_args: Option<String>,
-    pub binary: Option<String>,
-    pub server_ip: Option<String>,
-    pub timeout: Option<Duration>,
-    /// `_port` forms: which inventory port (default the first).
-    pub port_name: Option<String>,
-    /// `_port` forms: every port of the node (all its NICs) at the same time.
-    pub all_ports: bool,
-}
-
-/// The command lines of one perftest exchange. `tool` is `ib_write_bw` etc.
-pub fn perftest_plan(
-    tool: &str,
-    server: &Node,
-    o: &PerftestOpts,
-    tcp_port: Option<u16>,
-) -> PResult<PairPlan> {
-    let bin = o.binary.clone().unwrap_or_else(|| tool.to_string());
-    check_program(&bin)?;
-    let sdev = o.server_device.clone().or_else(|| o.device.clone());
-    let cdev = o.client_device.clone().or_else(|| o.device.clone());
-    for d in [&sdev, &cdev].into_iter().flatten() {
-        check_name("RDMA device", d)?;
-    }
-    let mut common: Vec<String> = Vec::new();
-    if let Some(g) = o.gid_index {
-        common.push(format!("-x {}", g.clamp(0, 255)));
-    }
-    let port = tcp_port.unwrap_or(o.port.unwrap_or(18515).clamp(1, 65535) as u16);
-    common.push(format!("-p {port}"));
-    if let Some(s) = o.size {
-        common.push(format!("-s {}", s.clamp(1, 1 << 40)));
-    }
-    if let Some(d) = o.duration {
-        common.push(format!("-D {}", d.clamp(1, 86_400)));
-    }
-    if let Some(q) = o.qps {
-        common.push(format!("-q {}", q.clamp(1, 65_536)));
-    }
-    if o.bidirectional {
-        common.push("-b".into());
-    }
-    if o.all_sizes {
-        common.push("-a".into());
-    }
-    common.push("--report_gbits".into());
-    if let Some(x) = &o.extra_args {
-        common.extend(arg_words("extra_args", x)?);
-    }
-    let server_ip = match &o.server_ip {
-        Some(ip) => ip.clone(),
-        None => fabric_ip_for(server, sdev.as_deref()),
-    };
-    check_addr(&server_ip)?;
-    let side = |d: &Option<String>| {
-        d.as_ref()
-            .map(|d| format!(" -d {}", quote(d)))
-            .unwrap_or_default()
-    };
-    let args = common.join(" ");
-    let work = Duration::from_secs(
-        o.duration.unwrap_or(5).clamp(1, 86_400) as u64 * if o.all_sizes { 30 } else { 1 } + 60,
-    );
-    Ok(PairPlan {
-        server_cmd: format!("{bin}{} {args}", side(&sdev)),
-        client_cmd: format!("{bin}{} {args} {}", side(&cdev), quote(&server_ip)),
-        port,
-        timeout: work,
-        work,
-        server_ip,
-        device: sdev,
-        tag: format!("fcsrv-{}-{port}", program_name(tool)),
-        program: bin,
-    })
-}
-
-/// A perftest result: the client's parse plus the server's.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct PerftestResult {
-    #[serde(flatten)]
-    pub client: parse::perftest::Perftest,
-    pub server: Option<parse::perftest::Perftest>,
-    pub server_ip: String,
-    pub exit_code: Option<i64>,
-}
-
-fn perftest_result(
-    env: &RunEnv,
-    server: &Node,
-    client: &Node,
-    tool: &str,
-    run: PairRun,
-    plan: &PairPlan,
-) -> PResult<PerftestResult> {
-    flush(&run.log);
-    if env.dry_run {
-        return Err(PrimError::dry_run(&client.name, &plan.client_cmd));
-    }
-    let c = run
-        .client
-        .map_err(|e| PrimError::error(format!("{tool} {} -> {}: {e}", client.name, server.name)))?;
-    super::tools::installed(&c, &client.name, &plan.program)?;
-    let client_text = format!("{}\n{}", c.stdout, c.stderr);
-    let parsed_client = parsed(&client.name, &client_text, parse::perftest::parse)?;
-    let server_parse = match &run.server {
-        Ok(o) => parse::perftest::parse(&format!("{}\n{}", o.stdout, o.stderr)).ok(),
-        Err(_) => None,
-    };
-    if !parsed_client.errors.is_empty() || parsed_client.rows.is_empty() || c.exit_code != Some(0) {
-        let why = if parsed_client.errors.is_empty() {
-            format!("no result rows (exit {})", c.exit_code.unwrap_or(-1))
-        } else {
-            parsed_client.errors.join(" | ")
-        };
-        return Err(PrimError::error_with(
-            format!(
-                "{tool} {} -> {} ({}): {why}",
-                client.name,
-                server.name,
-                plan.device
-                    .clone()
-                    .unwrap_or_else(|| "default device".into())
-            ),
-            last_lines(&client_text, 20),
-        ));
-    }
-    Ok(PerftestResult {
-        client: parsed_client,
-        server: server_parse,
-        server_ip: plan.server_ip.clone(),
-        exit_code: c.exit_code,
-    })
-}
-
-/// `--dry-run`: what an exchange needs on its two nodes (the program on both; `ss` and
-/// `pkill` on the server).
-fn need_tools(env: &RunEnv, server: &Node, client: &Node, bin: &str) {
-    env.need_tool(server, bin);
-    env.need_tool(client, bin);
-    env.need_tool(server, "ss");
-    env.need_tool(server, "pkill");
-}
-
-/// `ib_write_bw(server, client, opts)` and friends.
-pub fn perftest(
-    tool: &str,
-    server: &NodeRef,
-    client: &NodeRef,
-    o: &PerftestOpts,
-) -> PResult<PerftestResult> {
-    let env = &server.env;
-    let plan = perftest_plan(tool, &server.spec, o, None)?.bounded(env, &server.spec, o.timeout);
-    need_tools(env, &server.spec, &client.spec, &plan.program);
-    let run = run_pair(env, &server.spec, &client.spec, &plan);
-    perftest_result(env, &server.spec, &client.spec, tool, run, &plan)
-}
-
-/// One rail of a port run.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Rail {
-    /// The physical port the rail belongs to.
-    pub port: String,
-    pub device: String,
-    pub server_ip: String,
-    pub bw_avg_gbps: f64,
-    pub bw_peak_gbps: Option<f64>,
-    pub result: PerftestResult,
-}
-
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct PortResult {
-    pub port: String,
-    pub total_gbps: f64,
-    pub rails: Vec<Rail>,
-}
-
-/// The inventory port of a node to test: by name, else the first; without `ports`, every RDMA
-/// device counts as its own port.
-pub fn pick_port(n: &Node, name: Option<&str>) -> PResult<PortSpec> {
-    let p = match name {
-        Some(name) => n.ports.iter().find(|p| p.name == name).cloned(),
-        None => n.ports.first().cloned(),
-    };
-    p.or_else(|| {
-        n.rdma_devices.first().map(|d| PortSpec {
-            name: d.clone(),
-            interfaces: n.interfaces.iter().take(1).cloned().collect(),
-            rdma_devices: vec![d.clone()],
-            ..Default::default()
-        })
-    })
-    .ok_or_else(|| {
-        PrimError::error(match name {
-            Some(p) => format!("{}: no port `{p}` in the inventory (field `ports`)", n.name),
-            None => format!(
-                "{}: no RDMA device in the inventory (fields `rdma_devices` / `ports`) to test",
-                n.name
-            ),
-        })
-    })
-}
-
-/// The plans of a port run: one exchange per rail, on TCP ports PORT, PORT+1, … (with
-/// `all_ports`, every rail of every port of the node, all at once). Returns (port label,
-/// per-plan port names, plans).
-pub fn port_plans(
-    tool: &str,
-    server: &Node,
-    client: &Node,
-    o: &PerftestOpts,
-) -> PResult<(String, Vec<String>, Vec<PairPlan>)> {
-    let pairs: Vec<(PortSpec, PortSpec)> = if o.all_ports {
-        let sp = all_port_specs(server);
-        let cp = all_port_specs(client);
-        if sp.is_empty() || cp.is_empty() {
-            pick_port(if sp.is_empty() { server } else { client }, None)?;
-        }
-        sp.into_iter().zip(cp).collect()
-    } else {
-        vec![(
-            pick_port(server, o.port_name.as_deref())?,
-            pick_port(client, o.port_name.as_deref())?,
-        )]
-    };
-    let base_port = o.port.unwrap_or(18515).clamp(1, 65000) as u16;
-    let mut plans = Vec::new();
-    let mut names = Vec::new();
-    for (sp, cp) in &pairs {
-        for (i, sdev) in sp.rdma_devices.iter().enumerate() {
-            let ro = PerftestOpts {
-                device: None,
-                server_device: Some(sdev.clone()),
-                client_device: Some(
-                    cp.rdma_devices
-                        .get(i)
-                        .cloned()
-                        .unwrap_or_else(|| sdev.clone()),
-                ),
-                ..o.clone()
-            };
-            let tcp = base_port.saturating_add(plans.len() as u16);
-            plans.push(perftest_plan(tool, server, &ro, Some(tcp))?);
-            names.push(sp.name.clone());
-        }
-    }
-    let label = if o.all_ports {
-        "all".to_string()
-    } else {
-        pairs[0].0.name.clone()
-    };
-    Ok((label, names, plans))
-}
-
-/// Every port of a node: its inventory `ports`, else each RDMA device as its own port.
-fn all_port_specs(n: &Node) -> Vec<PortSpec> {
-    if !n.ports.is_empty() {
-        return n.ports.clone();
-    }
-    n.rdma_devices
-        .iter()
-        .enumerate()
-        .map(|(i, d)| PortSpec {
-            name: d.clone(),
-            interfaces: n.interfaces.get(i).cloned().into_iter().collect(),
-            rdma_devices: vec![d.clone()],
-            ..Default::default()
-        })
-        .collect()
-}
-
-/// All logical rails of one physical port at once (`ports` in the inventory), summed. A DGX
-/// Spark port's two rails share its 200 Gbit/s: each alone is ~95, both together ~190.
-pub fn perftest_port(
-    tool: &str,
-    server: &NodeRef,
-    client: &NodeRef,
-    o: &PerftestOpts,
-) -> PResult<PortResult> {
-    let env = &server.env;
-    let (label, port_names, plans) = port_plans(tool, &server.spec, &client.spec, o)?;
-    let plans: Vec<PairPlan> = plans
-        .into_iter()
-        .map(|p| p.bounded(env, &server.spec, o.timeout))
-        .collect();
-    need_tools(
-        env,
-        &server.spec,
-        &client.spec,
-        o.binary.as_deref().unwrap_or(tool),
-    );
-    if env.dry_run {
-        return Err(list_port(
-            env,
-            &server.spec,
-            &client.spec,
-            &label,
-            &port_names,
-            &plans,
-        ));
-    }
-    let runs = crate::util::pool::map(
-        &plans,
-        plans.len(),
-        |_, p| run_pair(env, &server.spec, &client.spec, p),
-        |_, _| PairRun {
-            server: Err(TransportError::Other {
-                node: server.spec.name.clone(),
-                message: "internal error: the rail's thread panicked".into(),
-            }),
-            client: Err(TransportError::Other {
-                node: client.spec.name.clone(),
-                message: "internal error: the rail's thread panicked".into(),
-            }),
-            log: vec![],
-        },
-    );
-    let mut rails = Vec::new();
-    let mut first_err = None;
-    for ((run, plan), port) in runs.into_iter().zip(&plans).zip(port_names) {
-        match perftest_result(env, &server.spec, &client.spec, tool, run, plan) {
-            Ok(r) => rails.push(Rail {
-                port,
-                device: plan.device.clone().unwrap_or_default(),
-                server_ip: plan.server_ip.clone(),
-                bw_avg_gbps: r.client.bw_avg_gbps.unwrap_or(0.0),
-                bw_peak_gbps: r.client.bw_peak_gbps,
-                result: r,
-            }),
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    if let Some(e) = first_err {
-        return Err(e);
-    }
-    Ok(PortResult {
-        port: label,
-        total_gbps: rails.iter().map(|r| r.bw_avg_gbps).sum(),
-        rails,
-    })
-}
-
-/// `--dry-run` of a port run: every rail's exchange listed, one after the other (a run starts
-/// them at once); the stand-in result knows the port and its rails, not their bandwidth.
-fn list_port(
-    env: &RunEnv,
-    server: &Node,
-    client: &Node,
-    label: &str,
-    port_names: &[String],
-    plans: &[PairPlan],
-) -> PrimError {
-    for p in plans {
-        flush(&list_pair(env, server, client, p).log);
-    }
-    let rails: Vec<serde_json::Value> = plans
-        .iter()
-        .zip(port_names)
-        .map(|(p, port)| {
-            serde_json::json!({
-                "port": port, "device": p.device.clone().unwrap_or_default(),
-                "server_ip": p.server_ip, "bw_avg_gbps": null, "bw_peak_gbps": null, "result": null,
-            })
-        })
-        .collect();
-    let mut e = PrimError::dry_run(
-        &client.name,
-        &format!(
-            "ib_write_bw_port {} -> {} ({label})",
-            client.name, server.name
-        ),
-    );
-    e.known = Some(serde_json::json!({ "port": label, "total_gbps": null, "rails": rails }));
-    e
-}
-
-/// Options of `iperf3(server, client, opts)`.
-#[derive(Debug, Clone, Default)]
-pub struct Iperf3Opts {
-    pub port: Option<i64>,
-    pub parallel: Option<i64>,
-    pub duration: Option<i64>,
-    pub window: Option<String>,
-    pub bind: Option<String>,
-    pub extra_args: Option<String>,
-    pub server_ip: Option<String>,
-    pub binary: Option<String>,
-    pub timeout: Option<Duration>,
-}
-
-pub fn iperf3_plan(server: &Node, o: &Iperf3Opts) -> PResult<PairPlan> {
-    let port = o.port.unwrap_or(5201).clamp(1, 65535) as u16;
-    let bin = o.binary.clone().unwrap_or_else(|| "iperf3".into());
-    check_program(&bin)?;
-    let mut args = vec![format!("-p {port}"), "-J".to_string()];
-    if let Some(p) = o.parallel {
-        args.push(format!("-P {}", p.clamp(1, 128)));
-    }
-    let duration = o.duration.unwrap_or(5).clamp(1, 3600);
-    args.push(format!("-t {duration}"));
-    if let Some(w) = &o.window {
-        check_name("window", w)?;
-        args.push(format!("-w {w}"));
-    }
-    if let Some(b) = &o.bind {
-        check_addr(b)?;
-        args.push(format!("-B {}", quote(b)));
-    }
-    if let Some(x) = &o.extra_args {
-        args.extend(arg_words("extra_args", x)?);
-    }
-    let server_ip = o
-        .server_ip
-        .clone()
-        .unwrap_or_else(|| fabric_ip_for(server, None));
-    check_addr(&server_ip)?;
-    Ok(PairPlan {
-        server_cmd: format!("{bin} -s -1 -p {port}"),
-        client_cmd: format!("{bin} -c {} {}", quote(&server_ip), args.join(" ")),
-        port,
-        timeout: Duration::from_secs(duration as u64 + 30),
-        work: Duration::from_secs(duration as u64 + 30),
-        server_ip,
-        device: None,
-        tag: format!("fcsrv-iperf3-{port}"),
-        program: bin,
-    })
-}
-
-/// `iperf3(server, client, opts)` in JSON mode.
-pub fn iperf3(
-    server: &NodeRef,
-    client: &NodeRef,
-    o: &Iperf3Opts,
-) -> PResult<parse::iperf3::Iperf3> {
-    let env = &server.env;
-    let plan = iperf3_plan(&server.spec, o)?.bounded(env, &server.spec, o.timeout);
-    need_tools(env, &server.spec, &client.spec, &plan.program);
-    let run = run_pair(env, &server.spec, &client.spec, &plan);
-    flush(&run.log);
-    if env.dry_run {
-        return Err(PrimError::dry_run(client.name(), &plan.client_cmd));
-    }
-    let c = run.client.map_err(|e| {
-        PrimError::error(format!(
-            "iperf3 {} -> {}: {e}",
-            client.name(),
-            server.name()
-        ))
-    })?;
-    super::tools::installed(&c, client.name(), &plan.program)?;
-    let r = parsed(client.name(), &c.stdout, parse::iperf3::parse)?;
-    if let Some(err) = &r.error {
-        return Err(PrimError::error(format!(
-            "iperf3 {} -> {}: {err}",
-            client.name(),
-            plan.server_ip
-        )));
-    }
-    Ok(r)
 }
 
 #[cfg(test)]

@@ -119,7 +119,16 @@ pub fn ethtool(n: &NodeRef, iface: &str) -> PResult<parse::ethtool::Ethtool> {
 
 pub fn ethtool_driver(n: &NodeRef, iface: &str) -> PResult<parse::ethtool_driver::EthtoolDriver> {
     let o = ethtool_run(n, iface, "-i")?;
-    parsed(n.name(), &o.stdout, parse::ethtool_driver::parse)
+    let d = parsed(n.name(), &o.stdout, parse::ethtool_driver::parse)?;
+    if let Some(driver) = d.driver.as_deref().filter(|x| !x.is_empty()) {
+        let version = format!(
+            "{driver} {}, firmware {}",
+            d.version.as_deref().unwrap_or_default(),
+            d.firmware_version.as_deref().unwrap_or_default()
+        );
+        crate::run::versions::record(n.name(), &format!("driver/firmware {iface}"), &version);
+    }
+    Ok(d)
 }
 
 pub fn ethtool_stats(n: &NodeRef, iface: &str) -> PResult<parse::ethtool_stats::EthtoolStats> {

@@ -9,17 +9,21 @@ use std::sync::Mutex;
 pub struct Console {
     live: bool,
     quiet: bool,
+    /// What scripts print is shown: 0 nothing (`list`, `check`), 1 the top level (`run`),
+    /// 2 every test's lines too (`run -v`).
+    echo: u8,
     color: bool,
     running: Mutex<Vec<String>>,
 }
 
 impl Console {
-    pub fn new(quiet: bool) -> Console {
+    pub fn new(quiet: bool, echo: u8) -> Console {
         let tty = std::io::stdout().is_terminal();
         let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
         Console {
             live: tty && !ci,
             quiet,
+            echo,
             color: tty && !ci && std::env::var_os("NO_COLOR").is_none(),
             running: Mutex::new(Vec::new()),
         }
@@ -245,6 +249,20 @@ impl Observer for Console {
             }
         }
         self.redraw(&r);
+    }
+
+    fn printed(&self, test: &str, line: &str) {
+        use crate::util::fmt::clean_text;
+        let shown = match test {
+            crate::run::context::TOP_LEVEL if self.echo >= 1 => clean_text(line),
+            _ if self.echo >= 2 => format!("  [{}] {}", clean_text(test), clean_text(line)),
+            _ => return,
+        };
+        let _ = writeln!(std::io::stdout().lock(), "{shown}");
+    }
+
+    fn listed(&self, line: &str) {
+        eprintln!("[dry-run] {line}");
     }
 }
 

@@ -6,7 +6,6 @@
 //! unit's tool precision ([`fmt_metric`]); the JSON keeps the full value (the input of
 //! `--baseline` and `compare`).
 
-pub mod baseline;
 pub mod compare;
 pub mod console;
 pub mod html;
@@ -43,7 +42,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let tmp = dir.join(format!(
             ".{name}.{}.{:016x}.tmp",
             std::process::id(),
-            random_u64()
+            crate::util::random::random_u64()
         ));
         match std::fs::OpenOptions::new()
             .write(true)
@@ -88,23 +87,6 @@ fn refuse_foreign(path: &Path) -> std::io::Result<()> {
             meta.uid()
         ),
     ))
-}
-
-/// 64 unpredictable bits (for temporary file names).
-fn random_u64() -> u64 {
-    use std::io::Read;
-    let mut b = [0u8; 8];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_ok()
-    {
-        return u64::from_le_bytes(b);
-    }
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ (std::process::id() as u64).rotate_left(32)
 }
 
 pub use crate::util::fmt::clean_text;
@@ -155,80 +137,6 @@ pub fn one_line(s: &str) -> String {
         line.push('…');
     }
     line
-}
-
-/// Tool versions seen in the run's command log, one entry per (node, tool): `X --version`,
-/// `ofed_info -s`, driver/firmware from `ethtool -i IFACE`, NCCL and nccl-tests versions from
-/// their output, iperf3's version from its JSON.
-pub fn collect_tool_versions(run: &mut crate::run::model::RunResult) {
-    static NCCL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    static TESTS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    static IPERF: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let nccl = NCCL.get_or_init(|| regex::Regex::new(r"NCCL version (\S+)").expect("regex"));
-    let tests =
-        TESTS.get_or_init(|| regex::Regex::new(r"# nccl-tests version (\S+)").expect("regex"));
-    let iperf =
-        IPERF.get_or_init(|| regex::Regex::new(r#""version":\s*"(iperf [^"]+)""#).expect("regex"));
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    let mut add = |node: &str, tool: String, version: String| {
-        if !tool.is_empty() && !version.is_empty() && seen.insert((node.to_string(), tool.clone()))
-        {
-            out.push(crate::run::model::ToolVersion {
-                node: node.to_string(),
-                tool,
-                version,
-            });
-        }
-    };
-    for c in run
-        .suites
-        .iter()
-        .flat_map(|s| &s.tests)
-        .flat_map(|t| &t.commands)
-    {
-        let cmd = c.command.trim();
-        let first_line = c
-            .stdout
-            .lines()
-            .chain(c.stderr.lines())
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("")
-            .to_string();
-        if c.exit_code == Some(0) && (cmd.ends_with("--version") || cmd == "ofed_info -s") {
-            let tool = cmd
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .rsplit('/')
-                .next()
-                .unwrap_or("")
-                .to_string();
-            add(&c.node, tool, first_line);
-        } else if let Some(iface) = cmd.strip_prefix("ethtool -i ") {
-            if let Ok(d) = crate::parse::ethtool_driver::parse(&c.stdout) {
-                if let Some(driver) = d.driver.filter(|x| !x.is_empty()) {
-                    let v = format!(
-                        "{driver} {}, firmware {}",
-                        d.version.unwrap_or_default(),
-                        d.firmware_version.unwrap_or_default()
-                    );
-                    add(&c.node, format!("driver/firmware {iface}"), v);
-                }
-            }
-        }
-        if let Some(m) = nccl.captures(&c.stdout) {
-            add(&c.node, "nccl".into(), m[1].to_string());
-        }
-        if let Some(m) = tests.captures(&c.stdout) {
-            add(&c.node, "nccl-tests".into(), m[1].to_string());
-        }
-        if let Some(m) = iperf.captures(&c.stdout) {
-            add(&c.node, "iperf3".into(), m[1].to_string());
-        }
-    }
-    run.tool_versions = out;
 }
 
 #[cfg(test)]

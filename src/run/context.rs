@@ -2,13 +2,13 @@
 //! printed output. Native functions reach it through [`with`].
 
 use super::model::{CommandLog, Metric};
+use super::observer::Observer;
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-#[derive(Debug)]
 pub struct TestCtx {
     pub name: String,
-    pub file: String,
     pub deadline: Instant,
     pub metrics: Vec<Metric>,
     pub warnings: Vec<String>,
@@ -24,13 +24,16 @@ pub struct TestCtx {
     pub pair: Option<(String, String)>,
     /// `note(msg)` lines.
     pub notes: Vec<String>,
+    /// Tool versions met by the test's commands ([`super::versions`]).
+    pub tool_versions: Vec<super::model::ToolVersion>,
+    /// Where the lines the script prints go besides the test's output (none: only there).
+    pub observer: Option<Arc<dyn Observer>>,
 }
 
 impl TestCtx {
-    pub fn new(name: &str, file: &str, timeout: Duration) -> TestCtx {
+    pub fn new(name: &str, timeout: Duration) -> TestCtx {
         TestCtx {
             name: name.to_string(),
-            file: file.to_string(),
             // A huge timeout (`--timeout 1e300` got this far) means "no deadline", never a panic.
             deadline: Instant::now()
                 .checked_add(timeout)
@@ -44,6 +47,16 @@ impl TestCtx {
             commands_dropped: 0,
             pair: None,
             notes: vec![],
+            tool_versions: vec![],
+            observer: None,
+        }
+    }
+
+    /// The same context, its printed lines also told to `observer`.
+    pub fn observed_by(self, observer: Arc<dyn Observer>) -> TestCtx {
+        TestCtx {
+            observer: Some(observer),
+            ..self
         }
     }
 }
@@ -65,10 +78,10 @@ pub fn with<R>(f: impl FnOnce(&mut TestCtx) -> R) -> Option<R> {
     CTX.with(|c| c.borrow_mut().as_mut().map(f))
 }
 
-/// Time left before this test's deadline (a generous default outside tests).
-pub fn remaining() -> Duration {
+/// Time left before this test's deadline; `None` outside a test (`fabcheck exec`: no test
+/// deadline caps a command's own timeout).
+pub fn remaining() -> Option<Duration> {
     with(|c| c.deadline.saturating_duration_since(Instant::now()))
-        .unwrap_or(Duration::from_secs(600))
 }
 
 pub fn past_deadline() -> bool {
@@ -90,44 +103,23 @@ pub const OUTPUT_KEEP: usize = 1024 * 1024;
 /// Commands logged per test; later ones are counted, not kept (their output is in `--record`).
 pub const MAX_COMMANDS: usize = 2000;
 
-static ECHO: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-
-/// What scripts print is shown on the console (besides the reports): 0 nothing (`list`,
-/// `check`), 1 the top level (`run`), 2 everything (`run -v`).
-pub fn set_echo(level: u8) {
-    ECHO.store(level, std::sync::atomic::Ordering::Relaxed);
-}
-
 /// Name of the context the script's top level runs in.
 pub const TOP_LEVEL: &str = "(script top level)";
 
 /// A line a script printed (`print`, `log`): into the current test's output (JUnit system-out,
-/// JSON, HTML); on the console too for the script's top level, and for tests with `-v`.
+/// JSON, HTML), and told to the test's observer (the console shows the script's top level,
+/// and every test's lines with `-v`).
 pub fn log_line(line: &str) {
-    let echo = ECHO.load(std::sync::atomic::Ordering::Relaxed);
-    let shown = with(|c| {
+    let observer = with(|c| {
         c.output.push_str(line);
         c.output.push('\n');
         // `loop { print(1 MB) }` must not grow without bound: keep head and latest tail.
         if c.output.len() > 2 * OUTPUT_KEEP {
             c.output = super::model::cap(&c.output, OUTPUT_KEEP);
         }
-        if (c.name == TOP_LEVEL && echo >= 1) || echo >= 2 {
-            Some(c.name.clone())
-        } else {
-            None
-        }
+        c.observer.clone().map(|o| (o, c.name.clone()))
     });
-    match shown {
-        None if echo >= 1 => println!("{}", crate::util::fmt::clean_text(line)),
-        Some(Some(name)) if name == TOP_LEVEL => {
-            println!("{}", crate::util::fmt::clean_text(line))
-        }
-        Some(Some(name)) => println!(
-            "  [{}] {}",
-            crate::util::fmt::clean_text(&name),
-            crate::util::fmt::clean_text(line)
-        ),
-        _ => {}
+    if let Some(Some((o, name))) = observer {
+        o.printed(&name, line);
     }
 }

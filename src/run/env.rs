@@ -47,7 +47,15 @@ pub struct RunEnv {
     /// `--timeout`: the timeout of every command that names none itself (see
     /// [`RunEnv::command_timeout`]) and the default test timeout.
     pub timeout: Option<Duration>,
+    /// The run's one output channel (the console): the dry run's listing, what scripts print.
+    pub observer: Arc<dyn super::observer::Observer>,
+    /// The Slurm allocation fabcheck runs in (`SLURM_JOB_ID`), if any: the srun launcher runs
+    /// the ranks as a step of it.
+    pub slurm: Option<crate::inventory::slurm::Allocation>,
 }
+
+/// A test's timeout when neither the test nor `--timeout` gives one.
+pub const DEFAULT_TEST_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Capture kept per command in reports (head + tail).
 pub const LOG_CAP: usize = 8 * 1024;
@@ -56,6 +64,11 @@ pub const LOG_CAP: usize = 8 * 1024;
 const MIN_TIMEOUT: Duration = Duration::from_millis(100);
 
 impl RunEnv {
+    /// The timeout of a test that names none itself: `--timeout`, else 10 minutes.
+    pub fn test_timeout(&self) -> Duration {
+        self.timeout.unwrap_or(DEFAULT_TEST_TIMEOUT)
+    }
+
     /// The one timeout policy, for every command of every primitive (node methods, `run`/`sh`,
     /// pair runs, NCCL launches, dry-run checks):
     ///
@@ -64,7 +77,8 @@ impl RunEnv {
     /// 3. else the node's `command_timeout` (inventory, default 120 s), raised to what the work
     ///    asked needs (`work`: e.g. an `ib_write_bw` of `duration: 60` needs 60 s plus start-up);
     ///
-    /// and never more than the time left in the current test.
+    /// and never more than the time left in the current test (outside a test, `fabcheck exec`,
+    /// nothing caps it).
     pub fn command_timeout(
         &self,
         node: &Node,
@@ -74,7 +88,9 @@ impl RunEnv {
         let t = explicit
             .or(self.timeout)
             .unwrap_or_else(|| node.command_timeout.max(work.unwrap_or(Duration::ZERO)));
-        t.min(context::remaining()).max(MIN_TIMEOUT)
+        context::remaining()
+            .map_or(t, |left| t.min(left))
+            .max(MIN_TIMEOUT)
     }
 
     /// `--dry-run`: note that the current test needs `tool` on `node` (checked by the
@@ -96,7 +112,8 @@ impl RunEnv {
     /// (printed, its needs noted) and answers [`TransportError::NotRun`].
     pub fn run_raw(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         if self.dry_run {
-            eprintln!("[dry-run] {}: {}", node.name, listed(req));
+            self.observer
+                .listed(&format!("{}: {}", node.name, listed(req)));
             if super::preflight::remote(self, node) {
                 self.needs.tool(&node.name, "timeout");
             }
@@ -108,6 +125,12 @@ impl RunEnv {
                 command: req.command.clone(),
             });
         }
+        tracing::debug!(
+            "{}: {} (timeout {})",
+            node.name,
+            req.command,
+            crate::util::duration::human(req.timeout)
+        );
         self.transports.for_node(node).run(node, req)
     }
 
@@ -184,7 +207,9 @@ pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, Transp
     for n in crate::transport::notices::take() {
         context::with(|c| c.warnings.push(n));
     }
+    let versions = super::versions::seen_in(&entry);
     if context::with(|c| {
+        c.tool_versions.extend(versions);
         if c.commands.len() < context::MAX_COMMANDS {
             c.commands.push(entry.clone());
         } else {
@@ -224,6 +249,17 @@ pub fn command_log(
             error: None,
             dry_run: true,
         },
+        // A timed-out command: what it printed until it was killed, and how long it ran.
+        Err(e @ TransportError::Timeout { printed, .. }) => CommandLog {
+            node: node.name.clone(),
+            command: req.command.clone(),
+            exit_code: None,
+            duration_ms: printed.duration.as_millis() as u64,
+            stdout: cap(&printed.stdout, LOG_CAP),
+            stderr: cap(&printed.stderr, LOG_CAP),
+            error: Some(e.to_string()),
+            dry_run: false,
+        },
         Err(e) => CommandLog {
             node: node.name.clone(),
             command: req.command.clone(),
@@ -259,6 +295,8 @@ mod tests {
             fanout: 4,
             stdlib_dir: None,
             timeout,
+            observer: Arc::new(crate::run::observer::NoObserver),
+            slurm: None,
         }
     }
 
@@ -267,7 +305,7 @@ mod tests {
         let mut node = Node::bare("n");
         node.command_timeout = Duration::from_secs(120);
         let s = Duration::from_secs;
-        context::install(context::TestCtx::new("t", "f", s(3600)));
+        context::install(context::TestCtx::new("t", s(3600)));
         // The node's command_timeout, raised to what the work needs.
         assert_eq!(env(None).command_timeout(&node, None, None), s(120));
         assert_eq!(env(None).command_timeout(&node, None, Some(s(300))), s(300));
@@ -287,8 +325,58 @@ mod tests {
         );
         // Never more than the time left in the test.
         context::take();
-        context::install(context::TestCtx::new("t", "f", s(5)));
+        context::install(context::TestCtx::new("t", s(5)));
         assert!(env(None).command_timeout(&node, Some(s(60)), None) <= s(5));
         context::take();
+    }
+
+    #[test]
+    fn outside_a_test_nothing_caps_the_timeout() {
+        // `fabcheck exec --timeout 1h` runs outside any test: no test deadline (there used to
+        // be a hidden 600 s one) caps what it asked.
+        context::take();
+        let node = Node::bare("n");
+        let s = Duration::from_secs;
+        assert_eq!(
+            env(Some(s(3600))).command_timeout(&node, None, None),
+            s(3600)
+        );
+        assert_eq!(env(Some(s(700))).command_timeout(&node, None, None), s(700));
+    }
+
+    /// A command that times out keeps what it printed (the line that explains the hang) and
+    /// its real duration, in the error and in the report's command log.
+    #[test]
+    fn a_timed_out_command_keeps_its_output_and_duration() {
+        let node = Node::bare("n");
+        let req = CmdRequest {
+            command:
+                "echo started; echo 'srun: job 8 queued and waiting for resources' >&2; sleep 30"
+                    .into(),
+            timeout: Duration::from_millis(700),
+            ..Default::default()
+        };
+        let res = env(None).run_raw(&node, &req);
+        let Err(e @ TransportError::Timeout { .. }) = &res else {
+            panic!("{res:?}")
+        };
+        let m = e.to_string();
+        assert!(
+            m.contains("timed out after 700ms")
+                && m.contains("last stderr: srun: job 8 queued and waiting for resources"),
+            "{m}"
+        );
+        let log = command_log(&node, &req, &res);
+        assert!(log.duration_ms >= 700, "{log:?}");
+        assert_eq!(log.stdout, "started\n");
+        assert!(log.stderr.contains("srun: job 8 queued"), "{log:?}");
+        assert_eq!(log.error.as_deref(), Some(m.as_str()));
+        // Nothing printed: said so.
+        let quiet = CmdRequest {
+            command: "sleep 30".into(),
+            ..req
+        };
+        let m = env(None).run_raw(&node, &quiet).unwrap_err().to_string();
+        assert!(m.contains("and printed nothing"), "{m}");
     }
 }

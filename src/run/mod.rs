@@ -5,11 +5,15 @@
 //! Arrows between folders go one way: `cli` → `engine` → `primitives` → `run` →
 //! `transport`/`inventory`/`parse`/`util`; `report` reads `run::model`.
 
+pub mod baseline;
 pub mod context;
 pub mod env;
+pub mod finish;
 pub mod model;
 pub mod observer;
+pub mod outcome;
 pub mod preflight;
+pub mod versions;
 
 /// Run-wide interruption (Ctrl-C / SIGTERM). It lives with the transports, whose waits it wakes.
 pub use crate::transport::cancel;

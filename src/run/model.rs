@@ -165,6 +165,10 @@ pub struct TestResult {
     /// `note(msg)` lines: shown on the console under the test (and kept in `output`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Tool versions the test's commands showed ([`super::versions`]); the run's results keep
+    /// them once per (node, tool) in [`RunResult::tool_versions`].
+    #[serde(skip)]
+    pub tool_versions: Vec<ToolVersion>,
 }
 
 impl TestResult {
@@ -190,6 +194,7 @@ impl TestResult {
             peer: None,
             round: None,
             notes: vec![],
+            tool_versions: vec![],
         }
     }
 }
@@ -259,26 +264,65 @@ impl RunResult {
 
     /// GitLab keeps only the first of duplicate (classname, name) pairs. Within a script the
     /// registry keeps names unique; across the run (two scripts with the same file name in
-    /// different folders, a script's test named like the `baseline` testcase) later duplicates
-    /// get ` (2)`, ` (3)`, … appended to the test name.
+    /// different folders) later duplicates get ` (2)`, ` (3)`, … appended to the test name.
     pub fn make_unique(&mut self) {
         let mut seen = std::collections::HashSet::new();
         for t in self.suites.iter_mut().flat_map(|s| &mut s.tests) {
-            if seen.insert((t.classname.clone(), t.name.clone())) {
-                continue;
-            }
-            let mut n = 2;
-            let name = loop {
-                let candidate = format!("{} ({n})", t.name);
-                if !seen.contains(&(t.classname.clone(), candidate.clone())) {
-                    break candidate;
-                }
-                n += 1;
-            };
-            seen.insert((t.classname.clone(), name.clone()));
-            t.name = name;
+            t.name = unique_name(&mut seen, &t.classname, &t.name);
         }
     }
+
+    /// `name` in `classname`, or with ` (2)`, ` (3)`, … when a test of the run already has it
+    /// (for a testcase added after [`RunResult::make_unique`]).
+    pub fn unused_name(&self, classname: &str, name: &str) -> String {
+        let mut seen: std::collections::HashSet<(String, String)> = self
+            .suites
+            .iter()
+            .flat_map(|s| &s.tests)
+            .map(|t| (t.classname.clone(), t.name.clone()))
+            .collect();
+        unique_name(&mut seen, classname, name)
+    }
+}
+
+#[cfg(test)]
+impl RunResult {
+    /// A finished run of one suite `suite` holding `tests` (unit tests of what reads results).
+    pub fn of_tests(suite: &str, tests: Vec<TestResult>) -> RunResult {
+        RunResult {
+            fabcheck_version: "0".into(),
+            started: String::new(),
+            duration_ms: 0,
+            inventory: None,
+            simulation: None,
+            replayed: None,
+            interrupted: false,
+            params: Default::default(),
+            suites: vec![SuiteResult {
+                name: suite.into(),
+                file: format!("{suite}.rhai"),
+                timestamp: String::new(),
+                duration_ms: 0,
+                tests,
+            }],
+            tool_versions: vec![],
+        }
+    }
+}
+
+/// `name`, or the first of `name (2)`, `name (3)`, … that `seen` lacks; noted in `seen`.
+fn unique_name(
+    seen: &mut std::collections::HashSet<(String, String)>,
+    classname: &str,
+    name: &str,
+) -> String {
+    let mut candidate = name.to_string();
+    let mut n = 2;
+    while !seen.insert((classname.to_string(), candidate.clone())) {
+        candidate = format!("{name} ({n})");
+        n += 1;
+    }
+    candidate
 }
 
 /// A test's message and detail as every report keeps them (head + tail, see [`cap`]): a

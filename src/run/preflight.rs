@@ -372,7 +372,6 @@ mod tests {
         let n = Needs::default();
         crate::run::context::install(crate::run::context::TestCtx::new(
             "step 3 [a]",
-            "f",
             Duration::from_secs(5),
         ));
         n.tool("a", "ib_write_bw");

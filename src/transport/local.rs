@@ -2,7 +2,7 @@
 //! a group on timeout or interrupt.
 
 use super::capture::{Capped, Stream};
-use super::{cancel, human, CmdOutput, CmdRequest, Transport, TransportError};
+use super::{cancel, CmdOutput, CmdRequest, Transport, TransportError};
 use crate::inventory::Node;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -206,12 +206,13 @@ pub fn run_local_streaming(
     })?;
     let [out_cap, err_cap] = caps;
     match killed {
-        Some("timeout") => Err(TransportError::Timeout {
-            node: node.into(),
-            command: req.command.clone(),
-            timeout: human(req.timeout),
-            ended: String::new(),
-        }),
+        Some("timeout") => Err(TransportError::timed_out(
+            node,
+            req,
+            out_cap.into_string(),
+            err_cap.into_string(),
+            start.elapsed(),
+        )),
         Some(_) => Err(TransportError::Interrupted { node: node.into() }),
         None => {
             use std::os::unix::process::ExitStatusExt;
@@ -264,14 +265,9 @@ impl Transport for LocalTransport {
             req.command.clone(),
             super::run_marker().into(),
         ]);
-        match run_local_streaming(&node.name, req, &argv, sink) {
-            // The group is killed; what left it is found by the command's tag.
-            Err(TransportError::Timeout {
-                node,
-                command,
-                timeout,
-                ..
-            }) => {
+        // The group is killed at a timeout; what left it is found by the command's tag.
+        run_local_streaming(&node.name, req, &argv, sink).map_err(|e| {
+            e.with_ended(|| {
                 let mut end = sudo_prefix(req.sudo);
                 end.extend(["sh".into(), "-c".into(), end_command_script(&tag)]);
                 let how = CmdRequest {
@@ -280,18 +276,12 @@ impl Transport for LocalTransport {
                     env: vec![],
                     sudo: req.sudo,
                 };
-                let printed = run_local(&node, &how, &end)
+                let printed = run_local(&node.name, &how, &end)
                     .map(|o| o.stdout)
                     .map_err(|e| e.to_string());
-                Err(TransportError::Timeout {
-                    ended: ended_note(printed),
-                    node,
-                    command,
-                    timeout,
-                })
-            }
-            r => r,
-        }
+                ended_note(printed)
+            })
+        })
     }
 }
 

@@ -62,13 +62,17 @@ pub enum TransportError {
         cause: String,
     },
     /// `ended`: what the command had left running outside its process group, ended too (see
-    /// [`leftovers::ended_note`]); empty when nothing.
-    #[error("{node}: `{command}` timed out after {timeout}; it was killed on the node{ended}")]
+    /// [`leftovers::ended_note`]); empty when nothing. `printed`: what the command printed
+    /// until it was killed (capped head and tail, no exit code) and how long it really ran:
+    /// often the one line that explains the hang (`srun: job 8 queued and waiting for
+    /// resources`). Build it with [`TransportError::timed_out`].
+    #[error("{node}: `{command}` timed out after {timeout}; it was killed on the node{ended}{}", last_words(.printed))]
     Timeout {
         node: String,
         command: String,
         timeout: String,
         ended: String,
+        printed: Box<CmdOutput>,
     },
     /// The deadline passed and not even the start line every wrapped command prints first had
     /// come back: the node never showed that it started the command (its sshd stopped or
@@ -90,6 +94,77 @@ pub enum TransportError {
     /// `--dry-run`: the command was listed, not sent; there is no answer.
     #[error("{node}: `{command}`: listed, not run (dry run)")]
     NotRun { node: String, command: String },
+}
+
+impl TransportError {
+    /// `req` on `node` ran into its timeout after printing `stdout`/`stderr` in `ran`.
+    pub fn timed_out(
+        node: &str,
+        req: &CmdRequest,
+        stdout: String,
+        stderr: String,
+        ran: Duration,
+    ) -> TransportError {
+        TransportError::Timeout {
+            node: node.to_string(),
+            command: req.command.clone(),
+            timeout: human(req.timeout),
+            ended: String::new(),
+            printed: Box::new(CmdOutput {
+                stdout,
+                stderr,
+                exit_code: None,
+                duration: ran,
+            }),
+        }
+    }
+
+    /// A timeout with what the command left running noted (`note`, see
+    /// [`leftovers::ended_note`]); any other error as it is.
+    pub fn with_ended(self, note: impl FnOnce() -> String) -> TransportError {
+        match self {
+            TransportError::Timeout {
+                node,
+                command,
+                timeout,
+                printed,
+                ..
+            } => TransportError::Timeout {
+                ended: note(),
+                node,
+                command,
+                timeout,
+                printed,
+            },
+            e => e,
+        }
+    }
+}
+
+/// How many of a timed-out command's last output lines its error message quotes.
+const LAST_LINES: usize = 3;
+
+/// The end of a timed-out command's message: how long it ran and the last lines it printed
+/// (stderr first: where a hang is explained), or that it printed nothing.
+fn last_words(printed: &CmdOutput) -> String {
+    let lines = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(|l| crate::util::fmt::clean_text(l.trim_end()))
+            .filter(|l| !l.trim().is_empty())
+            .collect()
+    };
+    let (err, out) = (lines(&printed.stderr), lines(&printed.stdout));
+    let (which, last) = if !err.is_empty() {
+        ("stderr", err)
+    } else {
+        ("stdout", out)
+    };
+    let ran = human(printed.duration);
+    if last.is_empty() {
+        return format!(" (it ran {ran} and printed nothing)");
+    }
+    let tail = &last[last.len().saturating_sub(LAST_LINES)..];
+    format!(" (it ran {ran}); last {which}: {}", tail.join(" | "))
 }
 
 /// Something that runs commands on nodes. Implementations bound every command by
@@ -139,11 +214,8 @@ pub const RUN_ENV: &str = "FABCHECK_RUN";
 pub fn run_marker() -> &'static str {
     static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     MARKER.get_or_init(|| {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        format!("fabcheck-{}-{:x}", std::process::id(), nanos)
+        let r = crate::util::random::random_u64() as u32;
+        format!("fabcheck-{}-{:x}", std::process::id(), r)
     })
 }
 
@@ -257,16 +329,8 @@ pub fn sudo_refused(req: &CmdRequest, exit: Option<i64>, stderr: &str) -> Option
 /// POSIX shell single-quoting: the one implementation, `util::names::quote`.
 pub use crate::util::names::quote;
 
-/// Human form of a duration for messages.
-pub fn human(d: Duration) -> String {
-    if d.as_millis() < 1000 {
-        format!("{}ms", d.as_millis())
-    } else if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
-    }
-}
+/// Human form of a duration for messages: the one formatter, `util::duration`.
+pub use crate::util::duration::human;
 
 /// Turn captured bytes into text without failing on invalid UTF-8.
 pub fn text(bytes: &[u8]) -> String {

@@ -264,7 +264,7 @@ fn rdma_and_bond_methods_on_lab_nodes() {
     let args = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         args.trim_end(),
-        "-N 2 -n 2 -w lab01,lab02 --export=ALL all_reduce_perf -b 8 -e 1G -f 2 -g 1 \
+        "-v -N 2 -n 2 -w lab01,lab02 --export=ALL all_reduce_perf -b 8 -e 1G -f 2 -g 1 \
          | NCCL_IB_HCA=mlx5_0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"
     );
     // The kernel here has no bonding driver: the error says which node and which bond.

@@ -13,6 +13,7 @@ mod inventory_slurm;
 mod lab_hardening;
 mod lab_primitives;
 mod lab_shipped;
+mod lab_slurm;
 mod lab_ssh;
 mod outcomes;
 mod parse_fixtures;

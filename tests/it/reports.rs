@@ -798,3 +798,60 @@ fn a_huge_fail_message_is_capped_in_the_json_report() {
         .len();
     assert!(size < 1024 * 1024, "result.json is {size} bytes");
 }
+
+/// Tool versions are recorded while the run works: the driver and firmware `n.ethtool_driver`
+/// read (a shim on PATH printing a real `ethtool -i` capture), a script's own `X --version`,
+/// and the NCCL banner in a command's output; once per (node, tool).
+#[test]
+fn tool_versions_recorded_by_the_run_reach_the_json() {
+    let f = Fab::new();
+    let shims = f.dir().join("shims");
+    std::fs::create_dir_all(&shims).unwrap();
+    let fixture = common::repo()
+        .join("tests/fixtures/ethtool/ethtool-i-cx6dx-inbox-kernel-driver-version-5.0-0.txt");
+    let ethtool = shims.join("ethtool");
+    std::fs::write(&ethtool, format!("#!/bin/sh\ncat '{}'\n", fixture.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ethtool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let toolx = shims.join("toolx");
+    std::fs::write(&toolx, "#!/bin/sh\necho 'toolx 1.2.3'\n").unwrap();
+    std::fs::set_permissions(&toolx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", shims.display(), std::env::var("PATH").unwrap());
+    let o = f
+        .env("PATH", &path)
+        .file(
+            "v.rhai",
+            r#"
+test("versions", || {
+    let n = nodes()[0];
+    assert_eq(n.ethtool_driver("eth9").driver, "mlx5_core", "driver");
+    n.ethtool_driver("eth9");
+    n.run("toolx --version");
+    n.run("printf 'NCCL version 2.28.9+cuda13.0\n'");
+});
+"#,
+        )
+        .args(["run", "v.rhai"])
+        .reports()
+        .run();
+    o.code(0);
+    let versions = o.json.as_ref().unwrap()["tool_versions"].clone();
+    let tools: Vec<(&str, &str)> = versions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["tool"].as_str().unwrap(), v["version"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            (
+                "driver/firmware eth9",
+                "mlx5_core 5.0-0, firmware 22.28.1002 (MT_0000000430)"
+            ),
+            ("toolx", "toolx 1.2.3"),
+            ("nccl", "2.28.9+cuda13.0")
+        ],
+        "{versions}"
+    );
+}

@@ -12,14 +12,6 @@ class Fixtures:
     def __add__(self, rel):
         return inside("../../../tests/fixtures/" + rel, "real/" + rel)
 F = Fixtures()
-def shq(t):
-    """The stdlib's common::shq: POSIX single quotes."""
-    return "'" + t.replace("'", "'\\''") + "'"
-def backup_dir_script():
-    """Step 5's node-side backup-directory script, read from the stdlib (one source)."""
-    text = open("../../stdlib/acceptance.rhai").read()
-    body = text.split("fn backup_dir_script() {", 1)[1]
-    return body.split("`", 2)[1]
 S = "synth/"
 nodes = {
   "spark-01": dict(ips=["192.168.100.10","192.168.200.10"], peer="spark-02", peer_ips=["192.168.100.11","192.168.200.11"], host="10.0.0.11", peer_host="10.0.0.12"),
@@ -51,6 +43,17 @@ def iperf3_json(local, remote, streams, secs, bps):
                    "sum_received": {"start": 0, "end": secs, "seconds": secs, "bytes": total - 65536,
                                     "bits_per_second": bps * 0.9995, "sender": True}}}
     return json.dumps(doc, indent="\t") + "\n"
+def shell_quote(t):
+    """The scripts' shell_quote (util::names::quote): safe words as they are, else POSIX single quotes."""
+    import re
+    if t and re.fullmatch(r"[A-Za-z0-9\-_./=:@%+,]+", t):
+        return t
+    return "'" + t.replace("'", "'\\''") + "'"
+def backup_dir_script():
+    """Step 5's node-side backup-directory script, read from the stdlib (one source)."""
+    text = open("../../stdlib/acceptance.rhai").read()
+    body = text.split("fn backup_dir_script() {", 1)[1]
+    return body.split("`", 2)[1]
 def q(s):  # TOML basic string
     return json.dumps(s)
 for name, n in nodes.items():
@@ -111,9 +114,9 @@ for name, n in nodes.items():
         stdout_file=S+"all_reduce_perf-2sparks-roce.txt", ms=41000,
         note="synthesised 2-rank all_reduce_perf over RoCE (format of the real nccl-tests 2.19.6 captures)")
     # step 4 recipe files
-    cmd("cat -- '/home/nvidia/recipe/hostfile'", stdout_file=inside("../recipes/hostfile-fabric", "recipes/hostfile-fabric"), ms=4)
-    cmd("cat -- '/home/nvidia/recipe/hostfile-wifi'", stdout_file=inside("../recipes/hostfile-wifi", "recipes/hostfile-wifi"), ms=4)
-    cmd("cat -- '/home/nvidia/recipe/serve.yaml'", stdout_file=inside("../recipes/serve.yaml", "recipes/serve.yaml"), ms=4)
+    cmd("cat -- /home/nvidia/recipe/hostfile", stdout_file=inside("../recipes/hostfile-fabric", "recipes/hostfile-fabric"), ms=4)
+    cmd("cat -- /home/nvidia/recipe/hostfile-wifi", stdout_file=inside("../recipes/hostfile-wifi", "recipes/hostfile-wifi"), ms=4)
+    cmd("cat -- /home/nvidia/recipe/serve.yaml", stdout_file=inside("../recipes/serve.yaml", "recipes/serve.yaml"), ms=4)
 
     # --dry-run: `command -v TOOL` for every tool the primitives run (all present on a DGX Spark)
     for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
@@ -157,16 +160,16 @@ for name, n in nodes.items():
     bd = "/var/tmp/fabcheck-netplan.k3Qz8WbT"
     sha = "3f0c5e1b9a7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e" if name == "spark-01" else "8e2d4c6a0b1f3e5d7c9a1b3d5f7e9c1a3b5d7f9e1c3a5b7d9f1e3c5a7b9d1f3e"
     stat = f"root root 600 412\n{sha}  {{}}\n"
-    cmd(f"sh -c {shq(backup_dir_script())} fabcheck-backup-dir '/var/tmp'", stdout=f"dir {bd}\n", ms=9, note="a fresh private backup directory per run, in a parent only root can change")
+    cmd(f"sh -c {shell_quote(backup_dir_script())} fabcheck-backup-dir /var/tmp", stdout=f"dir {bd}\n", ms=9, note="a fresh private backup directory per run, in a parent only root can change")
     cmd("ls -1d -- /etc/netplan/*.yaml", stdout=nf + "\n", ms=5)
     cmd(f"stat -c '%U %G %a %s' -- {nf} && sha256sum -- {nf}", stdout=stat.format(nf), ms=6)
     cmd(f"stat -c '%U %G %a %s' -- {bd}/40-cx7.yaml && sha256sum -- {bd}/40-cx7.yaml", stdout=stat.format(bd + "/40-cx7.yaml"), ms=6)
-    cmd(f"cp -a -T -- '{nf}' '{bd}'/'40-cx7.yaml'", stdout="", ms=5)
-    cmd(f"""t=$(mktemp -- '{nf}'.fabcheck.XXXXXXXX) && cp -a -T -- '{bd}'/'40-cx7.yaml' "$t" && mv -f -T -- "$t" '{nf}'""", stdout="", ms=7)
+    cmd(f"cp -a -T -- {nf} {bd}/40-cx7.yaml", stdout="", ms=5)
+    cmd(f"""t=$(mktemp -- {nf}.fabcheck.XXXXXXXX) && cp -a -T -- {bd}/40-cx7.yaml "$t" && mv -f -T -- "$t" {nf}""", stdout="", ms=7)
     cmd("true", stdout="", ms=3)
     # netplan generate on the restored file in a scratch root: silent, exit 0 (as the real
     # netplan.io 0.106 answers a valid file; seen on this project's CI machine)
-    cmd(f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- '{nf}' "$d/etc/netplan/" && netplan generate --root-dir "$d\"""", stdout="", ms=120)
+    cmd(f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- {nf} "$d/etc/netplan/" && netplan generate --root-dir "$d\"""", stdout="", ms=120)
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))
 
 # ---------------------------------------------------------------------------------------------

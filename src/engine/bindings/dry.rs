@@ -5,7 +5,7 @@
 //!
 //! - a `DryValue` knows the kind of result it stands for (`results.rs`): reading a field that
 //!   kind does not declare is the typo error of a real result (`record.rs`), which a dry run
-//!   counts as an error ([`SignalKind::ScriptError`]); where the plan knows part of the result
+//!   counts as an error ([`Outcome::ScriptError`]); where the plan knows part of the result
 //!   the stand-in is a typed record whose unknown fields are `DryValue`s of their kind;
 //! - fields, indexes, arithmetic and string methods of a `DryValue` are `DryValue`s (those of
 //!   arithmetic and methods no longer of a result kind: any field reads);
@@ -18,7 +18,7 @@
 
 use super::record;
 use super::results::{Nest, Returns};
-use crate::engine::signal::{self, RhaiErr, SignalKind};
+use crate::engine::signal::{self, Outcome, RhaiErr};
 use crate::primitives::PrimError;
 use rhai::{Dynamic, Engine, NativeCallContext, INT};
 use std::sync::Arc;
@@ -49,7 +49,7 @@ impl IntoIterator for DryValue {
     type IntoIter = std::iter::Once<Self::Item>;
     fn into_iter(self) -> Self::IntoIter {
         std::iter::once(Err(signal::throw(
-            SignalKind::DryRunStop,
+            Outcome::DryRun,
             format!("{}{}, {STOPPED}", signal::LOOP_STOP, self.origin),
             None,
             rhai::Position::NONE,
@@ -137,10 +137,10 @@ fn field(ctx: &NativeCallContext, v: &DryValue, key: &str) -> Result<Dynamic, Rh
 /// The test's next step depends on an answer the dry run does not have: stop listing.
 fn stop(ctx: &NativeCallContext, what: &str, v: &DryValue) -> RhaiErr {
     signal::throw(
-        SignalKind::DryRunStop,
+        Outcome::DryRun,
         format!(
             "{what} at {} needs {}, {STOPPED}",
-            crate::engine::assertions::at(ctx),
+            super::assertions::at(ctx),
             v.origin
         ),
         None,

@@ -90,11 +90,11 @@ fn fields_unless_suggested(shape: &Shape, field: &str) -> String {
 /// The error of reading `field`, which `shape` does not declare (also a dry run's stand-in's).
 pub fn no_such_field(ctx: &NativeCallContext, shape: &Shape, field: &str) -> RhaiErr {
     signal::throw(
-        signal::SignalKind::ScriptError,
+        signal::Outcome::ScriptError,
         format!(
             "{} at {}{}",
             unknown_field(shape, field),
-            crate::engine::assertions::at(ctx),
+            super::assertions::at(ctx),
             fields_unless_suggested(shape, field)
         ),
         None,

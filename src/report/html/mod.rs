@@ -20,8 +20,6 @@ mod page;
 mod styles;
 mod tables;
 
-pub use styles::esc;
-
 use crate::run::model::RunResult;
 
 pub fn render(run: &RunResult) -> String {

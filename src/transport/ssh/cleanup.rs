@@ -103,7 +103,13 @@ fn parents() -> Vec<(i32, i32)> {
             let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
             // "pid (comm) state ppid …": comm may hold spaces and parentheses.
-            let ppid = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
+            let ppid = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
             Some((pid, ppid))
         })
         .collect()

@@ -15,11 +15,7 @@ const CONNECT_ATTEMPTS: u32 = 8;
 /// 300 ms, … capped at 3 s, each ±50 %.
 fn backoff(attempt: u32) -> Duration {
     let base = (150u64 << attempt.min(5)).min(3000);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0) as u64;
-    let jitter = (nanos ^ (nanos >> 7)) % 1000; // 0..999 per mille
+    let jitter = crate::util::random::random_u64() % 1000; // 0..999 per mille
     Duration::from_millis(base / 2 + base * jitter / 1000)
 }
 

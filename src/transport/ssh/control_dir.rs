@@ -89,33 +89,7 @@ pub fn check_private_dir(p: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-const RANDOM_LEN: usize = 12;
-
-/// 12 random characters [a-z0-9] from the kernel (a clock/pid mix only if that fails).
-pub(super) fn random_name() -> String {
-    use std::io::Read;
-    let mut b = [0u8; RANDOM_LEN];
-    let ok = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_ok();
-    if !ok {
-        let mut x = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-            ^ (u64::from(std::process::id()) << 32);
-        for v in b.iter_mut() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *v = x as u8;
-        }
-    }
-    const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    b.iter()
-        .map(|v| ALPHA[*v as usize % ALPHA.len()] as char)
-        .collect()
-}
+use crate::util::random::{random_name, RANDOM_NAME_LEN as RANDOM_LEN};
 
 #[cfg(test)]
 mod tests {

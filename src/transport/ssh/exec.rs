@@ -200,28 +200,15 @@ impl SshTransport {
             None => openssh::Stdio::null(),
         })
         .stdout(openssh::Stdio::piped())
-            .stderr(openssh::Stdio::piped());
+        .stderr(openssh::Stdio::piped());
         // The node kills the command at req.timeout (and KILLs 5 s later); wait a little longer.
         // No polling: output, the exit, an interrupt or the deadline, whichever comes first.
         let deadline = tokio::time::sleep(req.timeout + Duration::from_secs(8));
         tokio::pin!(deadline);
-        // At the deadline: a command the node showed it started (its start line came) was
-        // killed there by `timeout`; one it never showed may never have run.
-        let stopped = |why: Stop, reached: bool| match why {
-            Stop::Interrupted => TransportError::Interrupted {
-                node: node.name.clone(),
-            },
-            Stop::Deadline if reached => timed_out(node, req),
-            Stop::Deadline => TransportError::NoAnswer {
-                node: node.name.clone(),
-                command: req.command.clone(),
-                timeout: human(req.timeout),
-            },
-        };
         let spawned = tokio::select! {
             r = cmd.spawn() => r,
-            _ = cancel::cancelled() => return Err(stopped(Stop::Interrupted, false)),
-            _ = &mut deadline => return Err(stopped(Stop::Deadline, false)),
+            _ = cancel::cancelled() => return Err(stopped(Stop::Interrupted, node, req, None)),
+            _ = &mut deadline => return Err(stopped(Stop::Deadline, node, req, None)),
         };
         let mut got = Got::new();
         let status = match spawned {
@@ -230,7 +217,7 @@ impl SshTransport {
                 send_env(&mut child, env).await;
                 match got.read(child, sink, deadline.as_mut()).await {
                     Ok(st) => st,
-                    Err(why) => return Err(stopped(why, got.reached())),
+                    Err(why) => return Err(stopped(why, node, req, Some((&mut got, started)))),
                 }
             }
         };
@@ -239,6 +226,14 @@ impl SshTransport {
         let duration = started.elapsed();
         let exit = classify_exit(&status, duration, req.timeout, self.process_mux);
         let came_back_empty = got.came_back_empty();
+        if exit == Exit::TimedOut {
+            return Err(stopped(
+                Stop::Deadline,
+                node,
+                req,
+                Some((&mut got, started)),
+            ));
+        }
         let [out_cap, err_cap] = got.caps;
         let (stdout, mut stderr) = (out_cap.into_string(), err_cap.into_string());
         let exit_code = exit_code(exit, node, req, &session, &mut stderr).await?;
@@ -328,13 +323,35 @@ impl SshTransport {
     }
 }
 
-/// The command's timeout error (what it left outside its group is added by the caller).
-fn timed_out(node: &Node, req: &CmdRequest) -> TransportError {
-    TransportError::Timeout {
-        node: node.name.clone(),
-        command: req.command.clone(),
-        timeout: human(req.timeout),
-        ended: String::new(),
+/// The error of a command stopped before its end. At the deadline, a command the node
+/// showed it started (its start line came: `got`) was killed there by `timeout`, and the
+/// error keeps what it printed and how long it ran (what it left outside its group is added
+/// by the caller); one the node never showed may never have run there.
+fn stopped(
+    why: Stop,
+    node: &Node,
+    req: &CmdRequest,
+    got: Option<(&mut Got, Instant)>,
+) -> TransportError {
+    match (why, got) {
+        (Stop::Interrupted, _) => TransportError::Interrupted {
+            node: node.name.clone(),
+        },
+        (Stop::Deadline, Some((got, started))) if got.reached() => {
+            let [o, e] = std::mem::take(&mut got.caps);
+            TransportError::timed_out(
+                &node.name,
+                req,
+                o.into_string(),
+                e.into_string(),
+                started.elapsed(),
+            )
+        }
+        (Stop::Deadline, _) => TransportError::NoAnswer {
+            node: node.name.clone(),
+            command: req.command.clone(),
+            timeout: human(req.timeout),
+        },
     }
 }
 
@@ -379,7 +396,8 @@ async fn exit_code(
     };
     match exit {
         Exit::Code(code) => Ok(code),
-        Exit::TimedOut => Err(timed_out(node, req)),
+        // Told with its output before the exit code is read (see run_async).
+        Exit::TimedOut => Ok(Some(124)),
         Exit::SshFailed => Err(dropped(stderr.trim().to_string())),
         // openssh reports exit 127 as an error: "tool not installed" is told as such.
         Exit::NotFound => {

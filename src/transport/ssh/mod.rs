@@ -10,10 +10,8 @@ mod connect;
 mod control_dir;
 mod exec;
 
-pub use cleanup::cleanup_command;
-use cleanup::{futures_join_all, reap_local_ssh};
-pub use connect::known_hosts_from_ssh_g;
-pub use control_dir::{check_private_dir, make_control_dir};
+use cleanup::{cleanup_command, futures_join_all, reap_local_ssh};
+use control_dir::make_control_dir;
 
 use super::capture::Stream;
 use super::{CmdOutput, CmdRequest, Transport, TransportError};
@@ -144,20 +142,9 @@ impl Transport for SshTransport {
     ) -> Result<CmdOutput, TransportError> {
         let tag = super::leftovers::command_tag();
         let r = self.rt.block_on(self.run_async(node, req, &tag, sink));
-        match r {
-            Err(TransportError::Timeout {
-                node: name,
-                command,
-                timeout,
-                ..
-            }) => Err(TransportError::Timeout {
-                ended: super::leftovers::ended_note(self.end_command(node, &tag, req.sudo)),
-                node: name,
-                command,
-                timeout,
-            }),
-            r => r,
-        }
+        r.map_err(|e| {
+            e.with_ended(|| super::leftovers::ended_note(self.end_command(node, &tag, req.sudo)))
+        })
     }
 
     /// Interrupt path: kill this run's processes on every connected node. Every command line
@@ -212,7 +199,11 @@ impl Transport for SshTransport {
                 let _ = std::fs::remove_dir_all(outer);
             }
         }
-        let watchdog = self.watchdog.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let watchdog = self
+            .watchdog
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         if let Some(w) = watchdog {
             w.finish();
         }

@@ -34,6 +34,10 @@ pub struct Variant {
     /// The lab user's login shell is bash and its `~/.bashrc` prints a banner on stdout and
     /// module chatter on stderr (`lab.sh --noisy-shell`).
     pub noisy_shell: bool,
+    /// A real Slurm cluster over the nodes: munged and slurmctld on the root side, one slurmd
+    /// per node, `select/linear` (`lab.sh --slurm`); root-side Slurm commands need
+    /// `SLURM_CONF=DIR/slurm.conf`.
+    pub slurm: bool,
 }
 
 impl Variant {
@@ -49,6 +53,9 @@ impl Variant {
         }
         if self.noisy_shell {
             a.push("--noisy-shell".to_string());
+        }
+        if self.slurm {
+            a.push("--slurm".to_string());
         }
         a
     }

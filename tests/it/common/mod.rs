@@ -168,6 +168,9 @@ impl Fab {
         c.args(&self.args)
             .current_dir(self.dir.path())
             .env("CI", "true")
+            // A test run inside a Slurm allocation: fabcheck is not (srun lines stay as tested).
+            .env_remove("SLURM_JOB_ID")
+            .env_remove("SLURM_JOB_USER")
             .stdin(Stdio::null());
         if self.junit {
             c.arg("--junit").arg(self.dir.path().join("out/junit.xml"));

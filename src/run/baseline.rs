@@ -8,8 +8,8 @@
 //! error when none of the baseline's metrics are in this run, pass otherwise (the table in
 //! `output`). Metrics missing from this run are listed; new metrics are listed too.
 
-use super::{clean_text, fmt_num};
 use crate::run::model::{Metric, RunResult, Status, SuiteResult, TestResult};
+use crate::util::fmt::{clean_text, fmt_num};
 
 pub const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
 
@@ -261,10 +261,16 @@ pub fn testcase(c: &Comparison, baseline_path: &str) -> TestResult {
     }
 }
 
-/// Add the `baseline` suite (one testcase) to the run.
-pub fn apply(run: &mut RunResult, baseline: &RunResult, baseline_path: &str) {
+/// Add the `baseline` suite (one testcase, named apart from the run's own tests) to the run;
+/// returns the testcase.
+pub fn apply<'a>(
+    run: &'a mut RunResult,
+    baseline: &RunResult,
+    baseline_path: &str,
+) -> &'a TestResult {
     let c = compare(baseline, run);
-    let t = testcase(&c, baseline_path);
+    let mut t = testcase(&c, baseline_path);
+    t.name = run.unused_name(&t.classname, &t.name);
     run.suites.push(SuiteResult {
         name: "baseline".into(),
         file: baseline_path.to_string(),
@@ -272,6 +278,7 @@ pub fn apply(run: &mut RunResult, baseline: &RunResult, baseline_path: &str) {
         duration_ms: 0,
         tests: vec![t],
     });
+    &run.suites[run.suites.len() - 1].tests[0]
 }
 
 #[cfg(test)]
@@ -279,28 +286,12 @@ mod tests {
     use super::*;
 
     fn run_with(metrics: Vec<Metric>) -> RunResult {
-        RunResult {
-            fabcheck_version: "0".into(),
-            started: "now".into(),
-            duration_ms: 0,
-            inventory: None,
-            simulation: None,
-            replayed: None,
-            interrupted: false,
-            params: Default::default(),
-            suites: vec![SuiteResult {
-                name: "s".into(),
-                file: "s.rhai".into(),
-                timestamp: "now".into(),
-                duration_ms: 0,
-                tests: vec![TestResult {
-                    file: "s.rhai".into(),
-                    metrics,
-                    ..TestResult::new("t", "s")
-                }],
-            }],
-            tool_versions: vec![],
-        }
+        let t = TestResult {
+            file: "s.rhai".into(),
+            metrics,
+            ..TestResult::new("t", "s")
+        };
+        RunResult::of_tests("s", vec![t])
     }
 
     fn m(name: &str, v: f64, hib: bool) -> Metric {

@@ -1,0 +1,90 @@
+//! `iperf3` between two nodes: the plan (JSON mode, against the server's fabric address) and
+//! the exchange through [`super::run_pair`].
+
+use super::*;
+
+/// Options of `iperf3(server, client, opts)`.
+#[derive(Debug, Clone, Default)]
+pub struct Iperf3Opts {
+    pub port: Option<i64>,
+    pub parallel: Option<i64>,
+    pub duration: Option<i64>,
+    pub window: Option<String>,
+    pub bind: Option<String>,
+    pub extra_args: Option<String>,
+    pub server_ip: Option<String>,
+    pub binary: Option<String>,
+    pub timeout: Option<Duration>,
+}
+
+pub fn iperf3_plan(server: &Node, o: &Iperf3Opts) -> PResult<PairPlan> {
+    let port = o.port.unwrap_or(5201).clamp(1, 65535) as u16;
+    let bin = o.binary.clone().unwrap_or_else(|| "iperf3".into());
+    check_program(&bin)?;
+    let mut args = vec![format!("-p {port}"), "-J".to_string()];
+    if let Some(p) = o.parallel {
+        args.push(format!("-P {}", p.clamp(1, 128)));
+    }
+    let duration = o.duration.unwrap_or(5).clamp(1, 3600);
+    args.push(format!("-t {duration}"));
+    if let Some(w) = &o.window {
+        check_name("window", w)?;
+        args.push(format!("-w {w}"));
+    }
+    if let Some(b) = &o.bind {
+        check_addr(b)?;
+        args.push(format!("-B {}", quote(b)));
+    }
+    if let Some(x) = &o.extra_args {
+        args.extend(arg_words("extra_args", x)?);
+    }
+    let server_ip = o
+        .server_ip
+        .clone()
+        .unwrap_or_else(|| fabric_ip_for(server, None));
+    check_addr(&server_ip)?;
+    Ok(PairPlan {
+        server_cmd: format!("{bin} -s -1 -p {port}"),
+        client_cmd: format!("{bin} -c {} {}", quote(&server_ip), args.join(" ")),
+        port,
+        timeout: Duration::from_secs(duration as u64 + 30),
+        work: Duration::from_secs(duration as u64 + 30),
+        server_ip,
+        device: None,
+        tag: format!("fcsrv-iperf3-{port}"),
+        program: bin,
+    })
+}
+
+/// `iperf3(server, client, opts)` in JSON mode.
+pub fn iperf3(
+    server: &NodeRef,
+    client: &NodeRef,
+    o: &Iperf3Opts,
+) -> PResult<parse::iperf3::Iperf3> {
+    let env = &server.env;
+    let plan = iperf3_plan(&server.spec, o)?.bounded(env, &server.spec, o.timeout);
+    need_tools(env, &server.spec, &client.spec, &plan.program);
+    let run = run_pair(env, &server.spec, &client.spec, &plan);
+    flush(&run.log);
+    if env.dry_run {
+        return Err(PrimError::dry_run(client.name(), &plan.client_cmd));
+    }
+    let c = run.client.map_err(|e| {
+        PrimError::error(format!(
+            "iperf3 {} -> {}: {e}",
+            client.name(),
+            server.name()
+        ))
+    })?;
+    super::super::tools::installed(&c, client.name(), &plan.program)?;
+    let r = parsed(client.name(), &c.stdout, parse::iperf3::parse)?;
+    if let Some(err) = &r.error {
+        return Err(PrimError::error(format!(
+            "iperf3 {} -> {}: {err}",
+            client.name(),
+            plan.server_ip
+        )));
+    }
+    Ok(r)
+}

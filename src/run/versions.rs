@@ -1,0 +1,148 @@
+//! Tool versions, recorded while the run works: the primitives note what they learn (a driver
+//! and its firmware from `ethtool -i`), and every logged command is read once as it is logged
+//! (`X --version`, `ofed_info -s`, the NCCL and nccl-tests banners, iperf3's JSON). Each test
+//! keeps its own; [`super::finish`] gathers them into the run's results, one entry per
+//! (node, tool), in the order the run met them.
+
+use super::context;
+use super::model::{CommandLog, ToolVersion};
+use std::sync::OnceLock;
+
+/// Note `tool`'s `version` on `node` in the current test (nothing outside a test; empty tools
+/// or versions are not kept).
+pub fn record(node: &str, tool: &str, version: &str) {
+    if tool.is_empty() || version.is_empty() {
+        return;
+    }
+    context::with(|c| {
+        c.tool_versions.push(ToolVersion {
+            node: node.to_string(),
+            tool: tool.to_string(),
+            version: version.to_string(),
+        })
+    });
+}
+
+/// The versions a logged command shows.
+pub fn seen_in(c: &CommandLog) -> Vec<ToolVersion> {
+    static NCCL: OnceLock<regex::Regex> = OnceLock::new();
+    static TESTS: OnceLock<regex::Regex> = OnceLock::new();
+    static IPERF: OnceLock<regex::Regex> = OnceLock::new();
+    let nccl = NCCL.get_or_init(|| regex::Regex::new(r"NCCL version (\S+)").expect("regex"));
+    let tests =
+        TESTS.get_or_init(|| regex::Regex::new(r"# nccl-tests version (\S+)").expect("regex"));
+    let iperf =
+        IPERF.get_or_init(|| regex::Regex::new(r#""version":\s*"(iperf [^"]+)""#).expect("regex"));
+    let mut out = Vec::new();
+    let mut add = |tool: &str, version: &str| {
+        if !tool.is_empty() && !version.is_empty() {
+            out.push(ToolVersion {
+                node: c.node.clone(),
+                tool: tool.to_string(),
+                version: version.to_string(),
+            });
+        }
+    };
+    let cmd = c.command.trim();
+    if c.exit_code == Some(0) && (cmd.ends_with("--version") || cmd == "ofed_info -s") {
+        let program = cmd.split_whitespace().next().unwrap_or("");
+        let first_line = c
+            .stdout
+            .lines()
+            .chain(c.stderr.lines())
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        add(program.rsplit('/').next().unwrap_or(""), first_line);
+    }
+    for (re, tool) in [(nccl, "nccl"), (tests, "nccl-tests"), (iperf, "iperf3")] {
+        if let Some(m) = re.captures(&c.stdout) {
+            add(tool, &m[1]);
+        }
+    }
+    out
+}
+
+/// One entry per (node, tool): the first met.
+pub fn unique(all: impl IntoIterator<Item = ToolVersion>) -> Vec<ToolVersion> {
+    let mut seen = std::collections::BTreeSet::new();
+    all.into_iter()
+        .filter(|v| seen.insert((v.node.clone(), v.tool.clone())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(cmd: &str, exit: i64, stdout: &str) -> CommandLog {
+        CommandLog {
+            node: "n1".into(),
+            command: cmd.into(),
+            exit_code: Some(exit),
+            duration_ms: 1,
+            stdout: stdout.into(),
+            stderr: String::new(),
+            error: None,
+            dry_run: false,
+        }
+    }
+
+    fn pairs(v: &[ToolVersion]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|x| (x.tool.clone(), x.version.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn versions_from_commands() {
+        let v = seen_in(&log(
+            "/usr/bin/ib_write_bw --version",
+            0,
+            "\n Version: 6.10\n",
+        ));
+        assert_eq!(
+            pairs(&v),
+            [("ib_write_bw".to_string(), "Version: 6.10".to_string())]
+        );
+        // A failed --version says nothing about a version.
+        assert!(seen_in(&log("ib_write_bw --version", 127, "not found")).is_empty());
+        let v = seen_in(&log(
+            "mpirun all_reduce_perf",
+            0,
+            "# nccl-tests version 2.17.6 nccl-headers=22809\nNCCL version 2.28.9+cuda13.0\n",
+        ));
+        assert_eq!(
+            pairs(&v),
+            [
+                ("nccl".to_string(), "2.28.9+cuda13.0".to_string()),
+                ("nccl-tests".to_string(), "2.17.6".to_string())
+            ]
+        );
+        let v = seen_in(&log(
+            "iperf3 -c x -J",
+            0,
+            r#"{"start": {"version": "iperf 3.16"}}"#,
+        ));
+        assert_eq!(
+            pairs(&v),
+            [("iperf3".to_string(), "iperf 3.16".to_string())]
+        );
+    }
+
+    #[test]
+    fn first_per_node_and_tool() {
+        let v = |node: &str, tool: &str, version: &str| ToolVersion {
+            node: node.into(),
+            tool: tool.into(),
+            version: version.into(),
+        };
+        let u = unique([
+            v("a", "nccl", "1"),
+            v("b", "nccl", "2"),
+            v("a", "nccl", "3"),
+        ]);
+        assert_eq!(u.len(), 2);
+        assert_eq!(u[0].version, "1");
+    }
+}

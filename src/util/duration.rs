@@ -1,0 +1,47 @@
+//! Durations: the one parser of what people write (`500ms`, `30s`, `5m`, a bare number of
+//! seconds) and the one short form messages show.
+
+use std::time::Duration;
+
+/// The longest duration fabcheck accepts (timeouts, waits): 30 days. Longer values are
+/// mistakes (`1e300`, `18446744073709551615`), and would overflow deadlines.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Parse a human duration (`500ms`, `30s`, `5m`; a bare number is seconds), at most
+/// [`MAX_DURATION`].
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let too_long = || {
+        format!(
+            "`{s}` is longer than {}, the longest duration fabcheck accepts",
+            humantime::format_duration(MAX_DURATION)
+        )
+    };
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_nan() || secs < 0.0 {
+            return Err(format!("`{s}` is not a duration like 500ms, 30s or 5m"));
+        }
+        // Compared as f64 before converting: Duration::from_secs_f64 panics past u64 seconds.
+        if secs > MAX_DURATION.as_secs_f64() {
+            return Err(too_long());
+        }
+        return Ok(Duration::from_secs_f64(secs));
+    }
+    let d = humantime::parse_duration(t)
+        .map_err(|e| format!("`{s}` is not a duration like 500ms, 30s or 5m ({e})"))?;
+    if d > MAX_DURATION {
+        return Err(too_long());
+    }
+    Ok(d)
+}
+
+/// Human form of a duration for messages.
+pub fn human(d: Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{}ms", d.as_millis())
+    } else if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
