@@ -4,6 +4,7 @@
 //! `timeout` and the primitives apply the run's one policy (`RunEnv::command_timeout`).
 
 mod cluster;
+mod health;
 pub mod dry;
 mod nccl_env;
 mod nodes;
@@ -80,6 +81,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     pair::register(engine);
     cluster::register(engine);
     nccl_env::register(engine);
+    health::register(engine);
 }
 
 /// For `fabcheck doc`: each function's options and the fields of what it returns, from the

@@ -7,7 +7,7 @@ use super::{cluster, nodes, pair, tools};
 use crate::engine::assertions::METRIC_OPTS;
 use crate::engine::registry::{PAIR_OPTS, TEST_OPTS};
 use crate::parse;
-use crate::primitives::{nccl as pnccl, pair as ppair, ssh_hop, tools as ptools};
+use crate::primitives::{health as phealth, nccl as pnccl, pair as ppair, ssh_hop, tools as ptools};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::OnceLock;
@@ -193,6 +193,9 @@ struct Shapes {
     nccl_r: &'static Shape,
     hop: &'static Shape,
     ibdev: &'static Shape,
+    counters: &'static Shape,
+    growth: &'static Shape,
+    drift: &'static Shape,
 }
 
 fn shapes() -> Shapes {
@@ -255,6 +258,14 @@ fn shapes() -> Shapes {
         ibdev: parsed::<ibv_devinfo::Device>("ibv_devinfo device")
             .many("ports", ibport)
             .done(),
+        // `counters` / `table` are maps keyed by counter / item names: not declared shapes.
+        counters: parsed::<phealth::CounterSnapshot>("health_counters result")
+            .many("ports", parsed::<phealth::PortCounters>("port counters").done())
+            .done(),
+        growth: parsed::<phealth::CounterGrowth>("counter_growth result")
+            .many("deltas", parsed::<phealth::Delta>("counter delta").done())
+            .done(),
+        drift: parsed::<phealth::Drift>("version_drift result").done(),
     }
 }
 
@@ -327,6 +338,12 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
             Plain("path as a string; \"\" when not found"),
         ),
         method("n.needs(programs)", &["needs"], Plain("nothing")),
+        method("n.ibv_devinfo()", &["ibv_devinfo"], List(s.ibdev)),
+        method(
+            "n.health_counters()",
+            &["health_counters"],
+            One(s.counters),
+        ),
     ]
 }
 
@@ -367,6 +384,24 @@ fn other_decls(s: &Shapes) -> Vec<Decl> {
             &["ssh_hop"],
             cluster::HOP_OPTS,
             One(s.hop),
+        ),
+        function(
+            "counter_growth(before, after, opts)",
+            &["counter_growth"],
+            super::health::GROWTH_OPTS,
+            One(s.growth),
+        ),
+        function(
+            "version_drift(rows, fail_items)",
+            &["version_drift"],
+            &[],
+            One(s.drift),
+        ),
+        function(
+            "majority(values)",
+            &["majority"],
+            &[],
+            Plain("the value more than half have, else ()"),
         ),
         function(
             "metric(name, value, unit, opts)",
