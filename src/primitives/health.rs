@@ -222,12 +222,19 @@ pub fn counters(n: &NodeRef) -> PResult<CounterSnapshot> {
     }
     for iface in &n.spec.interfaces {
         let s = ethtool_stats(n, iface)?;
+        let c = judged(&s.counters);
+        if c.is_empty() {
+            return Err(PrimError::error(format!(
+                "{}: `ethtool -S {iface}` shows none of the error counters the health check reads (CRC, symbol, link-down, FEC: mlx5 `*_phy` names): not a ConnectX port? nothing to check",
+                n.name()
+            )));
+        }
         let e = ethtool(n, iface)?;
         out.ports.push(PortCounters {
             port: iface.clone(),
             source: "ethtool -S".into(),
             speed_mbps: e.speed_mbps,
-            counters: judged(&s.counters),
+            counters: c,
         });
     }
     for dev in &n.spec.rdma_devices {
