@@ -17,11 +17,14 @@ pub mod ibdev2netdev;
 pub mod ibv_devinfo;
 pub mod ip_addr;
 pub mod iperf3;
+pub mod lspci;
 pub mod nccl;
 pub mod ofed_info;
 pub mod perftest;
 pub mod ping;
 pub mod rdma_link;
+pub mod rdma_statistic;
+pub mod show_gids;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -77,6 +80,13 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("ofed-info", "ofed_info", "ofed_info -s"),
     ("ping", "ping", "iputils ping"),
     ("ibv-devinfo", "ibv_devinfo", "ibv_devinfo [-v]"),
+    (
+        "rdma-statistic",
+        "rdma_statistic",
+        "rdma statistic show [link DEV/PORT] (the hw_counters)",
+    ),
+    ("show-gids", "show_gids", "show_gids"),
+    ("lspci", "lspci", "lspci -vv [-s BUS]"),
 ];
 
 fn to_json<T: Serialize>(v: T) -> serde_json::Value {
@@ -100,6 +110,9 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "ofed-info" => ofed_info::parse(text).map(to_json),
         "ping" => ping::parse(text).map(to_json),
         "ibv-devinfo" => ibv_devinfo::parse(text).map(to_json),
+        "rdma-statistic" => rdma_statistic::parse(text).map(to_json),
+        "show-gids" => show_gids::parse(text).map(to_json),
+        "lspci" => lspci::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,

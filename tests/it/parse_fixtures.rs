@@ -38,6 +38,15 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("rdma/rdma-statistic-show-4x-cx4lx-ofed-iproute2-nonzero-out_of_buffer-cqe-errors.txt", "rdma_statistic_nonzero"),
+    ("rdma/rdma-statistic-show-link-rocep8s0f0-wrapped-optional-set-cc-counters.txt", "rdma_statistic_wrapped_optional"),
+    ("rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt", "show_gids_tabs"),
+    ("rdma/show_gids-hrn3-only-v2-and-mlx5-bond-tabs.txt", "show_gids_tabs"),
+    ("rdma/show_gids-6x-mlx5-cx-spaces-ipv4-on-two-devices-no-trailer.txt", "show_gids_spaces"),
+    ("rdma/show_gids-cx4-roce-plus-ib-port-empty-netdev-n_gids_found.txt", "show_gids_spaces"),
+    ("lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt", "lspci_cx7_downgraded"),
+    ("lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt", "lspci_h200_vm"),
+    ("nccl-tests/all_reduce-v2.19.6-nccl2.28.9-1xH200-g1-debug-info-netib-nodevice-socket-firecracker.txt", "nccl_h200_2_28_socket"),
     ("bonding/8023ad-2x25g-healthy-layer3+4-v3.7.1.txt", "bonding_8023ad_healthy"),
     ("bonding/8023ad-2x25g-lacp-fast-flapping-slave-sm_vars-v4.18.txt", "bonding_8023ad_flapping"),
     ("bonding/8023ad-3slaves-all-down-no-partner-lacp-active-fc41.txt", "bonding_8023ad_all_down"),
@@ -1755,6 +1764,15 @@ fn dispatcher_covers_every_kind() {
             "ibv-devinfo",
             "rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt",
         ),
+        (
+            "rdma-statistic",
+            "rdma/rdma-statistic-show-link-rocep8s0f0-wrapped-optional-set-cc-counters.txt",
+        ),
+        (
+            "show-gids",
+            "rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt",
+        ),
+        ("lspci", "lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt"),
     ];
     assert_eq!(samples.len(), parse::KINDS.len());
     for (kind, f) in samples {
@@ -1851,4 +1869,145 @@ fn netplan_generate_error_reaches_the_simulation_unchanged() {
     )
     .unwrap();
     assert_eq!(sim, real);
+}
+
+/// `rdma statistic show` on four ConnectX-4 Lx ports (MLNX_OFED iproute2): one line per port,
+/// mlx5_0 with non-zero out_of_buffer and CQE error counters, the others all zero.
+#[test]
+fn rdma_statistic_nonzero() {
+    let p = parse::rdma_statistic::parse(&fx(
+        "rdma/rdma-statistic-show-4x-cx4lx-ofed-iproute2-nonzero-out_of_buffer-cqe-errors.txt",
+    ))
+    .unwrap();
+    let names: Vec<_> = p.iter().map(|l| (l.device.as_str(), l.port)).collect();
+    assert_eq!(names, [("mlx5_0", 1), ("mlx5_1", 1), ("mlx5_2", 1), ("mlx5_3", 1)]);
+    let c = &p[0].counters;
+    assert_eq!(c.len(), 29);
+    assert_eq!(c["out_of_buffer"], 135);
+    assert_eq!(c["resp_cqe_error"], 1009);
+    assert_eq!(c["req_cqe_error"], 22);
+    assert_eq!(c["resp_cqe_flush_error"], 998);
+    assert_eq!(c["req_cqe_flush_error"], 11);
+    assert_eq!(c["out_of_sequence"], 0);
+    assert_eq!(c["np_cnp_sent"], 0);
+    assert!(p[0].optional_counters.is_empty());
+    assert!(p[1..].iter().all(|l| l.counters.len() == 29 && l.counters.values().all(|v| *v == 0)));
+}
+
+/// `rdma statistic show link rocep8s0f0/1` as wrapped in the mlx5 optional-counters patch
+/// cover letter: the counters continue over 7 lines, then an `Optional-set:` line.
+#[test]
+fn rdma_statistic_wrapped_optional() {
+    let p = parse::rdma_statistic::parse(&fx(
+        "rdma/rdma-statistic-show-link-rocep8s0f0-wrapped-optional-set-cc-counters.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.len(), 1);
+    assert_eq!((p[0].device.as_str(), p[0].port), ("rocep8s0f0", 1));
+    assert_eq!(p[0].counters.len(), 28);
+    assert!(p[0].counters.contains_key("local_ack_timeout_err"));
+    assert!(p[0].counters.contains_key("rx_icrc_encapsulated"));
+    assert!(!p[0].counters.contains_key("rx_dct_connect"));
+    let opt: Vec<_> = p[0].optional_counters.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(opt, [("cc_rx_ce_pkts", 0), ("cc_tx_cnp_pkts", 0)]);
+}
+
+/// `show_gids` as printed (tabs): a RoCE LAG bond with v1 and v2 GIDs for the link-local and the
+/// IPv4 address; a Huawei hrn3 device that has only RoCE v2 GIDs beside a ConnectX bond.
+#[test]
+fn show_gids_tabs() {
+    let g = parse::show_gids::parse(&fx("rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt")).unwrap();
+    assert_eq!(g.len(), 4);
+    assert!(g.iter().all(|x| x.device == "mlx5_bond_0" && x.port == 1));
+    assert_eq!(g[0].gid, "fe80:0000:0000:0000:0e42:a1ff:fead:479a");
+    assert_eq!((g[0].index, g[0].ipv4.as_deref(), g[0].roce_version.as_str()), (0, None, "v1"));
+    assert_eq!(g[2].ipv4.as_deref(), Some("10.96.83.26"));
+    assert_eq!((g[2].roce_version.as_str(), g[3].roce_version.as_str()), ("v1", "v2"));
+    assert_eq!(g[3].index, 3);
+    assert_eq!(g[3].netdev.as_deref(), Some("bond0"));
+    let g = parse::show_gids::parse(&fx("rdma/show_gids-hrn3-only-v2-and-mlx5-bond-tabs.txt")).unwrap();
+    assert_eq!(g.len(), 4);
+    assert_eq!((g[0].device.as_str(), g[0].roce_version.as_str()), ("hrn3_bond_0", "v2"));
+    assert_eq!((g[1].index, g[1].ipv4.as_deref()), (1, Some("27.105.180.3")));
+    assert_eq!(g[1].gid, "0000:0000:0000:0000:0000:ffff:1b69:b403");
+    assert_eq!((g[2].device.as_str(), g[2].roce_version.as_str()), ("mlx5_bond_0", "v1"));
+    assert_eq!(g[3].netdev.as_deref(), Some("bond1"));
+}
+
+/// `show_gids` terminal copies with spaces: six ConnectX ports of which two carry an IPv4 GID;
+/// a ConnectX-4 with a RoCE port and an InfiniBand port (no netdev column) and the trailer.
+#[test]
+fn show_gids_spaces() {
+    let g = parse::show_gids::parse(&fx("rdma/show_gids-6x-mlx5-cx-spaces-ipv4-on-two-devices-no-trailer.txt")).unwrap();
+    assert_eq!(g.len(), 16);
+    let v2_ipv4: Vec<_> = g
+        .iter()
+        .filter(|x| x.roce_version == "v2" && x.ipv4.is_some())
+        .map(|x| (x.device.as_str(), x.index, x.ipv4.as_deref().unwrap(), x.netdev.as_deref().unwrap()))
+        .collect();
+    assert_eq!(v2_ipv4, [("mlx5_1", 3, "10.200.0.28", "ens1f1"), ("mlx5_2", 3, "10.200.0.52", "ens2f0")]);
+    assert_eq!(g[15].netdev.as_deref(), Some("enp65s0f1np1"));
+    let g = parse::show_gids::parse(&fx("rdma/show_gids-cx4-roce-plus-ib-port-empty-netdev-n_gids_found.txt")).unwrap();
+    assert_eq!(g.len(), 3);
+    assert_eq!(g[1].netdev.as_deref(), Some("ens11f0"));
+    assert_eq!((g[2].device.as_str(), g[2].netdev.as_deref()), ("mlx5_1", None));
+    assert_eq!(g[2].gid, "fe80:0000:0000:0000:248a:0703:00b1:bc05");
+}
+
+/// `lspci -vv` of a ConnectX-7 PF (capable Gen5 x16) trained at 16GT/s x8, both marked
+/// `(downgraded)`, and one of its SR-IOV VFs (`Speed unknown`, `Width x0`).
+#[test]
+fn lspci_cx7_downgraded() {
+    let d = parse::lspci::parse(&fx("lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt")).unwrap();
+    assert_eq!(d.len(), 2);
+    let pf = &d[0];
+    assert_eq!((pf.address.as_str(), pf.class.as_str()), ("b1:00.1", "Ethernet controller"));
+    assert_eq!(pf.name, "Mellanox Technologies MT2910 Family [ConnectX-7]");
+    assert_eq!((pf.lnk_cap_speed_gts, pf.lnk_cap_width), (Some(32.0), Some(16)));
+    assert_eq!((pf.lnk_sta_speed_gts, pf.lnk_sta_width), (Some(16.0), Some(8)));
+    assert!(pf.lnk_sta_speed_downgraded && pf.lnk_sta_width_downgraded);
+    assert_eq!(pf.part_number.as_deref(), Some("MCX713106AC-VEAT"));
+    assert!(pf.product_name.as_deref().unwrap().starts_with("NVIDIA ConnectX-7 Ethernet adapter card, 200 GbE"));
+    assert_eq!(pf.kernel_driver.as_deref(), Some("mlx5_core"));
+    let vf = &d[1];
+    assert_eq!(vf.address, "b1:00.2");
+    assert_eq!(vf.name, "Mellanox Technologies ConnectX Family mlx5Gen Virtual Function");
+    assert_eq!((vf.lnk_sta_speed_gts, vf.lnk_sta_width), (None, Some(0)));
+    assert!(vf.lnk_sta_speed_downgraded && vf.lnk_sta_width_downgraded);
+    assert_eq!((vf.part_number.as_deref(), vf.kernel_driver.as_deref()), (None, Some("mlx5_vfio_pci")));
+}
+
+/// Whole `lspci -vv` captured on the H200 machine (Firecracker VM): six virtio/bridge functions
+/// without a PCIe link and the H200 at 32GT/s x16 of 32GT/s x16, no markers (pciutils 3.9.0).
+#[test]
+fn lspci_h200_vm() {
+    let d = parse::lspci::parse(&fx("lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt")).unwrap();
+    let addrs: Vec<_> = d.iter().map(|x| x.address.as_str()).collect();
+    assert_eq!(addrs, ["00:00.0", "00:01.0", "00:02.0", "00:03.0", "00:04.0", "00:05.0", "00:06.0"]);
+    assert_eq!((d[0].class.as_str(), d[0].name.as_str()), ("Host bridge", "Intel Corporation Device 0d57"));
+    assert_eq!(d[4].class, "Unassigned class [ffff]");
+    assert!(d[..6].iter().all(|x| x.lnk_cap_width.is_none() && x.lnk_sta_width.is_none()));
+    let gpu = &d[6];
+    assert_eq!((gpu.class.as_str(), gpu.name.as_str()), ("3D controller", "NVIDIA Corporation Device 2335 (rev a1)"));
+    assert_eq!((gpu.lnk_cap_speed_gts, gpu.lnk_cap_width), (Some(32.0), Some(16)));
+    assert_eq!((gpu.lnk_sta_speed_gts, gpu.lnk_sta_width), (Some(32.0), Some(16)));
+    assert!(!gpu.lnk_sta_speed_downgraded && !gpu.lnk_sta_width_downgraded);
+    assert_eq!(gpu.kernel_driver.as_deref(), Some("nvidia"));
+}
+
+/// NCCL_DEBUG=INFO all_reduce_perf -g 1 captured on the H200 machine (nccl-tests 2.19.6 built
+/// there against the nvidia-nccl-cu13 wheel, NCCL 2.28.9): no IB device, NET/Socket on eth0.
+#[test]
+fn nccl_h200_2_28_socket() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_reduce-v2.19.6-nccl2.28.9-1xH200-g1-debug-info-netib-nodevice-socket-firecracker.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.nccl_tests_version.as_deref(), Some("2.19.6"));
+    assert_eq!(n.nccl_version.as_deref(), Some("2.28.9+cuda13.0"));
+    assert_eq!(n.transport.as_deref(), Some("Socket"));
+    assert_eq!(n.rows.len(), 25);
+    assert_eq!(n.rows.last().unwrap().size_bytes, 134217728);
+    assert_eq!(n.devices[0].name, "NVIDIA H200");
+    assert_eq!(n.out_of_bounds, Some(0));
 }

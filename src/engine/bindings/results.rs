@@ -196,6 +196,9 @@ struct Shapes {
     counters: &'static Shape,
     growth: &'static Shape,
     drift: &'static Shape,
+    rdma_stat: &'static Shape,
+    gid: &'static Shape,
+    pci: &'static Shape,
 }
 
 fn shapes() -> Shapes {
@@ -266,6 +269,10 @@ fn shapes() -> Shapes {
             .many("deltas", parsed::<phealth::Delta>("counter delta").done())
             .done(),
         drift: parsed::<phealth::Drift>("version_drift result").done(),
+        // `counters` / `optional_counters` are maps keyed by the kernel's counter names.
+        rdma_stat: parsed::<rdma_statistic::PortCounters>("rdma statistic port").done(),
+        gid: parsed::<show_gids::Gid>("show_gids entry").done(),
+        pci: parsed::<lspci::PciDevice>("lspci device").done(),
     }
 }
 
@@ -446,6 +453,9 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "ofed_info" => One(s.ofed),
                 "ping" => One(s.ping),
                 "ibv_devinfo" => List(s.ibdev),
+                "rdma_statistic" => List(s.rdma_stat),
+                "show_gids" => List(s.gid),
+                "lspci" => List(s.pci),
                 other => panic!("parse::{other} has no result declaration"),
             };
             let names: &'static [&'static str] =
@@ -540,6 +550,7 @@ mod tests {
                 "nccl" => "nccl-tests",
                 "iperf3" => "iperf3",
                 "ip-addr" => "iproute2",
+                "lspci" => "lspci",
                 _ => "rdma",
             };
             for f in std::fs::read_dir(fx.join(dir))
