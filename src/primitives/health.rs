@@ -8,9 +8,8 @@
 //!   could not correct), uncorrectable FEC blocks, link-down events (a flapping link), length
 //!   errors, physical discards, and the RDMA transport errors (`out_of_sequence`,
 //!   `packet_seq_err`, `local_ack_timeout_err`, `rnr_nak_retry_err`, `duplicate_request`,
-//!   `implied_nak_seq_err`, CQE errors, remote access errors, `rx_icrc_encapsulated`,
-//!   `out_of_buffer`, `roce_adp_retrans`): on a lossless RoCE fabric each means a lost or
-//!   rejected packet.
+//!   `implied_nak_seq_err`, remote access errors, `rx_icrc_encapsulated`, `roce_adp_retrans`):
+//!   on a lossless RoCE fabric each means a lost or rejected packet.
 //! - **a rate, not zero**: FEC corrected bits (`rx_corrected_bits_phy`) grow on every healthy
 //!   200G PAM4 link. The check is the pre-FEC bit error rate over the interval (corrected bits
 //!   / (link speed x seconds between the reads)) against `max_pre_fec_ber` (default 1e-6:
@@ -18,8 +17,9 @@
 //!   on its way out well before it drops frames).
 //! - **congestion / information** (recorded, never failed): CNPs and ECN marks
 //!   (`np_cnp_sent`, `np_ecn_marked_roce_packets`, `rp_cnp_handled`, `rp_cnp_ignored`), pause
-//!   frames, per-lane corrected bits, QP flush errors (a QP torn down with work queued, as
-//!   every perftest exit does).
+//!   frames, per-lane corrected bits, CQE and QP flush errors (a QP torn down with work queued
+//!   counts in both: a real capture shows `resp_cqe_error` 1009 next to `resp_cqe_flush_error`
+//!   998), `out_of_buffer` (an application that had no receive posted, not the fabric).
 //!
 //! Every other counter (bytes, packets, per-queue software counters) is left out of the
 //! snapshot.
@@ -65,14 +65,11 @@ const MUST_NOT_GROW: &[&str] = &[
     "rnr_nak_retry_err",
     "implied_nak_seq_err",
     "duplicate_request",
-    "req_cqe_error",
-    "resp_cqe_error",
     "req_remote_access_errors",
     "req_remote_invalid_request",
     "resp_local_length_error",
     "resp_remote_access_errors",
     "rx_icrc_encapsulated",
-    "out_of_buffer",
     "roce_adp_retrans",
     "req_transport_retries_exceeded",
 ];
@@ -88,6 +85,9 @@ const INFO: &[&str] = &[
     "roce_adp_retrans_to",
     "req_cqe_flush_error",
     "resp_cqe_flush_error",
+    "req_cqe_error",
+    "resp_cqe_error",
+    "out_of_buffer",
     "rx_pause_ctrl_phy",
     "tx_pause_ctrl_phy",
 ];
@@ -173,37 +173,88 @@ fn judged(all: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// The RDMA `hw_counters` of `dev` port 1, as `name: value` lines (the format `ethtool -S`
-/// prints without its header, read by the same parser). A device without `hw_counters` (not
-/// mlx5, or no RDMA at all) is an error naming the directory.
+/// The RDMA port counters of `dev` port 1 (`rdma statistic show link DEV/1`: the kernel's
+/// `hw_counters`). A device without them (not mlx5, no RDMA at all) is an error naming it.
 pub fn hw_counters(n: &NodeRef, dev: &str) -> PResult<BTreeMap<String, u64>> {
     check_name("RDMA device", dev)?;
-    let dir = format!("/sys/class/infiniband/{dev}/ports/1/hw_counters");
-    let cmd = format!(
-        "cd {} && for f in *; do printf '%s: %s\\n' \"$f\" \"$(cat \"$f\")\"; done",
-        quote(&dir)
-    );
-    let o = tool(n, "sh", &cmd, None, None)?;
+    let cmd = format!("rdma statistic show link {}", quote(&format!("{dev}/1")));
+    let o = tool(n, "rdma", &cmd, None, None)?;
     if o.exit_code != Some(0) || o.stdout.trim().is_empty() {
         return Err(PrimError::error(format!(
-            "{}: no RDMA hw_counters for {dev}: {dir} is missing or empty ({}); is {dev} an mlx5 RDMA device of this node?",
+            "{}: no RDMA hw_counters for {dev} port 1 (`{cmd}`: {}); is {dev} an RDMA device of this node?",
             n.name(),
             tool_reason(&o)
         )));
     }
-    // `lifespan` and other non-counters are not `name: integer` in every kernel: keep the
-    // integer lines only.
-    let lines: String = o
-        .stdout
-        .lines()
-        .filter(|l| {
-            l.rsplit_once(": ")
-                .is_some_and(|(_, v)| v.trim().parse::<u64>().is_ok())
+    let ports = super::parsed(n.name(), &o.stdout, crate::parse::rdma_statistic::parse)?;
+    ports
+        .into_iter()
+        .find(|p| p.device == dev && p.port == 1)
+        .map(|p| p.counters)
+        .ok_or_else(|| {
+            PrimError::error(format!(
+                "{}: `{cmd}` printed no counters of {dev}/1",
+                n.name()
+            ))
         })
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let s = super::parsed(n.name(), &lines, crate::parse::ethtool_stats::parse)?;
-    Ok(s.counters)
+}
+
+/// `n.gids(dev)`: the GID table of RDMA device `dev` (`show_gids DEV`, mlnx-tools).
+pub fn gids(n: &NodeRef, dev: &str) -> PResult<Vec<crate::parse::show_gids::Gid>> {
+    check_name("RDMA device", dev)?;
+    let cmd = format!("show_gids {}", quote(dev));
+    let o = tool(n, "show_gids", &cmd, None, None)?;
+    if o.exit_code != Some(0) && o.stdout.trim().is_empty() {
+        return Err(PrimError::error(format!(
+            "{}: `{cmd}` failed: {}",
+            n.name(),
+            tool_reason(&o)
+        )));
+    }
+    super::parsed(n.name(), &o.stdout, crate::parse::show_gids::parse)
+}
+
+/// `n.pcie(iface)`: the PCIe link of the NIC behind `iface`: its bus address from `ethtool -i`,
+/// then `lspci -vv -s BDF` (as root: LnkCap is hidden from other users).
+pub fn pcie(n: &NodeRef, iface: &str) -> PResult<crate::parse::lspci::PciDevice> {
+    let d = super::tools::ethtool_driver(n, iface)?;
+    let bdf = d.bus_info.unwrap_or_default();
+    if bdf.is_empty()
+        || !bdf
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+    {
+        return Err(PrimError::error(format!(
+            "{}: `ethtool -i {iface}` gives no PCI bus address (bus-info {bdf:?}): not a PCIe NIC?",
+            n.name()
+        )));
+    }
+    n.env.need_tool(&n.spec, "lspci");
+    let req = crate::transport::CmdRequest {
+        command: format!("lspci -vv -s {bdf}"),
+        timeout: n.env.command_timeout(&n.spec, None, None),
+        env: vec![],
+        sudo: true,
+    };
+    let o = n.env.exec(&n.spec, &req)?;
+    super::tools::installed(&o, n.name(), "lspci")?;
+    if o.exit_code != Some(0) || o.stdout.trim().is_empty() {
+        return Err(PrimError::error(format!(
+            "{}: `lspci -vv -s {bdf}` shows no device ({})",
+            n.name(),
+            tool_reason(&o)
+        )));
+    }
+    let devs = super::parsed(n.name(), &o.stdout, crate::parse::lspci::parse)?;
+    let want = bdf.trim_start_matches("0000:");
+    devs.into_iter()
+        .find(|p| p.address.trim_start_matches("0000:") == want)
+        .ok_or_else(|| {
+            PrimError::error(format!(
+                "{}: `lspci -vv -s {bdf}` does not list {bdf}",
+                n.name()
+            ))
+        })
 }
 
 /// `health_counters(n)`: the health counters of every fabric interface of `n` (`ethtool -S`,

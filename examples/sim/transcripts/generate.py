@@ -43,15 +43,66 @@ def iperf3_json(local, remote, streams, secs, bps):
                    "sum_received": {"start": 0, "end": secs, "seconds": secs, "bytes": total - 65536,
                                     "bits_per_second": bps * 0.9995, "sender": True}}}
     return json.dumps(doc, indent="\t") + "\n"
+# --- fabric health (issue 21): answers in the formats of the real captures in tests/fixtures ---
+BDF = {"enp1s0f1np1": "0000:01:00.1", "enP2p1s0f1np1": "0002:01:00.1"}
+NETDEV = dict(zip(devs, ifaces))
+def synth(name, text):
+    open("transcripts/" + S + name, "w").write(text)
+    return S + name
+def ethtool_i(iface):
+    """synth/ethtool-i-cx7.txt with the interface's own PCI function (the Spark's two CX7 rails
+    sit on PCI domains 0000 and 0002, as the real ibdev2netdev capture's names say)."""
+    t = open("transcripts/" + S + "ethtool-i-cx7.txt").read().replace("bus-info: 0000:01:00.1", f"bus-info: {BDF[iface]}")
+    return synth(f"ethtool-i-cx7-{iface}.txt", t)
+def lspci_text(bdf, sta="Speed 32GT/s (ok), Width x4 (downgraded)"):
+    """The real ConnectX-7 PF capture (tests/fixtures/lspci/lspci-vv-cx7-pf-gen4-x8-...), its
+    first device only, at this bus address, LnkSta replaced: a DGX Spark rail is Gen5 x4 of the
+    card's x16 capability (synthesised values)."""
+    t = open("../../tests/fixtures/lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt").read()
+    first = t.split("\nb1:00.2 ")[0].rstrip("\n") + "\n"
+    addr = bdf[5:] if bdf.startswith("0000:") else bdf
+    first = first.replace("b1:00.1 Ethernet", f"{addr} Ethernet", 1)
+    return first.replace("LnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)", f"LnkSta:\t{sta}")
+def ipv4_gid(ip):
+    a, b, c, d = (int(x) for x in ip.split("."))
+    return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+def show_gids_text(dev, netdev, ip, v2_at=3):
+    """show_gids as the real mlx5 capture tests/fixtures/rdma/show_gids-mlx5_bond_0-tabs-...:
+    link-local v1/v2 at 0/1, the IPv4-mapped fabric address v1/v2 at 2/3 (synthesised values;
+    v2_at=2 swaps the IPv4 pair: a RoCE v1 GID at index 3)."""
+    ll = "fe80:0000:0000:0000:4ebb:47ff:fe2d:1a17"
+    g = ipv4_gid(ip)
+    v1, v2 = ("v2", "v1") if v2_at == 2 else ("v1", "v2")
+    rows = ["DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV",
+            "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---",
+            f"{dev}\t1\t0\t{ll}\t\t\tv1\t{netdev}",
+            f"{dev}\t1\t1\t{ll}\t\t\tv2\t{netdev}",
+            f"{dev}\t1\t2\t{g}\t{ip}  \t{v1}\t{netdev}",
+            f"{dev}\t1\t3\t{g}\t{ip}  \t{v2}\t{netdev}",
+            "n_gids_found=4", ""]
+    return "\n".join(rows)
+HW = ["rx_write_requests", "rx_read_requests", "rx_atomic_requests", "out_of_buffer", "out_of_sequence",
+      "duplicate_request", "rnr_nak_retry_err", "packet_seq_err", "implied_nak_seq_err", "local_ack_timeout_err",
+      "rx_dct_connect", "resp_local_length_error", "resp_cqe_error", "req_cqe_error", "req_remote_invalid_request",
+      "req_remote_access_errors", "resp_remote_access_errors", "resp_cqe_flush_error", "req_cqe_flush_error",
+      "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_cnps",
+      "roce_slow_restart_trans", "rp_cnp_ignored", "rp_cnp_handled", "np_ecn_marked_roce_packets", "np_cnp_sent",
+      "rx_icrc_encapsulated"]
+def rdma_stat_text(dev, **vals):
+    """`rdma statistic show link DEV/1` as the real capture tests/fixtures/rdma/rdma-statistic-show-4x-cx4lx-...
+    (one line, the mlx5 counter list), synthesised values: zero unless given."""
+    return f"link {dev}/1 " + " ".join(f"{k} {vals.get(k, 0)}" for k in HW) + "\n"
+
 def q(s):  # TOML basic string
     return json.dumps(s)
 for name, n in nodes.items():
     out = [f"# Transcript of the SIMULATED {name}: answers to the exact commands the shipped scripts send.",
            "# stdout_file paths are relative to this directory; see SOURCES.md for where every answer comes from.", ""]
-    def cmd(c, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, note=None):
+    def cmd(c, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, note=None, after=None):
         if note: out.append(f"# {note}")
         out.append("[[command]]")
         out.append(f"command = {q(c)}")
+        if after: out.append(f"after = {q(after)}")
         if stdout_file: out.append(f"stdout_file = {q(stdout_file)}")
         if stdout is not None: out.append(f"stdout = {q(stdout)}")
         if stderr is not None: out.append(f"stderr = {q(stderr)}")
@@ -61,7 +112,7 @@ for name, n in nodes.items():
     # link / ethtool
     for i in ifaces:
         cmd(f"ethtool {i}", stdout_file=S+f"ethtool-{i}.txt", ms=40, note="synthesised CX7 at 200G (format of a real ConnectX ethtool capture)")
-        cmd(f"ethtool -i {i}", stdout_file=S+"ethtool-i-cx7.txt", ms=10)
+        cmd(f"ethtool -i {i}", stdout_file=ethtool_i(i), ms=10)
         cmd(f"ethtool -S {i}", stdout_file=S+"ethtool-S-cx7.txt", ms=30)
         cmd(f"ethtool --show-eee {i}", stdout="", stderr="netlink error: Operation not supported\n", exit_code=1, ms=8,
             note="CX7 has no EEE: same answer as the real capture tests/fixtures/lab/ethtool-show-eee-veth-unsupported.txt")
@@ -160,6 +211,21 @@ for name, n in nodes.items():
     # netplan generate on the restored file in a scratch root: silent, exit 0 (as the real
     # netplan.io 0.106 answers a valid file; seen on this project's CI machine)
     cmd(f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- '{nf}' "$d/etc/netplan/" && netplan generate --root-dir "$d\"""", stdout="", ms=120)
+    # fabric health (issue 21): counters, GIDs, PCIe, GPUDirect; all synthesised in the formats of
+    # the real captures named in the helpers above. After the RDMA load (`after`), the RDMA
+    # counters show the load: write requests and congestion notifications grew, no error counter.
+    for k, d in enumerate(devs):
+        cmd(f"rdma statistic show link {d}/1", stdout=rdma_stat_text(d), ms=12,
+            note="synthesised in the format of the real `rdma statistic show` capture: a fresh port, all zero")
+        cmd(f"rdma statistic show link {d}/1", stdout=rdma_stat_text(d, rx_write_requests=52_428_800 + 977 * k, np_cnp_sent=1204, rp_cnp_handled=1187, np_ecn_marked_roce_packets=1204), ms=12,
+            after="ib_write_bw", note="after the RDMA load: write requests and CNPs (congestion control at work) grew; no error counter")
+        cmd(f"show_gids {d}", stdout=show_gids_text(d, NETDEV[d], n["ips"][k]), ms=25,
+            note="synthesised in the format of the real show_gids capture: RoCE v2 fabric GID at index 3")
+    for i in ifaces:
+        cmd(f"lspci -vv -s {BDF[i]}", stdout=lspci_text(BDF[i]), ms=40,
+            note="the real CX7 lspci -vv capture at this address, LnkSta Gen5 x4 (synthesised)")
+    cmd("ls /proc/driver/nvidia/gpus", stdout="000f:01:00.0\n", ms=3, note="synthesised: the GB10 GPU")
+    cmd("test -d /sys/module/nvidia_peermem", stdout="", ms=3, note="synthesised: nvidia_peermem loaded")
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))
 
 # ---------------------------------------------------------------------------------------------

@@ -77,6 +77,20 @@ pub fn register(engine: &mut Engine) {
             value(health::ibv_devinfo(n), r, ctx.call_position())
         },
     );
+    let r = returns("gids");
+    engine.register_fn(
+        "gids",
+        move |ctx: NativeCallContext, n: &mut NodeRef, dev: &str| {
+            value(health::gids(n, dev), r, ctx.call_position())
+        },
+    );
+    let r = returns("pcie");
+    engine.register_fn(
+        "pcie",
+        move |ctx: NativeCallContext, n: &mut NodeRef, iface: &str| {
+            value(health::pcie(n, iface), r, ctx.call_position())
+        },
+    );
     engine.register_fn(
         "counter_growth",
         |ctx: NativeCallContext, b: Dynamic, a: Dynamic| growth(&ctx, b, a, None),

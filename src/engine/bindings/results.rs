@@ -346,6 +346,8 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
         ),
         method("n.needs(programs)", &["needs"], Plain("nothing")),
         method("n.ibv_devinfo()", &["ibv_devinfo"], List(s.ibdev)),
+        method("n.gids(device)", &["gids"], List(s.gid)),
+        method("n.pcie(iface)", &["pcie"], One(s.pci)),
         method(
             "n.health_counters()",
             &["health_counters"],
