@@ -34,7 +34,8 @@ fn growth(
         g.max_pre_fec_ber = b;
     }
     if dry::is(&before) || dry::is(&after) {
-        return Ok(before);
+        let e = crate::primitives::PrimError::dry_run("the nodes", "counter_growth(before, after)");
+        return Ok(dry::stand_in(&e, returns("counter_growth")));
     }
     let b = snapshot(&before, "the first argument", pos)?;
     let a = snapshot(&after, "the second argument", pos)?;
