@@ -131,7 +131,8 @@ for name, n in nodes.items():
     # cleanup; ssh: ssh_hop; sudo), nccl-tests at the path n.which found, and the RDMA devices
     # in sysfs (all four CX7 functions, as the real ibdev2netdev capture lists them).
     # `sudo -n true` is answered by the `true` below.
-    for t in ["timeout", "ss", "pkill", "ssh", "sudo", "/home/nvidia/nccl-tests/build/all_reduce_perf"]:
+    for t in ["timeout", "ss", "pkill", "ssh", "sudo", "/home/nvidia/nccl-tests/build/all_reduce_perf",
+              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname"]:
         cmd(f"command -v {t} >/dev/null", stdout="", ms=3)
     cmd("ls -1 /sys/class/infiniband", stdout="rocep1s0f0\nrocep1s0f1\nroceP2p1s0f0\nroceP2p1s0f1\n", ms=3,
         note="synthesised: the four CX7 RDMA devices of the real DGX Spark ibdev2netdev capture")

@@ -272,6 +272,13 @@ for i in IFACES:
              stdout=read(f"synth/ethtool-i-cx7-{i}.txt").replace("28.45.4028", "28.43.1014"), ms=10)
 s.expect(HEALTH, "health: version drift", ["firmware differs", "spark-01 has 28.45.4028", "spark-02 has 28.43.1014"])
 s.write()
+
+s = Scenario("show-gids-missing-on-peer", "mlnx-tools not installed on spark-02: no show_gids, so its GID table cannot be read (an error naming the tool, never a pass)")
+for d in DEVS:
+    s.answer("spark-02", f"show_gids {d}", "the shell's answer to a missing program (exit 127)",
+             stdout="", stderr="bash: line 1: show_gids: command not found\n", exit_code=127, ms=3)
+s.expect(HEALTH, "health: gid [spark-02]", ["spark-02", "`show_gids` is not installed"], status="error")
+s.write()
 s.write()
 
 # ---------------------------------------------------------------------------------------------
