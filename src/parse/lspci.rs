@@ -4,10 +4,14 @@
 //! Handles: tab-indented output as printed, devices without a PCIe capability (no link fields),
 //! `(downgraded)` / `(ok)` markers (pciutils >= 3.6 prints them), `Speed unknown` and `Width x0`
 //! (an SR-IOV virtual function), bus addresses with or without a PCI domain (`-D`), the VPD part
-//! number and product name of NICs, the `Kernel driver in use` line.
+//! number and product name of NICs, the `Kernel driver in use` line, and the link lines alone
+//! (`lspci -vv -s BUS | grep -E 'LnkCap:|LnkSta:'`) as one device with an empty address.
+//! lspci does not print `(downgraded)` for every device (not for the DGX Spark's root ports,
+//! which were seen trained at 2.5GT/s x4 of 32GT/s x4 without it): compare the numbers.
 //!
-//! Recognised evidence: the first non-blank line is a device line (`BB:DD.F Class: Name`);
-//! indented lines belong to the device above; any other line is an error.
+//! Recognised evidence: the first non-blank line is a device line (`BB:DD.F Class: Name`) or a
+//! `LnkCap:` / `LnkSta:` line; indented lines belong to the device above; any other line is an
+//! error.
 
 use super::util::{numbered, regex, unrecognised};
 use super::ParseError;
@@ -87,6 +91,10 @@ pub fn parse(text: &str) -> Result<Vec<PciDevice>, ParseError> {
             continue;
         }
         if line.starts_with(['\t', ' ']) {
+            // `lspci -vv -s BUS | grep Lnk` prints only the link lines: one unnamed device.
+            if out.is_empty() && regex!(r"^\s+Lnk(Cap|Sta):").is_match(line) {
+                out.push(PciDevice::default());
+            }
             let Some(dev) = out.last_mut() else {
                 return Err(ParseError::new(
                     KIND,
@@ -153,7 +161,7 @@ mod tests {
     #[test]
     fn garbage_and_orphan_details() {
         assert_eq!(
-            parse("\tLnkSta:\tSpeed 8GT/s, Width x4\n")
+            parse("\tLnkCtl:\tASPM Disabled; RCB 64 bytes\n")
                 .unwrap_err()
                 .line,
             1

@@ -12,11 +12,13 @@ pub mod bonding;
 pub mod eee;
 pub mod ethtool;
 pub mod ethtool_driver;
+pub mod ethtool_module;
 pub mod ethtool_stats;
 pub mod ibdev2netdev;
 pub mod ibv_devinfo;
 pub mod ip_addr;
 pub mod iperf3;
+pub mod mlnx_qos;
 pub mod lspci;
 pub mod nccl;
 pub mod ofed_info;
@@ -24,6 +26,7 @@ pub mod perftest;
 pub mod ping;
 pub mod rdma_link;
 pub mod rdma_statistic;
+pub mod show_fec;
 pub mod show_gids;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
@@ -87,6 +90,9 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ),
     ("show-gids", "show_gids", "show_gids"),
     ("lspci", "lspci", "lspci -vv [-s BUS]"),
+    ("show-fec", "show_fec", "ethtool [-I] --show-fec IFACE"),
+    ("mlnx-qos", "mlnx_qos", "mlnx_qos -i IFACE"),
+    ("ethtool-module", "ethtool_module", "ethtool -m IFACE"),
 ];
 
 fn to_json<T: Serialize>(v: T) -> serde_json::Value {
@@ -113,6 +119,9 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "rdma-statistic" => rdma_statistic::parse(text).map(to_json),
         "show-gids" => show_gids::parse(text).map(to_json),
         "lspci" => lspci::parse(text).map(to_json),
+        "show-fec" => show_fec::parse(text).map(to_json),
+        "mlnx-qos" => mlnx_qos::parse(text).map(to_json),
+        "ethtool-module" => ethtool_module::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,

@@ -9,8 +9,12 @@
 //! counters (kept apart in `optional_counters`). Which counters exist depends on the driver and
 //! kernel, so counters are a map keyed by the kernel's names.
 //!
-//! Recognised evidence: at least one `link DEV/PORT` line; a name without an integer value, or
-//! anything before the first `link` line, is an error.
+//! Also `show_counters DEV` (mlnx-tools), which reads the same `hw_counters` files and prints
+//! `Port N hw counters:` then `name: value` lines; it does not print the device, so `device` is
+//! empty (the caller knows which DEV it asked for).
+//!
+//! Recognised evidence: at least one `link DEV/PORT` or `Port N hw counters:` line; a name
+//! without an integer value, or anything before the first of those lines, is an error.
 
 use super::util::{numbered, regex, unrecognised};
 use super::ParseError;
@@ -37,7 +41,33 @@ pub fn parse(text: &str) -> Result<Vec<PortCounters>, ParseError> {
     let mut optional = false;
     // A counter name whose value is on a later line (wrapped output): (name, line number, line).
     let mut pending: Option<(String, usize, String)> = None;
+    // `show_counters DEV` (mlnx-tools) prints `Port N hw counters:` then `name: value` lines.
+    let mut show_counters = false;
     for (n, line) in numbered(text) {
+        if let Some(c) = regex!(r"^Port (\d+) hw counters:$").captures(line.trim()) {
+            out.push(PortCounters {
+                port: c[1]
+                    .parse()
+                    .map_err(|_| ParseError::new(KIND, n, line, "bad port"))?,
+                ..PortCounters::default()
+            });
+            show_counters = true;
+            continue;
+        }
+        if show_counters && !line.trim().is_empty() {
+            let c = regex!(r"^(\w+):\s*(\d+)$").captures(line.trim());
+            let (Some(c), Some(cur)) = (c, out.last_mut()) else {
+                return Err(ParseError::new(
+                    KIND,
+                    n,
+                    line,
+                    "expected `counter_name: integer`",
+                ));
+            };
+            let v = c[2].parse().map_err(|_| missing_value(&c[1], n, line))?;
+            cur.counters.insert(c[1].to_string(), v);
+            continue;
+        }
         let mut words = line.split_whitespace().peekable();
         if words.peek() == Some(&"link") {
             if let Some((name, pn, pl)) = pending.take() {
@@ -89,7 +119,11 @@ pub fn parse(text: &str) -> Result<Vec<PortCounters>, ParseError> {
         return Err(missing_value(&name, pn, &pl));
     }
     if out.is_empty() {
-        return Err(unrecognised(KIND, text, "no `link DEV/PORT` line"));
+        return Err(unrecognised(
+            KIND,
+            text,
+            "no `link DEV/PORT` or `Port N hw counters:` line",
+        ));
     }
     Ok(out)
 }

@@ -199,6 +199,9 @@ struct Shapes {
     rdma_stat: &'static Shape,
     gid: &'static Shape,
     pci: &'static Shape,
+    fec: &'static Shape,
+    qos: &'static Shape,
+    module: &'static Shape,
 }
 
 fn shapes() -> Shapes {
@@ -273,6 +276,19 @@ fn shapes() -> Shapes {
         rdma_stat: parsed::<rdma_statistic::PortCounters>("rdma statistic port").done(),
         gid: parsed::<show_gids::Gid>("show_gids entry").done(),
         pci: parsed::<lspci::PciDevice>("lspci device").done(),
+        // `statistics` / `per_lane` are maps keyed by ethtool's statistic names.
+        fec: parsed::<show_fec::ShowFec>("ethtool --show-fec result").done(),
+        // `dscp2prio` is a map keyed by DSCP value.
+        module: parsed::<ethtool_module::Module>("ethtool -m result")
+            .many("lanes", parsed::<ethtool_module::Lane>("ethtool -m lane").done())
+            .one(
+                "thresholds",
+                parsed::<ethtool_module::Thresholds>("ethtool -m thresholds").done(),
+            )
+            .done(),
+        qos: parsed::<mlnx_qos::MlnxQos>("mlnx_qos result")
+            .many("tcs", parsed::<mlnx_qos::TrafficClass>("mlnx_qos traffic class").done())
+            .done(),
     }
 }
 
@@ -458,6 +474,9 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "rdma_statistic" => List(s.rdma_stat),
                 "show_gids" => List(s.gid),
                 "lspci" => List(s.pci),
+                "show_fec" => One(s.fec),
+                "mlnx_qos" => One(s.qos),
+                "ethtool_module" => One(s.module),
                 other => panic!("parse::{other} has no result declaration"),
             };
             let names: &'static [&'static str] =
@@ -546,13 +565,15 @@ mod tests {
         let mut checked = 0;
         for (kind, fname, _) in parse::KINDS {
             let dir = match *kind {
-                "ethtool" | "ethtool-driver" | "ethtool-stats" | "eee" => "ethtool",
+                "ethtool" | "ethtool-driver" | "ethtool-stats" | "eee" | "show-fec" => "ethtool",
                 "bonding" => "bonding",
                 "perftest" => "perftest",
                 "nccl" => "nccl-tests",
                 "iperf3" => "iperf3",
                 "ip-addr" => "iproute2",
                 "lspci" => "lspci",
+                "mlnx-qos" => "mlnx_qos",
+                "ethtool-module" => "ethtool-m",
                 _ => "rdma",
             };
             for f in std::fs::read_dir(fx.join(dir))
