@@ -214,6 +214,45 @@ pub fn gids(n: &NodeRef, dev: &str) -> PResult<Vec<crate::parse::show_gids::Gid>
     super::parsed(n.name(), &o.stdout, crate::parse::show_gids::parse)
 }
 
+/// A read-only tool run as root (`sudo -n`: lspci hides LnkCap, ethtool -m and mlnx_qos need
+/// root); missing is an error naming it, a failure with nothing printed an error with its
+/// reason.
+fn as_root(n: &NodeRef, program: &str, cmd: &str) -> PResult<crate::transport::CmdOutput> {
+    n.env.need_tool(&n.spec, program);
+    let req = crate::transport::CmdRequest {
+        command: cmd.to_string(),
+        timeout: n.env.command_timeout(&n.spec, None, None),
+        env: vec![],
+        sudo: true,
+    };
+    let o = n.env.exec(&n.spec, &req)?;
+    super::tools::installed(&o, n.name(), program)?;
+    if o.exit_code != Some(0) || o.stdout.trim().is_empty() {
+        return Err(PrimError::error(format!(
+            "{}: `{cmd}` failed (exit {}): {}",
+            n.name(),
+            o.exit_code.unwrap_or(-1),
+            tool_reason(&o)
+        )));
+    }
+    Ok(o)
+}
+
+/// `n.optics(iface)`: the transceiver or cable of `iface` (`ethtool -m`): identity, digital
+/// diagnostics and the module's own thresholds.
+pub fn optics(n: &NodeRef, iface: &str) -> PResult<crate::parse::ethtool_module::Module> {
+    check_name("interface", iface)?;
+    let o = as_root(n, "ethtool", &format!("ethtool -m {}", quote(iface)))?;
+    super::parsed(n.name(), &o.stdout, crate::parse::ethtool_module::parse)
+}
+
+/// `n.qos(iface)`: PFC, trust and traffic classes of `iface` (`mlnx_qos -i IFACE`).
+pub fn qos(n: &NodeRef, iface: &str) -> PResult<crate::parse::mlnx_qos::MlnxQos> {
+    check_name("interface", iface)?;
+    let o = as_root(n, "mlnx_qos", &format!("mlnx_qos -i {}", quote(iface)))?;
+    super::parsed(n.name(), &o.stdout, crate::parse::mlnx_qos::parse)
+}
+
 /// `n.pcie(iface)`: the PCIe link of the NIC behind `iface`: its bus address from `ethtool -i`,
 /// then `lspci -vv -s BDF` (as root: LnkCap is hidden from other users).
 pub fn pcie(n: &NodeRef, iface: &str) -> PResult<crate::parse::lspci::PciDevice> {
@@ -229,22 +268,7 @@ pub fn pcie(n: &NodeRef, iface: &str) -> PResult<crate::parse::lspci::PciDevice>
             n.name()
         )));
     }
-    n.env.need_tool(&n.spec, "lspci");
-    let req = crate::transport::CmdRequest {
-        command: format!("lspci -vv -s {bdf}"),
-        timeout: n.env.command_timeout(&n.spec, None, None),
-        env: vec![],
-        sudo: true,
-    };
-    let o = n.env.exec(&n.spec, &req)?;
-    super::tools::installed(&o, n.name(), "lspci")?;
-    if o.exit_code != Some(0) || o.stdout.trim().is_empty() {
-        return Err(PrimError::error(format!(
-            "{}: `lspci -vv -s {bdf}` shows no device ({})",
-            n.name(),
-            tool_reason(&o)
-        )));
-    }
+    let o = as_root(n, "lspci", &format!("lspci -vv -s {bdf}"))?;
     let devs = super::parsed(n.name(), &o.stdout, crate::parse::lspci::parse)?;
     let want = bdf.trim_start_matches("0000:");
     devs.into_iter()

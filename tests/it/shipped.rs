@@ -218,6 +218,7 @@ fn fabric_health_runs_clean_on_the_simulation() {
         "gid",
         "roce mtu",
         "pcie link",
+        "lossless roce config",
         "gpudirect rdma",
         "error counters not grown",
     ] {
@@ -227,6 +228,10 @@ fn fabric_health_runs_clean_on_the_simulation() {
         }
     }
     assert_eq!(o.status("health: version drift"), "pass");
+    // The Sparks' cable is passive copper: no optics to check, said so (never a pass).
+    let t = "health: optics [spark-01]";
+    assert_eq!(o.status(t), "skipped");
+    assert!(o.message(t).contains("passive copper"), "{}", o.message(t));
     let metrics: Vec<String> = o
         .tests()
         .iter()

@@ -132,7 +132,7 @@ for name, n in nodes.items():
     # in sysfs (all four CX7 functions, as the real ibdev2netdev capture lists them).
     # `sudo -n true` is answered by the `true` below.
     for t in ["timeout", "ss", "pkill", "ssh", "sudo", "/home/nvidia/nccl-tests/build/all_reduce_perf",
-              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname"]:
+              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos"]:
         cmd(f"command -v {t} >/dev/null", stdout="", ms=3)
     cmd("ls -1 /sys/class/infiniband", stdout="rocep1s0f0\nrocep1s0f1\nroceP2p1s0f0\nroceP2p1s0f1\n", ms=3,
         note="synthesised: the four CX7 RDMA devices of the real DGX Spark ibdev2netdev capture")
@@ -185,6 +185,13 @@ for name, n in nodes.items():
             after="ib_write_bw", note="after the RDMA load: write requests and CNPs (congestion control at work) grew; no error counter")
         cmd(f"show_gids {d}", stdout=show_gids_text(d, NETDEV[d], n["ips"][k]), ms=25,
             note="synthesised in the format of the real show_gids capture: RoCE v2 fabric GID at index 3")
+    for i in ifaces:
+        cmd(f"ethtool -m {i}", stdout_file=F+"ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt", ms=60,
+            note="REAL ethtool -m capture of a Mellanox passive copper QSFP cable (no diagnostics), as the Sparks' DAC")
+        cmd(f"mlnx_qos -i {i}", stdout_file=F+"mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt", ms=90,
+            note="REAL mlnx_qos capture of a ConnectX port: trust dscp, PFC on priority 3")
+        cmd(f"cat /sys/class/net/{i}/ecn/roce_np/enable/3 /sys/class/net/{i}/ecn/roce_rp/enable/3", stdout="1\n1\n", ms=3,
+            note="synthesised: RoCE ECN enabled (notification and reaction point) for priority 3, the mlx5 default")
     for i in ifaces:
         cmd(f"lspci -vv -s {BDF[i]}", stdout=lspci_text(BDF[i]), ms=40,
             note="the real CX7 lspci -vv capture at this address, LnkSta Gen5 x4 (synthesised)")

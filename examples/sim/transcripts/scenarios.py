@@ -249,10 +249,10 @@ s.answer("spark-02", "show_gids rocep1s0f1", "show_gids in the healthy format wi
 s.expect(HEALTH, "health: gid [spark-02]", ["rocep1s0f1", "GID 3 is RoCE v1", "index [2]"])
 s.write()
 
-s = Scenario("pcie-downtrained", "spark-01's second CX7 function (0002:01:00.1) trained its PCIe link at Gen4 x2 instead of Gen5 x4 (a reseated or damaged connection)")
-s.answer("spark-01", "lspci -vv -s 0002:01:00.1", "the healthy lspci answer with LnkSta Speed 16GT/s, Width x2",
-         stdout=lspci_text("0002:01:00.1", "Speed 16GT/s (downgraded), Width x2 (downgraded)"), ms=40)
-s.expect(HEALTH, "health: pcie link [spark-01]", ["enP2p1s0f1np1 (0002:01:00.1)", "16.0 GT/s x2", "expected 32 GT/s x4"])
+s = Scenario("pcie-downtrained", "spark-01's second CX7 function (0002:01:00.1) trained its PCIe link at 2.5 GT/s x4 instead of Gen5 32 GT/s x4 (as the real broken DGX Spark of tests/fixtures/lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-no-marker.txt)")
+s.answer("spark-01", "lspci -vv -s 0002:01:00.1", "the healthy lspci answer with LnkSta Speed 2.5GT/s (downgraded), Width x4",
+         stdout=lspci_text("0002:01:00.1", "Speed 2.5GT/s (downgraded), Width x4 (downgraded)"), ms=40)
+s.expect(HEALTH, "health: pcie link [spark-01]", ["enP2p1s0f1np1 (0002:01:00.1)", "2.5 GT/s x4", "expected 32 GT/s x4"])
 s.write()
 
 s = Scenario("roce-mtu-1024", "spark-02's rocep1s0f1 runs RoCE at active_mtu 1024 while its netdev has MTU 9000 (RDMA sends 1 KiB packets)")
@@ -271,6 +271,24 @@ for i in IFACES:
     s.answer("spark-02", f"ethtool -i {i}", "the healthy ethtool -i with the older firmware",
              stdout=read(f"synth/ethtool-i-cx7-{i}.txt").replace("28.45.4028", "28.43.1014"), ms=10)
 s.expect(HEALTH, "health: version drift", ["firmware differs", "spark-01 has 28.45.4028", "spark-02 has 28.43.1014"])
+s.write()
+
+s = Scenario("pfc-differs", "spark-02's first rail has PFC on priority 4 instead of 3 (its peer pauses priority 3; RoCE traffic on 3 is lossy at spark-02)")
+qos = read("real/mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt")
+pfc4 = qos.replace("enabled     0   0   0   1   0   0   0   0", "enabled     0   0   0   0   1   0   0   0")
+assert pfc4 != qos
+s.answer("spark-02", "mlnx_qos -i enp1s0f1np1", "the real mlnx_qos capture with PFC moved from priority 3 to 4", stdout=pfc4, ms=90)
+s.expect(HEALTH, "health: lossless roce config [spark-02]", ["spark-02", "enp1s0f1np1 pfc is [4], expected [3]"])
+s.write()
+
+s = Scenario("optics-rx-low", "spark-02's first port has an optical module (SR4) whose lane 2 receives -15.2 dBm, below the module's own low alarm threshold of -13.31 dBm (a dirty connector)")
+sr4 = read("real/ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt")
+low = (sr4.replace("Rcvr signal avg optical power(Channel 2)  : 0.9798 mW / -0.09 dBm", "Rcvr signal avg optical power(Channel 2)  : 0.0302 mW / -15.20 dBm")
+          .replace("Laser rx power low alarm    (Channel 2)   : Off", "Laser rx power low alarm    (Channel 2)   : On"))
+assert low.count("-15.20") == 1 and ": On" in low
+for i in IFACES:
+    s.answer("spark-02", f"ethtool -m {i}", "the real QSFP28 SR4 capture with lane 2's RX power below its low alarm (one module serves both rails of the port)", stdout=low, ms=60)
+s.expect(HEALTH, "health: optics [spark-02]", ["spark-02 enp1s0f1np1", "lane 2: RX power -15.2 dBm", "alarm range -13.31"])
 s.write()
 
 s = Scenario("show-gids-missing-on-peer", "mlnx-tools not installed on spark-02: no show_gids, so its GID table cannot be read (an error naming the tool, never a pass)")

@@ -92,6 +92,22 @@ pub fn register(engine: &mut Engine) {
             value(health::pcie(n, iface), r, ctx.call_position())
         },
     );
+    let r = returns("optics");
+    engine.register_fn(
+        "optics",
+        move |ctx: NativeCallContext, n: &mut NodeRef, iface: &str| {
+            value(health::optics(n, iface), r, ctx.call_position())
+        },
+    );
+    let r = returns("qos");
+    engine.register_fn(
+        "qos",
+        move |ctx: NativeCallContext, n: &mut NodeRef, iface: &str| {
+            // Through JSON: its dscp2prio map has integer keys, script maps have text keys.
+            let json = health::qos(n, iface).map(|q| serde_json::to_value(q).unwrap_or_default());
+            value(json, r, ctx.call_position())
+        },
+    );
     engine.register_fn(
         "counter_growth",
         |ctx: NativeCallContext, b: Dynamic, a: Dynamic| growth(&ctx, b, a, None),

@@ -364,6 +364,8 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
         method("n.ibv_devinfo()", &["ibv_devinfo"], List(s.ibdev)),
         method("n.gids(device)", &["gids"], List(s.gid)),
         method("n.pcie(iface)", &["pcie"], One(s.pci)),
+        method("n.optics(iface)", &["optics"], One(s.module)),
+        method("n.qos(iface)", &["qos"], One(s.qos)),
         method(
             "n.health_counters()",
             &["health_counters"],
