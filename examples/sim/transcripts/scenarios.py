@@ -282,7 +282,10 @@ s.expect(HEALTH, "health: lossless roce config [spark-02]", ["spark-02", "enp1s0
 s.write()
 
 s = Scenario("optics-rx-low", "spark-02's first port has an optical module (SR4) whose lane 2 receives -15.2 dBm, below the module's own low alarm threshold of -13.31 dBm (a dirty connector)")
-sr4 = read("real/ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt")
+SR4 = "ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt"
+os.makedirs(T + "real/ethtool-m", exist_ok=True)
+shutil.copyfile("../../tests/fixtures/" + SR4, T + "real/" + SR4)
+sr4 = read("real/" + SR4)
 low = (sr4.replace("Rcvr signal avg optical power(Channel 2)  : 0.9798 mW / -0.09 dBm", "Rcvr signal avg optical power(Channel 2)  : 0.0302 mW / -15.20 dBm")
           .replace("Laser rx power low alarm    (Channel 2)   : Off", "Laser rx power low alarm    (Channel 2)   : On"))
 assert low.count("-15.20") == 1 and ": On" in low
