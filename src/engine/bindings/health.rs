@@ -63,51 +63,43 @@ fn drift(ctx: &NativeCallContext, rows: Array, fail_items: Array) -> Result<Dyna
     value(d, returns("version_drift"), pos)
 }
 
+/// Register `n.NAME()`.
+fn method0<T: serde::Serialize + 'static>(
+    engine: &mut Engine,
+    name: &'static str,
+    f: fn(&NodeRef) -> PResult<T>,
+) {
+    let r = returns(name);
+    engine.register_fn(name, move |ctx: NativeCallContext, n: &mut NodeRef| {
+        value(f(n), r, ctx.call_position())
+    });
+}
+
+/// Register `n.NAME(text)`.
+fn method1<T: serde::Serialize + 'static>(
+    engine: &mut Engine,
+    name: &'static str,
+    f: fn(&NodeRef, &str) -> PResult<T>,
+) {
+    let r = returns(name);
+    engine.register_fn(
+        name,
+        move |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
+            value(f(n, a), r, ctx.call_position())
+        },
+    );
+}
+
 pub fn register(engine: &mut Engine) {
-    let r = returns("health_counters");
-    engine.register_fn(
-        "health_counters",
-        move |ctx: NativeCallContext, n: &mut NodeRef| {
-            value(health::counters(n), r, ctx.call_position())
-        },
-    );
-    let r = returns("ibv_devinfo");
-    engine.register_fn(
-        "ibv_devinfo",
-        move |ctx: NativeCallContext, n: &mut NodeRef| {
-            value(health::ibv_devinfo(n), r, ctx.call_position())
-        },
-    );
-    let r = returns("gids");
-    engine.register_fn(
-        "gids",
-        move |ctx: NativeCallContext, n: &mut NodeRef, dev: &str| {
-            value(health::gids(n, dev), r, ctx.call_position())
-        },
-    );
-    let r = returns("pcie");
-    engine.register_fn(
-        "pcie",
-        move |ctx: NativeCallContext, n: &mut NodeRef, iface: &str| {
-            value(health::pcie(n, iface), r, ctx.call_position())
-        },
-    );
-    let r = returns("optics");
-    engine.register_fn(
-        "optics",
-        move |ctx: NativeCallContext, n: &mut NodeRef, iface: &str| {
-            value(health::optics(n, iface), r, ctx.call_position())
-        },
-    );
-    let r = returns("qos");
-    engine.register_fn(
-        "qos",
-        move |ctx: NativeCallContext, n: &mut NodeRef, iface: &str| {
-            // Through JSON: its dscp2prio map has integer keys, script maps have text keys.
-            let json = health::qos(n, iface).map(|q| serde_json::to_value(q).unwrap_or_default());
-            value(json, r, ctx.call_position())
-        },
-    );
+    method0(engine, "health_counters", health::counters);
+    method0(engine, "ibv_devinfo", health::ibv_devinfo);
+    method1(engine, "gids", health::gids);
+    method1(engine, "pcie", health::pcie);
+    method1(engine, "optics", health::optics);
+    // Through JSON: its dscp2prio map has integer keys, script maps have text keys.
+    method1(engine, "qos", |n, iface| {
+        health::qos(n, iface).map(|q| serde_json::to_value(q).unwrap_or_default())
+    });
     engine.register_fn(
         "counter_growth",
         |ctx: NativeCallContext, b: Dynamic, a: Dynamic| growth(&ctx, b, a, None),
