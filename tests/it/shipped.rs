@@ -261,6 +261,39 @@ fn fabric_health_runs_clean_on_the_simulation() {
     assert!(!names.iter().any(|n| n.contains("_err")), "{names:?}");
 }
 
+/// The HTML report's health table per node: the CRC counter that grew under load is a
+/// highlighted row of spark-02's table, the congestion counters that grew are plain rows.
+#[test]
+fn html_health_table_highlights_the_counter_that_grew() {
+    let o = Fab::new()
+        .args([
+            "run",
+            &script("five_step_acceptance.rhai"),
+            "-i",
+            &sim(),
+            "--scenario",
+            "crc-errors-growing",
+            "--html",
+            "report.html",
+        ])
+        .run();
+    o.code(1);
+    let html = std::fs::read_to_string(o.dir.join("report.html")).unwrap();
+    let i = html.find("Fabric health per node").expect("health section");
+    let sec = &html[i..html[i..].find("</section>").unwrap() + i];
+    let spark02 = &sec[sec.find("<h3>spark-02</h3>").expect("spark-02 table")..];
+    let row = spark02
+        .split("<tr>")
+        .find(|r| r.contains("rx_crc_errors_phy"))
+        .expect("crc row");
+    assert!(row.contains("class=\"num bad\">1842"), "{row}");
+    let cnp = spark02
+        .split("<tr>")
+        .find(|r| r.contains("np_cnp_sent"))
+        .expect("cnp row");
+    assert!(!cnp.contains("bad"), "{cnp}");
+}
+
 /// Step 3 with no RDMA device and no nccl-tests: errors that name what is missing.
 #[test]
 fn step_3_without_rdma_devices_or_nccl_tests_is_an_error() {
