@@ -7,7 +7,9 @@ use super::{cluster, nodes, pair, tools};
 use crate::engine::assertions::METRIC_OPTS;
 use crate::engine::registry::{PAIR_OPTS, TEST_OPTS};
 use crate::parse;
-use crate::primitives::{health as phealth, nccl as pnccl, pair as ppair, ssh_hop, tools as ptools};
+use crate::primitives::{
+    health as phealth, nccl as pnccl, pair as ppair, ssh_hop, tools as ptools,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::OnceLock;
@@ -266,7 +268,10 @@ fn shapes() -> Shapes {
             .done(),
         // `counters` / `table` are maps keyed by counter / item names: not declared shapes.
         counters: parsed::<phealth::CounterSnapshot>("health_counters result")
-            .many("ports", parsed::<phealth::PortCounters>("port counters").done())
+            .many(
+                "ports",
+                parsed::<phealth::PortCounters>("port counters").done(),
+            )
             .done(),
         growth: parsed::<phealth::CounterGrowth>("counter_growth result")
             .many("deltas", parsed::<phealth::Delta>("counter delta").done())
