@@ -321,7 +321,7 @@ mod tests {
             e("late", Some("ib_write_bw")),
         ];
         let mut served = std::collections::HashMap::new();
-        let mut ask = |s: &mut std::collections::HashMap<String, usize>| {
+        let ask = |s: &mut std::collections::HashMap<String, usize>| {
             super::pick(&list, s, "ethtool -S x").stdout.clone()
         };
         assert_eq!(ask(&mut served), "first");

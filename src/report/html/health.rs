@@ -40,9 +40,11 @@ fn bad(t: &TestResult, m: &Metric, item: &str) -> bool {
     beyond || named
 }
 
+/// One row: check, port/item, value, expected, highlighted.
+type Row = (&'static str, String, String, String, bool);
+
 pub fn section(h: &mut String, run: &RunResult) {
-    // node -> rows (what, item, value, threshold, bad)
-    let mut by_node: BTreeMap<String, Vec<(&str, String, String, String, bool)>> = BTreeMap::new();
+    let mut by_node: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     for t in run.suites.iter().flat_map(|s| &s.tests) {
         for m in &t.metrics {
             let Some((what, item)) = split(m) else {
