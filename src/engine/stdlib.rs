@@ -17,6 +17,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("rdma", include_str!("../../stdlib/rdma.rhai")),
     ("nccl", include_str!("../../stdlib/nccl.rhai")),
     ("acceptance", include_str!("../../stdlib/acceptance.rhai")),
+    ("health", include_str!("../../stdlib/health.rhai")),
     (
         "second_cable",
         include_str!("../../stdlib/second_cable.rhai"),

@@ -7,6 +7,7 @@
 
 pub mod command;
 pub mod error;
+pub mod health;
 pub mod nccl;
 pub mod pair;
 pub mod ssh_hop;

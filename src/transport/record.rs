@@ -33,6 +33,11 @@ pub struct Entry {
     /// An infrastructure error instead of an output (replayed as an error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Replay only: this answer is given once the node has been sent a command starting with
+    /// this text (`after = "ib_write_bw"`: the counters read after the load); until then the
+    /// command's answers without `after` are given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 pub struct Recorder {
@@ -178,6 +183,7 @@ impl Transport for Recorder {
             exit_code: None,
             duration_ms: 0,
             error: None,
+            after: None,
         };
         match &res {
             Ok(o) => {

@@ -1,7 +1,10 @@
 //! `--replay DIR` / `transport = "replay"`: answer commands from recorded transcripts
 //! (`DIR/<node>.jsonl` from `--record`, or hand-built `DIR/<node>.toml` with `[[command]]`
 //! tables). The same command recorded several times is answered in order (the last answer
-//! repeats). An unknown command is an error naming the nearest recorded commands.
+//! repeats). An answer with `after = "PREFIX"` is given instead once the node has been sent a
+//! command starting with PREFIX (the last such answer whose PREFIX was sent): counters read
+//! after a load test differ from those read before, however often the script reads them.
+//! An unknown command is an error naming the nearest recorded commands.
 //!
 //! `--scenario NAME` overlays a fault scenario on the transcripts: `DIR/scenarios/NAME/<node>.toml`
 //! answers replace the healthy answers of the same commands (paths of captured files stay
@@ -184,6 +187,25 @@ pub fn read_confined(dir: &Path, node: &str, file: &str) -> Result<String, Strin
 
 use crate::util::suggest::edit_distance as distance;
 
+/// The answer to `command` now: the last `after` answer whose prefix the node has been sent,
+/// else the N-th answer without `after` (N = how often it was asked; the last one repeats).
+fn pick<'a>(list: &'a [Entry], served: &mut HashMap<String, usize>, command: &str) -> &'a Entry {
+    let sent = |p: &str| served.keys().any(|c| c.starts_with(p));
+    let late = list
+        .iter()
+        .rev()
+        .find(|e| e.after.as_deref().is_some_and(sent));
+    let plain: Vec<&Entry> = list.iter().filter(|e| e.after.is_none()).collect();
+    let n = served.entry(command.to_string()).or_insert(0);
+    let e = match late {
+        Some(e) => e,
+        None if plain.is_empty() => &list[0],
+        None => plain[(*n).min(plain.len() - 1)],
+    };
+    *n += 1;
+    e
+}
+
 impl ReplayTransport {
     pub fn new(dir_override: Option<PathBuf>, scenario: Option<String>) -> ReplayTransport {
         ReplayTransport {
@@ -228,9 +250,7 @@ impl Transport for ReplayTransport {
                 }
             )));
         };
-        let n = script.served.entry(req.command.clone()).or_insert(0);
-        let e = &list[(*n).min(list.len() - 1)];
-        *n += 1;
+        let e = pick(list, &mut script.served, &req.command);
         if let Some(err) = &e.error {
             return Err(other(format!("(replayed) {err}")));
         }
@@ -280,6 +300,36 @@ mod tests {
             .unwrap();
         assert_eq!(s.entries["cat x"][0].stdout, "fine");
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn an_after_answer_is_given_once_its_prefix_was_sent() {
+        let e = |out: &str, after: Option<&str>| super::Entry {
+            command: "ethtool -S x".into(),
+            stdout: out.into(),
+            stdout_file: None,
+            stderr: String::new(),
+            stderr_file: None,
+            exit_code: Some(0),
+            duration_ms: 0,
+            error: None,
+            after: after.map(str::to_string),
+        };
+        let list = vec![
+            e("first", None),
+            e("second", None),
+            e("late", Some("ib_write_bw")),
+        ];
+        let mut served = std::collections::HashMap::new();
+        let ask = |s: &mut std::collections::HashMap<String, usize>| {
+            super::pick(&list, s, "ethtool -S x").stdout.clone()
+        };
+        assert_eq!(ask(&mut served), "first");
+        assert_eq!(ask(&mut served), "second");
+        assert_eq!(ask(&mut served), "second");
+        served.insert("ib_write_bw -d rocep1s0f1 -x 3".into(), 1);
+        assert_eq!(ask(&mut served), "late");
+        assert_eq!(ask(&mut served), "late");
     }
 
     #[test]

@@ -331,13 +331,14 @@ test("writes", || {
         has(
             &c,
             "spark-01",
-            "sudo -n mktemp -d /var/tmp/fabcheck-netplan.",
-            ""
-        ),
+            "sudo -n sh -c ",
+            "mktemp -d -- \"$r/fabcheck-netplan.XXXXXXXX\""
+        ) && has(&c, "spark-01", "sudo -n sh -c ", "fabcheck-backup-dir /var/tmp"),
         "{c:?}"
     );
     assert!(
-        o.stderr.contains("[dry-run] spark-01: sudo -n mktemp -d"),
+        o.stderr.contains("[dry-run] spark-01: sudo -n sh -c ")
+            && o.stderr.contains("fabcheck-backup-dir /var/tmp"),
         "{}",
         o.stderr
     );

@@ -146,7 +146,11 @@ fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
 
 #[test]
 fn the_healthy_simulation_fails_nothing_in_any_shipped_script() {
-    for script in ["five_step_acceptance.rhai", "fabric_baseline.rhai"] {
+    for script in [
+        "five_step_acceptance.rhai",
+        "fabric_baseline.rhai",
+        "fabric_health.rhai",
+    ] {
         let o = run(script, None, &["--allow-changes".to_string()]);
         assert!(problems(&o).is_empty(), "{script}: {:#?}", problems(&o));
         o.code(0);

@@ -197,13 +197,14 @@ fn second_cable_verdict_on_every_branch() {
 }
 
 #[test]
-fn check_compiles_all_three_shipped_scripts() {
+fn check_compiles_all_shipped_scripts() {
     Fab::new()
         .args([
             "check",
             &script("five_step_acceptance.rhai"),
             &script("second_cable_checklist.rhai"),
             &script("fabric_baseline.rhai"),
+            &script("fabric_health.rhai"),
         ])
         .run()
         .code(0);
@@ -220,6 +221,94 @@ fn fabric_baseline_runs_on_the_simulation() {
         "pass"
     );
     assert_eq!(o.status("workload"), "skipped");
+}
+
+/// fabric_health on the healthy simulation: every check of every node passes, with the figures
+/// it judged recorded; the five-step's counters after the RDMA load show congestion
+/// notifications grown (recorded, not failed) and no error counter.
+#[test]
+fn fabric_health_runs_clean_on_the_simulation() {
+    let o = run_sim("fabric_health.rhai", &[]);
+    o.code(0);
+    for check in [
+        "error counters",
+        "gid",
+        "roce mtu",
+        "pcie link",
+        "gpudirect rdma",
+        "error counters not grown",
+    ] {
+        for n in ["spark-01", "spark-02"] {
+            let t = format!("health: {check} [{n}]");
+            assert_eq!(o.status(&t), "pass", "{t}: {}", o.message(&t));
+        }
+    }
+    assert_eq!(o.status("health: version drift"), "pass");
+    assert_eq!(o.status("health: lossless roce config"), "pass");
+    // The Sparks' cable is passive copper: no optics to check, said so (never a pass).
+    let t = "health: optics [spark-01]";
+    assert_eq!(o.status(t), "skipped");
+    assert!(o.message(t).contains("passive copper"), "{}", o.message(t));
+    let metrics: Vec<String> = o
+        .tests()
+        .iter()
+        .flat_map(|t| t["metrics"].as_array().cloned().unwrap_or_default())
+        .map(|m| format!("{}={}", m["name"].as_str().unwrap(), m["value"]))
+        .collect();
+    for m in [
+        "roce_active_mtu[spark-02:roceP2p1s0f1]=4096.0",
+        "pcie_gts[spark-01:enP2p1s0f1np1]=32.0",
+        "pcie_width[spark-01:enp1s0f1np1]=4.0",
+    ] {
+        assert!(metrics.contains(&m.to_string()), "{m}: {metrics:?}");
+    }
+    let five = run_sim("five_step_acceptance.rhai", &[]);
+    let t = five.test("step 3: error counters not grown under load [spark-01]");
+    assert_eq!(t["status"], "pass", "{}", t["message"]);
+    let names: Vec<&str> = t["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"counter_delta[spark-01:rocep1s0f1/1:np_cnp_sent]"),
+        "{names:?}"
+    );
+    assert!(!names.iter().any(|n| n.contains("_err")), "{names:?}");
+}
+
+/// The HTML report's health table per node: the CRC counter that grew under load is a
+/// highlighted row of spark-02's table, the congestion counters that grew are plain rows.
+#[test]
+fn html_health_table_highlights_the_counter_that_grew() {
+    let o = Fab::new()
+        .args([
+            "run",
+            &script("five_step_acceptance.rhai"),
+            "-i",
+            &sim(),
+            "--scenario",
+            "crc-errors-growing",
+            "--html",
+            "report.html",
+        ])
+        .run();
+    o.code(1);
+    let html = std::fs::read_to_string(o.dir.join("report.html")).unwrap();
+    let i = html.find("Fabric health per node").expect("health section");
+    let sec = &html[i..html[i..].find("</section>").unwrap() + i];
+    let spark02 = &sec[sec.find("<h3>spark-02</h3>").expect("spark-02 table")..];
+    let row = spark02
+        .split("<tr>")
+        .find(|r| r.contains("rx_crc_errors_phy"))
+        .expect("crc row");
+    assert!(row.contains("class=\"num bad\">1842"), "{row}");
+    let cnp = spark02
+        .split("<tr>")
+        .find(|r| r.contains("np_cnp_sent"))
+        .expect("cnp row");
+    assert!(!cnp.contains("bad"), "{cnp}");
 }
 
 /// Step 3 with no RDMA device and no nccl-tests: errors that name what is missing.
@@ -305,6 +394,7 @@ fn the_simulation_answers_every_readme_example_and_variant() {
         ("five_step_acceptance.rhai", vec!["--dry-run"]),
         ("second_cable_checklist.rhai", vec!["--dry-run"]),
         ("fabric_baseline.rhai", vec!["--dry-run"]),
+        ("fabric_health.rhai", vec!["--dry-run"]),
         (
             "second_cable_checklist.rhai",
             vec!["--set", "second_cable=true"],

@@ -1,7 +1,9 @@
 # Generates spark-01.toml and spark-02.toml of the simulation. Run from examples/sim/:
 #   python3 transcripts/generate.py
 # Sources of every answer: SOURCES.md (real fixtures vs synthesised outputs).
-import json, os, shutil
+import json, os, shutil, sys
+sys.path.insert(0, "transcripts")
+from formats import lspci_text, show_gids_text, rdma_stat_text  # fabric health answers (issue 21)
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -54,15 +56,27 @@ def backup_dir_script():
     text = open("../../stdlib/acceptance.rhai").read()
     body = text.split("fn backup_dir_script() {", 1)[1]
     return body.split("`", 2)[1]
+# --- fabric health (issue 21): answers in the formats of the real captures in tests/fixtures ---
+BDF = {"enp1s0f1np1": "0000:01:00.1", "enP2p1s0f1np1": "0002:01:00.1"}
+NETDEV = dict(zip(devs, ifaces))
+def synth(name, text):
+    open("transcripts/" + S + name, "w").write(text)
+    return S + name
+def ethtool_i(iface):
+    """synth/ethtool-i-cx7.txt with the interface's own PCI function (the Spark's two CX7 rails
+    sit on PCI domains 0000 and 0002, as the real ibdev2netdev capture's names say)."""
+    t = open("transcripts/" + S + "ethtool-i-cx7.txt").read().replace("bus-info: 0000:01:00.1", f"bus-info: {BDF[iface]}")
+    return synth(f"ethtool-i-cx7-{iface}.txt", t)
 def q(s):  # TOML basic string
     return json.dumps(s)
 for name, n in nodes.items():
     out = [f"# Transcript of the SIMULATED {name}: answers to the exact commands the shipped scripts send.",
            "# stdout_file paths are relative to this directory; see SOURCES.md for where every answer comes from.", ""]
-    def cmd(c, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, note=None):
+    def cmd(c, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, note=None, after=None):
         if note: out.append(f"# {note}")
         out.append("[[command]]")
         out.append(f"command = {q(c)}")
+        if after: out.append(f"after = {q(after)}")
         if stdout_file: out.append(f"stdout_file = {q(stdout_file)}")
         if stdout is not None: out.append(f"stdout = {q(stdout)}")
         if stderr is not None: out.append(f"stderr = {q(stderr)}")
@@ -72,7 +86,7 @@ for name, n in nodes.items():
     # link / ethtool
     for i in ifaces:
         cmd(f"ethtool {i}", stdout_file=S+f"ethtool-{i}.txt", ms=40, note="synthesised CX7 at 200G (format of a real ConnectX ethtool capture)")
-        cmd(f"ethtool -i {i}", stdout_file=S+"ethtool-i-cx7.txt", ms=10)
+        cmd(f"ethtool -i {i}", stdout_file=ethtool_i(i), ms=10)
         cmd(f"ethtool -S {i}", stdout_file=S+"ethtool-S-cx7.txt", ms=30)
         cmd(f"ethtool --show-eee {i}", stdout="", stderr="netlink error: Operation not supported\n", exit_code=1, ms=8,
             note="CX7 has no EEE: same answer as the real capture tests/fixtures/lab/ethtool-show-eee-veth-unsupported.txt")
@@ -128,7 +142,8 @@ for name, n in nodes.items():
     # cleanup; ssh: ssh_hop; sudo), nccl-tests at the path n.which found, and the RDMA devices
     # in sysfs (all four CX7 functions, as the real ibdev2netdev capture lists them).
     # `sudo -n true` is answered by the `true` below.
-    for t in ["timeout", "ss", "pkill", "ssh", "sudo", "/home/nvidia/nccl-tests/build/all_reduce_perf"]:
+    for t in ["timeout", "ss", "pkill", "ssh", "sudo", "/home/nvidia/nccl-tests/build/all_reduce_perf",
+              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos"]:
         cmd(f"command -v {t} >/dev/null", stdout="", ms=3)
     cmd("ls -1 /sys/class/infiniband", stdout="rocep1s0f0\nrocep1s0f1\nroceP2p1s0f0\nroceP2p1s0f1\n", ms=3,
         note="synthesised: the four CX7 RDMA devices of the real DGX Spark ibdev2netdev capture")
@@ -170,6 +185,28 @@ for name, n in nodes.items():
     # netplan generate on the restored file in a scratch root: silent, exit 0 (as the real
     # netplan.io 0.106 answers a valid file; seen on this project's CI machine)
     cmd(f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- {nf} "$d/etc/netplan/" && netplan generate --root-dir "$d\"""", stdout="", ms=120)
+    # fabric health (issue 21): counters, GIDs, PCIe, GPUDirect; all synthesised in the formats of
+    # the real captures named in the helpers above. After the RDMA load (`after`), the RDMA
+    # counters show the load: write requests and congestion notifications grew, no error counter.
+    for k, d in enumerate(devs):
+        cmd(f"rdma statistic show link {d}/1", stdout=rdma_stat_text(d), ms=12,
+            note="synthesised in the format of the real `rdma statistic show` capture: a fresh port, all zero")
+        cmd(f"rdma statistic show link {d}/1", stdout=rdma_stat_text(d, rx_write_requests=52_428_800 + 977 * k, np_cnp_sent=1204, rp_cnp_handled=1187, np_ecn_marked_roce_packets=1204), ms=12,
+            after="ib_write_bw", note="after the RDMA load: write requests and CNPs (congestion control at work) grew; no error counter")
+        cmd(f"show_gids {d}", stdout=show_gids_text(d, NETDEV[d], n["ips"][k]), ms=25,
+            note="synthesised in the format of the real show_gids capture: RoCE v2 fabric GID at index 3")
+    for i in ifaces:
+        cmd(f"ethtool -m {i}", stdout_file=F+"ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt", ms=60,
+            note="REAL ethtool -m capture of a Mellanox passive copper QSFP cable (no diagnostics), as the Sparks' DAC")
+        cmd(f"mlnx_qos -i {i}", stdout_file=F+"mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt", ms=90,
+            note="REAL mlnx_qos capture of a ConnectX port: trust dscp, PFC on priority 3")
+        cmd(f"cat /sys/class/net/{i}/ecn/roce_np/enable/3 /sys/class/net/{i}/ecn/roce_rp/enable/3", stdout="1\n1\n", ms=3,
+            note="synthesised: RoCE ECN enabled (notification and reaction point) for priority 3, the mlx5 default")
+    for i in ifaces:
+        cmd(f"lspci -vv -s {BDF[i]}", stdout=lspci_text(BDF[i]), ms=40,
+            note="the real CX7 lspci -vv capture at this address, LnkSta Gen5 x4 (synthesised)")
+    cmd("ls /proc/driver/nvidia/gpus", stdout="000f:01:00.0\n", ms=3, note="synthesised: the GB10 GPU")
+    cmd("test -d /sys/module/nvidia_peermem", stdout="", ms=3, note="synthesised: nvidia_peermem loaded")
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))
 
 # ---------------------------------------------------------------------------------------------

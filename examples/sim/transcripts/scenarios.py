@@ -4,13 +4,16 @@
 # Every answer here is SYNTHESISED from the healthy simulation's answers (themselves in the
 # format of real captures, see SOURCES.md) or from a real capture in tests/fixtures/, with the
 # values the fault changes; each scenario says what it changed. One fault per scenario.
-import json, os, re, shutil
+import json, os, re, shutil, sys
+sys.path.insert(0, "transcripts")
+from formats import lspci_text, show_gids_text
 T = "transcripts/"
 IFACES = ["enp1s0f1np1", "enP2p1s0f1np1"]
 DEVS = ["rocep1s0f1", "roceP2p1s0f1"]
 IPS = {"spark-01": ["192.168.100.10", "192.168.200.10"], "spark-02": ["192.168.100.11", "192.168.200.11"]}
 PEER = {"spark-01": "spark-02", "spark-02": "spark-01"}
 FIVE, BASE = "five_step_acceptance.rhai", "fabric_baseline.rhai"
+HEALTH = "fabric_health.rhai"
 NCCL_CMD = ("mpirun -np 2 -H {ip}:1,{peer_ip}:1 --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS "
             "/home/nvidia/nccl-tests/build/all_reduce_perf -b 8 -e 1G -f 2 -g 1")
 
@@ -28,8 +31,8 @@ class Scenario:
     def file(self, fname, text):
         open(T + self.dir + fname, "w").write(text)
         return self.dir + fname
-    def answer(self, node, command, note, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, stderr_file=None):
-        self.cmds[node].append((command, note, stdout, stdout_file, stderr, exit_code, ms, stderr_file))
+    def answer(self, node, command, note, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, stderr_file=None, after=None):
+        self.cmds[node].append((command, note, stdout, stdout_file, stderr, exit_code, ms, stderr_file, after))
     def expect(self, script, test, message, status="failure", args=()):
         self.expects.append((script, test, message, status, list(args)))
     def write(self):
@@ -44,8 +47,9 @@ class Scenario:
             if not cmds: continue
             lines = [f"# Fault scenario `{self.name}` on {node}: these answers replace the healthy ones.",
                      "# SYNTHESISED (see transcripts/scenarios.py for what was changed and from which capture).", ""]
-            for command, note, stdout, stdout_file, stderr, exit_code, ms, stderr_file in cmds:
+            for command, note, stdout, stdout_file, stderr, exit_code, ms, stderr_file, after in cmds:
                 lines += [f"# {note}", "[[command]]", f"command = {q(command)}"]
+                if after is not None: lines.append(f"after = {q(after)}")
                 if stdout_file is not None: lines.append(f"stdout_file = {q(stdout_file)}")
                 if stdout is not None: lines.append(f"stdout = {q(stdout)}")
                 if stderr is not None: lines.append(f"stderr = {q(stderr)}")
@@ -219,8 +223,83 @@ grown = base_stats.replace("rx_crc_errors_phy: 0", "rx_crc_errors_phy: 1842").re
 f0 = s.file("ethtool-S-start.txt", base_stats)
 f1 = s.file("ethtool-S-end.txt", grown)
 s.answer("spark-02", "ethtool -S enp1s0f1np1", "first read: the healthy answer", stdout_file=f0, ms=30)
-s.answer("spark-02", "ethtool -S enp1s0f1np1", "second read (after the load): the healthy answer with CRC and symbol errors grown", stdout_file=f1, ms=30)
+s.answer("spark-02", "ethtool -S enp1s0f1np1", "every read once spark-02 ran ib_write_bw (after the RDMA load): the healthy answer with CRC and symbol errors grown", stdout_file=f1, ms=30, after="ib_write_bw")
 s.expect(BASE, "link: error counters not grown [spark-02]", ["spark-02 enp1s0f1np1", "rx_crc_errors_phy +1842"])
+s.expect(BASE, "health: error counters not grown under load [spark-02]", ["spark-02 enp1s0f1np1", "rx_crc_errors_phy grew by +1842", "rx_symbol_err_phy grew by +77"])
+s.expect(FIVE, "step 3: error counters not grown under load [spark-02]", ["spark-02 enp1s0f1np1", "rx_crc_errors_phy grew by +1842"])
+s.write()
+
+# ---------------------------------------------------------------------------------------------
+# Fabric health (issue 21): one broken thing each, caught by fabric_health.rhai (and by the
+# five-step's counters where the fault is a counter).
+s = Scenario("link-flapping", "spark-01's second rail flaps: link_down_events_phy goes 0 -> 3 between the first and the second read of its counters")
+flap = base_stats.replace("link_down_events_phy: 0", "link_down_events_phy: 3")
+assert flap != base_stats
+f0 = s.file("ethtool-S-first.txt", base_stats)
+f1 = s.file("ethtool-S-flapped.txt", flap)
+s.answer("spark-01", "ethtool -S enP2p1s0f1np1", "first read: the healthy answer", stdout_file=f0, ms=30)
+s.answer("spark-01", "ethtool -S enP2p1s0f1np1", "second and later reads: three link-down events since", stdout_file=f1, ms=30)
+s.expect(HEALTH, "health: error counters not grown [spark-01]", ["spark-01 enP2p1s0f1np1", "link_down_events_phy grew by +3"])
+s.expect(FIVE, "step 3: error counters not grown under load [spark-01]", ["spark-01 enP2p1s0f1np1", "link_down_events_phy grew by +3"])
+s.write()
+
+s = Scenario("roce-v1-gid", "spark-02's rocep1s0f1 has the RoCE v1 GID of its fabric address at index 3 (v2 at 2): perftest -x 3 and NCCL_IB_GID_INDEX=3 take RoCE v1")
+s.answer("spark-02", "show_gids rocep1s0f1", "show_gids in the healthy format with the v1/v2 IPv4 entries swapped",
+         stdout=show_gids_text("rocep1s0f1", "enp1s0f1np1", "192.168.100.11", v2_at=2), ms=25)
+s.expect(HEALTH, "health: gid [spark-02]", ["rocep1s0f1", "GID 3 is RoCE v1", "index [2]"])
+s.write()
+
+s = Scenario("pcie-downtrained", "spark-01's second CX7 function (0002:01:00.1) trained its PCIe link at 2.5 GT/s x4 instead of Gen5 32 GT/s x4 (as the real broken DGX Spark of tests/fixtures/lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-no-marker.txt)")
+s.answer("spark-01", "lspci -vv -s 0002:01:00.1", "the healthy lspci answer with LnkSta Speed 2.5GT/s (downgraded), Width x4",
+         stdout=lspci_text("0002:01:00.1", "Speed 2.5GT/s (downgraded), Width x4 (downgraded)"), ms=40)
+s.expect(HEALTH, "health: pcie link [spark-01]", ["enP2p1s0f1np1 (0002:01:00.1)", "2.5 GT/s x4", "expected 32 GT/s x4"])
+s.write()
+
+s = Scenario("roce-mtu-1024", "spark-02's rocep1s0f1 runs RoCE at active_mtu 1024 while its netdev has MTU 9000 (RDMA sends 1 KiB packets)")
+dv = read("real/rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt")
+head, rest = dv.split("hca_id:\trocep1s0f1\n", 1)
+blk, tail = rest.split("\nhca_id:", 1)
+blk2 = blk.replace("active_mtu:\t\t4096 (5)", "active_mtu:\t\t1024 (3)")
+assert blk2 != blk
+s.answer("spark-02", "ibv_devinfo", "the real DGX Spark ibv_devinfo capture with rocep1s0f1's active_mtu 1024 (3)",
+         stdout=head + "hca_id:\trocep1s0f1\n" + blk2 + "\nhca_id:" + tail, ms=80)
+s.expect(HEALTH, "health: roce mtu [spark-02]", ["rocep1s0f1", "active_mtu 1024", "MTU 9000", "expected 4096"])
+s.write()
+
+s = Scenario("firmware-drift", "spark-02's ConnectX-7 runs firmware 28.43.1014, spark-01's 28.45.4028 (one node missed the firmware update)")
+for i in IFACES:
+    s.answer("spark-02", f"ethtool -i {i}", "the healthy ethtool -i with the older firmware",
+             stdout=read(f"synth/ethtool-i-cx7-{i}.txt").replace("28.45.4028", "28.43.1014"), ms=10)
+s.expect(HEALTH, "health: version drift", ["firmware differs", "spark-01 has 28.45.4028", "spark-02 has 28.43.1014"])
+s.write()
+
+s = Scenario("pfc-differs", "spark-02's first rail has PFC on priority 4 instead of 3 (its peer pauses priority 3; RoCE traffic on 3 is lossy at spark-02)")
+qos = read("real/mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt")
+pfc4 = qos.replace("enabled     0   0   0   1   0   0   0   0", "enabled     0   0   0   0   1   0   0   0")
+assert pfc4 != qos
+s.answer("spark-02", "mlnx_qos -i enp1s0f1np1", "the real mlnx_qos capture with PFC moved from priority 3 to 4", stdout=pfc4, ms=90)
+s.expect(HEALTH, "health: lossless roce config", ["spark-02 enp1s0f1np1 pfc is [4], expected [3]"])
+s.write()
+
+s = Scenario("optics-rx-low", "spark-02's first port has an optical module (SR4) whose lane 2 receives -15.2 dBm, below the module's own low alarm threshold of -13.31 dBm (a dirty connector)")
+SR4 = "ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt"
+os.makedirs(T + "real/ethtool-m", exist_ok=True)
+shutil.copyfile("../../tests/fixtures/" + SR4, T + "real/" + SR4)
+sr4 = read("real/" + SR4)
+low = (sr4.replace("Rcvr signal avg optical power(Channel 2)  : 0.9798 mW / -0.09 dBm", "Rcvr signal avg optical power(Channel 2)  : 0.0302 mW / -15.20 dBm")
+          .replace("Laser rx power low alarm    (Channel 2)   : Off", "Laser rx power low alarm    (Channel 2)   : On"))
+assert low.count("-15.20") == 1 and ": On" in low
+for i in IFACES:
+    s.answer("spark-02", f"ethtool -m {i}", "the real QSFP28 SR4 capture with lane 2's RX power below its low alarm (one module serves both rails of the port)", stdout=low, ms=60)
+s.expect(HEALTH, "health: optics [spark-02]", ["spark-02 enp1s0f1np1", "lane 2: RX power -15.2 dBm", "alarm range -13.31"])
+s.write()
+
+s = Scenario("show-gids-missing-on-peer", "mlnx-tools not installed on spark-02: no show_gids, so its GID table cannot be read (an error naming the tool, never a pass)")
+for d in DEVS:
+    s.answer("spark-02", f"show_gids {d}", "the shell's answer to a missing program (exit 127)",
+             stdout="", stderr="bash: line 1: show_gids: command not found\n", exit_code=127, ms=3)
+s.expect(HEALTH, "health: gid [spark-02]", ["spark-02", "`show_gids` is not installed"], status="error")
+s.write()
 s.write()
 
 # ---------------------------------------------------------------------------------------------

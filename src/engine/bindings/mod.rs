@@ -5,6 +5,7 @@
 
 pub mod assertions;
 mod cluster;
+mod health;
 pub mod dry;
 mod nccl_env;
 mod nodes;
@@ -100,6 +101,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     cluster::register(engine);
     nccl_env::register(engine);
     engine.register_static_module("parse", Arc::new(parse::module()));
+    health::register(engine);
 }
 
 /// For `fabcheck doc`: each function's options and the fields of what it returns, from the

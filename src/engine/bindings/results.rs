@@ -7,7 +7,9 @@ use super::assertions::METRIC_OPTS;
 use super::registry::{PAIR_OPTS, TEST_OPTS};
 use super::{cluster, nodes, pair, tools};
 use crate::parse;
-use crate::primitives::{nccl as pnccl, pair as ppair, ssh_hop, tools as ptools};
+use crate::primitives::{
+    health as phealth, nccl as pnccl, pair as ppair, ssh_hop, tools as ptools,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::OnceLock;
@@ -203,6 +205,9 @@ struct Shapes {
     nccl_r: &'static Shape,
     hop: &'static Shape,
     ibdev: &'static Shape,
+    counters: &'static Shape,
+    growth: &'static Shape,
+    drift: &'static Shape,
     rdma_stat: &'static Shape,
     gid: &'static Shape,
     pci: &'static Shape,
@@ -271,6 +276,17 @@ fn shapes() -> Shapes {
         ibdev: parsed::<ibv_devinfo::Device>("ibv_devinfo device")
             .many("ports", ibport)
             .done(),
+        // `counters` / `table` are maps keyed by counter / item names: not declared shapes.
+        counters: parsed::<phealth::CounterSnapshot>("health_counters result")
+            .many(
+                "ports",
+                parsed::<phealth::PortCounters>("port counters").done(),
+            )
+            .done(),
+        growth: parsed::<phealth::CounterGrowth>("counter_growth result")
+            .many("deltas", parsed::<phealth::Delta>("counter delta").done())
+            .done(),
+        drift: parsed::<phealth::Drift>("version_drift result").done(),
         // `counters` / `optional_counters` are maps keyed by the kernel's counter names.
         rdma_stat: parsed::<rdma_statistic::PortCounters>("rdma statistic port").done(),
         gid: parsed::<show_gids::Gid>("show_gids entry").done(),
@@ -379,6 +395,18 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
             .doc("its path on the node (PATH with /usr/sbin and /sbin, else the first of dirs; `~/` is home), \"\" when nowhere; a read-only lookup that a dry run asks too"),
         method("n.needs(programs)", &["needs"], Plain("nothing"))
             .doc("declares the programs a check runs on the node, for --dry-run's preflight (which looks for them even where the listing stops before their commands); nothing outside a dry run"),
+        method("n.ibv_devinfo()", &["ibv_devinfo"], List(s.ibdev))
+            .doc("`ibv_devinfo` parsed: every RDMA device and port (state, active_mtu, max_mtu, link layer, firmware)"),
+        method("n.gids(device)", &["gids"], List(s.gid))
+            .doc("`show_gids DEVICE` parsed: every GID with index, RoCE version (v1/v2), IPv4 and netdev"),
+        method("n.pcie(iface)", &["pcie"], One(s.pci))
+            .doc("the PCIe link of the interface's NIC function (`ethtool -i` bus address, then `lspci -vv -s BDF`): LnkCap and LnkSta speed and width"),
+        method("n.optics(iface)", &["optics"], One(s.module))
+            .doc("`ethtool -m IFACE` parsed: module identity, temperature, per-lane TX/RX power and the module's own warning/alarm thresholds"),
+        method("n.qos(iface)", &["qos"], One(s.qos))
+            .doc("`mlnx_qos -i IFACE` parsed (trust, PFC priorities, traffic classes) and the RoCE ECN enables from sysfs"),
+        method("n.health_counters()", &["health_counters"], One(s.counters))
+            .doc("a snapshot of the node's error counters: mlx5 physical-layer counters (`ethtool -S`) of every fabric interface and the RDMA hw_counters (`rdma statistic show`) of every RDMA device"),
     ]
 }
 
@@ -401,6 +429,12 @@ fn other_decls(s: &Shapes) -> Vec<Decl> {
             .doc("any nccl-tests binary by name (`all_gather_perf`, ...), as all_reduce_perf"),
         function("ssh_hop(from, to, opts)", &["ssh_hop"], cluster::HOP_OPTS, One(s.hop))
             .doc("passwordless SSH from one node to an address (BatchMode): who and where it reached, or why not"),
+        function("counter_growth(before, after, opts)", &["counter_growth"], super::health::GROWTH_OPTS, One(s.growth))
+            .doc("compare two health_counters snapshots: an error counter that grew fails (node, port, counter, delta), corrected FEC bits only above max_pre_fec_ber, congestion counters recorded"),
+        function("version_drift(rows, fail_items)", &["version_drift"], &[], One(s.drift))
+            .doc("one table of versions across nodes: items in fail_items that differ fail, others warn; names the majority value and each odd node"),
+        function("majority(values)", &["majority"], &[], Plain("the value more than half have, else ()"))
+            .doc("the value that more than half of the values have, else ()"),
         function("metric(name, value, unit, opts)", &["metric"], METRIC_OPTS, nothing)
             .doc("record a number for reports and --baseline; past its `threshold` it fails the test"),
         function("test(name, opts, f)", &["test"], TEST_OPTS, nothing)

@@ -15,6 +15,7 @@
 //! cut so that different labels stay different.
 
 mod charts;
+mod health;
 mod labels;
 mod page;
 mod styles;
@@ -28,6 +29,7 @@ pub fn render(run: &RunResult) -> String {
     page::problems(&mut h, run);
     charts::section(&mut h, run);
     charts::matrices(&mut h, run);
+    health::section(&mut h, run);
     tables::all_tests(&mut h, run);
     tables::metrics(&mut h, run);
     tables::tool_versions(&mut h, run);

@@ -1,0 +1,42 @@
+# Answers of the fabric health commands (issue 21) in the formats of the real captures in
+# tests/fixtures/, with synthesised values; used by generate.py (healthy) and scenarios.py
+# (faults). Run from examples/sim/.
+def lspci_text(bdf, sta="Speed 32GT/s (ok), Width x4 (downgraded)"):
+    """The real ConnectX-7 PF capture (tests/fixtures/lspci/lspci-vv-cx7-pf-gen4-x8-...), its
+    first device only, at this bus address, LnkSta replaced: a DGX Spark rail is Gen5 x4 of the
+    card's x16 capability (synthesised values)."""
+    t = open("../../tests/fixtures/lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt").read()
+    first = t.split("\nb1:00.2 ")[0].rstrip("\n") + "\n"
+    addr = bdf[5:] if bdf.startswith("0000:") else bdf
+    first = first.replace("b1:00.1 Ethernet", f"{addr} Ethernet", 1)
+    return first.replace("LnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)", f"LnkSta:\t{sta}")
+def ipv4_gid(ip):
+    a, b, c, d = (int(x) for x in ip.split("."))
+    return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+def show_gids_text(dev, netdev, ip, v2_at=3):
+    """show_gids as the real mlx5 capture tests/fixtures/rdma/show_gids-mlx5_bond_0-tabs-...:
+    link-local v1/v2 at 0/1, the IPv4-mapped fabric address v1/v2 at 2/3 (synthesised values;
+    v2_at=2 swaps the IPv4 pair: a RoCE v1 GID at index 3)."""
+    ll = "fe80:0000:0000:0000:4ebb:47ff:fe2d:1a17"
+    g = ipv4_gid(ip)
+    v1, v2 = ("v2", "v1") if v2_at == 2 else ("v1", "v2")
+    rows = ["DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV",
+            "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---",
+            f"{dev}\t1\t0\t{ll}\t\t\tv1\t{netdev}",
+            f"{dev}\t1\t1\t{ll}\t\t\tv2\t{netdev}",
+            f"{dev}\t1\t2\t{g}\t{ip}  \t{v1}\t{netdev}",
+            f"{dev}\t1\t3\t{g}\t{ip}  \t{v2}\t{netdev}",
+            "n_gids_found=4", ""]
+    return "\n".join(rows)
+HW = ["rx_write_requests", "rx_read_requests", "rx_atomic_requests", "out_of_buffer", "out_of_sequence",
+      "duplicate_request", "rnr_nak_retry_err", "packet_seq_err", "implied_nak_seq_err", "local_ack_timeout_err",
+      "rx_dct_connect", "resp_local_length_error", "resp_cqe_error", "req_cqe_error", "req_remote_invalid_request",
+      "req_remote_access_errors", "resp_remote_access_errors", "resp_cqe_flush_error", "req_cqe_flush_error",
+      "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_cnps",
+      "roce_slow_restart_trans", "rp_cnp_ignored", "rp_cnp_handled", "np_ecn_marked_roce_packets", "np_cnp_sent",
+      "rx_icrc_encapsulated"]
+def rdma_stat_text(dev, **vals):
+    """`rdma statistic show link DEV/1` as the real capture tests/fixtures/rdma/rdma-statistic-show-4x-cx4lx-...
+    (one line, the mlx5 counter list), synthesised values: zero unless given."""
+    return f"link {dev}/1 " + " ".join(f"{k} {vals.get(k, 0)}" for k in HW) + "\n"
+

@@ -1,0 +1,118 @@
+//! Fabric health (`primitives::health`): `n.health_counters()`, `counter_growth(before, after,
+//! opts)`, `n.ibv_devinfo()`, `majority(values)`, `version_drift(rows, fail_items)`.
+
+use super::results::returns;
+use super::{dry, record, value, Opts};
+use crate::engine::signal::{self, RhaiErr};
+use crate::primitives::health::{self, CounterSnapshot, GrowthOpts, Version};
+use crate::primitives::{NodeRef, PResult};
+use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
+
+pub const GROWTH_OPTS: &[&str] = &["max_pre_fec_ber"];
+
+/// A snapshot back from the script (a typed result, or its `to_map()` copy).
+fn snapshot(v: &Dynamic, what: &str, pos: Position) -> Result<CounterSnapshot, RhaiErr> {
+    let plain = record::as_map(v).unwrap_or_else(|| v.clone());
+    rhai::serde::from_dynamic(&plain).map_err(|e| {
+        signal::error(
+            format!("counter_growth: {what} is not a health_counters(n) result ({e})"),
+            pos,
+        )
+    })
+}
+
+fn growth(
+    ctx: &NativeCallContext,
+    before: Dynamic,
+    after: Dynamic,
+    o: Option<Map>,
+) -> Result<Dynamic, RhaiErr> {
+    let pos = ctx.call_position();
+    let o = Opts::new(o, "counter_growth", GROWTH_OPTS, pos)?;
+    let mut g = GrowthOpts::default();
+    if let Some(b) = o.float("max_pre_fec_ber")? {
+        g.max_pre_fec_ber = b;
+    }
+    if dry::is(&before) || dry::is(&after) {
+        let e = crate::primitives::PrimError::dry_run("the nodes", "counter_growth(before, after)");
+        return Ok(dry::stand_in(&e, returns("counter_growth")));
+    }
+    let b = snapshot(&before, "the first argument", pos)?;
+    let a = snapshot(&after, "the second argument", pos)?;
+    value(health::growth(&b, &a, g), returns("counter_growth"), pos)
+}
+
+fn strings(a: &Array) -> Vec<String> {
+    a.iter().map(|d| d.to_string()).collect()
+}
+
+fn drift(ctx: &NativeCallContext, rows: Array, fail_items: Array) -> Result<Dynamic, RhaiErr> {
+    let pos = ctx.call_position();
+    let mut v = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let plain = record::as_map(r).unwrap_or_else(|| r.clone());
+        let row: Version = rhai::serde::from_dynamic(&plain).map_err(|e| {
+            signal::error(
+                format!("version_drift: each row is #{{ node, item, value }} ({e}): {r}"),
+                pos,
+            )
+        })?;
+        v.push(row);
+    }
+    let d: PResult<_> = Ok(health::version_drift(&v, &strings(&fail_items)));
+    value(d, returns("version_drift"), pos)
+}
+
+/// Register `n.NAME()`.
+fn method0<T: serde::Serialize + 'static>(
+    engine: &mut Engine,
+    name: &'static str,
+    f: fn(&NodeRef) -> PResult<T>,
+) {
+    let r = returns(name);
+    engine.register_fn(name, move |ctx: NativeCallContext, n: &mut NodeRef| {
+        value(f(n), r, ctx.call_position())
+    });
+}
+
+/// Register `n.NAME(text)`.
+fn method1<T: serde::Serialize + 'static>(
+    engine: &mut Engine,
+    name: &'static str,
+    f: fn(&NodeRef, &str) -> PResult<T>,
+) {
+    let r = returns(name);
+    engine.register_fn(
+        name,
+        move |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
+            value(f(n, a), r, ctx.call_position())
+        },
+    );
+}
+
+pub fn register(engine: &mut Engine) {
+    method0(engine, "health_counters", health::counters);
+    method0(engine, "ibv_devinfo", health::ibv_devinfo);
+    method1(engine, "gids", health::gids);
+    method1(engine, "pcie", health::pcie);
+    method1(engine, "optics", health::optics);
+    // Through JSON: its dscp2prio map has integer keys, script maps have text keys.
+    method1(engine, "qos", |n, iface| {
+        health::qos(n, iface).map(|q| serde_json::to_value(q).unwrap_or_default())
+    });
+    engine.register_fn(
+        "counter_growth",
+        |ctx: NativeCallContext, b: Dynamic, a: Dynamic| growth(&ctx, b, a, None),
+    );
+    engine.register_fn(
+        "counter_growth",
+        |ctx: NativeCallContext, b: Dynamic, a: Dynamic, o: Map| growth(&ctx, b, a, Some(o)),
+    );
+    engine.register_fn("majority", |values: Array| -> Dynamic {
+        health::majority(&strings(&values)).map_or(Dynamic::UNIT, Dynamic::from)
+    });
+    engine.register_fn(
+        "version_drift",
+        |ctx: NativeCallContext, rows: Array, fail_items: Array| drift(&ctx, rows, fail_items),
+    );
+}
