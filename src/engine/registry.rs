@@ -37,6 +37,26 @@ pub struct Registry {
     groups: usize,
     /// Names of the script's `for` loop variables (see [`snapshot_loop_captures`]).
     pub loop_vars: std::collections::HashSet<String>,
+    /// Hashes of the registered (name, node) keys: a new name is checked against the tests
+    /// only on a hash match (a 1000-node mesh registers 999,000 testcases).
+    keys: std::collections::HashSet<u64>,
+}
+
+impl Registry {
+    fn key(name: &str, node: Option<&str>) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .hash_one((name, node))
+    }
+
+    /// Whether a test of this name on this node is registered already.
+    fn has(&self, name: &str, node: Option<&str>) -> bool {
+        self.keys.contains(&Self::key(name, node))
+            && self
+                .tests
+                .iter()
+                .any(|t| t.name == name && t.node.as_ref().map(|x| x.name()) == node)
+    }
 }
 
 /// A closure registered inside `for n in nodes { test(…, || … n …) }` captures `n`, and Rhai
@@ -168,12 +188,13 @@ fn add(
     // GitLab keeps only the first of duplicate (classname, name) pairs: keep names unique.
     let mut unique = name.to_string();
     let mut n = 2;
-    while r.tests.iter().any(|t| {
-        t.name == unique && t.node.as_ref().map(|x| x.name()) == node.as_ref().map(|x| x.name())
-    }) {
+    let on = node.as_ref().map(|x| x.name().to_string());
+    while r.has(&unique, on.as_deref()) {
         unique = format!("{name} ({n})");
         n += 1;
     }
+    let key = Registry::key(&unique, on.as_deref());
+    r.keys.insert(key);
     r.tests.push(TestDef {
         name: unique,
         node,
