@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// What each script function does, for `fabcheck doc` (signatures come from the engine).
 const DESCRIPTIONS: &[(&str, &str)] = &[
     ("test", "register a test: test(name, fn) or test(name, #{ timeout, tags, retries, changes }, fn)"),
-    ("test_pairs", "test_pairs(nodes, name, |a, b| ..., #{ pattern: \"ring\"|\"mesh\"|\"bisection\", both_directions, split, pairs, fanout, timeout, tags, retries, changes }) — one testcase `name [a -> b]` per pair, both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round); a node listed twice counts once; fewer than two nodes is one error testcase"),
+    ("test_pairs", "test_pairs(nodes, name, |a, b| ..., #{ pattern: \"ring\"|\"mesh\"|\"bisection\", both_directions, split, pairs, fanout, rounds, per_node, timeout, tags, retries, changes }) — one testcase `name [a -> b]` per pair, both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round), or with rounds: false all together, at most per_node (8) pairs per node as first and as second (pings, ssh hops: checks that do not conflict); a node listed twice counts once; fewer than two nodes is one error testcase"),
     ("test_each", "one testcase per node, run concurrently: test_each(nodes, name, |n| ...)"),
     ("assert", "fail unless the condition holds"),
     ("assert_eq", "fail unless actual == expected (numbers compare by value)"),

@@ -3,6 +3,20 @@
 //! perftest servers on one node's port, no node's NIC shared by two measurements), rounds no
 //! larger than the fan-out.
 
+/// `test_pairs(…, #{ rounds: false })`: pair checks that do not conflict (pings, `ssh_hop`,
+/// MTU pings) run together instead of in rounds: at most `per_node` pairs at a time in which
+/// a node is first (its commands on its one SSH connection) and `per_node` in which it is
+/// second (e.g. `ssh_hop` handshakes arriving at its sshd), `max` pairs in all.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AtOnce {
+    pub per_node: usize,
+    pub max: usize,
+}
+
+/// Default `per_node`: the commands one SSH connection runs at once (below sshd's default
+/// `MaxSessions 10`, and below its `MaxStartups 10` for handshakes arriving at a node).
+pub const PER_NODE: usize = crate::transport::ssh::PER_CONNECTION;
+
 /// Which pairs of `n` nodes (by index) to test.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pattern {

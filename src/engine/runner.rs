@@ -1,7 +1,10 @@
 //! Runs a compiled script: its top level registers tests, then the tests run in order
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
+use super::pairs::AtOnce;
 use super::registry::TestDef;
+use crate::primitives::NodeRef;
+use std::collections::HashMap;
 use super::signal::{classify, Ending, SignalKind};
 use super::Script;
 use crate::run::cancel;
@@ -366,22 +369,24 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
                 tracing::info!("{line}");
             }
         }
-        let workers = if batch.len() == 1 { 1 } else { opts.fanout };
-        let done = pool::map(
-            batch,
-            workers,
-            |_, def| {
-                obs.test_started(&def.name);
-                let r = run_one(script, def, opts);
-                obs.test_finished(&r);
-                r
-            },
-            |_, def| {
-                let r = panicked(script, def);
-                obs.test_finished(&r);
-                r
-            },
-        );
+        let run = |_: usize, def: &TestDef| {
+            obs.test_started(&def.name);
+            let r = run_one(script, def, opts);
+            obs.test_finished(&r);
+            r
+        };
+        let failed = |_: usize, def: &TestDef| {
+            let r = panicked(script, def);
+            obs.test_finished(&r);
+            r
+        };
+        let done = match batch[0].at_once {
+            Some(at_once) => together(batch, at_once, opts, run, failed),
+            None => {
+                let workers = if batch.len() == 1 { 1 } else { opts.fanout };
+                pool::map(batch, workers, run, failed)
+            }
+        };
         results.extend(done);
         i = j;
     }
@@ -392,6 +397,51 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
         duration_ms: started.elapsed().as_millis() as u64,
         tests: results,
     }
+}
+
+/// `test_pairs(…, #{ rounds: false })`: the pairs at once, in plan order, at most `per_node`
+/// with a node as first and `per_node` with it as second (its SSH connection's channels, its
+/// sshd's handshakes), at most `--fanout` x `per_node` (and the `fanout` option) in all.
+fn together(
+    batch: &[TestDef],
+    at_once: AtOnce,
+    opts: &RunOptions,
+    run: impl Fn(usize, &TestDef) -> TestResult + Sync,
+    failed: impl Fn(usize, &TestDef) -> TestResult + Sync,
+) -> Vec<TestResult> {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut slot = |n: Option<&NodeRef>| {
+        let next = index.len();
+        *index
+            .entry(n.map(|n| n.name().to_string()).unwrap_or_default())
+            .or_insert(next)
+    };
+    let keys: Vec<Vec<usize>> = batch
+        .iter()
+        .map(|d| vec![2 * slot(d.node.as_ref()), 2 * slot(d.peer.as_ref()) + 1])
+        .collect();
+    let line = format!(
+        "{} pairs at once, at most {} per node as first and as second of a pair",
+        batch.len(),
+        at_once.per_node
+    );
+    if opts.dry_run {
+        eprintln!("[dry-run] {line}");
+    } else {
+        tracing::info!("{line}");
+    }
+    let workers = opts
+        .fanout
+        .saturating_mul(at_once.per_node)
+        .min(at_once.max);
+    pool::map_capped(
+        batch,
+        workers,
+        at_once.per_node,
+        |k, _| keys[k].clone(),
+        run,
+        failed,
+    )
 }
 
 fn panicked(script: &Script, def: &TestDef) -> TestResult {

@@ -13,6 +13,7 @@ mod lab_primitives;
 mod lab_shipped;
 mod lab_ssh;
 mod outcomes;
+mod pairs_at_once;
 mod parse_fixtures;
 mod parse_fuzz;
 mod reports;
