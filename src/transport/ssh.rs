@@ -360,7 +360,13 @@ impl SshTransport {
                 let linger = tokio::time::sleep(Duration::from_secs(3600));
                 tokio::pin!(linger);
                 while status.is_none() || out.is_some() || err.is_some() {
+                    // In this order: output that is there is read before the linger may end
+                    // the wait (unordered, a poll late by a second under load could drop the
+                    // command's last output: a healthy ping lost its summary line).
                     tokio::select! {
+                        biased;
+                        _ = cancel::cancelled() => return Err(interrupted()),
+                        _ = &mut deadline => return Err(timed_out()),
                         r = async { out.as_mut().expect("open").read(&mut bo).await }, if out.is_some() => match r {
                             Ok(n) if n > 0 => {
                                 deliver(0, &pre[0].push(&bo[..n]), sink);
@@ -382,8 +388,6 @@ impl SshTransport {
                             linger.as_mut().reset(after_exit(t));
                         }
                         _ = &mut linger, if status.is_some() => break,
-                        _ = cancel::cancelled() => return Err(interrupted()),
-                        _ = &mut deadline => return Err(timed_out()),
                     }
                 }
                 status.expect("loop ends after the exit")
