@@ -17,7 +17,7 @@ if [[ ${1:-} == plan ]]; then
     trap 'rm -rf "$WORK"' EXIT
     SET=$(printf 'n[%04d-%04d]' 1 "$N")
     for both in false true; do
-        echo "test_pairs(nodes(), \"ping\", |a, b| { a.ping(b.host, #{ count: 5 }); }, #{ pattern: \"mesh\", both_directions: $both });" > "$WORK/mesh_$both.rhai"
+        echo "test_pairs(nodes(), \"ping\", #{ pattern: \"mesh\", both_directions: $both }, |a, b| { a.ping(b.host, #{ count: 5 }); });" > "$WORK/mesh_$both.rhai"
         /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$FC" list "$WORK/mesh_$both.rhai" -w "$SET" > "$WORK/list"
         read -r wall user sys rss < "$WORK/time"
         pairs=$(wc -l < "$WORK/list")
@@ -40,10 +40,10 @@ trap 'rm -rf "$WORK"' EXIT
 SET=$(printf 'lab[01-%02d]' "$N")
 
 cat > "$WORK/rounds.rhai" <<RHAI
-test_pairs(nodes("$SET"), "iperf3", |a, b| {
+test_pairs(nodes("$SET"), "iperf3", #{ pattern: "mesh", timeout: "5m" }, |a, b| {
     let r = iperf3(a, b, #{ duration: $SECS });
     metric("gbps", r.received_bps / 1e9, "Gbit/s");
-}, #{ pattern: "mesh", timeout: "5m" });
+});
 RHAI
 cat > "$WORK/sequential.rhai" <<RHAI
 let ns = nodes("$SET");

@@ -7,59 +7,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// What each script function does, for `fabcheck doc` (signatures come from the engine).
-const DESCRIPTIONS: &[(&str, &str)] = &[
-    ("test", "register a test: test(name, fn) or test(name, #{ timeout, tags, retries, changes }, fn)"),
-    ("test_pairs", "test_pairs(nodes, name, |a, b| ..., #{ pattern: \"ring\"|\"mesh\"|\"bisection\", both_directions, split, pairs, fanout, rounds, per_node, timeout, tags, retries, changes }) — one testcase `name [a -> b]` per pair, both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round), or with rounds: false all together, at most per_node (8) pairs per node as first and as second (pings, ssh hops: checks that do not conflict); a node listed twice counts once; fewer than two nodes is one error testcase"),
-    ("test_each", "one testcase per node, run concurrently: test_each(nodes, name, |n| ...)"),
-    ("assert", "fail unless the condition holds"),
-    ("assert_eq", "fail unless actual == expected (numbers compare by value)"),
-    ("assert_ge", "fail unless actual >= min; a null actual is an error"),
-    ("assert_le", "fail unless actual <= max; a null actual is an error"),
-    ("assert_within", "fail unless actual is within tolerance_pct % of reference"),
-    ("fail", "fail the test with a message"),
-    ("skip", "skip the test with a reason"),
-    ("error", "end the test as an error (the check could not be made)"),
-    ("warn", "record a warning (does not fail)"),
-    ("nccl_ib_hca", "nccl_ib_hca(value): NCCL_IB_HCA read as NCCL reads it (`^` exclude list, `=` exact names else prefixes, comma-separated `dev[:port]`) -> #{ raw, exclude, exact, entries: [#{ hca, port }] }"),
-    ("nccl_ib_hca_uses", "nccl_ib_hca_uses(value, device, port) -> #{ used, why }: does NCCL use that RDMA device port under this NCCL_IB_HCA, and why"),
-    ("metric", "record a number for reports and --baseline: metric(name, value, unit[, #{ threshold, tolerance_pct, higher_is_better }])"),
-    ("param", "a --set value: param(key) (missing: the test is skipped) or param(key, default)"),
-    ("log", "add a line to the test's output"),
-    ("trimmed", "a trimmed copy of a string (Rhai's trim() trims in place)"),
-    ("nodes", "nodes of the inventory, or of a node set / @group"),
-    ("inventory_nodes", "every node of the inventory, whatever -w selected: the ground truth of checks that judge against the whole cluster"),
-    ("node", "one node by name"),
-    ("allow_changes", "true when --allow-changes was given"),
-    ("simulated", "true when the inventory is a simulated cluster"),
-    ("run", "n.run(cmd[, #{ timeout, sudo, env }]) -> #{ stdout, stderr, exit_code, duration_ms }; non-zero exit is data"),
-    ("sh", "n.sh(cmd) -> stdout; a non-zero exit fails the test (127: error, command not found)"),
-    ("run_all", "run_all(nodes, cmd) -> map node name -> run result, concurrently"),
-    ("ethtool", "n.ethtool(iface) -> parsed `ethtool IFACE`"),
-    ("ethtool_driver", "n.ethtool_driver(iface) -> parsed `ethtool -i`"),
-    ("ethtool_stats", "n.ethtool_stats(iface) -> parsed `ethtool -S`"),
-    ("eee", "n.eee(iface) -> parsed `ethtool --show-eee` (unsupported: supported/enabled/active false)"),
-    ("bond", "n.bond(name) -> parsed /proc/net/bonding/NAME"),
-    ("addresses", "n.addresses() -> parsed `ip -j addr`"),
-    ("ibdev2netdev", "n.ibdev2netdev() -> parsed `ibdev2netdev`"),
-    ("rdma_links", "n.rdma_links() -> parsed `rdma link`"),
-    ("mgmt_address", "n.mgmt_address() -> the address fabcheck's SSH connection really reached (server side of $SSH_CONNECTION), else the inventory host"),
-    ("ofed_version", "n.ofed_version() -> parsed `ofed_info -s`"),
-    ("ping", "n.ping(ip[, #{ count, iface, size, dont_fragment, interval, wait }]) -> parsed ping (loss is data)"),
-    ("file_info", "n.file_info(path) -> #{ sha256, owner, group, mode, size } (sudo -n when needed)"),
-    ("needs", "n.needs([programs]) declares the programs a check runs on the node, for --dry-run's preflight (which looks for them even where the listing stops before their commands); nothing outside a dry run"),
-    ("which", "n.which(program[, dirs]) -> its path on the node (PATH with /usr/sbin and /sbin, else the first of dirs; `~/` is home), \"\" when nowhere; a read-only lookup that a dry run asks too"),
-    ("ib_write_bw", "ib_write_bw(server, client[, opts]): server started, readiness awaited, client run against the server's fabric address, both sides parsed, server always stopped"),
-    ("ib_read_bw", "as ib_write_bw, for ib_read_bw"),
-    ("ib_send_bw", "as ib_write_bw, for ib_send_bw"),
-    ("ib_write_bw_port", "all logical rails of one physical port at once, summed -> #{ port, total_gbps, rails }"),
-    ("ib_read_bw_port", "as ib_write_bw_port, for ib_read_bw"),
-    ("ib_send_bw_port", "as ib_write_bw_port, for ib_send_bw"),
-    ("iperf3", "iperf3(server, client[, #{ parallel, window, duration, bind, port }]) -> parsed iperf3 -J"),
-    ("all_reduce_perf", "all_reduce_perf(nodes[, #{ launcher, binary, args, env, np, hosts, timeout }]) -> parsed nccl-tests output incl. transport"),
-    ("nccl_test", "nccl_test(name, nodes[, opts]): any nccl-tests binary, as all_reduce_perf"),
-    ("ssh_hop", "ssh_hop(from, address) -> #{ ok, user, hostname, error }: passwordless SSH, BatchMode"),
-];
 /// A Rust signature from the engine in the words of a script author.
 fn script_signature(sig: &str) -> String {
     let mut s = sig.to_string();
@@ -85,20 +32,18 @@ fn script_signature(sig: &str) -> String {
     s.replace("&mut Node", "Node").replace(" -> ()", "")
 }
 
-pub fn doc() -> i32 {
-    let env = match build_env(Inventory::local(), EnvOptions::dry(BTreeMap::new())) {
-        Ok(e) => e,
-        Err(e) => return usage(e),
-    };
+/// Every function the engine has, as script signatures, sorted (the dry run's stand-in and a
+/// result's own map-like functions left out: see "Options and returned fields").
+fn signatures() -> Result<Vec<String>, i32> {
+    let env = build_env(Inventory::local(), EnvOptions::dry(BTreeMap::new())).map_err(usage)?;
     let reg = Arc::new(std::sync::Mutex::new(
-        crate::engine::registry::Registry::default(),
+        crate::engine::testdef::Registry::default(),
     ));
     let engine = crate::engine::new_engine(&env, reg, Path::new("."));
     let mut sigs: Vec<String> = engine
         .gen_fn_signatures(false)
         .iter()
         .filter(|s| !s.starts_with("parse::"))
-        // a result's own map-like functions (keys, contains, ...): see "Options and returned fields"
         .filter(|s| !s.contains("(_: &mut map"))
         .map(|s| script_signature(s))
         // The dry run's stand-in answer is not for scripts to call (README: --dry-run).
@@ -106,14 +51,38 @@ pub fn doc() -> i32 {
         .collect();
     sigs.sort();
     sigs.dedup();
+    Ok(sigs)
+}
+
+/// What function `name` does, from its declaration (`bindings/results.rs`): `as ib_write_bw,
+/// for ib_read_bw` for the other names of one declaration.
+fn description(name: &str) -> Option<String> {
+    let d = crate::engine::bindings::results::decl(name)?;
+    Some(if d.names[0] == name {
+        d.doc.to_string()
+    } else {
+        format!("as {}, for {name}", d.names[0])
+    })
+}
+
+/// Node properties, Rhai's own conversions and comparisons of nodes: described by the model
+/// (README), not declared.
+fn undeclared(name: &str) -> bool {
+    name.starts_with("get$") || matches!(name, "==" | "!=" | "to_string" | "to_debug")
+}
+
+pub fn doc() -> i32 {
+    let sigs = match signatures() {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     println!("# fabcheck script functions\n\nGenerated from the engine (`fabcheck doc`). See README.md for the test model.\n");
     let mut last = String::new();
     for s in sigs {
         let name = s.split('(').next().unwrap_or("").to_string();
-        let desc = DESCRIPTIONS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, d)| format!(" — {d}"))
+        let desc = description(&name)
+            .filter(|_| !undeclared(&name))
+            .map(|d| format!(" — {d}"))
             .unwrap_or_default();
         if name.starts_with("get$") {
             println!("- `n.{}` (node property)", name.trim_start_matches("get$"));
@@ -166,4 +135,29 @@ pub fn doc() -> i32 {
         println!("- `{name}`: {}", fns.join(", "));
     }
     EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `fabcheck doc` describes every function from its one declaration: a function registered
+    /// without one (or with an empty text) is found here, not by a reader of the reference.
+    #[test]
+    fn every_script_function_is_declared_with_its_text() {
+        let sigs = signatures().unwrap_or_default();
+        assert!(sigs.len() > 50, "{} signatures", sigs.len());
+        let missing: Vec<&String> = sigs
+            .iter()
+            .filter(|s| {
+                let name = s.split('(').next().unwrap_or("");
+                !undeclared(name) && description(name).is_none_or(|d| d.is_empty())
+            })
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "declare in bindings/results.rs: {missing:?}"
+        );
+        assert!(!undeclared("ping") && undeclared("get$name"));
+    }
 }

@@ -123,27 +123,12 @@ pub fn known_functions(engine: &Engine) -> BTreeSet<String> {
         .collect()
 }
 
-/// Calls to functions that exist nowhere: not registered, not defined in the script, not a
-/// variable holding a function pointer. Each with a "did you mean".
-pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
-    let mut known = known_functions(engine);
-    known.extend(KEYWORD_FUNCTIONS.iter().map(|s| s.to_string()));
-    for f in ast.iter_functions() {
-        known.insert(f.name.to_string());
-        known.extend(f.params.iter().map(|p| p.to_string()));
-    }
-    // Qualified names of functions in imported modules (`link::speed`).
-    let sigs = engine.gen_fn_signatures(true);
-    let mut qualified: BTreeSet<String> = BTreeSet::new();
-    let mut namespaces: BTreeSet<String> = BTreeSet::new();
-    for sig in &sigs {
-        let head = sig.split('(').next().unwrap_or("").trim();
-        if let Some((ns, f)) = head.rsplit_once("::") {
-            namespaces.insert(ns.to_string());
-            qualified.insert(format!("{ns}::{f}"));
-        }
-    }
-    // (name, namespace, position, is a method call)
+/// Every call in the script as (name, namespace, position, is a method call); the names of
+/// its variables go into `known` (a variable holding a closure is called like a function).
+fn calls_in(
+    ast: &AST,
+    known: &mut BTreeSet<String>,
+) -> Vec<(String, String, rhai::Position, bool)> {
     let mut calls: Vec<(String, String, rhai::Position, bool)> = Vec::new();
     ast.walk(&mut |path: &[ASTNode]| {
         match path.last() {
@@ -168,6 +153,30 @@ pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -
         }
         true
     });
+    calls
+}
+
+/// Calls to functions that exist nowhere: not registered, not defined in the script, not a
+/// variable holding a function pointer. Each with a "did you mean".
+pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
+    let mut known = known_functions(engine);
+    known.extend(KEYWORD_FUNCTIONS.iter().map(|s| s.to_string()));
+    for f in ast.iter_functions() {
+        known.insert(f.name.to_string());
+        known.extend(f.params.iter().map(|p| p.to_string()));
+    }
+    // Qualified names of functions in imported modules (`link::speed`).
+    let sigs = engine.gen_fn_signatures(true);
+    let mut qualified: BTreeSet<String> = BTreeSet::new();
+    let mut namespaces: BTreeSet<String> = BTreeSet::new();
+    for sig in &sigs {
+        let head = sig.split('(').next().unwrap_or("").trim();
+        if let Some((ns, f)) = head.rsplit_once("::") {
+            namespaces.insert(ns.to_string());
+            qualified.insert(format!("{ns}::{f}"));
+        }
+    }
+    let calls = calls_in(ast, &mut known);
     let registered: Vec<String> = known_functions(engine).into_iter().collect();
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();

@@ -1,24 +1,25 @@
-//! The Rhai engine: script loading with explicit limits, the test registry, assertions and the
-//! runner that turns registered tests into results.
+//! The Rhai engine: script loading with explicit limits, the test registry and the runner that
+//! turns registered tests into results. Every function scripts call is registered in
+//! `bindings/`.
 
-pub mod assertions;
 pub mod bindings;
 pub mod diagnostics;
 pub mod pairs;
 pub mod params;
-pub mod registry;
 pub mod runner;
 pub mod signal;
 pub mod stdlib;
+pub mod testdef;
 pub mod typos;
 
 use crate::run::cancel;
 use crate::run::context;
 use crate::run::env::RunEnv;
 use diagnostics::Diagnostic;
-use rhai::{Dynamic, Engine, Module, AST};
+use rhai::{Dynamic, Engine, AST};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use testdef as registry;
 
 /// A compiled script with its own engine and test registry.
 pub struct Script {
@@ -61,43 +62,12 @@ pub fn new_engine(
     });
     engine.on_print(context::log_line);
     engine.on_debug(|s, _src, pos| context::log_line(&format!("[debug {pos}] {s}")));
-    registry::register(&mut engine, registry);
-    let params: std::collections::BTreeMap<String, Dynamic> = env
-        .params
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                rhai::serde::to_dynamic(v).unwrap_or(Dynamic::UNIT),
-            )
-        })
-        .collect();
-    assertions::register(&mut engine, Arc::new(params));
-    bindings::register(&mut engine, env.clone());
-    engine.register_static_module("parse", Arc::new(parse_module()));
+    bindings::register(&mut engine, env.clone(), registry);
     engine.set_module_resolver(stdlib::Resolver::new(
         script_dir.to_path_buf(),
         env.stdlib_dir.clone(),
     ));
     engine
-}
-
-/// `parse::ethtool(text)` etc.: the same parsers as `fabcheck parse KIND`.
-fn parse_module() -> Module {
-    let mut m = Module::new();
-    for (kind, fname, _) in crate::parse::KINDS {
-        let kind: &'static str = kind;
-        let returns = bindings::results::returns(&format!("parse::{fname}"));
-        m.set_native_fn(
-            *fname,
-            move |text: &str| -> Result<Dynamic, Box<rhai::EvalAltResult>> {
-                let v = crate::parse::parse(kind, text)
-                    .map_err(|e| signal::error(e.to_string(), rhai::Position::NONE))?;
-                rhai::serde::to_dynamic(v).map(|d| bindings::record::typed(d, returns))
-            },
-        );
-    }
-    m
 }
 
 /// Read and compile a script; syntax errors and unknown functions are diagnostics (exit 2).
@@ -128,9 +98,9 @@ pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
         if let rhai::Stmt::Import(x, pos) = stmt {
             if let rhai::Expr::StringConstant(path, _) = &x.0 {
                 use rhai::ModuleResolver;
-                let m = resolver.resolve(&engine, Some(&display), path, *pos).map_err(|e| {
-                    vec![Diagnostic::at(&display, &source, pos.line(), pos.position(), format!("cannot import `{path}`: {}", first_line(&e.to_string())), Some(format!("stdlib modules: {}; other paths are relative to the script's folder", stdlib::EMBEDDED.iter().map(|m| m.0).collect::<Vec<_>>().join(", "))))]
-                })?;
+                let m = resolver
+                    .resolve(&engine, Some(&display), path, *pos)
+                    .map_err(|e| vec![import_error(&display, &source, path, *pos, &e)])?;
                 if !x.1.name.is_empty() {
                     imported.push((x.1.name.to_string(), m));
                 }
@@ -168,6 +138,28 @@ pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
         ast: Arc::new(ast),
         registry,
     })
+}
+
+/// `import "X"` that cannot be resolved: where, why, and which modules there are.
+fn import_error(
+    file: &str,
+    source: &str,
+    path: &str,
+    pos: rhai::Position,
+    e: &rhai::EvalAltResult,
+) -> Diagnostic {
+    let stdlib: Vec<&str> = stdlib::EMBEDDED.iter().map(|m| m.0).collect();
+    Diagnostic::at(
+        file,
+        source,
+        pos.line(),
+        pos.position(),
+        format!("cannot import `{path}`: {}", first_line(&e.to_string())),
+        Some(format!(
+            "stdlib modules: {}; other paths are relative to the script's folder",
+            stdlib.join(", ")
+        )),
+    )
 }
 
 fn first_line(s: &str) -> &str {

@@ -2,10 +2,10 @@
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
 use super::pairs::AtOnce;
-use super::registry::TestDef;
 use crate::primitives::NodeRef;
 use std::collections::HashMap;
 use super::signal::{classify, Ending, SignalKind};
+use super::testdef::TestDef;
 use super::Script;
 use crate::run::cancel;
 use crate::run::context::{self, TestCtx};
@@ -132,7 +132,8 @@ fn uncapped_outcome(
     }
 }
 
-/// Run one test with its retries.
+/// Run one test with its retries: each attempt ([`attempt`], [`record`]), then the verdict
+/// over them ([`finalize`]).
 fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     let mut t = blank(
         script,
@@ -145,113 +146,158 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     t.round = def.round.map(|r| r.0);
     let started = Instant::now();
     t.started = Some(timestamp_ms());
-    if cancel::interrupted() {
-        t.status = Status::Skipped;
-        t.message = Some("not run: the run was interrupted".into());
-        return t;
-    }
-    if def.changes && !opts.allow_changes {
-        t.status = Status::Skipped;
-        t.message = Some("needs --allow-changes (this test changes nodes)".into());
-        return t;
-    }
-    if let Some(e) = &def.error {
-        t.status = Status::Error;
-        t.message = Some(e.clone());
+    if let Some((status, message)) = not_run(def, opts) {
+        t.status = status;
+        t.message = Some(message);
         return t;
     }
     let timeout = def.timeout.unwrap_or(opts.default_timeout);
     let file = script.path.display().to_string();
     let mut ended_by = None;
-    for attempt in 0..=def.retries {
-        context::set_file(&file);
-        let mut tc = TestCtx::new(&def.name, &file, timeout);
-        tc.pair = match (&def.node, &def.peer) {
-            (Some(a), Some(b)) => Some((a.name().to_string(), b.name().to_string())),
-            _ => None,
-        };
-        context::install(tc);
-        let a_start = Instant::now();
-        let res = match (&def.node, &def.peer) {
-            (Some(a), Some(b)) => def.func.call::<Dynamic>(
-                &script.engine,
-                &script.ast,
-                (Dynamic::from(a.clone()), Dynamic::from(b.clone())),
-            ),
-            (Some(n), None) => {
-                def.func
-                    .call::<Dynamic>(&script.engine, &script.ast, (Dynamic::from(n.clone()),))
-            }
-            _ => def.func.call::<Dynamic>(&script.engine, &script.ast, ()),
-        };
-        let ctx = context::take();
-        ended_by = res.as_ref().err().and_then(|e| super::signal::kind_of(e));
-        let deferred = ctx
-            .as_ref()
-            .map(|c| c.deferred_failures.clone())
-            .unwrap_or_default();
-        let checked = ctx
-            .as_ref()
-            .is_some_and(|c| c.checks > 0 || !c.metrics.is_empty() || !c.commands.is_empty());
-        let (status, message, detail) = match &res {
-            Ok(_) if !deferred.is_empty() => (
-                Status::Failure,
-                Some(if deferred.len() == 1 {
-                    deferred[0].clone()
-                } else {
-                    format!(
-                        "{} (and {} more metrics past their thresholds)",
-                        deferred[0],
-                        deferred.len() - 1
-                    )
-                }),
-                Some(deferred.join("\n")),
-            ),
-            Ok(_) => (Status::Pass, None, None),
-            Err(e) => {
-                let (s, m, d) = ending_to_outcome(e, timeout);
-                (s, Some(m), d)
-            }
-        };
-        if def.retries > 0 {
-            t.output.push_str(&format!(
-                "--- attempt {} of {}: {}{}\n",
-                attempt + 1,
-                def.retries + 1,
-                status.label(),
-                message
-                    .as_ref()
-                    .map(|m| format!(" ({m})"))
-                    .unwrap_or_default()
-            ));
-        }
-        t.attempts.push(Attempt {
-            status,
-            message: message.clone(),
-            duration_ms: a_start.elapsed().as_millis() as u64,
-        });
-        // Keep the last attempt's measurements; every attempt's commands and output.
-        t.metrics.clear();
-        t.warnings.clear();
-        if let Some(c) = ctx {
-            absorb(&mut t, c);
-        }
-        if status == Status::Pass && !checked && !opts.dry_run {
-            // A pass that looked at nothing is not evidence: say so everywhere.
-            t.warnings.push(CHECKED_NOTHING.into());
-            t.output.push_str(&format!("warning: {CHECKED_NOTHING}\n"));
-        }
-        t.status = status;
-        t.message = message;
-        t.detail = detail;
+    for n in 0..=def.retries {
+        let a = attempt(script, def, &file, timeout);
+        ended_by = a.ended_by;
+        record(&mut t, def, n, a, opts);
         // A dry run lists a test once: a retry would list the same commands again.
-        let done = matches!(status, Status::Pass | Status::Skipped)
+        let done = matches!(t.status, Status::Pass | Status::Skipped)
             || cancel::interrupted()
             || opts.dry_run;
         if done {
             break;
         }
     }
+    finalize(&mut t, def, opts, ended_by);
+    t.duration_ms = started.elapsed().as_millis() as u64;
+    t
+}
+
+/// Why a test is not run at all (the run was interrupted, it needs --allow-changes, it is
+/// known at registration to be an error), as its status and message.
+fn not_run(def: &TestDef, opts: &RunOptions) -> Option<(Status, String)> {
+    if cancel::interrupted() {
+        return Some((Status::Skipped, "not run: the run was interrupted".into()));
+    }
+    if def.changes && !opts.allow_changes {
+        return Some((
+            Status::Skipped,
+            "needs --allow-changes (this test changes nodes)".into(),
+        ));
+    }
+    def.error.clone().map(|e| (Status::Error, e))
+}
+
+/// What one attempt of a test gave.
+struct AttemptEnd {
+    status: Status,
+    message: Option<String>,
+    detail: Option<String>,
+    /// What the test recorded (commands, output, metrics, warnings).
+    ctx: Option<TestCtx>,
+    /// It asserted, measured or ran something.
+    checked: bool,
+    ended_by: Option<SignalKind>,
+    duration_ms: u64,
+}
+
+/// One attempt: the test's closure called with its node (and peer), in a fresh context.
+fn attempt(script: &Script, def: &TestDef, file: &str, timeout: Duration) -> AttemptEnd {
+    context::set_file(file);
+    let mut tc = TestCtx::new(&def.name, file, timeout);
+    tc.pair = match (&def.node, &def.peer) {
+        (Some(a), Some(b)) => Some((a.name().to_string(), b.name().to_string())),
+        _ => None,
+    };
+    context::install(tc);
+    let a_start = Instant::now();
+    let (engine, ast) = (&script.engine, &script.ast);
+    let res = match (&def.node, &def.peer) {
+        (Some(a), Some(b)) => def.func.call::<Dynamic>(
+            engine,
+            ast,
+            (Dynamic::from(a.clone()), Dynamic::from(b.clone())),
+        ),
+        (Some(n), None) => def
+            .func
+            .call::<Dynamic>(engine, ast, (Dynamic::from(n.clone()),)),
+        _ => def.func.call::<Dynamic>(engine, ast, ()),
+    };
+    let ctx = context::take();
+    let deferred = ctx
+        .as_ref()
+        .map(|c| c.deferred_failures.clone())
+        .unwrap_or_default();
+    let (status, message, detail) = match &res {
+        Ok(_) if !deferred.is_empty() => (
+            Status::Failure,
+            Some(if deferred.len() == 1 {
+                deferred[0].clone()
+            } else {
+                format!(
+                    "{} (and {} more metrics past their thresholds)",
+                    deferred[0],
+                    deferred.len() - 1
+                )
+            }),
+            Some(deferred.join("\n")),
+        ),
+        Ok(_) => (Status::Pass, None, None),
+        Err(e) => {
+            let (s, m, d) = ending_to_outcome(e, timeout);
+            (s, Some(m), d)
+        }
+    };
+    AttemptEnd {
+        status,
+        message,
+        detail,
+        checked: ctx
+            .as_ref()
+            .is_some_and(|c| c.checks > 0 || !c.metrics.is_empty() || !c.commands.is_empty()),
+        ctx,
+        ended_by: res.as_ref().err().and_then(|e| super::signal::kind_of(e)),
+        duration_ms: a_start.elapsed().as_millis() as u64,
+    }
+}
+
+/// Attempt `n` (0-based) into the testcase: its line in the output when there are retries,
+/// its entry in `attempts`; the last attempt's measurements, every attempt's commands and
+/// output; the testcase's status is the attempt's.
+fn record(t: &mut TestResult, def: &TestDef, n: u32, a: AttemptEnd, opts: &RunOptions) {
+    if def.retries > 0 {
+        t.output.push_str(&format!(
+            "--- attempt {} of {}: {}{}\n",
+            n + 1,
+            def.retries + 1,
+            a.status.label(),
+            a.message
+                .as_ref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default()
+        ));
+    }
+    t.attempts.push(Attempt {
+        status: a.status,
+        message: a.message.clone(),
+        duration_ms: a.duration_ms,
+    });
+    t.metrics.clear();
+    t.warnings.clear();
+    if let Some(c) = a.ctx {
+        absorb(t, c);
+    }
+    if a.status == Status::Pass && !a.checked && !opts.dry_run {
+        // A pass that looked at nothing is not evidence: say so everywhere.
+        t.warnings.push(CHECKED_NOTHING.into());
+        t.output.push_str(&format!("warning: {CHECKED_NOTHING}\n"));
+    }
+    t.status = a.status;
+    t.message = a.message;
+    t.detail = a.detail;
+}
+
+/// After the last attempt: a pass after failed attempts is flaky, a dry run's outcome is its
+/// listing, the output is capped.
+fn finalize(t: &mut TestResult, def: &TestDef, opts: &RunOptions, ended_by: Option<SignalKind>) {
     if def.retries > 0 && t.status == Status::Pass && t.attempts.len() > 1 {
         t.warnings.push(format!(
             "flaky: passed on attempt {} of {}",
@@ -260,11 +306,9 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
         ));
     }
     if opts.dry_run && t.status != Status::Skipped {
-        dry_outcome(&mut t, ended_by);
+        dry_outcome(t, ended_by);
     }
     t.output = cap(&t.output, OUTPUT_CAP);
-    t.duration_ms = started.elapsed().as_millis() as u64;
-    t
 }
 
 /// `--dry-run`: a test's outcome is its listing — skipped, "dry run: N commands listed", and

@@ -12,16 +12,22 @@ pub mod bonding;
 pub mod eee;
 pub mod ethtool;
 pub mod ethtool_driver;
+pub mod ethtool_module;
 pub mod ethtool_stats;
 pub mod ibdev2netdev;
 pub mod ibv_devinfo;
 pub mod ip_addr;
 pub mod iperf3;
+pub mod mlnx_qos;
+pub mod lspci;
 pub mod nccl;
 pub mod ofed_info;
 pub mod perftest;
 pub mod ping;
 pub mod rdma_link;
+pub mod rdma_statistic;
+pub mod show_fec;
+pub mod show_gids;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -77,6 +83,16 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("ofed-info", "ofed_info", "ofed_info -s"),
     ("ping", "ping", "iputils ping"),
     ("ibv-devinfo", "ibv_devinfo", "ibv_devinfo [-v]"),
+    (
+        "rdma-statistic",
+        "rdma_statistic",
+        "rdma statistic show [link DEV/PORT] (the hw_counters)",
+    ),
+    ("show-gids", "show_gids", "show_gids"),
+    ("lspci", "lspci", "lspci -vv [-s BUS]"),
+    ("show-fec", "show_fec", "ethtool [-I] --show-fec IFACE"),
+    ("mlnx-qos", "mlnx_qos", "mlnx_qos -i IFACE"),
+    ("ethtool-module", "ethtool_module", "ethtool -m IFACE"),
 ];
 
 fn to_json<T: Serialize>(v: T) -> serde_json::Value {
@@ -100,6 +116,12 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "ofed-info" => ofed_info::parse(text).map(to_json),
         "ping" => ping::parse(text).map(to_json),
         "ibv-devinfo" => ibv_devinfo::parse(text).map(to_json),
+        "rdma-statistic" => rdma_statistic::parse(text).map(to_json),
+        "show-gids" => show_gids::parse(text).map(to_json),
+        "lspci" => lspci::parse(text).map(to_json),
+        "show-fec" => show_fec::parse(text).map(to_json),
+        "mlnx-qos" => mlnx_qos::parse(text).map(to_json),
+        "ethtool-module" => ethtool_module::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,

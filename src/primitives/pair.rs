@@ -570,7 +570,7 @@ pub fn port_plans(
 }
 
 /// Every port of a node: its inventory `ports`, else each RDMA device as its own port.
-fn all_port_specs(n: &Node) -> Vec<PortSpec> {
+pub fn all_port_specs(n: &Node) -> Vec<PortSpec> {
     if !n.ports.is_empty() {
         return n.ports.clone();
     }

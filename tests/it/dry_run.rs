@@ -167,7 +167,7 @@ fn dry_run_stops_listing_where_the_test_would_branch_on_an_answer() {
     let r = o.message("step 4: recipe uses fabric addresses only");
     assert!(
         r.contains("a loop at stdlib/acceptance.rhai:")
-            && r.contains("`cat -- '/home/nvidia/recipe/hostfile'` on spark-01"),
+            && r.contains("`cat -- /home/nvidia/recipe/hostfile` on spark-01"),
         "{r}"
     );
     // Without an expected speed in the inventory it comes from ethtool's supported modes, read

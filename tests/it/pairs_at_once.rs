@@ -15,12 +15,12 @@ fn script(opts: &str) -> String {
         r#"
 let log = param("log", "");
 let want = param("want", 1);
-test_pairs(nodes(), "hop", |a, b| {{
+test_pairs(nodes(), "hop", #{{ pattern: "mesh"{opts} }}, |a, b| {{
     let cmd = `echo "+ ${{a.name}} ${{b.name}}" >> ${{log}}; i=0; while [ "$(grep -c '^+ ${{a.name}} ' ${{log}})" -lt ${{want}} ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; echo "- ${{a.name}} ${{b.name}}" >> ${{log}}`;
     let r = a.run(cmd);
     assert_eq(r.exit_code, 0, "logged");
     assert(!(a.name == "n3" && b.name == "n4"), "n3 -> n4 is made to fail");
-}}, #{{ pattern: "mesh"{opts} }});
+}});
 "#
     )
 }

@@ -38,6 +38,33 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("lspci/lspci-vv-s-cx7-osfp-ndr-gen5-x16-ok-markers-spaces-vpd-trailing-spaces.txt", "lspci_cx7_ok_markers"),
+    ("rdma/show_counters-mlx5_bond_0-hw-counters-nonzero-cnp-ecn-out_of_sequence.txt", "rdma_statistic_show_counters"),
+    ("ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt", "show_fec_dgx_spark"),
+    ("lspci/lspci-vvv-s-0000-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-aspm.txt", "lspci_dgx_spark_root_port_grep"),
+    ("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-no-marker.txt", "lspci_dgx_spark_root_port_grep"),
+    ("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-gen5-x4-healthy.txt", "lspci_dgx_spark_root_port_grep"),
+    ("ethtool-m/ethtool-m-sfp-10g-sr-boyang-single-lane-rx-minus-13.57-dbm-hash-prefix-stripped.txt", "ethtool_module_sfp"),
+    ("ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt", "ethtool_module_qsfp28_sr4"),
+    ("ethtool-m/ethtool-m-qsfp-plus-40g-sr4-finisar-laser-off-minus-inf-dbm-zero-thresholds.txt", "ethtool_module_laser_off"),
+    ("ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt", "ethtool_module_dac"),
+    ("mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt", "mlnx_qos_dscp_pfc3"),
+    ("mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt", "mlnx_qos_pcp_default"),
+    ("ethtool/ethtool-S-mlx5-phy-section-crc-symbol-pcs-errors-fec-corrected-bits-lane3-comments-stripped.txt", "ethtool_stats_phy_counters"),
+    ("ethtool/ethtool-S-cx6dx-100g-grep-err-nonzero-crc-symbol-all-lanes-power-budget.txt", "ethtool_stats_phy_counters"),
+    ("ethtool/ethtool-I-show-fec-per-lane-stats-cover-letter-one-space-indent.txt", "show_fec_statistics"),
+    ("ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt", "show_fec_statistics"),
+    ("ethtool/ethtool-I-show-fec-6.18-histogram-per-lane-brackets-uncorrectable-4.txt", "show_fec_statistics"),
+    ("ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt", "show_fec_not_supported"),
+    ("rdma/rdma-statistic-show-4x-cx4lx-ofed-iproute2-nonzero-out_of_buffer-cqe-errors.txt", "rdma_statistic_nonzero"),
+    ("rdma/rdma-statistic-show-link-rocep8s0f0-wrapped-optional-set-cc-counters.txt", "rdma_statistic_wrapped_optional"),
+    ("rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt", "show_gids_tabs"),
+    ("rdma/show_gids-hrn3-only-v2-and-mlx5-bond-tabs.txt", "show_gids_tabs"),
+    ("rdma/show_gids-6x-mlx5-cx-spaces-ipv4-on-two-devices-no-trailer.txt", "show_gids_spaces"),
+    ("rdma/show_gids-cx4-roce-plus-ib-port-empty-netdev-n_gids_found.txt", "show_gids_spaces"),
+    ("lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt", "lspci_cx7_downgraded"),
+    ("lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt", "lspci_h200_vm"),
+    ("nccl-tests/all_reduce-v2.19.6-nccl2.28.9-1xH200-g1-debug-info-netib-nodevice-socket-firecracker.txt", "nccl_h200_2_28_socket"),
     ("bonding/8023ad-2x25g-healthy-layer3+4-v3.7.1.txt", "bonding_8023ad_healthy"),
     ("bonding/8023ad-2x25g-lacp-fast-flapping-slave-sm_vars-v4.18.txt", "bonding_8023ad_flapping"),
     ("bonding/8023ad-3slaves-all-down-no-partner-lacp-active-fc41.txt", "bonding_8023ad_all_down"),
@@ -1618,6 +1645,8 @@ fn ibv_devinfo_dgx_spark() {
     assert_eq!(d[0].ports[0].state.as_deref(), Some("PORT_DOWN"));
     assert_eq!(d[0].ports[0].active_mtu, Some(1024));
     assert_eq!(d[1].ports[0].active_mtu, Some(4096));
+    // The RoCE-MTU check compares active_mtu with max_mtu and the netdev MTU: 4096 everywhere.
+    assert!(d.iter().all(|d| d.ports[0].max_mtu == Some(4096)));
     assert!(d
         .iter()
         .all(|d| d.ports[0].link_layer.as_deref() == Some("Ethernet")));
@@ -1755,6 +1784,27 @@ fn dispatcher_covers_every_kind() {
             "ibv-devinfo",
             "rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt",
         ),
+        (
+            "rdma-statistic",
+            "rdma/rdma-statistic-show-link-rocep8s0f0-wrapped-optional-set-cc-counters.txt",
+        ),
+        (
+            "show-gids",
+            "rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt",
+        ),
+        ("lspci", "lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt"),
+        (
+            "show-fec",
+            "ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt",
+        ),
+        (
+            "mlnx-qos",
+            "mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt",
+        ),
+        (
+            "ethtool-module",
+            "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt",
+        ),
     ];
     assert_eq!(samples.len(), parse::KINDS.len());
     for (kind, f) in samples {
@@ -1851,4 +1901,432 @@ fn netplan_generate_error_reaches_the_simulation_unchanged() {
     )
     .unwrap();
     assert_eq!(sim, real);
+}
+
+/// `rdma statistic show` on four ConnectX-4 Lx ports (MLNX_OFED iproute2): one line per port,
+/// mlx5_0 with non-zero out_of_buffer and CQE error counters, the others all zero.
+#[test]
+fn rdma_statistic_nonzero() {
+    let p = parse::rdma_statistic::parse(&fx(
+        "rdma/rdma-statistic-show-4x-cx4lx-ofed-iproute2-nonzero-out_of_buffer-cqe-errors.txt",
+    ))
+    .unwrap();
+    let names: Vec<_> = p.iter().map(|l| (l.device.as_str(), l.port)).collect();
+    assert_eq!(names, [("mlx5_0", 1), ("mlx5_1", 1), ("mlx5_2", 1), ("mlx5_3", 1)]);
+    let c = &p[0].counters;
+    assert_eq!(c.len(), 29);
+    assert_eq!(c["out_of_buffer"], 135);
+    assert_eq!(c["resp_cqe_error"], 1009);
+    assert_eq!(c["req_cqe_error"], 22);
+    assert_eq!(c["resp_cqe_flush_error"], 998);
+    assert_eq!(c["req_cqe_flush_error"], 11);
+    assert_eq!(c["out_of_sequence"], 0);
+    assert_eq!(c["np_cnp_sent"], 0);
+    assert!(p[0].optional_counters.is_empty());
+    assert!(p[1..].iter().all(|l| l.counters.len() == 29 && l.counters.values().all(|v| *v == 0)));
+}
+
+/// `rdma statistic show link rocep8s0f0/1` as wrapped in the mlx5 optional-counters patch
+/// cover letter: the counters continue over 7 lines, then an `Optional-set:` line.
+#[test]
+fn rdma_statistic_wrapped_optional() {
+    let p = parse::rdma_statistic::parse(&fx(
+        "rdma/rdma-statistic-show-link-rocep8s0f0-wrapped-optional-set-cc-counters.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.len(), 1);
+    assert_eq!((p[0].device.as_str(), p[0].port), ("rocep8s0f0", 1));
+    assert_eq!(p[0].counters.len(), 28);
+    assert!(p[0].counters.contains_key("local_ack_timeout_err"));
+    assert!(p[0].counters.contains_key("rx_icrc_encapsulated"));
+    assert!(!p[0].counters.contains_key("rx_dct_connect"));
+    let opt: Vec<_> = p[0].optional_counters.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(opt, [("cc_rx_ce_pkts", 0), ("cc_tx_cnp_pkts", 0)]);
+}
+
+/// `show_gids` as printed (tabs): a RoCE LAG bond with v1 and v2 GIDs for the link-local and the
+/// IPv4 address; a Huawei hrn3 device that has only RoCE v2 GIDs beside a ConnectX bond.
+#[test]
+fn show_gids_tabs() {
+    let g = parse::show_gids::parse(&fx("rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt")).unwrap();
+    assert_eq!(g.len(), 4);
+    assert!(g.iter().all(|x| x.device == "mlx5_bond_0" && x.port == 1));
+    assert_eq!(g[0].gid, "fe80:0000:0000:0000:0e42:a1ff:fead:479a");
+    assert_eq!((g[0].index, g[0].ipv4.as_deref(), g[0].roce_version.as_str()), (0, None, "v1"));
+    assert_eq!(g[2].ipv4.as_deref(), Some("10.96.83.26"));
+    assert_eq!((g[2].roce_version.as_str(), g[3].roce_version.as_str()), ("v1", "v2"));
+    assert_eq!(g[3].index, 3);
+    assert_eq!(g[3].netdev.as_deref(), Some("bond0"));
+    let g = parse::show_gids::parse(&fx("rdma/show_gids-hrn3-only-v2-and-mlx5-bond-tabs.txt")).unwrap();
+    assert_eq!(g.len(), 4);
+    assert_eq!((g[0].device.as_str(), g[0].roce_version.as_str()), ("hrn3_bond_0", "v2"));
+    assert_eq!((g[1].index, g[1].ipv4.as_deref()), (1, Some("27.105.180.3")));
+    assert_eq!(g[1].gid, "0000:0000:0000:0000:0000:ffff:1b69:b403");
+    assert_eq!((g[2].device.as_str(), g[2].roce_version.as_str()), ("mlx5_bond_0", "v1"));
+    assert_eq!(g[3].netdev.as_deref(), Some("bond1"));
+}
+
+/// `show_gids` terminal copies with spaces: six ConnectX ports of which two carry an IPv4 GID;
+/// a ConnectX-4 with a RoCE port and an InfiniBand port (no netdev column) and the trailer.
+#[test]
+fn show_gids_spaces() {
+    let g = parse::show_gids::parse(&fx("rdma/show_gids-6x-mlx5-cx-spaces-ipv4-on-two-devices-no-trailer.txt")).unwrap();
+    assert_eq!(g.len(), 16);
+    let v2_ipv4: Vec<_> = g
+        .iter()
+        .filter(|x| x.roce_version == "v2" && x.ipv4.is_some())
+        .map(|x| (x.device.as_str(), x.index, x.ipv4.as_deref().unwrap(), x.netdev.as_deref().unwrap()))
+        .collect();
+    assert_eq!(v2_ipv4, [("mlx5_1", 3, "10.200.0.28", "ens1f1"), ("mlx5_2", 3, "10.200.0.52", "ens2f0")]);
+    assert_eq!(g[15].netdev.as_deref(), Some("enp65s0f1np1"));
+    let g = parse::show_gids::parse(&fx("rdma/show_gids-cx4-roce-plus-ib-port-empty-netdev-n_gids_found.txt")).unwrap();
+    assert_eq!(g.len(), 3);
+    assert_eq!(g[1].netdev.as_deref(), Some("ens11f0"));
+    assert_eq!((g[2].device.as_str(), g[2].netdev.as_deref()), ("mlx5_1", None));
+    assert_eq!(g[2].gid, "fe80:0000:0000:0000:248a:0703:00b1:bc05");
+}
+
+/// `lspci -vv` of a ConnectX-7 PF (capable Gen5 x16) trained at 16GT/s x8, both marked
+/// `(downgraded)`, and one of its SR-IOV VFs (`Speed unknown`, `Width x0`).
+#[test]
+fn lspci_cx7_downgraded() {
+    let d = parse::lspci::parse(&fx("lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt")).unwrap();
+    assert_eq!(d.len(), 2);
+    let pf = &d[0];
+    assert_eq!((pf.address.as_str(), pf.class.as_str()), ("b1:00.1", "Ethernet controller"));
+    assert_eq!(pf.name, "Mellanox Technologies MT2910 Family [ConnectX-7]");
+    assert_eq!((pf.lnk_cap_speed_gts, pf.lnk_cap_width), (Some(32.0), Some(16)));
+    assert_eq!((pf.lnk_sta_speed_gts, pf.lnk_sta_width), (Some(16.0), Some(8)));
+    assert!(pf.lnk_sta_speed_downgraded && pf.lnk_sta_width_downgraded);
+    assert_eq!(pf.part_number.as_deref(), Some("MCX713106AC-VEAT"));
+    assert!(pf.product_name.as_deref().unwrap().starts_with("NVIDIA ConnectX-7 Ethernet adapter card, 200 GbE"));
+    assert_eq!(pf.kernel_driver.as_deref(), Some("mlx5_core"));
+    let vf = &d[1];
+    assert_eq!(vf.address, "b1:00.2");
+    assert_eq!(vf.name, "Mellanox Technologies ConnectX Family mlx5Gen Virtual Function");
+    assert_eq!((vf.lnk_sta_speed_gts, vf.lnk_sta_width), (None, Some(0)));
+    assert!(vf.lnk_sta_speed_downgraded && vf.lnk_sta_width_downgraded);
+    assert_eq!((vf.part_number.as_deref(), vf.kernel_driver.as_deref()), (None, Some("mlx5_vfio_pci")));
+}
+
+/// Whole `lspci -vv` captured on the H200 machine (Firecracker VM): six virtio/bridge functions
+/// without a PCIe link and the H200 at 32GT/s x16 of 32GT/s x16, no markers (pciutils 3.9.0).
+#[test]
+fn lspci_h200_vm() {
+    let d = parse::lspci::parse(&fx("lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt")).unwrap();
+    let addrs: Vec<_> = d.iter().map(|x| x.address.as_str()).collect();
+    assert_eq!(addrs, ["00:00.0", "00:01.0", "00:02.0", "00:03.0", "00:04.0", "00:05.0", "00:06.0"]);
+    assert_eq!((d[0].class.as_str(), d[0].name.as_str()), ("Host bridge", "Intel Corporation Device 0d57"));
+    assert_eq!(d[4].class, "Unassigned class [ffff]");
+    assert!(d[..6].iter().all(|x| x.lnk_cap_width.is_none() && x.lnk_sta_width.is_none()));
+    let gpu = &d[6];
+    assert_eq!((gpu.class.as_str(), gpu.name.as_str()), ("3D controller", "NVIDIA Corporation Device 2335 (rev a1)"));
+    assert_eq!((gpu.lnk_cap_speed_gts, gpu.lnk_cap_width), (Some(32.0), Some(16)));
+    assert_eq!((gpu.lnk_sta_speed_gts, gpu.lnk_sta_width), (Some(32.0), Some(16)));
+    assert!(!gpu.lnk_sta_speed_downgraded && !gpu.lnk_sta_width_downgraded);
+    assert_eq!(gpu.kernel_driver.as_deref(), Some("nvidia"));
+}
+
+/// NCCL_DEBUG=INFO all_reduce_perf -g 1 captured on the H200 machine (nccl-tests 2.19.6 built
+/// there against the nvidia-nccl-cu13 wheel, NCCL 2.28.9): no IB device, NET/Socket on eth0.
+#[test]
+fn nccl_h200_2_28_socket() {
+    let n = parse::nccl::parse(&fx(
+        "nccl-tests/all_reduce-v2.19.6-nccl2.28.9-1xH200-g1-debug-info-netib-nodevice-socket-firecracker.txt",
+    ))
+    .unwrap();
+    assert_eq!(n.nccl_tests_version.as_deref(), Some("2.19.6"));
+    assert_eq!(n.nccl_version.as_deref(), Some("2.28.9+cuda13.0"));
+    assert_eq!(n.transport.as_deref(), Some("Socket"));
+    assert_eq!(n.rows.len(), 25);
+    assert_eq!(n.rows.last().unwrap().size_bytes, 134217728);
+    assert_eq!(n.devices[0].name, "NVIDIA H200");
+    assert_eq!(n.out_of_bounds, Some(0));
+}
+
+/// The mlx5 physical-layer counters the fabric-health checks read, by their real names: a
+/// ConnectX port with CRC/symbol/PCS errors and FEC-corrected bits mostly on lane 3 (comments of
+/// the annotated capture stripped), and a ConnectX-6 Dx 100G port with millions of errors on all
+/// four lanes (`ethtool -S | grep err | grep -v ' 0'`).
+#[test]
+fn ethtool_stats_phy_counters() {
+    let s = parse::ethtool_stats::parse(&fx(
+        "ethtool/ethtool-S-mlx5-phy-section-crc-symbol-pcs-errors-fec-corrected-bits-lane3-comments-stripped.txt",
+    ))
+    .unwrap();
+    let c = &s.counters;
+    assert_eq!(c.len(), 59);
+    assert_eq!(c["link_down_events_phy"], 0);
+    assert_eq!(c["rx_crc_errors_phy"], 386);
+    assert_eq!(c["rx_symbol_err_phy"], 386);
+    assert_eq!(c["rx_pcs_symbol_err_phy"], 386);
+    assert_eq!(c["rx_corrected_bits_phy"], 17750739);
+    assert_eq!(c["rx_err_lane_0_phy"], 28116);
+    assert_eq!(c["rx_err_lane_3_phy"], 17722623);
+    assert_eq!(c["tx_pci_signal_integrity"], 2);
+    assert_eq!(c["module_high_temp"], 0);
+    let s = parse::ethtool_stats::parse(&fx(
+        "ethtool/ethtool-S-cx6dx-100g-grep-err-nonzero-crc-symbol-all-lanes-power-budget.txt",
+    ))
+    .unwrap();
+    assert_eq!(s.counters.len(), 6);
+    assert_eq!(s.counters["rx_crc_errors_phy"], 13147323);
+    assert_eq!(s.counters["rx_symbol_err_phy"], 13115284);
+    assert!((0..4).all(|l| s.counters[&format!("rx_err_lane_{l}_phy")] == 13115284));
+}
+
+/// `ethtool -I --show-fec`: per-lane `Lane N:` lines (one-space indented as in the ethtool
+/// patch cover letter), Intel E810 RS with zero blocks, and the 6.18 histogram with
+/// `[ per_lane: ... ]` brackets.
+#[test]
+fn show_fec_statistics() {
+    let f = parse::show_fec::parse(&fx("ethtool/ethtool-I-show-fec-per-lane-stats-cover-letter-one-space-indent.txt")).unwrap();
+    assert_eq!(f.interface, "eth0");
+    assert_eq!(f.configured_encodings, ["None"]);
+    assert_eq!(f.active_encoding.as_deref(), Some("None"));
+    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (Some(256), Some(145)));
+    assert_eq!(f.per_lane["corrected_blocks"], [255, 1]);
+    assert_eq!(f.per_lane["uncorrectable_blocks"], [128, 17]);
+    let f = parse::show_fec::parse(&fx("ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt")).unwrap();
+    assert_eq!(f.interface, "ens21f0np0");
+    assert_eq!(f.configured_encodings, ["Auto", "RS", "BaseR"]);
+    assert_eq!(f.active_encoding.as_deref(), Some("RS"));
+    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (Some(0), Some(0)));
+    assert!(f.per_lane.is_empty());
+    let f = parse::show_fec::parse(&fx("ethtool/ethtool-I-show-fec-6.18-histogram-per-lane-brackets-uncorrectable-4.txt")).unwrap();
+    assert_eq!(f.interface, "eni8np1");
+    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (Some(123), Some(4)));
+    assert_eq!(f.statistics["fec_symbol_err_0"], 445);
+    assert_eq!(f.statistics["fec_symbol_err_4_to_7"], 2);
+    assert_eq!(f.per_lane["fec_symbol_err_0"], [125, 120, 100, 100]);
+    assert_eq!(f.statistics.len(), 5);
+}
+
+/// What ethtool prints for `--show-fec` on a NIC without FEC (virtio on the H200 machine): an
+/// error naming the line, not an empty result.
+#[test]
+fn show_fec_not_supported() {
+    let e = parse::show_fec::parse(&fx("ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt")).unwrap_err();
+    assert_eq!((e.kind, e.line), ("show-fec", 1));
+    assert_eq!(e.text, "netlink error: Operation not supported");
+    assert!(e.reason.contains("FEC parameters"), "{e}");
+}
+
+/// `mlnx_qos -i mce0` after DCBX from the switch: trust dscp, PFC on priority 3 only, ETS 50/50
+/// between tc 0 (priorities 0,1,2,4,5,7) and tc 3, tc 6 vendor; buffers with max_buffer_size.
+#[test]
+fn mlnx_qos_dscp_pfc3() {
+    let q = parse::mlnx_qos::parse(&fx("mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt")).unwrap();
+    assert_eq!(q.dcbx_mode.as_deref(), Some("Firmware controlled"));
+    assert_eq!(q.trust_state, "dscp");
+    assert_eq!(q.dscp2prio.len(), 64);
+    assert_eq!((q.dscp2prio[&26], q.dscp2prio[&0], q.dscp2prio[&48], q.dscp2prio[&63]), (3, 0, 6, 7));
+    assert_eq!(q.receive_buffer_bytes, [130944, 130944, 0, 0, 0, 0, 0, 0]);
+    assert_eq!((q.max_buffer_bytes, q.cable_len), (Some(262016), Some(7)));
+    assert_eq!(q.pfc_enabled_priorities, [3]);
+    assert_eq!(q.pfc_buffer, [0, 0, 0, 1, 0, 0, 0, 0]);
+    let tcs: Vec<_> = q.tcs.iter().map(|t| (t.tc, t.tsa.as_str(), t.bw_pct, t.priorities.clone())).collect();
+    assert_eq!(
+        tcs,
+        [
+            (0, "ets", Some(50), vec![0, 1, 2, 4, 5, 7]),
+            (3, "ets", Some(50), vec![3]),
+            (6, "vendor", None, vec![6]),
+        ]
+    );
+    assert!(q.tcs.iter().all(|t| t.ratelimit == "unlimited"));
+}
+
+/// `mlnx_qos -i ens6` on a ConnectX left at its defaults: trust pcp, no PFC, no dscp2prio, eight
+/// vendor classes with priorities 0 and 1 swapped between tc 0 and tc 1.
+#[test]
+fn mlnx_qos_pcp_default() {
+    let q = parse::mlnx_qos::parse(&fx("mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt")).unwrap();
+    assert_eq!((q.dcbx_mode.as_deref(), q.trust_state.as_str()), (Some("OS controlled"), "pcp"));
+    assert!(q.dscp2prio.is_empty() && q.pfc_enabled_priorities.is_empty());
+    assert_eq!(q.receive_buffer_bytes, [524160, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(q.max_buffer_bytes, None);
+    assert_eq!(q.pfc_buffer, [0; 8]);
+    assert_eq!(q.tcs.len(), 8);
+    assert_eq!((q.tcs[0].tc, q.tcs[0].priorities.as_slice()), (0, &[1][..]));
+    assert_eq!((q.tcs[1].tc, q.tcs[1].priorities.as_slice()), (1, &[0][..]));
+    assert!(q.tcs.iter().all(|t| t.tsa == "vendor" && t.bw_pct.is_none()));
+    let e = parse::mlnx_qos::parse("Priority trust state: dscp\nPFC configuration:\n  enabled 0 0 0 1\n").unwrap_err();
+    assert_eq!(e.line, 3);
+}
+
+/// `ethtool -m` of a Mellanox 100G SR4 QSFP28 (tabs): four lanes of bias/TX/RX power, the
+/// module's thresholds, no flag raised.
+#[test]
+fn ethtool_module_qsfp28_sr4() {
+    let m = parse::ethtool_module::parse(&fx(
+        "ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt",
+    ))
+    .unwrap();
+    assert_eq!((m.identifier.as_str(), m.form_factor.as_deref()), ("0x11 (QSFP28)", Some("QSFP28")));
+    assert_eq!(m.connector.as_deref(), Some("0x0c (MPO Parallel Optic)"));
+    assert_eq!(m.transceiver_type, ["100G Ethernet: 100G Base-SR4 or 25GBase-SR"]);
+    assert_eq!((m.vendor_name.as_deref(), m.vendor_pn.as_deref()), (Some("Mellanox"), Some("MMA1B00-C100D")));
+    assert_eq!((m.vendor_sn.as_deref(), m.vendor_rev.as_deref()), (Some("MT1708FT01255"), Some("A4")));
+    close(m.temperature_c, 30.56);
+    close(m.voltage_v, 3.2350);
+    assert_eq!(m.lanes.iter().map(|l| l.lane).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    close(m.lanes[0].tx_bias_ma, 6.750);
+    close(m.lanes[0].tx_power_mw, 1.3924);
+    close(m.lanes[0].tx_power_dbm, 1.44);
+    close(m.lanes[1].rx_power_dbm, -0.09);
+    close(m.lanes[3].rx_power_mw, 1.1340);
+    close(m.lanes[3].tx_power_dbm, 1.27);
+    let t = &m.thresholds;
+    close(t.rx_power_low_alarm_dbm, -13.31);
+    close(t.rx_power_low_warning_dbm, -10.30);
+    close(t.rx_power_high_alarm_dbm, 5.40);
+    close(t.tx_power_low_alarm_dbm, -11.40);
+    close(t.tx_power_high_warning_dbm, 2.40);
+    close(t.temperature_high_alarm_c, 80.0);
+    close(t.temperature_high_warning_c, 70.0);
+    close(t.temperature_low_alarm_c, -10.0);
+    close(t.bias_low_alarm_ma, 5.492);
+    assert!(m.flags_on.is_empty());
+}
+
+/// A 40G SR4 QSFP+ with its lasers off: 0 mA bias, `0.0000 mW / -inf dBm` on every lane (dBm
+/// None, mW 0) and power thresholds of 0 mW / -inf dBm (None); temperature thresholds present.
+#[test]
+fn ethtool_module_laser_off() {
+    let m = parse::ethtool_module::parse(&fx(
+        "ethtool-m/ethtool-m-qsfp-plus-40g-sr4-finisar-laser-off-minus-inf-dbm-zero-thresholds.txt",
+    ))
+    .unwrap();
+    assert_eq!(m.form_factor.as_deref(), Some("QSFP+"));
+    assert_eq!(m.transceiver_type.len(), 4);
+    assert_eq!(m.vendor_name.as_deref(), Some("FINISAR CORP"));
+    assert_eq!(m.lanes.len(), 4);
+    assert!(m.lanes.iter().all(|l| l.tx_power_mw == Some(0.0) && l.tx_power_dbm.is_none()));
+    assert!(m.lanes.iter().all(|l| l.rx_power_mw == Some(0.0) && l.rx_power_dbm.is_none()));
+    assert!(m.lanes.iter().all(|l| l.tx_bias_ma == Some(0.0)));
+    assert_eq!(m.thresholds.rx_power_low_alarm_dbm, None);
+    assert_eq!(m.thresholds.tx_power_high_alarm_dbm, None);
+    close(m.thresholds.temperature_high_alarm_c, 75.0);
+    close(m.thresholds.temperature_low_alarm_c, -5.0);
+    close(m.temperature_c, 30.93);
+    assert!(m.flags_on.is_empty());
+}
+
+/// A passive 100G DAC (MCP1600): identity only, no diagnostics (no lanes, no thresholds), and
+/// the temperature it reports is 0.00; `ethtool -m` errors are parse errors.
+#[test]
+fn ethtool_module_dac() {
+    let m = parse::ethtool_module::parse(&fx(
+        "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt",
+    ))
+    .unwrap();
+    assert_eq!(m.connector.as_deref(), Some("0x23 (No separable connector)"));
+    assert_eq!(m.vendor_pn.as_deref(), Some("MCP1600-E00A"));
+    assert_eq!(m.transceiver_type[1], "100G Ethernet: 100G Base-CR4 or 25G Base-CR CA-L");
+    assert!(m.lanes.is_empty());
+    assert_eq!(m.thresholds, Default::default());
+    close(m.temperature_c, 0.0);
+    let e = parse::ethtool_module::parse(&fx("ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt")).unwrap_err();
+    assert_eq!((e.kind, e.line), ("ethtool-module", 1));
+}
+
+/// SFP (SFF-8472) layout: one lane from `Laser bias current` / `Laser output power` /
+/// `Receiver signal average optical power` (no channel suffix); RX at -13.57 dBm sits between
+/// the module's low warning (-14.00) and its high warning, and no flag is raised.
+#[test]
+fn ethtool_module_sfp() {
+    let m = parse::ethtool_module::parse(&fx(
+        "ethtool-m/ethtool-m-sfp-10g-sr-boyang-single-lane-rx-minus-13.57-dbm-hash-prefix-stripped.txt",
+    ))
+    .unwrap();
+    assert_eq!(m.form_factor.as_deref(), Some("SFP"));
+    assert_eq!(m.vendor_pn.as_deref(), Some("SFP-10G-SR"));
+    assert_eq!(m.lanes.len(), 1);
+    let l = &m.lanes[0];
+    assert_eq!(l.lane, 1);
+    close(l.tx_bias_ma, 6.986);
+    close(l.tx_power_mw, 0.4678);
+    close(l.tx_power_dbm, -3.30);
+    close(l.rx_power_mw, 0.0440);
+    close(l.rx_power_dbm, -13.57);
+    close(m.thresholds.rx_power_low_warning_dbm, -14.00);
+    close(m.thresholds.rx_power_low_alarm_dbm, -16.00);
+    close(m.thresholds.tx_power_low_alarm_dbm, -9.00);
+    close(m.thresholds.temperature_high_warning_c, 85.0);
+    close(m.temperature_c, 42.59);
+    close(m.voltage_v, 3.2820);
+    assert!(m.flags_on.is_empty());
+}
+
+/// `lspci -vvv -s 000N:00:00.0 | grep -E "LnkCap:|LnkSta:"` on two DGX Sparks: the ConnectX-7
+/// root ports of the broken one trained at 2.5GT/s x4 of 32GT/s x4 with NO `(downgraded)`
+/// marker (the numbers tell, the marker does not), the good one at 32GT/s x4.
+#[test]
+fn lspci_dgx_spark_root_port_grep() {
+    for f in [
+        "lspci/lspci-vvv-s-0000-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-aspm.txt",
+        "lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-trained-2.5gts-x4-no-marker.txt",
+    ] {
+        let d = parse::lspci::parse(&fx(f)).unwrap();
+        assert_eq!(d.len(), 1, "{f}");
+        assert_eq!(d[0].address, "", "{f}");
+        assert_eq!((d[0].lnk_cap_speed_gts, d[0].lnk_cap_width), (Some(32.0), Some(4)), "{f}");
+        assert_eq!((d[0].lnk_sta_speed_gts, d[0].lnk_sta_width), (Some(2.5), Some(4)), "{f}");
+        assert!(!d[0].lnk_sta_speed_downgraded && !d[0].lnk_sta_width_downgraded, "{f}");
+    }
+    let d = parse::lspci::parse(&fx("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-gen5-x4-healthy.txt")).unwrap();
+    assert_eq!((d[0].lnk_sta_speed_gts, d[0].lnk_sta_width), (Some(32.0), Some(4)));
+    assert_eq!((d[0].lnk_cap_speed_gts, d[0].lnk_cap_width), (Some(32.0), Some(4)));
+}
+
+/// `ethtool --show-fec` (no `-I`) on a DGX Spark ConnectX-7 port behind a QSFP switch: Auto, RS
+/// active, no statistics block (all statistic fields empty).
+#[test]
+fn show_fec_dgx_spark() {
+    let f = parse::show_fec::parse(&fx("ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt")).unwrap();
+    assert_eq!(f.interface, "enp1s0f1np1");
+    assert_eq!(f.configured_encodings, ["Auto"]);
+    assert_eq!(f.active_encoding.as_deref(), Some("RS"));
+    assert!(f.statistics.is_empty() && f.per_lane.is_empty());
+    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (None, None));
+}
+
+/// `show_counters mlx5_bond_0` (mlnx-tools) on a busy RoCE LAG port: the same hw_counters with
+/// congestion (np_cnp_sent, np_ecn_marked_roce_packets) and loss (out_of_sequence) non-zero;
+/// the device is not printed, so it is empty.
+#[test]
+fn rdma_statistic_show_counters() {
+    let p = parse::rdma_statistic::parse(&fx(
+        "rdma/show_counters-mlx5_bond_0-hw-counters-nonzero-cnp-ecn-out_of_sequence.txt",
+    ))
+    .unwrap();
+    assert_eq!(p.len(), 1);
+    assert_eq!((p[0].device.as_str(), p[0].port), ("", 1));
+    let c = &p[0].counters;
+    assert_eq!(c.len(), 30);
+    assert_eq!(c["np_cnp_sent"], 1052612505);
+    assert_eq!(c["np_ecn_marked_roce_packets"], 21278189006);
+    assert_eq!(c["out_of_sequence"], 1811101);
+    assert_eq!(c["resp_cqe_error"], 3293504);
+    assert_eq!(c["rx_write_requests"], 2402134794);
+    assert_eq!((c["packet_seq_err"], c["local_ack_timeout_err"], c["rp_cnp_handled"]), (0, 0, 0));
+    let e = parse::rdma_statistic::parse("Port 1 hw counters:\nnp_cnp_sent: lots\n").unwrap_err();
+    assert_eq!(e.line, 2);
+}
+
+/// `lspci -s 19:00.0 -vv` of a ConnectX-7 400G OSFP (terminal copy, spaces): 32GT/s x16 of
+/// 32GT/s x16 with `(ok)` markers; VPD values padded with trailing spaces are trimmed.
+#[test]
+fn lspci_cx7_ok_markers() {
+    let d = parse::lspci::parse(&fx("lspci/lspci-vv-s-cx7-osfp-ndr-gen5-x16-ok-markers-spaces-vpd-trailing-spaces.txt")).unwrap();
+    assert_eq!(d.len(), 1);
+    let n = &d[0];
+    assert_eq!((n.address.as_str(), n.class.as_str()), ("19:00.0", "Infiniband controller"));
+    assert_eq!((n.lnk_cap_speed_gts, n.lnk_cap_width), (Some(32.0), Some(16)));
+    assert_eq!((n.lnk_sta_speed_gts, n.lnk_sta_width), (Some(32.0), Some(16)));
+    assert!(!n.lnk_sta_speed_downgraded && !n.lnk_sta_width_downgraded);
+    assert_eq!(n.part_number.as_deref(), Some("MCX75310AAS-NEAT"));
+    assert!(n.product_name.as_deref().unwrap().ends_with("Secure Boot Enabled"));
+    assert_eq!(n.kernel_driver.as_deref(), Some("mlx5_core"));
 }

@@ -20,6 +20,23 @@ fn run_sim(name: &str, extra: &[&str]) -> common::Outcome {
     Fab::new().args(args).reports().run()
 }
 
+/// Script text `s` run on the simulation, with reports.
+fn run_on_sim(s: &str) -> common::Outcome {
+    Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &sim()])
+        .reports()
+        .run()
+}
+
+/// The testcase names of a run, in order.
+fn test_names(o: &common::Outcome) -> Vec<String> {
+    o.tests()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn five_step_passes_steps_1_to_4_and_skips_5_on_the_simulation() {
     let o = run_sim("five_step_acceptance.rhai", &[]);
@@ -343,14 +360,10 @@ fn test_pairs_never_pairs_a_node_with_itself_nor_passes_on_one_node() {
 let a = node("spark-01"); let b = node("spark-02");
 test_pairs([a], "one", |x, y| { assert(true, "x"); });
 test_pairs([], "none", |x, y| { assert(true, "x"); });
-test_pairs([a, b, a], "ring", |x, y| { assert(x.name != y.name, `self-pair ${x.name}`); }, #{ pattern: "ring" });
-test_pairs([a, b], "one way", |x, y| { assert(true, "x"); }, #{ both_directions: false });
+test_pairs([a, b, a], "ring", #{ pattern: "ring" }, |x, y| { assert(x.name != y.name, `self-pair ${x.name}`); });
+test_pairs([a, b], "one way", #{ both_directions: false }, |x, y| { assert(true, "x"); });
 "#;
-    let o = Fab::new()
-        .file("s.rhai", s)
-        .args(["run", "s.rhai", "-i", &sim()])
-        .reports()
-        .run();
+    let o = run_on_sim(s);
     o.code(1);
     assert_eq!(o.status("one"), "error");
     assert!(
@@ -358,11 +371,7 @@ test_pairs([a, b], "one way", |x, y| { assert(true, "x"); }, #{ both_directions:
             && o.message("one").contains("spark-01")
     );
     assert_eq!(o.status("none"), "error");
-    let names: Vec<String> = o
-        .tests()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = test_names(&o);
     let ring: Vec<&String> = names.iter().filter(|n| n.starts_with("ring")).collect();
     assert_eq!(
         ring,
@@ -371,6 +380,62 @@ test_pairs([a, b], "one way", |x, y| { assert(true, "x"); }, #{ both_directions:
     );
     let one_way: Vec<&String> = names.iter().filter(|n| n.starts_with("one way")).collect();
     assert_eq!(one_way, ["one way [spark-01 -> spark-02]"], "{names:?}");
+}
+
+/// Issue 24 item 6: scripts quote with fabcheck's own helper (util::names::quote: backslashes
+/// outside the quotes, which fish reads as POSIX shells do), not a copy of it: `shell_quote`
+/// and `common::shq` give the same words.
+#[test]
+fn scripts_quote_words_as_fabcheck_does() {
+    let s = r#"
+import "common" as common;
+test("quote", || {
+    assert_eq(shell_quote("/etc/netplan/40-cx7.yaml"), "/etc/netplan/40-cx7.yaml", "safe: unchanged");
+    assert_eq(shell_quote("it's"), "'it'\\''s'", "single quote");
+    assert_eq(shell_quote("a\\b"), "'a'\\\\'b'", "backslash outside the quotes");
+    assert_eq(common::shq("a b\\c"), shell_quote("a b\\c"), "shq is shell_quote");
+});
+"#;
+    let o = run_on_sim(s);
+    o.code(0);
+    assert_eq!(o.status("quote"), "pass", "{}", o.message("quote"));
+}
+
+/// Issue 24 item 6: options come before the closure in test, test_each and test_pairs; the
+/// old order `test_pairs(nodes, name, f, opts)` still registers the same testcases with the
+/// same options, and says it is deprecated once per run however often it is met.
+#[test]
+fn test_pairs_old_argument_order_still_works_with_one_deprecation_warning() {
+    let s = r#"
+let a = node("spark-01"); let b = node("spark-02");
+test_pairs([a, b], "new", #{ both_directions: false, tags: ["t"] }, |x, y| { assert(x.name != y.name, "x"); });
+test_pairs([a, b], "old", |x, y| { assert(x.name != y.name, "x"); }, #{ both_directions: false, tags: ["t"] });
+test_pairs([a, b], "old again", |x, y| { assert(x.name != y.name, "x"); }, #{ pattern: "ring" });
+"#;
+    let o = run_on_sim(s);
+    o.code(0);
+    let names = test_names(&o);
+    assert_eq!(
+        names,
+        [
+            "new [spark-01 -> spark-02]",
+            "old [spark-01 -> spark-02]",
+            "old again [spark-01 -> spark-02]",
+            "old again [spark-02 -> spark-01]"
+        ],
+        "{names:?}"
+    );
+    for n in ["old [spark-01 -> spark-02]", "new [spark-01 -> spark-02]"] {
+        assert_eq!(o.test(n)["tags"], serde_json::json!(["t"]), "{n}");
+    }
+    let said = o.stderr.matches("test_pairs(nodes, name, f, opts) is deprecated").count();
+    assert_eq!(said, 1, "stderr: {}", o.stderr);
+    assert!(o.stderr.contains("write test_pairs(nodes, name, opts, f)") && o.stderr.contains("s.rhai:4"), "{}", o.stderr);
+    let new_only = Fab::new()
+        .file("s.rhai", &s.lines().take(3).collect::<Vec<_>>().join("\n"))
+        .args(["run", "s.rhai", "-i", &sim()])
+        .run();
+    assert!(!new_only.stderr.contains("deprecated"), "{}", new_only.stderr);
 }
 
 /// Issue 20 item 2: the RDMA mesh runs both directions by default (spark-02 transmits too), and

@@ -103,9 +103,9 @@ for name, n in nodes.items():
         stdout_file=S+"all_reduce_perf-2sparks-roce.txt", ms=41000,
         note="synthesised 2-rank all_reduce_perf over RoCE (format of the real nccl-tests 2.19.6 captures)")
     # step 4 recipe files
-    cmd("cat -- '/home/nvidia/recipe/hostfile'", stdout_file=inside("../recipes/hostfile-fabric", "recipes/hostfile-fabric"), ms=4)
-    cmd("cat -- '/home/nvidia/recipe/hostfile-wifi'", stdout_file=inside("../recipes/hostfile-wifi", "recipes/hostfile-wifi"), ms=4)
-    cmd("cat -- '/home/nvidia/recipe/serve.yaml'", stdout_file=inside("../recipes/serve.yaml", "recipes/serve.yaml"), ms=4)
+    cmd("cat -- /home/nvidia/recipe/hostfile", stdout_file=inside("../recipes/hostfile-fabric", "recipes/hostfile-fabric"), ms=4)
+    cmd("cat -- /home/nvidia/recipe/hostfile-wifi", stdout_file=inside("../recipes/hostfile-wifi", "recipes/hostfile-wifi"), ms=4)
+    cmd("cat -- /home/nvidia/recipe/serve.yaml", stdout_file=inside("../recipes/serve.yaml", "recipes/serve.yaml"), ms=4)
 
     # --dry-run: `command -v TOOL` for every tool the primitives run (all present on a DGX Spark)
     for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
@@ -151,15 +151,15 @@ for name, n in nodes.items():
     stat = f"root root 600 412\n{sha}  {{}}\n"
     cmd("mktemp -d /var/tmp/fabcheck-netplan.XXXXXXXX", stdout=bd + "\n", ms=4, note="a fresh private backup directory per run")
     cmd("ls -1d -- /etc/netplan/*.yaml", stdout=nf + "\n", ms=5)
-    cmd(f"mkdir -p -m 0700 -- '{bd}'", stdout="", ms=5)
+    cmd(f"mkdir -p -m 0700 -- {bd}", stdout="", ms=5)
     cmd(f"stat -c '%U %G %a %s' -- {nf} && sha256sum -- {nf}", stdout=stat.format(nf), ms=6)
     cmd(f"stat -c '%U %G %a %s' -- {bd}/40-cx7.yaml && sha256sum -- {bd}/40-cx7.yaml", stdout=stat.format(bd + "/40-cx7.yaml"), ms=6)
-    cmd(f"cp -a -- '{nf}' '{bd}'/'40-cx7.yaml'", stdout="", ms=5)
-    cmd(f"cp -a -- '{bd}'/'40-cx7.yaml' '{nf}'", stdout="", ms=5)
+    cmd(f"cp -a -- {nf} {bd}/40-cx7.yaml", stdout="", ms=5)
+    cmd(f"cp -a -- {bd}/40-cx7.yaml {nf}", stdout="", ms=5)
     cmd("true", stdout="", ms=3)
     # netplan generate on the restored file in a scratch root: silent, exit 0 (as the real
     # netplan.io 0.106 answers a valid file; seen on this project's CI machine)
-    cmd(f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- '{nf}' "$d/etc/netplan/" && netplan generate --root-dir "$d\"""", stdout="", ms=120)
+    cmd(f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- {nf} "$d/etc/netplan/" && netplan generate --root-dir "$d\"""", stdout="", ms=120)
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))
 
 # ---------------------------------------------------------------------------------------------

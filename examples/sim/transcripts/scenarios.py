@@ -229,7 +229,7 @@ NP_ERR = "real/netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequ
 os.makedirs(T + "real/netplan", exist_ok=True)
 shutil.copyfile("../../tests/fixtures/netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt", T + NP_ERR)
 nf = "/etc/netplan/40-cx7.yaml"
-s.answer("spark-02", f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- '{nf}' "$d/etc/netplan/" && netplan generate --root-dir "$d\"""",
+s.answer("spark-02", f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || exit 1; trap 'rm -rf -- "$d"' EXIT; mkdir -p "$d/etc/netplan" && cp -p -- {nf} "$d/etc/netplan/" && netplan generate --root-dir "$d\"""",
          "REAL netplan.io 0.106 answer to an unparseable file (tests/fixtures/netplan/, captured on this project's CI machine)",
          stdout="", stderr_file=NP_ERR, exit_code=1, ms=150)
 s.expect(FIVE, "step 5: netplan backup and restore [spark-02]", ["spark-02", "netplan generate rejects", "Invalid YAML"], args=["--allow-changes"])

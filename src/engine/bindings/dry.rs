@@ -140,7 +140,7 @@ fn stop(ctx: &NativeCallContext, what: &str, v: &DryValue) -> RhaiErr {
         SignalKind::DryRunStop,
         format!(
             "{what} at {} needs {}, {STOPPED}",
-            crate::engine::assertions::at(ctx),
+            super::assertions::at(ctx),
             v.origin
         ),
         None,

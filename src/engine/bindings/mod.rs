@@ -3,19 +3,23 @@
 //! test outcomes. Timeouts are not decided here: every option struct carries the call's own
 //! `timeout` and the primitives apply the run's one policy (`RunEnv::command_timeout`).
 
+pub mod assertions;
 mod cluster;
 pub mod dry;
 mod nccl_env;
 mod nodes;
 mod options;
 mod pair;
+mod parse;
 pub mod record;
+pub mod registry;
 pub mod results;
 mod tools;
 
 pub use options::Opts;
 
 use super::signal::{self, RhaiErr, SignalKind};
+use crate::engine::testdef::SharedRegistry;
 use crate::primitives::{Kind, NodeRef, PResult, PrimError};
 use crate::run::env::RunEnv;
 use rhai::{Array, Dynamic, Engine, Position};
@@ -72,7 +76,21 @@ pub fn node_array(arr: Array, pos: Position) -> Result<Vec<NodeRef>, RhaiErr> {
         .collect()
 }
 
-pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
+/// Every function scripts call: tests, assertions, node and pair primitives, the `parse`
+/// module.
+pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
+    registry::register(engine, tests);
+    let params: std::collections::BTreeMap<String, Dynamic> = env
+        .params
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                rhai::serde::to_dynamic(v).unwrap_or(Dynamic::UNIT),
+            )
+        })
+        .collect();
+    assertions::register(engine, Arc::new(params));
     dry::register(engine);
     record::register(engine);
     nodes::register(engine, env);
@@ -80,6 +98,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     pair::register(engine);
     cluster::register(engine);
     nccl_env::register(engine);
+    engine.register_static_module("parse", Arc::new(parse::module()));
 }
 
 /// For `fabcheck doc`: each function's options and the fields of what it returns, from the
@@ -89,6 +108,8 @@ pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> 
     results::decls()
         .iter()
         .filter(|d| !d.names[0].starts_with("parse::") && !d.names[0].starts_with("test"))
+        // Functions without options or a result are described in the list of functions only.
+        .filter(|d| d.method || !d.opts.is_empty() || !matches!(d.returns, Returns::Plain(_)))
         .map(|d| {
             let fields = match d.returns {
                 Returns::One(s) => describe(s),

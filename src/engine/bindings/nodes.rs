@@ -90,6 +90,13 @@ fn run_all(
 }
 
 pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
+    register_node_type(engine);
+    register_selection(engine, env);
+    register_commands(engine);
+}
+
+/// The `Node` type: its properties (`n.name`, `n.interfaces`, ...), printing, comparison.
+fn register_node_type(engine: &mut Engine) {
     engine.register_type_with_name::<NodeRef>("Node");
     engine.register_get("name", |n: &mut NodeRef| n.spec.name.clone());
     engine.register_get("host", |n: &mut NodeRef| n.spec.host.clone());
@@ -111,13 +118,23 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     engine.register_get("ports", |n: &mut NodeRef| {
         rhai::serde::to_dynamic(&n.spec.ports).unwrap_or(Dynamic::UNIT)
     });
+    // The ports the pair primitives measure: the inventory's `ports`, else each RDMA device as
+    // its own port (with the interface at the same index). One source for scripts and Rust.
+    engine.register_get("fabric_ports", |n: &mut NodeRef| {
+        rhai::serde::to_dynamic(crate::primitives::pair::all_port_specs(&n.spec))
+            .unwrap_or(Dynamic::UNIT)
+    });
     engine.register_fn("to_string", |n: &mut NodeRef| n.spec.name.clone());
     engine.register_fn("to_debug", |n: &mut NodeRef| {
         format!("node({})", n.spec.name)
     });
     engine.register_fn("==", |a: NodeRef, b: NodeRef| a.spec.name == b.spec.name);
     engine.register_fn("!=", |a: NodeRef, b: NodeRef| a.spec.name != b.spec.name);
+}
 
+/// `nodes()`, `nodes(sel)`, `inventory_nodes()`, `node(name)`, `allow_changes()`,
+/// `simulated()`.
+fn register_selection(engine: &mut Engine, env: Arc<RunEnv>) {
     let e = env.clone();
     engine.register_fn("nodes", move || -> Array {
         e.inventory
@@ -170,7 +187,10 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
     engine.register_fn("allow_changes", move || e.allow_changes);
     let e = env;
     engine.register_fn("simulated", move || e.inventory.simulation.is_some());
+}
 
+/// `n.run`, `n.sh`, `run_all`.
+fn register_commands(engine: &mut Engine) {
     engine.register_fn(
         "run",
         |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| run(&ctx, n, cmd, None),

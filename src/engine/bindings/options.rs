@@ -61,7 +61,7 @@ impl<'a> Opts<'a> {
             format!(
                 "{} option `{k}` must be {expected}, got {} ({})",
                 self.what,
-                super::super::assertions::show(v),
+                super::assertions::show(v),
                 v.type_name()
             ),
             self.pos,

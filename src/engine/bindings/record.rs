@@ -94,7 +94,7 @@ pub fn no_such_field(ctx: &NativeCallContext, shape: &Shape, field: &str) -> Rha
         format!(
             "{} at {}{}",
             unknown_field(shape, field),
-            crate::engine::assertions::at(ctx),
+            super::assertions::at(ctx),
             fields_unless_suggested(shape, field)
         ),
         None,

@@ -3,9 +3,9 @@
 //! options. The runtime (typed results: an unknown field is an error, see `record.rs`),
 //! `fabcheck check` (field and option-key typos) and `fabcheck doc` all read this table.
 
+use super::assertions::METRIC_OPTS;
+use super::registry::{PAIR_OPTS, TEST_OPTS};
 use super::{cluster, nodes, pair, tools};
-use crate::engine::assertions::METRIC_OPTS;
-use crate::engine::registry::{PAIR_OPTS, TEST_OPTS};
 use crate::parse;
 use crate::primitives::{nccl as pnccl, pair as ppair, ssh_hop, tools as ptools};
 use serde::de::DeserializeOwned;
@@ -64,6 +64,15 @@ pub struct Decl {
     pub method: bool,
     pub opts: &'static [&'static str],
     pub returns: Returns,
+    /// What it does, for `fabcheck doc` (options and returned fields are listed from `opts` and
+    /// `returns`: the text does not repeat them).
+    pub doc: &'static str,
+}
+
+impl Decl {
+    fn doc(self, doc: &'static str) -> Decl {
+        Decl { doc, ..self }
+    }
 }
 
 /// Every key of `T`'s serialised default value.
@@ -167,6 +176,7 @@ fn build() -> Vec<Decl> {
     let mut out = node_decls(&s);
     out.extend(other_decls(&s));
     out.extend(parse_decls(&s));
+    out.extend(plain_decls());
     out
 }
 
@@ -193,6 +203,12 @@ struct Shapes {
     nccl_r: &'static Shape,
     hop: &'static Shape,
     ibdev: &'static Shape,
+    rdma_stat: &'static Shape,
+    gid: &'static Shape,
+    pci: &'static Shape,
+    fec: &'static Shape,
+    qos: &'static Shape,
+    module: &'static Shape,
 }
 
 fn shapes() -> Shapes {
@@ -255,6 +271,23 @@ fn shapes() -> Shapes {
         ibdev: parsed::<ibv_devinfo::Device>("ibv_devinfo device")
             .many("ports", ibport)
             .done(),
+        // `counters` / `optional_counters` are maps keyed by the kernel's counter names.
+        rdma_stat: parsed::<rdma_statistic::PortCounters>("rdma statistic port").done(),
+        gid: parsed::<show_gids::Gid>("show_gids entry").done(),
+        pci: parsed::<lspci::PciDevice>("lspci device").done(),
+        // `statistics` / `per_lane` are maps keyed by ethtool's statistic names.
+        fec: parsed::<show_fec::ShowFec>("ethtool --show-fec result").done(),
+        // `dscp2prio` is a map keyed by DSCP value.
+        module: parsed::<ethtool_module::Module>("ethtool -m result")
+            .many("lanes", parsed::<ethtool_module::Lane>("ethtool -m lane").done())
+            .one(
+                "thresholds",
+                parsed::<ethtool_module::Thresholds>("ethtool -m thresholds").done(),
+            )
+            .done(),
+        qos: parsed::<mlnx_qos::MlnxQos>("mlnx_qos result")
+            .many("tcs", parsed::<mlnx_qos::TrafficClass>("mlnx_qos traffic class").done())
+            .done(),
     }
 }
 
@@ -265,6 +298,7 @@ fn method(call: &'static str, name: &'static [&'static str], returns: Returns) -
         method: true,
         opts: &[],
         returns,
+        doc: "",
     }
 }
 
@@ -280,6 +314,7 @@ fn function(
         method: false,
         opts,
         returns,
+        doc: "",
     }
 }
 
@@ -289,11 +324,13 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
     let with_opts = |d: Decl, opts| Decl { opts, ..d };
     vec![
         with_opts(
-            method("n.run(cmd, opts)", &["run"], One(s.run)),
+            method("n.run(cmd, opts)", &["run"], One(s.run))
+            .doc("run a command; a non-zero exit is data (`exit_code`), not a failure"),
             nodes::RUN_OPTS,
         ),
         with_opts(
-            method("n.sh(cmd, opts)", &["sh"], Plain("stdout as a string")),
+            method("n.sh(cmd, opts)", &["sh"], Plain("stdout as a string"))
+            .doc("run a command and return its stdout; a non-zero exit fails the test (127, command not found: an error)"),
             nodes::RUN_OPTS,
         ),
         function(
@@ -301,32 +338,47 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
             &["run_all"],
             nodes::RUN_OPTS,
             ByNode(s.run),
-        ),
-        method("n.ethtool(iface)", &["ethtool"], One(s.ethtool)),
+        )
+            .doc("n.run on every node concurrently: a map node name -> run result"),
+        method("n.ethtool(iface)", &["ethtool"], One(s.ethtool))
+            .doc("parsed `ethtool IFACE`"),
         method(
             "n.ethtool_driver(iface)",
             &["ethtool_driver"],
             One(s.driver),
-        ),
-        method("n.ethtool_stats(iface)", &["ethtool_stats"], One(s.stats)),
-        method("n.eee(iface)", &["eee"], One(s.eee)),
-        method("n.bond(name)", &["bond"], One(s.bond)),
-        method("n.addresses()", &["addresses"], List(s.iface)),
-        method("n.ibdev2netdev()", &["ibdev2netdev"], List(s.mapping)),
-        method("n.rdma_links()", &["rdma_links"], List(s.link)),
-        method("n.ofed_version()", &["ofed_version"], One(s.ofed)),
-        method("n.mgmt_address()", &["mgmt_address"], Plain("an address")),
+        )
+            .doc("parsed `ethtool -i IFACE`"),
+        method("n.ethtool_stats(iface)", &["ethtool_stats"], One(s.stats))
+            .doc("parsed `ethtool -S IFACE`"),
+        method("n.eee(iface)", &["eee"], One(s.eee))
+            .doc("parsed `ethtool --show-eee IFACE` (unsupported: supported/enabled/active false)"),
+        method("n.bond(name)", &["bond"], One(s.bond))
+            .doc("parsed /proc/net/bonding/NAME"),
+        method("n.addresses()", &["addresses"], List(s.iface))
+            .doc("parsed `ip -j addr`"),
+        method("n.ibdev2netdev()", &["ibdev2netdev"], List(s.mapping))
+            .doc("parsed `ibdev2netdev`"),
+        method("n.rdma_links()", &["rdma_links"], List(s.link))
+            .doc("parsed `rdma link`"),
+        method("n.ofed_version()", &["ofed_version"], One(s.ofed))
+            .doc("parsed `ofed_info -s`"),
+        method("n.mgmt_address()", &["mgmt_address"], Plain("an address"))
+            .doc("the address fabcheck's SSH connection really reached (server side of $SSH_CONNECTION), else the inventory host"),
         with_opts(
-            method("n.ping(ip, opts)", &["ping"], One(s.ping_r)),
+            method("n.ping(ip, opts)", &["ping"], One(s.ping_r))
+            .doc("ping an address from the node; loss is data (`loss_pct`), not a failure"),
             tools::PING_OPTS,
         ),
-        method("n.file_info(path)", &["file_info"], One(s.file)),
+        method("n.file_info(path)", &["file_info"], One(s.file))
+            .doc("sha256, owner, group, mode and size of a file (sudo -n when needed)"),
         method(
             "n.which(program, dirs)",
             &["which"],
             Plain("path as a string; \"\" when not found"),
-        ),
-        method("n.needs(programs)", &["needs"], Plain("nothing")),
+        )
+            .doc("its path on the node (PATH with /usr/sbin and /sbin, else the first of dirs; `~/` is home), \"\" when nowhere; a read-only lookup that a dry run asks too"),
+        method("n.needs(programs)", &["needs"], Plain("nothing"))
+            .doc("declares the programs a check runs on the node, for --dry-run's preflight (which looks for them even where the listing stops before their commands); nothing outside a dry run"),
     ]
 }
 
@@ -335,57 +387,60 @@ fn other_decls(s: &Shapes) -> Vec<Decl> {
     use Returns::{One, Plain};
     let perf: &[&str] = &["ib_write_bw", "ib_read_bw", "ib_send_bw"];
     let port: &[&str] = &["ib_write_bw_port", "ib_read_bw_port", "ib_send_bw_port"];
-    let nccl: &[&str] = &["all_reduce_perf", "nccl_test"];
     let nothing = Plain("nothing");
     vec![
-        function(
-            "ib_write_bw(server, client, opts)",
-            perf,
-            pair::PERFTEST_OPTS,
-            One(s.perf_r),
-        ),
-        function(
-            "ib_write_bw_port(server, client, opts)",
-            port,
-            pair::PORT_OPTS,
-            One(s.port),
-        ),
-        function(
-            "iperf3(server, client, opts)",
-            &["iperf3"],
-            pair::IPERF3_OPTS,
-            One(s.iperf3),
-        ),
-        function(
-            "all_reduce_perf(nodes, opts)",
-            nccl,
-            cluster::NCCL_OPTS,
-            One(s.nccl_r),
-        ),
-        function(
-            "ssh_hop(from, to, opts)",
-            &["ssh_hop"],
-            cluster::HOP_OPTS,
-            One(s.hop),
-        ),
-        function(
-            "metric(name, value, unit, opts)",
-            &["metric"],
-            METRIC_OPTS,
-            nothing,
-        ),
-        function(
-            "test(name, opts, f)",
-            &["test", "test_each"],
-            TEST_OPTS,
-            nothing,
-        ),
-        function(
-            "test_pairs(nodes, name, f, opts)",
-            &["test_pairs"],
-            &PAIR_AND_TEST_OPTS,
-            nothing,
-        ),
+        function("ib_write_bw(server, client, opts)", perf, pair::PERFTEST_OPTS, One(s.perf_r))
+            .doc("server started, readiness awaited, client run against the server's fabric address, both sides parsed, server always stopped"),
+        function("ib_write_bw_port(server, client, opts)", port, pair::PORT_OPTS, One(s.port))
+            .doc("all logical rails of one physical port at once, summed"),
+        function("iperf3(server, client, opts)", &["iperf3"], pair::IPERF3_OPTS, One(s.iperf3))
+            .doc("iperf3 server started on `server`, `iperf3 -J` run on `client` against its fabric address, parsed; the server always stopped"),
+        function("all_reduce_perf(nodes, opts)", &["all_reduce_perf"], cluster::NCCL_OPTS, One(s.nccl_r))
+            .doc("nccl-tests all_reduce_perf across the nodes, launched from the first (mpirun, srun or local), parsed, the transport NCCL chose included"),
+        function("nccl_test(name, nodes, opts)", &["nccl_test"], cluster::NCCL_OPTS, One(s.nccl_r))
+            .doc("any nccl-tests binary by name (`all_gather_perf`, ...), as all_reduce_perf"),
+        function("ssh_hop(from, to, opts)", &["ssh_hop"], cluster::HOP_OPTS, One(s.hop))
+            .doc("passwordless SSH from one node to an address (BatchMode): who and where it reached, or why not"),
+        function("metric(name, value, unit, opts)", &["metric"], METRIC_OPTS, nothing)
+            .doc("record a number for reports and --baseline; past its `threshold` it fails the test"),
+        function("test(name, opts, f)", &["test"], TEST_OPTS, nothing)
+            .doc("register a test: test(name, f) or test(name, opts, f)"),
+        function("test_each(nodes, name, opts, f)", &["test_each"], TEST_OPTS, nothing)
+            .doc("one testcase `name [node]` per node, run concurrently: test_each(nodes, name, |n| ...) or with opts before the closure"),
+        function("test_pairs(nodes, name, opts, f)", &["test_pairs"], &PAIR_AND_TEST_OPTS, nothing)
+            .doc("one testcase `name [a -> b]` per pair of nodes (pattern mesh, ring or bisection, or the given pairs), both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round), or with rounds: false all at once, at most per_node (8) pairs per node as first and as second (pings, ssh hops: checks that do not conflict); a node listed twice counts once; fewer than two nodes is one error testcase. test_pairs(nodes, name, |a, b| ...) or with opts before the closure, as test and test_each (opts after the closure still works, with a deprecation warning)"),
+    ]
+}
+
+/// Functions that take no options and return no result: assertions, outcomes, the run's
+/// settings, node selection, strings.
+fn plain_decls() -> Vec<Decl> {
+    use Returns::Plain;
+    let nothing = Plain("nothing");
+    let f = |call, names, returns, doc| function(call, names, &[], returns).doc(doc);
+    vec![
+        f("assert(cond, msg)", &["assert"], nothing, "fail unless the condition holds"),
+        f("assert_eq(actual, expected, msg)", &["assert_eq"], nothing, "fail unless actual == expected (numbers compare by value)"),
+        f("assert_ge(actual, min, msg)", &["assert_ge"], nothing, "fail unless actual >= min; a null actual is an error"),
+        f("assert_le(actual, max, msg)", &["assert_le"], nothing, "fail unless actual <= max; a null actual is an error"),
+        f("assert_within(actual, reference, tolerance_pct, msg)", &["assert_within"], nothing, "fail unless actual is within tolerance_pct % of reference"),
+        f("fail(msg)", &["fail"], nothing, "fail the test with a message"),
+        f("skip(reason)", &["skip"], nothing, "skip the test with a reason"),
+        f("error(msg)", &["error"], nothing, "end the test as an error (the check could not be made)"),
+        f("warn(msg)", &["warn"], nothing, "record a warning (does not fail)"),
+        f("param(key, default)", &["param"], Plain("the value"), "a --set value: param(key) (missing: the test is skipped) or param(key, default)"),
+        f("log(line)", &["log"], nothing, "add a line to the test's output"),
+        f("note(line)", &["note"], nothing, "a line the engineer must see: on the console under the test's result, and in the reports"),
+        f("trim(s)", &["trim"], Plain("the string"), "trim a string in place and return it"),
+        f("trimmed(s)", &["trimmed"], Plain("a string"), "a trimmed copy of a string"),
+        f("shell_quote(s)", &["shell_quote"], Plain("a string"), "a string as one word of a POSIX shell or fish command line: unchanged when safe, else single-quoted"),
+        f("nodes(selection)", &["nodes"], Plain("an array of nodes"), "nodes of the inventory (as -w selected), or of a node set / @group"),
+        f("inventory_nodes()", &["inventory_nodes"], Plain("an array of nodes"), "every node of the inventory, whatever -w selected: the ground truth of checks that judge against the whole cluster"),
+        f("node(name)", &["node"], Plain("a node"), "one node by name"),
+        f("allow_changes()", &["allow_changes"], Plain("bool"), "true when --allow-changes was given"),
+        f("simulated()", &["simulated"], Plain("bool"), "true when the inventory is a simulated cluster"),
+        f("nccl_ib_hca(value)", &["nccl_ib_hca"], Plain("#{ raw, exclude, exact, entries: [#{ hca, port }] }"), "NCCL_IB_HCA read as NCCL reads it (`^` exclude list, `=` exact names else prefixes, comma-separated `dev[:port]`)"),
+        f("nccl_ib_hca_uses(value, device, port)", &["nccl_ib_hca_uses"], Plain("#{ used, why }"), "does NCCL use that RDMA device port under this NCCL_IB_HCA, and why"),
     ]
 }
 
@@ -411,11 +466,18 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "ofed_info" => One(s.ofed),
                 "ping" => One(s.ping),
                 "ibv_devinfo" => List(s.ibdev),
+                "rdma_statistic" => List(s.rdma_stat),
+                "show_gids" => List(s.gid),
+                "lspci" => List(s.pci),
+                "show_fec" => One(s.fec),
+                "mlnx_qos" => One(s.qos),
+                "ethtool_module" => One(s.module),
                 other => panic!("parse::{other} has no result declaration"),
             };
             let names: &'static [&'static str] =
                 Box::leak(vec![leak(format!("parse::{fname}"))].into_boxed_slice());
             function(leak(format!("parse::{fname}(text)")), names, &[], returns)
+                .doc("the parser of `fabcheck parse`")
         })
         .collect()
 }
@@ -499,12 +561,15 @@ mod tests {
         let mut checked = 0;
         for (kind, fname, _) in parse::KINDS {
             let dir = match *kind {
-                "ethtool" | "ethtool-driver" | "ethtool-stats" | "eee" => "ethtool",
+                "ethtool" | "ethtool-driver" | "ethtool-stats" | "eee" | "show-fec" => "ethtool",
                 "bonding" => "bonding",
                 "perftest" => "perftest",
                 "nccl" => "nccl-tests",
                 "iperf3" => "iperf3",
                 "ip-addr" => "iproute2",
+                "lspci" => "lspci",
+                "mlnx-qos" => "mlnx_qos",
+                "ethtool-module" => "ethtool-m",
                 _ => "rdma",
             };
             for f in std::fs::read_dir(fx.join(dir))

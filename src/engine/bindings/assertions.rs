@@ -2,9 +2,9 @@
 //! `metric`, `param`. Failure messages carry expected and actual values and the script
 //! file:line of the assertion.
 
-use super::bindings::dry::{self, DryValue};
-use super::bindings::Opts;
-use super::signal::{self, RhaiErr};
+use super::dry::{self, DryValue};
+use super::Opts;
+use crate::engine::signal::{self, RhaiErr};
 use crate::run::context;
 use crate::run::model::Metric;
 
@@ -36,7 +36,7 @@ pub(crate) fn at(ctx: &NativeCallContext) -> String {
 
 /// A value as a person reads it in a message: strings quoted, `()` as null.
 pub fn show(v: &Dynamic) -> String {
-    if let Some(r) = super::bindings::record::as_map(v) {
+    if let Some(r) = super::record::as_map(v) {
         r.to_string()
     } else if v.is_unit() {
         "null".into()
@@ -103,6 +103,36 @@ fn values_equal(ctx: &NativeCallContext, a: &Dynamic, b: &Dynamic) -> bool {
         .unwrap_or_else(|_| a.to_string() == b.to_string())
 }
 
+/// `assert_ge` (`at_least`) or `assert_le`: `actual` against `limit`, both numbers.
+fn bound(
+    ctx: &NativeCallContext,
+    actual: Dynamic,
+    limit: Dynamic,
+    msg: &str,
+    at_least: bool,
+) -> Result<(), RhaiErr> {
+    tick();
+    if dry::any(&[&actual, &limit]) {
+        return Ok(());
+    }
+    let a = need_num(ctx, &actual, "actual", msg)?;
+    let (role, op) = if at_least {
+        ("minimum", ">=")
+    } else {
+        ("maximum", "<=")
+    };
+    let m = need_num(ctx, &limit, role, msg)?;
+    if (at_least && a >= m) || (!at_least && a <= m) {
+        Ok(())
+    } else {
+        Err(fail(
+            ctx,
+            msg,
+            format!("expected {op} {}, actual {}", show(&limit), show(&actual)),
+        ))
+    }
+}
+
 /// Every assertion, outcome, metric, parameter and string helper of the script API.
 pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
     register_asserts(engine);
@@ -115,6 +145,7 @@ pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
 /// `assert`, `assert_eq`, `assert_ge`, `assert_le`, `assert_within`. In a dry run an
 /// assertion on an answer not asked is assumed to hold (the listing goes on).
 fn register_asserts(engine: &mut Engine) {
+    register_bounds(engine);
     engine.register_fn("assert", |_: DryValue, _: &str| tick());
     engine.register_fn("assert", |_: DryValue| tick());
     engine.register_fn(
@@ -158,44 +189,21 @@ fn register_asserts(engine: &mut Engine) {
             }
         },
     );
+}
+
+/// `assert_ge`, `assert_le`, `assert_within`: numbers against a bound; a value that is not a
+/// number (null from a parser) is an error, never a pass.
+fn register_bounds(engine: &mut Engine) {
     engine.register_fn(
         "assert_ge",
-        |ctx: NativeCallContext, actual: Dynamic, min: Dynamic, msg: &str| -> Result<(), RhaiErr> {
-            tick();
-            if dry::any(&[&actual, &min]) {
-                return Ok(());
-            }
-            let a = need_num(&ctx, &actual, "actual", msg)?;
-            let m = need_num(&ctx, &min, "minimum", msg)?;
-            if a >= m {
-                Ok(())
-            } else {
-                Err(fail(
-                    &ctx,
-                    msg,
-                    format!("expected >= {}, actual {}", show(&min), show(&actual)),
-                ))
-            }
+        |ctx: NativeCallContext, actual: Dynamic, min: Dynamic, msg: &str| {
+            bound(&ctx, actual, min, msg, true)
         },
     );
     engine.register_fn(
         "assert_le",
-        |ctx: NativeCallContext, actual: Dynamic, max: Dynamic, msg: &str| -> Result<(), RhaiErr> {
-            tick();
-            if dry::any(&[&actual, &max]) {
-                return Ok(());
-            }
-            let a = need_num(&ctx, &actual, "actual", msg)?;
-            let m = need_num(&ctx, &max, "maximum", msg)?;
-            if a <= m {
-                Ok(())
-            } else {
-                Err(fail(
-                    &ctx,
-                    msg,
-                    format!("expected <= {}, actual {}", show(&max), show(&actual)),
-                ))
-            }
+        |ctx: NativeCallContext, actual: Dynamic, max: Dynamic, msg: &str| {
+            bound(&ctx, actual, max, msg, false)
         },
     );
     engine.register_fn(
@@ -363,7 +371,7 @@ fn register_params(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) 
     });
 }
 
-/// `log`, `note`, `trim`, `trimmed`.
+/// `log`, `note`, `trim`, `trimmed`, `shell_quote`.
 fn register_strings(engine: &mut Engine) {
     // A line the engineer must see: on the console under the test's result, and in the reports.
     engine.register_fn("note", |msg: &str| {
@@ -383,6 +391,8 @@ fn register_strings(engine: &mut Engine) {
         },
     );
     engine.register_fn("trimmed", |s: &str| s.trim().to_string());
+    // The quoting of every command fabcheck builds (fish-safe backslashes), for scripts'.
+    engine.register_fn("shell_quote", |s: &str| crate::util::names::quote(s));
 }
 
 /// `--set KEY=VALUE`: numbers and booleans are typed, the rest stays a string.

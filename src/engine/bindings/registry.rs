@@ -1,65 +1,12 @@
-//! `test`, `test_each`: the script's top level registers tests; the runner runs them later.
+//! `test`, `test_each`, `test_pairs`: the script's top level registers tests (into the
+//! [`Registry`] of `engine/testdef.rs`); the runner runs them later.
 
-use super::signal::{self, RhaiErr};
+use crate::engine::pairs::{self, Pattern};
+use crate::engine::signal::{self, RhaiErr};
+pub use crate::engine::testdef::{Registry, SharedRegistry, TestDef};
 use crate::primitives::NodeRef;
 use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-#[derive(Clone)]
-pub struct TestDef {
-    pub name: String,
-    /// Set for `test_each` testcases: the node passed to the closure.
-    pub node: Option<NodeRef>,
-    pub func: FnPtr,
-    pub timeout: Option<Duration>,
-    pub tags: Vec<String>,
-    pub retries: u32,
-    /// Needs `--allow-changes` (option `changes: true`); skipped without it.
-    pub changes: bool,
-    pub line: Option<usize>,
-    /// Testcases registered by one `test_each` (or one round of `test_pairs`) share a group
-    /// and run concurrently.
-    pub group: Option<usize>,
-    /// `test_pairs` testcases: the second node passed to the closure (`|a, b|`).
-    pub peer: Option<NodeRef>,
-    /// `test_pairs` testcases: (round, number of rounds), 1-based.
-    pub round: Option<(usize, usize)>,
-    /// `test_pairs` with `rounds: false`: the group's pairs run together within these limits.
-    pub at_once: Option<super::pairs::AtOnce>,
-    /// Known at registration to be an error (a pair check over fewer than two nodes, a test
-    /// option that cannot be read): the testcase is reported as this error without running
-    /// the closure; the script's other tests still run.
-    pub error: Option<String>,
-}
-
-#[derive(Default)]
-pub struct Registry {
-    pub tests: Vec<TestDef>,
-    groups: usize,
-    /// Names of the script's `for` loop variables (see [`snapshot_loop_captures`]).
-    pub loop_vars: std::collections::HashSet<String>,
-    /// Hashes of the registered (name, node) keys: a new name is checked against the tests
-    /// only on a hash match (a 1000-node mesh registers 999,000 testcases).
-    keys: std::collections::HashSet<u64>,
-}
-
-impl Registry {
-    fn key(name: &str, node: Option<&str>) -> u64 {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
-            .hash_one((name, node))
-    }
-
-    /// Whether a test of this name on this node is registered already.
-    fn has(&self, name: &str, node: Option<&str>) -> bool {
-        self.keys.contains(&Self::key(name, node))
-            && self
-                .tests
-                .iter()
-                .any(|t| t.name == name && t.node.as_ref().map(|x| x.name()) == node)
-    }
-}
 
 /// A closure registered inside `for n in nodes { test(…, || … n …) }` captures `n`, and Rhai
 /// shares one slot for the loop variable across iterations: every test would see the LAST
@@ -87,8 +34,6 @@ fn snapshot_loop_captures(
         }
     }
 }
-
-pub type SharedRegistry = Arc<Mutex<Registry>>;
 
 /// Options of `test`, `test_each` and `test_pairs`.
 pub const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "changes"];
@@ -187,16 +132,7 @@ fn add(
 ) {
     let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
     snapshot_loop_captures(ctx, &mut func, usize::from(node.is_some()), &r.loop_vars);
-    // GitLab keeps only the first of duplicate (classname, name) pairs: keep names unique.
-    let mut unique = name.to_string();
-    let mut n = 2;
-    let on = node.as_ref().map(|x| x.name().to_string());
-    while r.has(&unique, on.as_deref()) {
-        unique = format!("{name} ({n})");
-        n += 1;
-    }
-    let key = Registry::key(&unique, on.as_deref());
-    r.keys.insert(key);
+    let unique = r.unique_name(name, node.as_ref().map(|n| n.name()));
     r.tests.push(TestDef {
         name: unique,
         node,
@@ -222,11 +158,7 @@ fn each(
     opts: Opts,
     func: FnPtr,
 ) -> Result<(), RhaiErr> {
-    let group = {
-        let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
-        r.groups += 1;
-        r.groups
-    };
+    let group = reg.lock().unwrap_or_else(|p| p.into_inner()).new_group();
     for d in nodes {
         let Some(n) = d.clone().try_cast::<NodeRef>() else {
             return Err(signal::error(
@@ -262,7 +194,7 @@ pub const PAIR_OPTS: &[&str] = &[
     "per_node",
 ];
 
-/// `test_pairs(nodes, name, |a, b| …, #{ pattern, … })`: one testcase `name [a -> b]` per pair,
+/// `test_pairs(nodes, name, #{ pattern, … }, |a, b| …)`: one testcase `name [a -> b]` per pair,
 /// registered round by round (each round a group that runs concurrently; rounds in order).
 fn pairs_of(
     reg: &SharedRegistry,
@@ -272,16 +204,78 @@ fn pairs_of(
     map: Map,
     func: FnPtr,
 ) -> Result<(), RhaiErr> {
-    use super::pairs::{self, Pattern};
     let pos = ctx.call_position();
     let opts = parse_opts_with(&map, pos, PAIR_OPTS);
-    let mut nodes: Vec<NodeRef> = super::bindings::node_array(nodes, pos)?;
+    let mut nodes: Vec<NodeRef> = super::node_array(nodes, pos)?;
     // A node listed twice (a ring over overlapping sets) is one node: never paired with itself.
     let mut seen = std::collections::HashSet::new();
     nodes.retain(|n| seen.insert(n.name().to_string()));
     if nodes.len() < 2 {
         return too_few_nodes(reg, ctx, name, &nodes, opts);
     }
+    let pattern = read_pattern(&map, &nodes, pos)?;
+    let get = |k: &str| map.get(k).filter(|v| !v.is_unit());
+    let fanout = match get("fanout") {
+        Some(v) => v.as_int().ok().filter(|&i| i > 0).ok_or_else(|| {
+            signal::error(
+                format!("test_pairs option fanout must be a positive whole number, got {v}"),
+                pos,
+            )
+        })? as usize,
+        None => usize::MAX,
+    };
+    // Both directions by default (a bad TX lane shows one way only), except for given pairs.
+    let explicit = matches!(pattern, Pattern::Explicit(_));
+    let both = match get("both_directions") {
+        Some(v) => v.as_bool().map_err(|_| {
+            signal::error(
+                format!("test_pairs option both_directions must be true or false, got {v}"),
+                pos,
+            )
+        })?,
+        None => !explicit,
+    };
+    let at_once = at_once_opts(&map, pos, fanout)?;
+    let ps = pairs::pairs(nodes.len(), &pattern, both)
+        .map_err(|e| signal::error(format!("test_pairs: {e}"), pos))?;
+    // Together, the pairs still go in round order: each node's pairs spread over the run.
+    let rounds = pairs::rounds(
+        nodes.len(),
+        &ps,
+        if at_once.is_some() { usize::MAX } else { fanout },
+    );
+    let total = rounds.len();
+    let mut group = 0;
+    for (k, round) in rounds.into_iter().enumerate() {
+        if k == 0 || at_once.is_none() {
+            group = reg.lock().unwrap_or_else(|p| p.into_inner()).new_group();
+        }
+        for (a, b) in round {
+            let (na, nb) = (nodes[a].clone(), nodes[b].clone());
+            let label = format!("{name} [{} -> {}]", na.name(), nb.name());
+            add(
+                reg,
+                ctx,
+                &label,
+                Some(na),
+                opts.clone(),
+                func.clone(),
+                Some(group),
+            );
+            let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(t) = r.tests.last_mut() {
+                t.peer = Some(nb);
+                t.round = at_once.is_none().then_some((k + 1, total));
+                t.at_once = at_once;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The pairs of `test_pairs`' options: `pairs: [[a, b], …]` (members as nodes or names, among
+/// `nodes`), else `pattern` (mesh by default; bisection with its `split`).
+fn read_pattern(map: &Map, nodes: &[NodeRef], pos: rhai::Position) -> Result<Pattern, RhaiErr> {
     let index = |d: &Dynamic| -> Result<usize, RhaiErr> {
         let name = match d.clone().try_cast::<NodeRef>() {
             Some(n) => n.name().to_string(),
@@ -295,7 +289,7 @@ fn pairs_of(
         })
     };
     let get = |k: &str| map.get(k).filter(|v| !v.is_unit());
-    let pattern = match get("pairs") {
+    Ok(match get("pairs") {
         Some(list) => {
             let list = list.clone().try_cast::<Array>().ok_or_else(|| {
                 signal::error(
@@ -344,61 +338,7 @@ fn pairs_of(
                 }
             }
         }
-    };
-    let fanout = match get("fanout") {
-        Some(v) => v.as_int().ok().filter(|&i| i > 0).ok_or_else(|| {
-            signal::error(
-                format!("test_pairs option fanout must be a positive whole number, got {v}"),
-                pos,
-            )
-        })? as usize,
-        None => usize::MAX,
-    };
-    // Both directions by default (a bad TX lane shows one way only), except for given pairs.
-    let explicit = matches!(pattern, Pattern::Explicit(_));
-    let both = match get("both_directions") {
-        Some(v) => v.as_bool().map_err(|_| {
-            signal::error(
-                format!("test_pairs option both_directions must be true or false, got {v}"),
-                pos,
-            )
-        })?,
-        None => !explicit,
-    };
-    let at_once = at_once_opts(&map, pos, fanout)?;
-    let ps = pairs::pairs(nodes.len(), &pattern, both)
-        .map_err(|e| signal::error(format!("test_pairs: {e}"), pos))?;
-    // Together, the pairs still go in round order: each node's pairs spread over the run.
-    let rounds = pairs::rounds(nodes.len(), &ps, if at_once.is_some() { usize::MAX } else { fanout });
-    let total = rounds.len();
-    let mut group = 0;
-    for (k, round) in rounds.into_iter().enumerate() {
-        if k == 0 || at_once.is_none() {
-            let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
-            r.groups += 1;
-            group = r.groups;
-        }
-        for (a, b) in round {
-            let (na, nb) = (nodes[a].clone(), nodes[b].clone());
-            let label = format!("{name} [{} -> {}]", na.name(), nb.name());
-            add(
-                reg,
-                ctx,
-                &label,
-                Some(na),
-                opts.clone(),
-                func.clone(),
-                Some(group),
-            );
-            let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(t) = r.tests.last_mut() {
-                t.peer = Some(nb);
-                t.round = at_once.is_none().then_some((k + 1, total));
-                t.at_once = at_once;
-            }
-        }
-    }
-    Ok(())
+    })
 }
 
 /// `rounds: false` (pairs that do not conflict run together) and its `per_node` limit.
@@ -406,7 +346,7 @@ fn at_once_opts(
     map: &Map,
     pos: rhai::Position,
     fanout: usize,
-) -> Result<Option<super::pairs::AtOnce>, RhaiErr> {
+) -> Result<Option<pairs::AtOnce>, RhaiErr> {
     let get = |k: &str| map.get(k).filter(|v| !v.is_unit());
     let rounds = match get("rounds") {
         Some(v) => v.as_bool().map_err(|_| {
@@ -428,9 +368,9 @@ fn at_once_opts(
                 pos,
             )
         })? as usize,
-        None => super::pairs::PER_NODE,
+        None => pairs::PER_NODE,
     };
-    Ok((!rounds).then_some(super::pairs::AtOnce {
+    Ok((!rounds).then_some(pairs::AtOnce {
         per_node,
         max: fanout,
     }))
@@ -464,6 +404,21 @@ fn too_few_nodes(
     Ok(())
 }
 
+/// The deprecation of `test_pairs(nodes, name, f, opts)`.
+const PAIRS_ORDER_DEPRECATED: &str = "test_pairs(nodes, name, f, opts) is deprecated: write test_pairs(nodes, name, opts, f), options before the closure as in test and test_each";
+
+/// `test_pairs(nodes, name, f, opts)`, the order before options came first everywhere: still
+/// runs, with a warning printed once per run (where it was first met).
+fn deprecated_pairs_order(ctx: &NativeCallContext) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        tracing::warn!(
+            "{PAIRS_ORDER_DEPRECATED} (first at {})",
+            super::assertions::at(ctx)
+        );
+    });
+}
+
 pub fn register(engine: &mut Engine, reg: SharedRegistry) {
     let r = reg.clone();
     engine.register_fn(
@@ -475,7 +430,15 @@ pub fn register(engine: &mut Engine, reg: SharedRegistry) {
     let r = reg.clone();
     engine.register_fn(
         "test_pairs",
+        move |ctx: NativeCallContext, nodes: Array, name: &str, opts: Map, f: FnPtr| {
+            pairs_of(&r, &ctx, nodes, name, opts, f)
+        },
+    );
+    let r = reg.clone();
+    engine.register_fn(
+        "test_pairs",
         move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr, opts: Map| {
+            deprecated_pairs_order(&ctx);
             pairs_of(&r, &ctx, nodes, name, opts, f)
         },
     );
