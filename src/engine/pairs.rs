@@ -285,7 +285,8 @@ mod tests {
             let mut out: Vec<Vec<(usize, usize)>> = Vec::new();
             for &p in ps {
                 let free = |r: &Vec<(usize, usize)>| {
-                    r.iter().all(|&(a, b)| a != p.0 && a != p.1 && b != p.0 && b != p.1)
+                    r.iter()
+                        .all(|&(a, b)| a != p.0 && a != p.1 && b != p.0 && b != p.1)
                 };
                 match out.iter_mut().find(|r| free(r)) {
                     Some(r) => r.push(p),

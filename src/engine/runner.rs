@@ -2,17 +2,17 @@
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
 use super::pairs::AtOnce;
-use crate::primitives::NodeRef;
-use std::collections::HashMap;
 use super::signal::{classify, Ending, SignalKind};
 use super::testdef::TestDef;
 use super::Script;
+use crate::primitives::NodeRef;
 use crate::run::cancel;
 use crate::run::context::{self, TestCtx};
 use crate::run::model::{cap, Attempt, Status, SuiteResult, TestResult};
 use crate::run::observer::Observer;
 use crate::util::pool;
 use rhai::{Dynamic, Scope};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// The warning of a passing test that made no assertion, recorded no metric and ran no command.

@@ -124,9 +124,8 @@ impl Gate<'_> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             let n = st.started.len();
-            let free = (st.first..n).find(|&k| {
-                !st.started[k] && self.keys[k].iter().all(|&x| st.busy[x] < self.cap)
-            });
+            let free = (st.first..n)
+                .find(|&k| !st.started[k] && self.keys[k].iter().all(|&x| st.busy[x] < self.cap));
             if let Some(k) = free {
                 st.started[k] = true;
                 self.keys[k].iter().for_each(|&x| st.busy[x] += 1);
@@ -209,13 +208,20 @@ mod tests {
     #[test]
     fn capped_items_never_hold_a_key_more_than_the_cap() {
         let items: Vec<Vec<usize>> = (0..6)
-            .flat_map(|a| (0..6).filter(move |&b| b != a).map(move |b| vec![2 * a, 2 * b + 1]))
+            .flat_map(|a| {
+                (0..6)
+                    .filter(move |&b| b != a)
+                    .map(move |b| vec![2 * a, 2 * b + 1])
+            })
             .collect();
         let (out, most) = run_capped(&items, 16, 2, |_| std::thread::yield_now());
         for (k, r) in out.iter().enumerate() {
             assert_eq!(*r, if k == 7 { None } else { Some(k) });
         }
-        assert!(most.iter().all(|&m| m <= 2), "a key held more than twice: {most:?}");
+        assert!(
+            most.iter().all(|&m| m <= 2),
+            "a key held more than twice: {most:?}"
+        );
     }
 
     /// Items of one key do run together up to the cap: each of a key's first `cap` items
@@ -234,6 +240,10 @@ mod tests {
             }
         });
         assert_eq!(out.iter().filter(|r| r.is_some()).count(), 29);
-        assert_eq!(&most[..6], &[3; 6], "each key held by exactly 3 items at once at most");
+        assert_eq!(
+            &most[..6],
+            &[3; 6],
+            "each key held by exactly 3 items at once at most"
+        );
     }
 }

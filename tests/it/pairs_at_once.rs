@@ -74,7 +74,11 @@ fn pairs_that_do_not_conflict_run_together_within_the_per_node_limit() {
     let (o, log) = run(", rounds: false, per_node: 2", 2);
     o.code(1);
     let (first, second) = most_at_once(&log);
-    assert_eq!(log.lines().count(), 2 * 30, "every ordered pair once:\n{log}");
+    assert_eq!(
+        log.lines().count(),
+        2 * 30,
+        "every ordered pair once:\n{log}"
+    );
     // Together: a node is first of two pairs at once (never in rounds) ...
     assert!(
         first.values().any(|&m| m == 2),
@@ -124,9 +128,15 @@ fn list_says_at_once_and_bad_options_are_named() {
         o.stdout
     );
     for (opts, says) in [
-        (", per_node: 4", "per_node applies to pairs run together: add rounds: false"),
+        (
+            ", per_node: 4",
+            "per_node applies to pairs run together: add rounds: false",
+        ),
         (", rounds: \"no\"", "rounds must be true or false"),
-        (", rounds: false, per_node: 0", "per_node must be a positive whole number"),
+        (
+            ", rounds: false, per_node: 0",
+            "per_node must be a positive whole number",
+        ),
     ] {
         let o = Fab::new()
             .file("inv.toml", SIX)

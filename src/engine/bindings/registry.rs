@@ -242,7 +242,11 @@ fn pairs_of(
     let rounds = pairs::rounds(
         nodes.len(),
         &ps,
-        if at_once.is_some() { usize::MAX } else { fanout },
+        if at_once.is_some() {
+            usize::MAX
+        } else {
+            fanout
+        },
     );
     let total = rounds.len();
     let mut group = 0;
