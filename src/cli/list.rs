@@ -40,12 +40,16 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
             }
         }
         let listed = runner::with_selected(s, filters, |defs| {
-            defs.map(|d| match d.round {
-                Some((r, total)) => writeln!(out, "{}\t{}\tround {r}/{total}", s.name, d.name),
-                None if d.at_once.is_some() => writeln!(out, "{}\t{}\tat once", s.name, d.name),
-                None => writeln!(out, "{}\t{}", s.name, d.name),
-            })
-            .collect::<std::io::Result<()>>()
+            for d in defs {
+                match d.round {
+                    Some((r, total)) => writeln!(out, "{}\t{}\tround {r}/{total}", s.name, d.name)?,
+                    None if d.at_once.is_some() => {
+                        writeln!(out, "{}\t{}\tat once", s.name, d.name)?
+                    }
+                    None => writeln!(out, "{}\t{}", s.name, d.name)?,
+                }
+            }
+            std::io::Result::Ok(())
         });
         if listed.is_err() {
             return code; // stdout closed (`| head`): nothing more to say
