@@ -1,11 +1,32 @@
 #!/usr/bin/env bash
-# Pair-scheduler benchmark (issue 15): an iperf3 mesh on lab nodes, run by `test_pairs` in
-# rounds vs the same pairs one after another.
+# Pair-scheduler benchmarks.
+#   scripts/bench_pairs.sh plan [NODES=1000]    planning only (no lab, no root; issue 22 item 4)
 #   sudo scripts/bench_pairs.sh [NODES=8] [SECONDS=2]
-# Prints both wall times, the ratio (target <= 0.35 at 8 nodes) and whether any node was in two
-# pairs at once (from the JSON result's recorded start times and durations).
+# plan: `fabcheck list` of a full mesh over NODES names (one way: NODES*(NODES-1)/2 pairs in
+# NODES-1 rounds; both ways: twice that), printing wall and CPU seconds and peak RSS (target:
+# 1000 nodes one way <= 2 s). FC=path/to/fabcheck compares another build (e.g. main's).
+# Lab (issue 15): an iperf3 mesh on lab nodes, run by `test_pairs` in rounds vs the same pairs
+# one after another. Prints both wall times, the ratio (target <= 0.35 at 8 nodes) and whether
+# any node was in two pairs at once (from the JSON result's recorded start times and durations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == plan ]]; then
+    N=${2:-1000}
+    [[ -n ${FC:-} ]] || { cargo build --release --quiet; FC=$PWD/target/release/fabcheck; }
+    WORK=$(mktemp -d)
+    trap 'rm -rf "$WORK"' EXIT
+    SET=$(printf 'n[%04d-%04d]' 1 "$N")
+    for both in false true; do
+        echo "test_pairs(nodes(), \"ping\", #{ pattern: \"mesh\", both_directions: $both }, |a, b| { a.ping(b.host, #{ count: 5 }); });" > "$WORK/mesh_$both.rhai"
+        /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$FC" list "$WORK/mesh_$both.rhai" -w "$SET" > "$WORK/list"
+        read -r wall user sys rss < "$WORK/time"
+        pairs=$(wc -l < "$WORK/list")
+        rounds=$(tail -1 "$WORK/list" | sed 's/.*round [0-9]*\///')
+        python3 -c "import sys; w,u,s,r=map(float,sys.argv[1:5]); print(f'plan mesh of {sys.argv[5]} nodes, both_directions {sys.argv[6]:5}: {int(sys.argv[7]):7} pairs, {sys.argv[8]:>4} rounds: {w:5.2f} s wall, {u+s:5.2f} s CPU, peak RSS {r/1024:4.0f} MiB')" \
+            "$wall" "$user" "$sys" "$rss" "$N" "$both" "$pairs" "$rounds"
+    done
+    exit 0
+fi
 N=${1:-8}
 SECS=${2:-2}
 DIR=${FCLAB_DIR:-/tmp/fclab}
@@ -19,10 +40,10 @@ trap 'rm -rf "$WORK"' EXIT
 SET=$(printf 'lab[01-%02d]' "$N")
 
 cat > "$WORK/rounds.rhai" <<RHAI
-test_pairs(nodes("$SET"), "iperf3", |a, b| {
+test_pairs(nodes("$SET"), "iperf3", #{ pattern: "mesh", timeout: "5m" }, |a, b| {
     let r = iperf3(a, b, #{ duration: $SECS });
     metric("gbps", r.received_bps / 1e9, "Gbit/s");
-}, #{ pattern: "mesh", timeout: "5m" });
+});
 RHAI
 cat > "$WORK/sequential.rhai" <<RHAI
 let ns = nodes("$SET");

@@ -1,15 +1,18 @@
 //! Runs a compiled script: its top level registers tests, then the tests run in order
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
+use super::pairs::AtOnce;
 use super::signal::{classify, Ending, Outcome};
 use super::testdef::TestDef;
 use super::Script;
+use crate::primitives::NodeRef;
 use crate::run::cancel;
 use crate::run::context::{self, TestCtx};
 use crate::run::model::{cap, Attempt, Status, SuiteResult, TestResult};
 use crate::run::observer::Observer;
 use crate::util::pool;
 use rhai::{Dynamic, Scope};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// The warning of a passing test that made no assertion, recorded no metric and ran no command.
@@ -357,14 +360,20 @@ fn matches_filter(def: &TestDef, filters: &[String]) -> bool {
         })
 }
 
-/// The tests a run would produce (after filtering), for `fabcheck list`.
+/// The tests a run would produce (after filtering).
 pub fn selected(script: &Script, filters: &[String]) -> Vec<TestDef> {
+    with_selected(script, filters, |defs| defs.cloned().collect())
+}
+
+/// `f` over the tests a run would produce, without copying them (`fabcheck list` of a
+/// 1000-node mesh: 999,000 testcases).
+pub fn with_selected<R>(
+    script: &Script,
+    filters: &[String],
+    f: impl FnOnce(&mut dyn Iterator<Item = &TestDef>) -> R,
+) -> R {
     let reg = script.registry.lock().unwrap_or_else(|p| p.into_inner());
-    reg.tests
-        .iter()
-        .filter(|d| matches_filter(d, filters))
-        .cloned()
-        .collect()
+    f(&mut reg.tests.iter().filter(|d| matches_filter(d, filters)))
 }
 
 /// Run a script: top level, then its tests. Always returns a result (nothing is lost).
@@ -405,22 +414,24 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
                 tracing::info!("{line}");
             }
         }
-        let workers = if batch.len() == 1 { 1 } else { opts.env.fanout };
-        let done = pool::map(
-            batch,
-            workers,
-            |_, def| {
-                obs.test_started(&def.name);
-                let r = run_one(script, def, opts);
-                obs.test_finished(&r);
-                r
-            },
-            |_, def| {
-                let r = panicked(script, def);
-                obs.test_finished(&r);
-                r
-            },
-        );
+        let run = |_: usize, def: &TestDef| {
+            obs.test_started(&def.name);
+            let r = run_one(script, def, opts);
+            obs.test_finished(&r);
+            r
+        };
+        let failed = |_: usize, def: &TestDef| {
+            let r = panicked(script, def);
+            obs.test_finished(&r);
+            r
+        };
+        let done = match batch[0].at_once {
+            Some(at_once) => together(batch, at_once, opts, run, failed),
+            None => {
+                let workers = if batch.len() == 1 { 1 } else { opts.env.fanout };
+                pool::map(batch, workers, run, failed)
+            }
+        };
         results.extend(done);
         i = j;
     }
@@ -431,6 +442,52 @@ pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> Suit
         duration_ms: started.elapsed().as_millis() as u64,
         tests: results,
     }
+}
+
+/// `test_pairs(…, #{ rounds: false })`: the pairs at once, in plan order, at most `per_node`
+/// with a node as first and `per_node` with it as second (its SSH connection's channels, its
+/// sshd's handshakes), at most `--fanout` x `per_node` (and the `fanout` option) in all.
+fn together(
+    batch: &[TestDef],
+    at_once: AtOnce,
+    opts: &RunOptions,
+    run: impl Fn(usize, &TestDef) -> TestResult + Sync,
+    failed: impl Fn(usize, &TestDef) -> TestResult + Sync,
+) -> Vec<TestResult> {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut slot = |n: Option<&NodeRef>| {
+        let next = index.len();
+        *index
+            .entry(n.map(|n| n.name().to_string()).unwrap_or_default())
+            .or_insert(next)
+    };
+    let keys: Vec<Vec<usize>> = batch
+        .iter()
+        .map(|d| vec![2 * slot(d.node.as_ref()), 2 * slot(d.peer.as_ref()) + 1])
+        .collect();
+    let line = format!(
+        "{} pairs at once, at most {} per node as first and as second of a pair",
+        batch.len(),
+        at_once.per_node
+    );
+    if opts.env.dry_run {
+        opts.env.observer.listed(&line);
+    } else {
+        tracing::info!("{line}");
+    }
+    let workers = opts
+        .env
+        .fanout
+        .saturating_mul(at_once.per_node)
+        .min(at_once.max);
+    pool::map_capped(
+        batch,
+        workers,
+        at_once.per_node,
+        |k, _| keys[k].clone(),
+        run,
+        failed,
+    )
 }
 
 fn panicked(script: &Script, def: &TestDef) -> TestResult {

@@ -25,6 +25,8 @@ pub struct TestDef {
     pub peer: Option<NodeRef>,
     /// `test_pairs` testcases: (round, number of rounds), 1-based.
     pub round: Option<(usize, usize)>,
+    /// `test_pairs` with `rounds: false`: the group's pairs run together within these limits.
+    pub at_once: Option<super::pairs::AtOnce>,
     /// Known at registration to be an error (a pair check over fewer than two nodes, a test
     /// option that cannot be read): the testcase is reported as this error without running
     /// the closure; the script's other tests still run.
@@ -37,6 +39,9 @@ pub struct Registry {
     groups: usize,
     /// Names of the script's `for` loop variables (see `snapshot_loop_captures` in `bindings/registry.rs`).
     pub loop_vars: std::collections::HashSet<String>,
+    /// Hashes of the registered (name, node) keys: a name is compared with the tests only on
+    /// a hash match (a 1000-node mesh registers 999,000 testcases).
+    keys: std::collections::HashSet<u64>,
 }
 
 pub type SharedRegistry = Arc<Mutex<Registry>>;
@@ -51,17 +56,30 @@ impl Registry {
 
     /// `name`, or `name (2)`, `name (3)`, ... when a test of that name (on that node) is
     /// registered already: GitLab keeps only the first of duplicate (classname, name) pairs.
-    pub fn unique_name(&self, name: &str, node: Option<&str>) -> String {
+    /// The name returned is taken (recorded for the next call).
+    pub fn unique_name(&mut self, name: &str, node: Option<&str>) -> String {
         let mut unique = name.to_string();
         let mut n = 2;
-        while self
-            .tests
-            .iter()
-            .any(|t| t.name == unique && t.node.as_ref().map(|x| x.name()) == node)
-        {
+        while self.has(&unique, node) {
             unique = format!("{name} ({n})");
             n += 1;
         }
+        self.keys.insert(Self::key(&unique, node));
         unique
+    }
+
+    fn key(name: &str, node: Option<&str>) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .hash_one((name, node))
+    }
+
+    /// Whether a test of this name on this node is registered already.
+    fn has(&self, name: &str, node: Option<&str>) -> bool {
+        self.keys.contains(&Self::key(name, node))
+            && self
+                .tests
+                .iter()
+                .any(|t| t.name == name && t.node.as_ref().map(|x| x.name()) == node)
     }
 }

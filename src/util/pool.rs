@@ -2,7 +2,7 @@
 //! order. A panicking item becomes that item's `on_panic` result; the others still run.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 /// Stack size of pool threads (Rhai evaluation of deep scripts needs more than the default).
 pub const STACK: usize = 16 * 1024 * 1024;
@@ -55,6 +55,100 @@ pub fn map<T: Sync, R: Send>(
         .collect()
 }
 
+/// Like [`map`], but an item starts only while each of its `keys` (small numbers: slots of a
+/// dense table) is held by fewer than `cap` running items; items start in order, skipping
+/// those whose keys are full (a node already in `cap` pairs). Results in item order.
+pub fn map_capped<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    cap: usize,
+    keys: impl Fn(usize, &T) -> Vec<usize>,
+    f: impl Fn(usize, &T) -> R + Sync,
+    on_panic: impl Fn(usize, &T) -> R + Sync,
+) -> Vec<R> {
+    let keys: Vec<Vec<usize>> = items.iter().enumerate().map(|(k, t)| keys(k, t)).collect();
+    let slots = keys.iter().flatten().max().map_or(0, |k| k + 1);
+    let gate = Gate {
+        cap: cap.max(1),
+        keys: &keys,
+        state: Mutex::new(GateState {
+            busy: vec![0; slots],
+            started: vec![false; items.len()],
+            first: 0,
+        }),
+        freed: Condvar::new(),
+    };
+    // Each call of the pool takes the next item that may start (as many calls as items).
+    let order: Vec<usize> = (0..items.len()).collect();
+    let done = map(
+        &order,
+        workers,
+        |_, _| {
+            let k = gate.next()?;
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(k, &items[k])))
+                .unwrap_or_else(|_| on_panic(k, &items[k]));
+            gate.release(k);
+            Some((k, r))
+        },
+        |_, _| None,
+    );
+    let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    for (k, r) in done.into_iter().flatten() {
+        out[k] = Some(r);
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(k, r)| r.unwrap_or_else(|| on_panic(k, &items[k])))
+        .collect()
+}
+
+/// Which items of [`map_capped`] have started and how many running items hold each key.
+struct Gate<'a> {
+    cap: usize,
+    keys: &'a [Vec<usize>],
+    state: Mutex<GateState>,
+    freed: Condvar,
+}
+
+struct GateState {
+    busy: Vec<usize>,
+    started: Vec<bool>,
+    /// Every item before it has started.
+    first: usize,
+}
+
+impl Gate<'_> {
+    /// The first item not started whose keys all have room (waiting while there is none);
+    /// None when every item has started.
+    fn next(&self) -> Option<usize> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let n = st.started.len();
+            let free = (st.first..n)
+                .find(|&k| !st.started[k] && self.keys[k].iter().all(|&x| st.busy[x] < self.cap));
+            if let Some(k) = free {
+                st.started[k] = true;
+                self.keys[k].iter().for_each(|&x| st.busy[x] += 1);
+                while st.first < n && st.started[st.first] {
+                    st.first += 1;
+                }
+                return Some(k);
+            }
+            if st.first >= n {
+                return None;
+            }
+            st = self.freed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn release(&self, k: usize) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.keys[k].iter().for_each(|&x| st.busy[x] -= 1);
+        drop(st);
+        self.freed.notify_all();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -69,5 +163,87 @@ mod tests {
         assert_eq!(out[3], 6);
         assert_eq!(out[7], 999);
         assert_eq!(out.len(), 20);
+    }
+
+    /// `f` over `items` capped by `keys`: returns the results and, per key, the most running
+    /// items that held it at once. `wait(k)` runs while item k holds its keys.
+    fn run_capped(
+        items: &[Vec<usize>],
+        workers: usize,
+        cap: usize,
+        wait: impl Fn(usize) + Sync,
+    ) -> (Vec<Option<usize>>, Vec<usize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Mutex;
+        let held: Vec<AtomicUsize> = (0..16).map(|_| AtomicUsize::new(0)).collect();
+        let most = Mutex::new(vec![0usize; 16]);
+        let out = super::map_capped(
+            items,
+            workers,
+            cap,
+            |_, ks| ks.clone(),
+            |k, ks| {
+                for &x in ks {
+                    let now = held[x].fetch_add(1, Ordering::SeqCst) + 1;
+                    let mut m = most.lock().unwrap();
+                    m[x] = m[x].max(now);
+                }
+                wait(k);
+                for &x in ks {
+                    held[x].fetch_sub(1, Ordering::SeqCst);
+                }
+                if k == 7 {
+                    panic!("boom");
+                }
+                Some(k)
+            },
+            |_, _| None,
+        );
+        (out, most.into_inner().unwrap())
+    }
+
+    /// Every item runs once, results in item order, a panic contained; no key is ever held
+    /// by more than `cap` running items (keys: 2a for node a as first of a pair, 2b + 1 for b
+    /// as second, every ordered pair of 6 nodes).
+    #[test]
+    fn capped_items_never_hold_a_key_more_than_the_cap() {
+        let items: Vec<Vec<usize>> = (0..6)
+            .flat_map(|a| {
+                (0..6)
+                    .filter(move |&b| b != a)
+                    .map(move |b| vec![2 * a, 2 * b + 1])
+            })
+            .collect();
+        let (out, most) = run_capped(&items, 16, 2, |_| std::thread::yield_now());
+        for (k, r) in out.iter().enumerate() {
+            assert_eq!(*r, if k == 7 { None } else { Some(k) });
+        }
+        assert!(
+            most.iter().all(|&m| m <= 2),
+            "a key held more than twice: {most:?}"
+        );
+    }
+
+    /// Items of one key do run together up to the cap: each of a key's first `cap` items
+    /// waits until `cap` of them have started (no timing involved; a 60 s guard against a
+    /// hang only).
+    #[test]
+    fn capped_items_run_together_up_to_the_cap() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let items: Vec<Vec<usize>> = (0..30).map(|i| vec![i % 6]).collect();
+        let started: Vec<AtomicUsize> = (0..6).map(|_| AtomicUsize::new(0)).collect();
+        let (out, most) = run_capped(&items, 64, 3, |k| {
+            started[k % 6].fetch_add(1, Ordering::SeqCst);
+            let guard = std::time::Instant::now();
+            while started[k % 6].load(Ordering::SeqCst) < 3 && guard.elapsed().as_secs() < 60 {
+                std::thread::yield_now();
+            }
+        });
+        assert_eq!(out.iter().filter(|r| r.is_some()).count(), 29);
+        assert_eq!(
+            &most[..6],
+            &[3; 6],
+            "each key held by exactly 3 items at once at most"
+        );
     }
 }

@@ -16,6 +16,7 @@ mod lab_shipped;
 mod lab_slurm;
 mod lab_ssh;
 mod outcomes;
+mod pairs_at_once;
 mod parse_fixtures;
 mod parse_fuzz;
 mod reports;

@@ -145,6 +145,7 @@ fn add(
         group,
         peer: None,
         round: None,
+        at_once: None,
         error: opts.invalid,
     });
 }
@@ -183,7 +184,15 @@ fn each(
 }
 
 /// Options of `test_pairs` besides the test options.
-pub const PAIR_OPTS: &[&str] = &["pattern", "both_directions", "split", "pairs", "fanout"];
+pub const PAIR_OPTS: &[&str] = &[
+    "pattern",
+    "both_directions",
+    "split",
+    "pairs",
+    "fanout",
+    "rounds",
+    "per_node",
+];
 
 /// `test_pairs(nodes, name, #{ pattern, … }, |a, b| …)`: one testcase `name [a -> b]` per pair,
 /// registered round by round (each round a group that runs concurrently; rounds in order).
@@ -226,12 +235,25 @@ fn pairs_of(
         })?,
         None => !explicit,
     };
+    let at_once = at_once_opts(&map, pos, fanout)?;
     let ps = pairs::pairs(nodes.len(), &pattern, both)
         .map_err(|e| signal::error(format!("test_pairs: {e}"), pos))?;
-    let rounds = pairs::rounds(nodes.len(), &ps, fanout);
+    // Together, the pairs still go in round order: each node's pairs spread over the run.
+    let rounds = pairs::rounds(
+        nodes.len(),
+        &ps,
+        if at_once.is_some() {
+            usize::MAX
+        } else {
+            fanout
+        },
+    );
     let total = rounds.len();
+    let mut group = 0;
     for (k, round) in rounds.into_iter().enumerate() {
-        let group = reg.lock().unwrap_or_else(|p| p.into_inner()).new_group();
+        if k == 0 || at_once.is_none() {
+            group = reg.lock().unwrap_or_else(|p| p.into_inner()).new_group();
+        }
         for (a, b) in round {
             let (na, nb) = (nodes[a].clone(), nodes[b].clone());
             let label = format!("{name} [{} -> {}]", na.name(), nb.name());
@@ -247,7 +269,8 @@ fn pairs_of(
             let mut r = reg.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(t) = r.tests.last_mut() {
                 t.peer = Some(nb);
-                t.round = Some((k + 1, total));
+                t.round = at_once.is_none().then_some((k + 1, total));
+                t.at_once = at_once;
             }
         }
     }
@@ -320,6 +343,41 @@ fn read_pattern(map: &Map, nodes: &[NodeRef], pos: rhai::Position) -> Result<Pat
             }
         }
     })
+}
+
+/// `rounds: false` (pairs that do not conflict run together) and its `per_node` limit.
+fn at_once_opts(
+    map: &Map,
+    pos: rhai::Position,
+    fanout: usize,
+) -> Result<Option<pairs::AtOnce>, RhaiErr> {
+    let get = |k: &str| map.get(k).filter(|v| !v.is_unit());
+    let rounds = match get("rounds") {
+        Some(v) => v.as_bool().map_err(|_| {
+            signal::error(
+                format!("test_pairs option rounds must be true or false, got {v}"),
+                pos,
+            )
+        })?,
+        None => true,
+    };
+    let per_node = match get("per_node") {
+        Some(_) if rounds => return Err(signal::error(
+            "test_pairs option per_node applies to pairs run together: add rounds: false (in rounds each node is in one pair at a time)",
+            pos,
+        )),
+        Some(v) => v.as_int().ok().filter(|&i| i > 0).ok_or_else(|| {
+            signal::error(
+                format!("test_pairs option per_node must be a positive whole number, got {v}"),
+                pos,
+            )
+        })? as usize,
+        None => pairs::PER_NODE,
+    };
+    Ok((!rounds).then_some(pairs::AtOnce {
+        per_node,
+        max: fanout,
+    }))
 }
 
 /// A pair check over fewer than two (distinct) nodes checks nothing: one error testcase that

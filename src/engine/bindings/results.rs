@@ -442,7 +442,7 @@ fn other_decls(s: &Shapes) -> Vec<Decl> {
         function("test_each(nodes, name, opts, f)", &["test_each"], TEST_OPTS, nothing)
             .doc("one testcase `name [node]` per node, run concurrently: test_each(nodes, name, |n| ...) or with opts before the closure"),
         function("test_pairs(nodes, name, opts, f)", &["test_pairs"], &PAIR_AND_TEST_OPTS, nothing)
-            .doc("one testcase `name [a -> b]` per pair of nodes (pattern mesh, ring or bisection, or the given pairs), both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round); a node listed twice counts once; fewer than two nodes is one error testcase. test_pairs(nodes, name, |a, b| ...) or with opts before the closure, as test and test_each (opts after the closure still works, with a deprecation warning)"),
+            .doc("one testcase `name [a -> b]` per pair of nodes (pattern mesh, ring or bisection, or the given pairs), both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round), or with rounds: false all at once, at most per_node (8) pairs per node as first and as second (pings, ssh hops: checks that do not conflict); a node listed twice counts once; fewer than two nodes is one error testcase. test_pairs(nodes, name, |a, b| ...) or with opts before the closure, as test and test_each (opts after the closure still works, with a deprecation warning)"),
     ]
 }
 

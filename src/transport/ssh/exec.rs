@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 /// hold its stdout open for ever; sshd waits for it, fabcheck does not).
 const LINGER_IDLE: Duration = Duration::from_secs(1);
 const LINGER_MAX: Duration = Duration::from_secs(5);
+/// Without output for this long, a command's exit status is asked for even though its stdout
+/// or stderr is still open (see [`Got::read`]).
+const QUIET_BEFORE_WAIT: Duration = Duration::from_secs(2);
 
 /// What the exit of a command over SSH means (see [`classify_exit`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -142,12 +145,27 @@ impl Got {
         };
         let linger = tokio::time::sleep(Duration::from_secs(3600));
         tokio::pin!(linger);
+        // The exit status is asked for only once stdout and stderr are closed, or after
+        // QUIET_BEFORE_WAIT without output (something left on the node holds them open): with
+        // native-mux, the master stops writing a session's output once its exit has been taken
+        // (openssh-rust/openssh#103), so asking early cut off the end of what commands printed
+        // (a ping's summary: 13 of 480 step-1 pairs, 8 sessions per connection).
+        let mut may_wait = false;
+        let quiet = tokio::time::sleep(QUIET_BEFORE_WAIT);
+        tokio::pin!(quiet);
         while status.is_none() || out.is_some() || err.is_some() {
+            // In this order: output that is there is read before the linger may end the wait
+            // (unordered, a poll late by a second under load could drop the command's last
+            // output: a healthy ping lost its summary line).
             tokio::select! {
+                biased;
+                _ = cancel::cancelled() => return Err(Stop::Interrupted),
+                _ = &mut deadline => return Err(Stop::Deadline),
                 r = async { out.as_mut().expect("open").read(&mut bo).await }, if out.is_some() => match r {
                     Ok(n) if n > 0 => {
                         self.push(0, &bo[..n], sink);
                         if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
+                        quiet.as_mut().reset(tokio::time::Instant::now() + QUIET_BEFORE_WAIT);
                     }
                     _ => out = None,
                 },
@@ -155,18 +173,18 @@ impl Got {
                     Ok(n) if n > 0 => {
                         self.push(1, &be[..n], sink);
                         if let Some(t) = exited_at { linger.as_mut().reset(after_exit(t)); }
+                        quiet.as_mut().reset(tokio::time::Instant::now() + QUIET_BEFORE_WAIT);
                     }
                     _ => err = None,
                 },
-                r = &mut wait, if status.is_none() => {
+                r = &mut wait, if status.is_none() && (may_wait || (out.is_none() && err.is_none())) => {
                     status = Some(r);
                     let t = tokio::time::Instant::now();
                     exited_at = Some(t);
                     linger.as_mut().reset(after_exit(t));
                 }
+                _ = &mut quiet, if !may_wait => may_wait = true,
                 _ = &mut linger, if status.is_some() => break,
-                _ = cancel::cancelled() => return Err(Stop::Interrupted),
-                _ = &mut deadline => return Err(Stop::Deadline),
             }
         }
         Ok(status.expect("loop ends after the exit"))
