@@ -333,7 +333,12 @@ test("writes", || {
             "spark-01",
             "sudo -n sh -c ",
             "mktemp -d -- \"$r/fabcheck-netplan.XXXXXXXX\""
-        ) && has(&c, "spark-01", "sudo -n sh -c ", "fabcheck-backup-dir /var/tmp"),
+        ) && has(
+            &c,
+            "spark-01",
+            "sudo -n sh -c ",
+            "fabcheck-backup-dir /var/tmp"
+        ),
         "{c:?}"
     );
     assert!(

@@ -943,7 +943,7 @@ fn a_node_that_runs_something_else_is_an_error_not_empty_output() {
         o.message("link [lab04]")
     );
     for name in ["link [lab05]", "run"] {
-        assert_eq!(o.status(&name), "error", "{name}: {}", o.message(name));
+        assert_eq!(o.status(name), "error", "{name}: {}", o.message(name));
         let m = o.message(name);
         assert!(
             m.contains("no output came back") && m.contains("ForceCommand"),

@@ -1798,7 +1798,10 @@ fn dispatcher_covers_every_kind() {
             "show-gids",
             "rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt",
         ),
-        ("lspci", "lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt"),
+        (
+            "lspci",
+            "lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt",
+        ),
         (
             "show-fec",
             "ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt",
@@ -1918,7 +1921,10 @@ fn rdma_statistic_nonzero() {
     ))
     .unwrap();
     let names: Vec<_> = p.iter().map(|l| (l.device.as_str(), l.port)).collect();
-    assert_eq!(names, [("mlx5_0", 1), ("mlx5_1", 1), ("mlx5_2", 1), ("mlx5_3", 1)]);
+    assert_eq!(
+        names,
+        [("mlx5_0", 1), ("mlx5_1", 1), ("mlx5_2", 1), ("mlx5_3", 1)]
+    );
     let c = &p[0].counters;
     assert_eq!(c.len(), 29);
     assert_eq!(c["out_of_buffer"], 135);
@@ -1929,7 +1935,9 @@ fn rdma_statistic_nonzero() {
     assert_eq!(c["out_of_sequence"], 0);
     assert_eq!(c["np_cnp_sent"], 0);
     assert!(p[0].optional_counters.is_empty());
-    assert!(p[1..].iter().all(|l| l.counters.len() == 29 && l.counters.values().all(|v| *v == 0)));
+    assert!(p[1..]
+        .iter()
+        .all(|l| l.counters.len() == 29 && l.counters.values().all(|v| *v == 0)));
 }
 
 /// `rdma statistic show link rocep8s0f0/1` as wrapped in the mlx5 optional-counters patch
@@ -1946,7 +1954,11 @@ fn rdma_statistic_wrapped_optional() {
     assert!(p[0].counters.contains_key("local_ack_timeout_err"));
     assert!(p[0].counters.contains_key("rx_icrc_encapsulated"));
     assert!(!p[0].counters.contains_key("rx_dct_connect"));
-    let opt: Vec<_> = p[0].optional_counters.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let opt: Vec<_> = p[0]
+        .optional_counters
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
     assert_eq!(opt, [("cc_rx_ce_pkts", 0), ("cc_tx_cnp_pkts", 0)]);
 }
 
@@ -1954,21 +1966,40 @@ fn rdma_statistic_wrapped_optional() {
 /// IPv4 address; a Huawei hrn3 device that has only RoCE v2 GIDs beside a ConnectX bond.
 #[test]
 fn show_gids_tabs() {
-    let g = parse::show_gids::parse(&fx("rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt")).unwrap();
+    let g = parse::show_gids::parse(&fx(
+        "rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt",
+    ))
+    .unwrap();
     assert_eq!(g.len(), 4);
     assert!(g.iter().all(|x| x.device == "mlx5_bond_0" && x.port == 1));
     assert_eq!(g[0].gid, "fe80:0000:0000:0000:0e42:a1ff:fead:479a");
-    assert_eq!((g[0].index, g[0].ipv4.as_deref(), g[0].roce_version.as_str()), (0, None, "v1"));
+    assert_eq!(
+        (g[0].index, g[0].ipv4.as_deref(), g[0].roce_version.as_str()),
+        (0, None, "v1")
+    );
     assert_eq!(g[2].ipv4.as_deref(), Some("10.96.83.26"));
-    assert_eq!((g[2].roce_version.as_str(), g[3].roce_version.as_str()), ("v1", "v2"));
+    assert_eq!(
+        (g[2].roce_version.as_str(), g[3].roce_version.as_str()),
+        ("v1", "v2")
+    );
     assert_eq!(g[3].index, 3);
     assert_eq!(g[3].netdev.as_deref(), Some("bond0"));
-    let g = parse::show_gids::parse(&fx("rdma/show_gids-hrn3-only-v2-and-mlx5-bond-tabs.txt")).unwrap();
+    let g =
+        parse::show_gids::parse(&fx("rdma/show_gids-hrn3-only-v2-and-mlx5-bond-tabs.txt")).unwrap();
     assert_eq!(g.len(), 4);
-    assert_eq!((g[0].device.as_str(), g[0].roce_version.as_str()), ("hrn3_bond_0", "v2"));
-    assert_eq!((g[1].index, g[1].ipv4.as_deref()), (1, Some("27.105.180.3")));
+    assert_eq!(
+        (g[0].device.as_str(), g[0].roce_version.as_str()),
+        ("hrn3_bond_0", "v2")
+    );
+    assert_eq!(
+        (g[1].index, g[1].ipv4.as_deref()),
+        (1, Some("27.105.180.3"))
+    );
     assert_eq!(g[1].gid, "0000:0000:0000:0000:0000:ffff:1b69:b403");
-    assert_eq!((g[2].device.as_str(), g[2].roce_version.as_str()), ("mlx5_bond_0", "v1"));
+    assert_eq!(
+        (g[2].device.as_str(), g[2].roce_version.as_str()),
+        ("mlx5_bond_0", "v1")
+    );
     assert_eq!(g[3].netdev.as_deref(), Some("bond1"));
 }
 
@@ -1976,19 +2007,41 @@ fn show_gids_tabs() {
 /// a ConnectX-4 with a RoCE port and an InfiniBand port (no netdev column) and the trailer.
 #[test]
 fn show_gids_spaces() {
-    let g = parse::show_gids::parse(&fx("rdma/show_gids-6x-mlx5-cx-spaces-ipv4-on-two-devices-no-trailer.txt")).unwrap();
+    let g = parse::show_gids::parse(&fx(
+        "rdma/show_gids-6x-mlx5-cx-spaces-ipv4-on-two-devices-no-trailer.txt",
+    ))
+    .unwrap();
     assert_eq!(g.len(), 16);
     let v2_ipv4: Vec<_> = g
         .iter()
         .filter(|x| x.roce_version == "v2" && x.ipv4.is_some())
-        .map(|x| (x.device.as_str(), x.index, x.ipv4.as_deref().unwrap(), x.netdev.as_deref().unwrap()))
+        .map(|x| {
+            (
+                x.device.as_str(),
+                x.index,
+                x.ipv4.as_deref().unwrap(),
+                x.netdev.as_deref().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(v2_ipv4, [("mlx5_1", 3, "10.200.0.28", "ens1f1"), ("mlx5_2", 3, "10.200.0.52", "ens2f0")]);
+    assert_eq!(
+        v2_ipv4,
+        [
+            ("mlx5_1", 3, "10.200.0.28", "ens1f1"),
+            ("mlx5_2", 3, "10.200.0.52", "ens2f0")
+        ]
+    );
     assert_eq!(g[15].netdev.as_deref(), Some("enp65s0f1np1"));
-    let g = parse::show_gids::parse(&fx("rdma/show_gids-cx4-roce-plus-ib-port-empty-netdev-n_gids_found.txt")).unwrap();
+    let g = parse::show_gids::parse(&fx(
+        "rdma/show_gids-cx4-roce-plus-ib-port-empty-netdev-n_gids_found.txt",
+    ))
+    .unwrap();
     assert_eq!(g.len(), 3);
     assert_eq!(g[1].netdev.as_deref(), Some("ens11f0"));
-    assert_eq!((g[2].device.as_str(), g[2].netdev.as_deref()), ("mlx5_1", None));
+    assert_eq!(
+        (g[2].device.as_str(), g[2].netdev.as_deref()),
+        ("mlx5_1", None)
+    );
     assert_eq!(g[2].gid, "fe80:0000:0000:0000:248a:0703:00b1:bc05");
 }
 
@@ -1996,39 +2049,81 @@ fn show_gids_spaces() {
 /// `(downgraded)`, and one of its SR-IOV VFs (`Speed unknown`, `Width x0`).
 #[test]
 fn lspci_cx7_downgraded() {
-    let d = parse::lspci::parse(&fx("lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt")).unwrap();
+    let d = parse::lspci::parse(&fx(
+        "lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt",
+    ))
+    .unwrap();
     assert_eq!(d.len(), 2);
     let pf = &d[0];
-    assert_eq!((pf.address.as_str(), pf.class.as_str()), ("b1:00.1", "Ethernet controller"));
+    assert_eq!(
+        (pf.address.as_str(), pf.class.as_str()),
+        ("b1:00.1", "Ethernet controller")
+    );
     assert_eq!(pf.name, "Mellanox Technologies MT2910 Family [ConnectX-7]");
-    assert_eq!((pf.lnk_cap_speed_gts, pf.lnk_cap_width), (Some(32.0), Some(16)));
-    assert_eq!((pf.lnk_sta_speed_gts, pf.lnk_sta_width), (Some(16.0), Some(8)));
+    assert_eq!(
+        (pf.lnk_cap_speed_gts, pf.lnk_cap_width),
+        (Some(32.0), Some(16))
+    );
+    assert_eq!(
+        (pf.lnk_sta_speed_gts, pf.lnk_sta_width),
+        (Some(16.0), Some(8))
+    );
     assert!(pf.lnk_sta_speed_downgraded && pf.lnk_sta_width_downgraded);
     assert_eq!(pf.part_number.as_deref(), Some("MCX713106AC-VEAT"));
-    assert!(pf.product_name.as_deref().unwrap().starts_with("NVIDIA ConnectX-7 Ethernet adapter card, 200 GbE"));
+    assert!(pf
+        .product_name
+        .as_deref()
+        .unwrap()
+        .starts_with("NVIDIA ConnectX-7 Ethernet adapter card, 200 GbE"));
     assert_eq!(pf.kernel_driver.as_deref(), Some("mlx5_core"));
     let vf = &d[1];
     assert_eq!(vf.address, "b1:00.2");
-    assert_eq!(vf.name, "Mellanox Technologies ConnectX Family mlx5Gen Virtual Function");
+    assert_eq!(
+        vf.name,
+        "Mellanox Technologies ConnectX Family mlx5Gen Virtual Function"
+    );
     assert_eq!((vf.lnk_sta_speed_gts, vf.lnk_sta_width), (None, Some(0)));
     assert!(vf.lnk_sta_speed_downgraded && vf.lnk_sta_width_downgraded);
-    assert_eq!((vf.part_number.as_deref(), vf.kernel_driver.as_deref()), (None, Some("mlx5_vfio_pci")));
+    assert_eq!(
+        (vf.part_number.as_deref(), vf.kernel_driver.as_deref()),
+        (None, Some("mlx5_vfio_pci"))
+    );
 }
 
 /// Whole `lspci -vv` captured on the H200 machine (Firecracker VM): six virtio/bridge functions
 /// without a PCIe link and the H200 at 32GT/s x16 of 32GT/s x16, no markers (pciutils 3.9.0).
 #[test]
 fn lspci_h200_vm() {
-    let d = parse::lspci::parse(&fx("lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt")).unwrap();
+    let d = parse::lspci::parse(&fx(
+        "lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt",
+    ))
+    .unwrap();
     let addrs: Vec<_> = d.iter().map(|x| x.address.as_str()).collect();
-    assert_eq!(addrs, ["00:00.0", "00:01.0", "00:02.0", "00:03.0", "00:04.0", "00:05.0", "00:06.0"]);
-    assert_eq!((d[0].class.as_str(), d[0].name.as_str()), ("Host bridge", "Intel Corporation Device 0d57"));
+    assert_eq!(
+        addrs,
+        ["00:00.0", "00:01.0", "00:02.0", "00:03.0", "00:04.0", "00:05.0", "00:06.0"]
+    );
+    assert_eq!(
+        (d[0].class.as_str(), d[0].name.as_str()),
+        ("Host bridge", "Intel Corporation Device 0d57")
+    );
     assert_eq!(d[4].class, "Unassigned class [ffff]");
-    assert!(d[..6].iter().all(|x| x.lnk_cap_width.is_none() && x.lnk_sta_width.is_none()));
+    assert!(d[..6]
+        .iter()
+        .all(|x| x.lnk_cap_width.is_none() && x.lnk_sta_width.is_none()));
     let gpu = &d[6];
-    assert_eq!((gpu.class.as_str(), gpu.name.as_str()), ("3D controller", "NVIDIA Corporation Device 2335 (rev a1)"));
-    assert_eq!((gpu.lnk_cap_speed_gts, gpu.lnk_cap_width), (Some(32.0), Some(16)));
-    assert_eq!((gpu.lnk_sta_speed_gts, gpu.lnk_sta_width), (Some(32.0), Some(16)));
+    assert_eq!(
+        (gpu.class.as_str(), gpu.name.as_str()),
+        ("3D controller", "NVIDIA Corporation Device 2335 (rev a1)")
+    );
+    assert_eq!(
+        (gpu.lnk_cap_speed_gts, gpu.lnk_cap_width),
+        (Some(32.0), Some(16))
+    );
+    assert_eq!(
+        (gpu.lnk_sta_speed_gts, gpu.lnk_sta_width),
+        (Some(32.0), Some(16))
+    );
     assert!(!gpu.lnk_sta_speed_downgraded && !gpu.lnk_sta_width_downgraded);
     assert_eq!(gpu.kernel_driver.as_deref(), Some("nvidia"));
 }
@@ -2086,22 +2181,40 @@ fn ethtool_stats_phy_counters() {
 /// `[ per_lane: ... ]` brackets.
 #[test]
 fn show_fec_statistics() {
-    let f = parse::show_fec::parse(&fx("ethtool/ethtool-I-show-fec-per-lane-stats-cover-letter-one-space-indent.txt")).unwrap();
+    let f = parse::show_fec::parse(&fx(
+        "ethtool/ethtool-I-show-fec-per-lane-stats-cover-letter-one-space-indent.txt",
+    ))
+    .unwrap();
     assert_eq!(f.interface, "eth0");
     assert_eq!(f.configured_encodings, ["None"]);
     assert_eq!(f.active_encoding.as_deref(), Some("None"));
-    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (Some(256), Some(145)));
+    assert_eq!(
+        (f.corrected_blocks, f.uncorrectable_blocks),
+        (Some(256), Some(145))
+    );
     assert_eq!(f.per_lane["corrected_blocks"], [255, 1]);
     assert_eq!(f.per_lane["uncorrectable_blocks"], [128, 17]);
-    let f = parse::show_fec::parse(&fx("ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt")).unwrap();
+    let f = parse::show_fec::parse(&fx(
+        "ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt",
+    ))
+    .unwrap();
     assert_eq!(f.interface, "ens21f0np0");
     assert_eq!(f.configured_encodings, ["Auto", "RS", "BaseR"]);
     assert_eq!(f.active_encoding.as_deref(), Some("RS"));
-    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (Some(0), Some(0)));
+    assert_eq!(
+        (f.corrected_blocks, f.uncorrectable_blocks),
+        (Some(0), Some(0))
+    );
     assert!(f.per_lane.is_empty());
-    let f = parse::show_fec::parse(&fx("ethtool/ethtool-I-show-fec-6.18-histogram-per-lane-brackets-uncorrectable-4.txt")).unwrap();
+    let f = parse::show_fec::parse(&fx(
+        "ethtool/ethtool-I-show-fec-6.18-histogram-per-lane-brackets-uncorrectable-4.txt",
+    ))
+    .unwrap();
     assert_eq!(f.interface, "eni8np1");
-    assert_eq!((f.corrected_blocks, f.uncorrectable_blocks), (Some(123), Some(4)));
+    assert_eq!(
+        (f.corrected_blocks, f.uncorrectable_blocks),
+        (Some(123), Some(4))
+    );
     assert_eq!(f.statistics["fec_symbol_err_0"], 445);
     assert_eq!(f.statistics["fec_symbol_err_4_to_7"], 2);
     assert_eq!(f.per_lane["fec_symbol_err_0"], [125, 120, 100, 100]);
@@ -2112,7 +2225,10 @@ fn show_fec_statistics() {
 /// error naming the line, not an empty result.
 #[test]
 fn show_fec_not_supported() {
-    let e = parse::show_fec::parse(&fx("ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt")).unwrap_err();
+    let e = parse::show_fec::parse(&fx(
+        "ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt",
+    ))
+    .unwrap_err();
     assert_eq!((e.kind, e.line), ("show-fec", 1));
     assert_eq!(e.text, "netlink error: Operation not supported");
     assert!(e.reason.contains("FEC parameters"), "{e}");
@@ -2122,16 +2238,31 @@ fn show_fec_not_supported() {
 /// between tc 0 (priorities 0,1,2,4,5,7) and tc 3, tc 6 vendor; buffers with max_buffer_size.
 #[test]
 fn mlnx_qos_dscp_pfc3() {
-    let q = parse::mlnx_qos::parse(&fx("mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt")).unwrap();
+    let q = parse::mlnx_qos::parse(&fx(
+        "mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt",
+    ))
+    .unwrap();
     assert_eq!(q.dcbx_mode.as_deref(), Some("Firmware controlled"));
     assert_eq!(q.trust_state, "dscp");
     assert_eq!(q.dscp2prio.len(), 64);
-    assert_eq!((q.dscp2prio[&26], q.dscp2prio[&0], q.dscp2prio[&48], q.dscp2prio[&63]), (3, 0, 6, 7));
+    assert_eq!(
+        (
+            q.dscp2prio[&26],
+            q.dscp2prio[&0],
+            q.dscp2prio[&48],
+            q.dscp2prio[&63]
+        ),
+        (3, 0, 6, 7)
+    );
     assert_eq!(q.receive_buffer_bytes, [130944, 130944, 0, 0, 0, 0, 0, 0]);
     assert_eq!((q.max_buffer_bytes, q.cable_len), (Some(262016), Some(7)));
     assert_eq!(q.pfc_enabled_priorities, [3]);
     assert_eq!(q.pfc_buffer, [0, 0, 0, 1, 0, 0, 0, 0]);
-    let tcs: Vec<_> = q.tcs.iter().map(|t| (t.tc, t.tsa.as_str(), t.bw_pct, t.priorities.clone())).collect();
+    let tcs: Vec<_> = q
+        .tcs
+        .iter()
+        .map(|t| (t.tc, t.tsa.as_str(), t.bw_pct, t.priorities.clone()))
+        .collect();
     assert_eq!(
         tcs,
         [
@@ -2147,8 +2278,14 @@ fn mlnx_qos_dscp_pfc3() {
 /// vendor classes with priorities 0 and 1 swapped between tc 0 and tc 1.
 #[test]
 fn mlnx_qos_pcp_default() {
-    let q = parse::mlnx_qos::parse(&fx("mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt")).unwrap();
-    assert_eq!((q.dcbx_mode.as_deref(), q.trust_state.as_str()), (Some("OS controlled"), "pcp"));
+    let q = parse::mlnx_qos::parse(&fx(
+        "mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (q.dcbx_mode.as_deref(), q.trust_state.as_str()),
+        (Some("OS controlled"), "pcp")
+    );
     assert!(q.dscp2prio.is_empty() && q.pfc_enabled_priorities.is_empty());
     assert_eq!(q.receive_buffer_bytes, [524160, 0, 0, 0, 0, 0, 0, 0]);
     assert_eq!(q.max_buffer_bytes, None);
@@ -2156,8 +2293,14 @@ fn mlnx_qos_pcp_default() {
     assert_eq!(q.tcs.len(), 8);
     assert_eq!((q.tcs[0].tc, q.tcs[0].priorities.as_slice()), (0, &[1][..]));
     assert_eq!((q.tcs[1].tc, q.tcs[1].priorities.as_slice()), (1, &[0][..]));
-    assert!(q.tcs.iter().all(|t| t.tsa == "vendor" && t.bw_pct.is_none()));
-    let e = parse::mlnx_qos::parse("Priority trust state: dscp\nPFC configuration:\n  enabled 0 0 0 1\n").unwrap_err();
+    assert!(q
+        .tcs
+        .iter()
+        .all(|t| t.tsa == "vendor" && t.bw_pct.is_none()));
+    let e = parse::mlnx_qos::parse(
+        "Priority trust state: dscp\nPFC configuration:\n  enabled 0 0 0 1\n",
+    )
+    .unwrap_err();
     assert_eq!(e.line, 3);
 }
 
@@ -2169,14 +2312,29 @@ fn ethtool_module_qsfp28_sr4() {
         "ethtool-m/ethtool-m-qsfp28-100g-sr4-mellanox-mma1b00-per-channel-tabs-thresholds.txt",
     ))
     .unwrap();
-    assert_eq!((m.identifier.as_str(), m.form_factor.as_deref()), ("0x11 (QSFP28)", Some("QSFP28")));
+    assert_eq!(
+        (m.identifier.as_str(), m.form_factor.as_deref()),
+        ("0x11 (QSFP28)", Some("QSFP28"))
+    );
     assert_eq!(m.connector.as_deref(), Some("0x0c (MPO Parallel Optic)"));
-    assert_eq!(m.transceiver_type, ["100G Ethernet: 100G Base-SR4 or 25GBase-SR"]);
-    assert_eq!((m.vendor_name.as_deref(), m.vendor_pn.as_deref()), (Some("Mellanox"), Some("MMA1B00-C100D")));
-    assert_eq!((m.vendor_sn.as_deref(), m.vendor_rev.as_deref()), (Some("MT1708FT01255"), Some("A4")));
+    assert_eq!(
+        m.transceiver_type,
+        ["100G Ethernet: 100G Base-SR4 or 25GBase-SR"]
+    );
+    assert_eq!(
+        (m.vendor_name.as_deref(), m.vendor_pn.as_deref()),
+        (Some("Mellanox"), Some("MMA1B00-C100D"))
+    );
+    assert_eq!(
+        (m.vendor_sn.as_deref(), m.vendor_rev.as_deref()),
+        (Some("MT1708FT01255"), Some("A4"))
+    );
     close(m.temperature_c, 30.56);
     close(m.voltage_v, 3.2350);
-    assert_eq!(m.lanes.iter().map(|l| l.lane).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(
+        m.lanes.iter().map(|l| l.lane).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
     close(m.lanes[0].tx_bias_ma, 6.750);
     close(m.lanes[0].tx_power_mw, 1.3924);
     close(m.lanes[0].tx_power_dbm, 1.44);
@@ -2208,8 +2366,14 @@ fn ethtool_module_laser_off() {
     assert_eq!(m.transceiver_type.len(), 4);
     assert_eq!(m.vendor_name.as_deref(), Some("FINISAR CORP"));
     assert_eq!(m.lanes.len(), 4);
-    assert!(m.lanes.iter().all(|l| l.tx_power_mw == Some(0.0) && l.tx_power_dbm.is_none()));
-    assert!(m.lanes.iter().all(|l| l.rx_power_mw == Some(0.0) && l.rx_power_dbm.is_none()));
+    assert!(m
+        .lanes
+        .iter()
+        .all(|l| l.tx_power_mw == Some(0.0) && l.tx_power_dbm.is_none()));
+    assert!(m
+        .lanes
+        .iter()
+        .all(|l| l.rx_power_mw == Some(0.0) && l.rx_power_dbm.is_none()));
     assert!(m.lanes.iter().all(|l| l.tx_bias_ma == Some(0.0)));
     assert_eq!(m.thresholds.rx_power_low_alarm_dbm, None);
     assert_eq!(m.thresholds.tx_power_high_alarm_dbm, None);
@@ -2227,13 +2391,22 @@ fn ethtool_module_dac() {
         "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt",
     ))
     .unwrap();
-    assert_eq!(m.connector.as_deref(), Some("0x23 (No separable connector)"));
+    assert_eq!(
+        m.connector.as_deref(),
+        Some("0x23 (No separable connector)")
+    );
     assert_eq!(m.vendor_pn.as_deref(), Some("MCP1600-E00A"));
-    assert_eq!(m.transceiver_type[1], "100G Ethernet: 100G Base-CR4 or 25G Base-CR CA-L");
+    assert_eq!(
+        m.transceiver_type[1],
+        "100G Ethernet: 100G Base-CR4 or 25G Base-CR CA-L"
+    );
     assert!(m.lanes.is_empty());
     assert_eq!(m.thresholds, Default::default());
     close(m.temperature_c, 0.0);
-    let e = parse::ethtool_module::parse(&fx("ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt")).unwrap_err();
+    let e = parse::ethtool_module::parse(&fx(
+        "ethtool/ethtool-show-fec-virtio-netlink-operation-not-supported.txt",
+    ))
+    .unwrap_err();
     assert_eq!((e.kind, e.line), ("ethtool-module", 1));
 }
 
@@ -2281,16 +2454,28 @@ fn lspci_dgx_spark_root_port_grep() {
         assert_eq!((d[0].lnk_sta_speed_gts, d[0].lnk_sta_width), (Some(2.5), Some(4)), "{f}");
         assert!(!d[0].lnk_sta_speed_downgraded && !d[0].lnk_sta_width_downgraded, "{f}");
     }
-    let d = parse::lspci::parse(&fx("lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-gen5-x4-healthy.txt")).unwrap();
-    assert_eq!((d[0].lnk_sta_speed_gts, d[0].lnk_sta_width), (Some(32.0), Some(4)));
-    assert_eq!((d[0].lnk_cap_speed_gts, d[0].lnk_cap_width), (Some(32.0), Some(4)));
+    let d = parse::lspci::parse(&fx(
+        "lspci/lspci-vvv-s-0002-00-00.0-grep-lnk-dgx-spark-root-port-gen5-x4-healthy.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (d[0].lnk_sta_speed_gts, d[0].lnk_sta_width),
+        (Some(32.0), Some(4))
+    );
+    assert_eq!(
+        (d[0].lnk_cap_speed_gts, d[0].lnk_cap_width),
+        (Some(32.0), Some(4))
+    );
 }
 
 /// `ethtool --show-fec` (no `-I`) on a DGX Spark ConnectX-7 port behind a QSFP switch: Auto, RS
 /// active, no statistics block (all statistic fields empty).
 #[test]
 fn show_fec_dgx_spark() {
-    let f = parse::show_fec::parse(&fx("ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt")).unwrap();
+    let f = parse::show_fec::parse(&fx(
+        "ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt",
+    ))
+    .unwrap();
     assert_eq!(f.interface, "enp1s0f1np1");
     assert_eq!(f.configured_encodings, ["Auto"]);
     assert_eq!(f.active_encoding.as_deref(), Some("RS"));
@@ -2316,7 +2501,14 @@ fn rdma_statistic_show_counters() {
     assert_eq!(c["out_of_sequence"], 1811101);
     assert_eq!(c["resp_cqe_error"], 3293504);
     assert_eq!(c["rx_write_requests"], 2402134794);
-    assert_eq!((c["packet_seq_err"], c["local_ack_timeout_err"], c["rp_cnp_handled"]), (0, 0, 0));
+    assert_eq!(
+        (
+            c["packet_seq_err"],
+            c["local_ack_timeout_err"],
+            c["rp_cnp_handled"]
+        ),
+        (0, 0, 0)
+    );
     let e = parse::rdma_statistic::parse("Port 1 hw counters:\nnp_cnp_sent: lots\n").unwrap_err();
     assert_eq!(e.line, 2);
 }
@@ -2325,15 +2517,31 @@ fn rdma_statistic_show_counters() {
 /// 32GT/s x16 with `(ok)` markers; VPD values padded with trailing spaces are trimmed.
 #[test]
 fn lspci_cx7_ok_markers() {
-    let d = parse::lspci::parse(&fx("lspci/lspci-vv-s-cx7-osfp-ndr-gen5-x16-ok-markers-spaces-vpd-trailing-spaces.txt")).unwrap();
+    let d = parse::lspci::parse(&fx(
+        "lspci/lspci-vv-s-cx7-osfp-ndr-gen5-x16-ok-markers-spaces-vpd-trailing-spaces.txt",
+    ))
+    .unwrap();
     assert_eq!(d.len(), 1);
     let n = &d[0];
-    assert_eq!((n.address.as_str(), n.class.as_str()), ("19:00.0", "Infiniband controller"));
-    assert_eq!((n.lnk_cap_speed_gts, n.lnk_cap_width), (Some(32.0), Some(16)));
-    assert_eq!((n.lnk_sta_speed_gts, n.lnk_sta_width), (Some(32.0), Some(16)));
+    assert_eq!(
+        (n.address.as_str(), n.class.as_str()),
+        ("19:00.0", "Infiniband controller")
+    );
+    assert_eq!(
+        (n.lnk_cap_speed_gts, n.lnk_cap_width),
+        (Some(32.0), Some(16))
+    );
+    assert_eq!(
+        (n.lnk_sta_speed_gts, n.lnk_sta_width),
+        (Some(32.0), Some(16))
+    );
     assert!(!n.lnk_sta_speed_downgraded && !n.lnk_sta_width_downgraded);
     assert_eq!(n.part_number.as_deref(), Some("MCX75310AAS-NEAT"));
-    assert!(n.product_name.as_deref().unwrap().ends_with("Secure Boot Enabled"));
+    assert!(n
+        .product_name
+        .as_deref()
+        .unwrap()
+        .ends_with("Secure Boot Enabled"));
     assert_eq!(n.kernel_driver.as_deref(), Some("mlx5_core"));
 }
 

@@ -810,7 +810,11 @@ fn tool_versions_recorded_by_the_run_reach_the_json() {
     let fixture = common::repo()
         .join("tests/fixtures/ethtool/ethtool-i-cx6dx-inbox-kernel-driver-version-5.0-0.txt");
     let ethtool = shims.join("ethtool");
-    std::fs::write(&ethtool, format!("#!/bin/sh\ncat '{}'\n", fixture.display())).unwrap();
+    std::fs::write(
+        &ethtool,
+        format!("#!/bin/sh\ncat '{}'\n", fixture.display()),
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&ethtool, std::fs::Permissions::from_mode(0o755)).unwrap();
     let toolx = shims.join("toolx");

@@ -518,14 +518,26 @@ test_pairs([a, b], "old again", |x, y| { assert(x.name != y.name, "x"); }, #{ pa
     for n in ["old [spark-01 -> spark-02]", "new [spark-01 -> spark-02]"] {
         assert_eq!(o.test(n)["tags"], serde_json::json!(["t"]), "{n}");
     }
-    let said = o.stderr.matches("test_pairs(nodes, name, f, opts) is deprecated").count();
+    let said = o
+        .stderr
+        .matches("test_pairs(nodes, name, f, opts) is deprecated")
+        .count();
     assert_eq!(said, 1, "stderr: {}", o.stderr);
-    assert!(o.stderr.contains("write test_pairs(nodes, name, opts, f)") && o.stderr.contains("s.rhai:4"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("write test_pairs(nodes, name, opts, f)")
+            && o.stderr.contains("s.rhai:4"),
+        "{}",
+        o.stderr
+    );
     let new_only = Fab::new()
         .file("s.rhai", &s.lines().take(3).collect::<Vec<_>>().join("\n"))
         .args(["run", "s.rhai", "-i", &sim()])
         .run();
-    assert!(!new_only.stderr.contains("deprecated"), "{}", new_only.stderr);
+    assert!(
+        !new_only.stderr.contains("deprecated"),
+        "{}",
+        new_only.stderr
+    );
 }
 
 /// Issue 20 item 2: the RDMA mesh runs both directions by default (spark-02 transmits too), and

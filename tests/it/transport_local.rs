@@ -360,7 +360,17 @@ fn a_timeout_ends_what_the_command_detached_and_says_so() {
 fn exec_honours_a_timeout_past_ten_minutes() {
     for (asked, shown) in [("700s", "(timeout 700s)"), ("1h", "(timeout 3600s)")] {
         let o = Fab::new()
-            .args(["-v", "exec", "-w", "localhost", "--timeout", asked, "--", "echo", "hi"])
+            .args([
+                "-v",
+                "exec",
+                "-w",
+                "localhost",
+                "--timeout",
+                asked,
+                "--",
+                "echo",
+                "hi",
+            ])
             .run();
         o.code(0);
         assert!(o.stdout.contains("hi"), "{}", o.stdout);

@@ -5,8 +5,8 @@
 
 pub mod assertions;
 mod cluster;
-mod health;
 pub mod dry;
+mod health;
 mod nccl_env;
 mod nodes;
 mod options;

@@ -295,14 +295,20 @@ fn shapes() -> Shapes {
         fec: parsed::<show_fec::ShowFec>("ethtool --show-fec result").done(),
         // `dscp2prio` is a map keyed by DSCP value.
         module: parsed::<ethtool_module::Module>("ethtool -m result")
-            .many("lanes", parsed::<ethtool_module::Lane>("ethtool -m lane").done())
+            .many(
+                "lanes",
+                parsed::<ethtool_module::Lane>("ethtool -m lane").done(),
+            )
             .one(
                 "thresholds",
                 parsed::<ethtool_module::Thresholds>("ethtool -m thresholds").done(),
             )
             .done(),
         qos: parsed::<mlnx_qos::MlnxQos>("mlnx_qos result")
-            .many("tcs", parsed::<mlnx_qos::TrafficClass>("mlnx_qos traffic class").done())
+            .many(
+                "tcs",
+                parsed::<mlnx_qos::TrafficClass>("mlnx_qos traffic class").done(),
+            )
             .done(),
     }
 }
