@@ -15,6 +15,7 @@ fn script_signature(sig: &str) -> String {
         ("alloc::collections::btree::map::BTreeMap<smartstring::SmartString<smartstring::config::LazyCompact>,rhai::types::dynamic::Dynamic>", "map"),
         ("alloc::vec::Vec<rhai::types::dynamic::Dynamic>", "array"),
         ("fabcheck::primitives::NodeRef", "Node"),
+        ("&mut fabcheck::engine::signal::Signal", "outcome"),
         ("rhai::types::dynamic::Dynamic", "Dynamic"),
         ("types::dynamic::Dynamic", "Dynamic"),
         ("alloc::string::String", "string"),

@@ -515,3 +515,27 @@ fn print_is_visible_for_the_top_level_and_with_v() {
         .run();
     assert!(o.stdout.contains("[t] inside the test"), "{}", o.stdout);
 }
+
+/// A caught `error()`/`fail()` reads as its message (`${e}`, `e.to_string()`), not as the name of
+/// an internal type: a stdlib check that gathers what it could not read says what went wrong.
+#[test]
+fn a_caught_outcome_reads_as_its_message() {
+    let s = r#"test("caught", || {
+    let got = [];
+    try { error("mlnx_qos missing on n1"); } catch (e) { got.push(`${e}`); got.push(e.to_string()); }
+    try { fail("pfc differs"); } catch (e) { got.push(`${e}`); }
+    fail(got.reduce(|a, x| a + " | " + x, ""));
+});
+"#;
+    let o = Fab::new()
+        .file("c.rhai", s)
+        .args(["run", "c.rhai"])
+        .reports()
+        .run();
+    let m = o.message("caught");
+    assert!(
+        m.matches("mlnx_qos missing on n1").count() == 2 && m.contains("pfc differs"),
+        "{m}"
+    );
+    assert!(!m.contains("Signal"), "{m}");
+}

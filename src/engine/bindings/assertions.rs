@@ -275,6 +275,9 @@ fn register_outcomes(engine: &mut Engine) {
             ))
         },
     );
+    // A caught outcome (`try { … } catch (e)`) reads as its message: `${e}`, `e.to_string()`.
+    engine.register_fn("to_string", |s: &mut signal::Signal| s.message.clone());
+    engine.register_fn("to_debug", |s: &mut signal::Signal| s.message.clone());
     engine.register_fn("warn", |ctx: NativeCallContext, msg: &str| {
         let line = format!("{msg} at {}", at(&ctx));
         if context::with(|c| c.warnings.push(line.clone())).is_none() {
