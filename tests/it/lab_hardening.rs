@@ -324,3 +324,57 @@ fn known_hosts_off_warns_once_when_it_accepts_a_changed_host_key() {
         "{junit}"
     );
 }
+
+/// Issue 23 leftover: the local transport's `env` with `sudo: true`. As root (no sudo is run)
+/// and as the lab user (`runuser`; `sudo -n`, whose env_reset clears the environment: on main
+/// the value was dropped), the value reaches the command, which runs as root, and never any
+/// argv (a /proc poller runs the whole time). Needs the lab only for its user with
+/// passwordless sudo.
+#[test]
+fn local_env_reaches_a_sudo_command_as_root_and_as_another_user_and_no_argv() {
+    let Some(_lab) = Lab::ensure(
+        16,
+        "local_env_reaches_a_sudo_command_as_root_and_as_another_user_and_no_argv",
+    ) else {
+        return;
+    };
+    let secret = format!("S3CRET{}y it's", std::process::id());
+    let inv = "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"a\"\n";
+    let s = format!(
+        "test(\"plain\", || {{ let r = node(\"a\").run(`sleep 1; printf %s \"$TOK\"`, #{{ env: #{{ TOK: \"{secret}\" }} }}); assert_eq(r.stdout, \"{secret}\", \"value\"); }});\n\
+         test(\"sudo\", || {{ let r = node(\"a\").run(`sleep 1; printf '%s %s' \"$(id -u)\" \"$TOK\"`, #{{ env: #{{ TOK: \"{secret}\" }}, sudo: true }}); assert_eq(r.stdout, \"0 {secret}\", \"uid and value\"); }});\n"
+    );
+    let secret_word = secret.split(' ').next().unwrap().to_string();
+    for user in ["root", "fclab"] {
+        let f = Fab::new()
+            .file("inv.toml", inv)
+            .file("s.rhai", &s)
+            .args(["run", "s.rhai", "-i", "inv.toml"])
+            .reports();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(f.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let c = f.command();
+        let mut cmd = std::process::Command::new("runuser");
+        cmd.args(["-u", user, "--"])
+            .arg(c.get_program())
+            .args(c.get_args())
+            .env("CI", "true")
+            .current_dir(f.dir())
+            .stdin(std::process::Stdio::null());
+        let (stop, poller) = poll_argvs(secret_word.clone());
+        let out = cmd.output().expect("runuser");
+        stop.store(true, Ordering::Relaxed);
+        let seen = poller.join().unwrap();
+        let o = f.outcome(out);
+        for t in ["plain", "sudo"] {
+            assert_eq!(o.status(t), "pass", "{user}, {t}: {}", o.message(t));
+        }
+        o.code(0);
+        assert!(
+            seen.is_empty(),
+            "{user}: the value was in an argv {} times, e.g. {:?}",
+            seen.len(),
+            seen.first()
+        );
+    }
+}
