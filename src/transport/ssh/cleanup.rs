@@ -163,12 +163,12 @@ pub(super) fn kill_connecting_ssh(control_dir: &str, node: &crate::inventory::No
 /// A small local process of its own (`sh`, its own process group, deaf to INT/TERM/HUP) that
 /// outlives fabcheck only to clean up after it: it waits for the end of its stdin, a pipe
 /// whose only writer is fabcheck, so it wakes when fabcheck ends in any way (SIGKILL too).
-/// It then runs the interrupt's node cleanup ([`cleanup_command`]) through every master still
-/// there, all nodes at once, each bounded by [`WATCHDOG_NODE_S`] (a dead node or a stopped
-/// sshd costs that, never more), so that no process of the run is left on a node; then tells
-/// every master to exit at once (`ssh -O exit`: a master with a command still running would
-/// otherwise stay until that command ends, up to its timeout) and removes the run's control
-/// directory. After a normal end it finds nothing to do (no control directory is left).
+/// It then, for every master still there, all nodes at once, runs the interrupt's node
+/// cleanup ([`cleanup_command`]) through it, bounded by [`WATCHDOG_NODE_S`] (a dead node or a
+/// stopped sshd costs that, never more), so that no process of the run is left on the node,
+/// and tells the master to exit (`ssh -O exit`: a master with a command still running would
+/// otherwise stay until that command ends, up to its timeout); then it removes the run's
+/// control directory. After a normal end it finds nothing to do (no control directory is left).
 pub(super) struct Watchdog {
     child: std::process::Child,
 }
@@ -185,10 +185,8 @@ const WATCHDOG: &str = "trap '' INT TERM HUP; cat >/dev/null; \
     ctl() { s=$1; shift; timeout -k 1 \"$FC_NODE_S\" ssh -F /dev/null -o ControlPath=\"$s\" \
     -o ControlMaster=no -o BatchMode=yes \"$@\" </dev/null >/dev/null 2>&1; }; \
     for s in \"$FC_DIR\"/*/.ssh-connection*/master; do [ -S \"$s\" ] && \
-    ctl \"$s\" fabcheck-watchdog \"$FC_CLEANUP\" & done; wait; \
-    for s in \"$FC_DIR\"/*/.ssh-connection*/master; do [ -S \"$s\" ] && \
-    ctl \"$s\" -O exit fabcheck-watchdog & done; wait; \
-    rm -rf -- \"$FC_DIR\"";
+    { ctl \"$s\" fabcheck-watchdog \"$FC_CLEANUP\"; ctl \"$s\" -O exit fabcheck-watchdog; } & \
+    done; wait; rm -rf -- \"$FC_DIR\"";
 
 impl Watchdog {
     /// Watch over the run's control directory `outer` and the nodes of run `marker` (both
