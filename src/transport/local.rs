@@ -72,7 +72,9 @@ pub fn run_local(
 /// [`run_local`] with every chunk of output handed to `sink` as it arrives. The output kept
 /// in memory is bounded ([`Capped`]); reading stops once the command has exited (plus
 /// [`EXIT_GRACE`]) even if something outside its process group still holds the pipes, and
-/// the deadline and an interrupt are honoured whatever the pipes do.
+/// the deadline and an interrupt are honoured whatever the pipes do. The command's `env`
+/// reaches it on its stdin ([`super::env_stdin`]: `export` lines, then end of input), never
+/// in its environment or argv: `argv` must read it (see [`with_env_from_stdin`]).
 pub fn run_local_streaming(
     node: &str,
     req: &CmdRequest,
@@ -82,18 +84,20 @@ pub fn run_local_streaming(
     use std::os::fd::AsRawFd;
     let start = Instant::now();
     let mut cmd = Command::new(&argv[0]);
+    let env = super::env_stdin(req);
     cmd.args(&argv[1..])
-        .stdin(Stdio::null())
+        .stdin(match env {
+            Some(_) => Stdio::piped(),
+            None => Stdio::null(),
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    for (k, v) in &req.env {
-        cmd.env(k, v);
-    }
     let mut child = cmd.spawn().map_err(|e| TransportError::Other {
         node: node.into(),
         message: format!("cannot start `{}`: {e}", argv[0]),
     })?;
+    send_env(child.stdin.take(), env);
     let pid = child.id();
     let out = child.stdout.take().expect("piped");
     let err = child.stderr.take().expect("piped");
@@ -230,6 +234,29 @@ pub fn run_local_streaming(
     }
 }
 
+/// Write the command's `env` lines to its stdin and close it, from a thread of its own: a
+/// command that does not read (sudo refused, a syntax error) never blocks the run; the write
+/// then fails (SIGPIPE is ignored in Rust programs) and the thread ends.
+fn send_env(stdin: Option<std::process::ChildStdin>, env: Option<Vec<u8>>) {
+    use std::io::Write;
+    if let (Some(mut stdin), Some(bytes)) = (stdin, env) {
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+    }
+}
+
+/// The `sh -c` script of a command with an `env`: the `export` lines from stdin first (see
+/// [`super::env_stdin`]; `eval` is a builtin, so the values stay inside this shell and what it
+/// starts, after sudo, which clears the environment), then the command on a line of its own.
+fn with_env_from_stdin(req: &CmdRequest) -> String {
+    if req.env.is_empty() {
+        req.command.clone()
+    } else {
+        format!("eval \"$(cat)\"\n{}", req.command)
+    }
+}
+
 /// A readable pipe with its descriptor.
 trait ReadFd: Read {
     fn fd(&self) -> i32;
@@ -254,7 +281,8 @@ impl Transport for LocalTransport {
         use super::leftovers::{command_tag, end_command_script, ended_note, CMD_ENV};
         let tag = command_tag();
         // As on a node: the run marker and the command's tag in the environment of everything
-        // the command starts (after sudo, which would drop them).
+        // the command starts (after sudo, which would drop them); the command's own `env`
+        // through stdin (see with_env_from_stdin).
         let mut argv = sudo_prefix(req.sudo);
         argv.extend([
             "env".into(),
@@ -262,7 +290,7 @@ impl Transport for LocalTransport {
             format!("{CMD_ENV}={tag}"),
             "sh".into(),
             "-c".into(),
-            req.command.clone(),
+            with_env_from_stdin(req),
             super::run_marker().into(),
         ]);
         // The group is killed at a timeout; what left it is found by the command's tag.

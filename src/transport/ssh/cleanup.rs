@@ -162,30 +162,45 @@ pub(super) fn kill_connecting_ssh(control_dir: &str, node: &crate::inventory::No
 
 /// A small local process of its own (`sh`, its own process group, deaf to INT/TERM/HUP) that
 /// outlives fabcheck only to clean up after it: it waits for the end of its stdin, a pipe
-/// whose only writer is fabcheck, so it wakes when fabcheck ends in any way (SIGKILL too);
-/// it then tells every master of the run to exit at once (`ssh -O exit`: a master with a
-/// command still running would otherwise stay until that command ends, up to its timeout)
-/// and removes the run's control directory. After a normal end it finds nothing to do.
+/// whose only writer is fabcheck, so it wakes when fabcheck ends in any way (SIGKILL too).
+/// It then, for every master still there, all nodes at once, runs the interrupt's node
+/// cleanup ([`cleanup_command`]) through it, bounded by [`WATCHDOG_NODE_S`] (a dead node or a
+/// stopped sshd costs that, never more), so that no process of the run is left on the node,
+/// and tells the master to exit (`ssh -O exit`: a master with a command still running would
+/// otherwise stay until that command ends, up to its timeout); then it removes the run's
+/// control directory. After a normal end it finds nothing to do (no control directory is left).
 pub(super) struct Watchdog {
     child: std::process::Child,
 }
 
+/// Seconds the watchdog gives the node cleanup on each node (all nodes at once): the cleanup
+/// itself takes about a second (TERM, a second, KILL).
+pub const WATCHDOG_NODE_S: u32 = 4;
+
+/// The watchdog's script: `$FC_DIR` the run's control directory, `$FC_CLEANUP` the node line
+/// of [`cleanup_command`], `$FC_NODE_S` the bound of each node's cleanup. The ssh clients
+/// reach the nodes only through a master's socket (`ControlMaster=no`, no config, no agent,
+/// `BatchMode`): never a new connection, never a question.
 const WATCHDOG: &str = "trap '' INT TERM HUP; cat >/dev/null; \
+    ctl() { s=$1; shift; timeout -k 1 \"$FC_NODE_S\" ssh -F /dev/null -o ControlPath=\"$s\" \
+    -o ControlMaster=no -o BatchMode=yes \"$@\" </dev/null >/dev/null 2>&1; }; \
     for s in \"$FC_DIR\"/*/.ssh-connection*/master; do [ -S \"$s\" ] && \
-    timeout 5 ssh -F /dev/null -o ControlPath=\"$s\" -O exit fabcheck-watchdog >/dev/null 2>&1; done; \
-    rm -rf -- \"$FC_DIR\"";
+    { ctl \"$s\" fabcheck-watchdog \"$FC_CLEANUP\"; ctl \"$s\" -O exit fabcheck-watchdog; } & \
+    done; wait; rm -rf -- \"$FC_DIR\"";
 
 impl Watchdog {
-    /// Watch over the run's control directory `outer` (the directory name reaches the watchdog
-    /// in its environment, not on its command line: a search for the run's ssh processes by
-    /// their command line does not find it).
-    pub(super) fn start(outer: &std::path::Path) -> Option<Watchdog> {
+    /// Watch over the run's control directory `outer` and the nodes of run `marker` (both
+    /// reach the watchdog in its environment, not on its command line: a search for the run's
+    /// ssh processes, or for its marker, by command line does not find it).
+    pub(super) fn start(outer: &std::path::Path, marker: &str) -> Option<Watchdog> {
         use std::os::unix::process::CommandExt;
         std::process::Command::new("sh")
             .arg("-c")
             .arg(WATCHDOG)
             .arg("fabcheck-watchdog")
             .env("FC_DIR", outer)
+            .env("FC_CLEANUP", cleanup_command(marker))
+            .env("FC_NODE_S", WATCHDOG_NODE_S.to_string())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

@@ -108,7 +108,7 @@ impl SshTransport {
                 let dir = make_control_dir(&std::env::temp_dir())?;
                 if let Some(outer) = dir.parent() {
                     *self.watchdog.lock().unwrap_or_else(|p| p.into_inner()) =
-                        cleanup::Watchdog::start(outer);
+                        cleanup::Watchdog::start(outer, super::run_marker());
                 }
                 Ok(dir)
             })
