@@ -83,6 +83,46 @@ pub fn run_local_streaming(
 ) -> Result<CmdOutput, TransportError> {
     use std::os::fd::AsRawFd;
     let start = Instant::now();
+    let (mut child, mut readers) = spawn(node, req, argv)?;
+    let pid = child.id();
+    let mut caps = [Capped::default(), Capped::default()];
+    let pfd = pidfd(pid);
+    let mut buf = vec![0u8; 64 * 1024];
+    let deadline = start + req.timeout;
+    let mut end = Ending::default();
+    loop {
+        let now = Instant::now();
+        if end.step(pid, now, deadline, readers.iter().all(Option::is_none)) {
+            break;
+        }
+        let ms = end.wait(now, deadline).as_millis().clamp(1, 50) as i32;
+        let exit_fd = pfd.as_ref().filter(|_| end.exited_at.is_none());
+        let exit_fd = exit_fd.map(|p| p.as_raw_fd());
+        read_ready(&mut readers, exit_fd, ms, &mut buf, &mut |i, bytes| {
+            sink(STREAMS[i], bytes);
+            caps[i].push(bytes);
+        });
+    }
+    drop(readers);
+    let status = child.wait().map_err(|e| TransportError::Other {
+        node: node.into(),
+        message: e.to_string(),
+    })?;
+    outcome(node, req, end.killed, status, caps, start)
+}
+
+const STREAMS: [Stream; 2] = [Stream::Stdout, Stream::Stderr];
+
+type Readers = [Option<Box<dyn ReadFd>>; 2];
+
+/// Start the command in a process group of its own, its `env` on stdin, stdout and stderr
+/// non-blocking pipes.
+fn spawn(
+    node: &str,
+    req: &CmdRequest,
+    argv: &[String],
+) -> Result<(std::process::Child, Readers), TransportError> {
+    use std::os::fd::AsRawFd;
     let mut cmd = Command::new(&argv[0]);
     let env = super::env_stdin(req);
     cmd.args(&argv[1..])
@@ -98,116 +138,133 @@ pub fn run_local_streaming(
         message: format!("cannot start `{}`: {e}", argv[0]),
     })?;
     send_env(child.stdin.take(), env);
-    let pid = child.id();
     let out = child.stdout.take().expect("piped");
     let err = child.stderr.take().expect("piped");
     set_nonblocking(out.as_raw_fd());
     set_nonblocking(err.as_raw_fd());
-    let mut readers: [Option<Box<dyn ReadFd>>; 2] = [Some(Box::new(out)), Some(Box::new(err))];
-    let streams = [Stream::Stdout, Stream::Stderr];
-    let mut caps = [Capped::default(), Capped::default()];
-    let pfd = pidfd(pid);
-    let mut buf = vec![0u8; 64 * 1024];
-    let deadline = start + req.timeout;
-    let mut killed: Option<&'static str> = None;
-    let mut term_at: Option<Instant> = None;
-    let mut exited_at: Option<Instant> = None;
-    loop {
-        let now = Instant::now();
-        if exited_at.is_none() && exited(pid) {
+    Ok((child, [Some(Box::new(out)), Some(Box::new(err))]))
+}
+
+/// How a local command is ending: killed (by a timeout or an interrupt), when TERM was sent,
+/// when it exited.
+#[derive(Default)]
+struct Ending {
+    killed: Option<&'static str>,
+    term_at: Option<Instant>,
+    exited_at: Option<Instant>,
+}
+
+impl Ending {
+    /// Notice the exit, send TERM on a timeout or interrupt and KILL after the grace; true when
+    /// reading is over (exited and both pipes closed, or the pipes held past `EXIT_GRACE`).
+    fn step(&mut self, pid: u32, now: Instant, deadline: Instant, pipes_closed: bool) -> bool {
+        if self.exited_at.is_none() && exited(pid) {
             // Whatever the command left in its group goes too (its leader is not reaped yet,
             // so the group id cannot have been reused).
             kill_group(pid, libc::SIGKILL);
-            exited_at = Some(now);
+            self.exited_at = Some(now);
         }
-        if readers.iter().all(Option::is_none) && exited_at.is_some() {
-            break;
+        if let Some(t) = self.exited_at {
+            // Something outside the group may hold the pipes: stop reading after the grace.
+            return pipes_closed || now.duration_since(t) >= EXIT_GRACE;
         }
-        if exited_at.is_some_and(|t| now.duration_since(t) >= EXIT_GRACE) {
-            // Something outside the group holds the pipes: stop reading.
-            break;
-        }
-        if exited_at.is_none() {
-            if killed.is_none() {
-                if cancel::interrupted() {
-                    killed = Some("interrupt");
-                } else if now >= deadline {
-                    killed = Some("timeout");
-                }
-                if killed.is_some() {
-                    kill_group(pid, libc::SIGTERM);
-                    term_at = Some(now);
-                }
-            } else if term_at.is_some_and(|t| now.duration_since(t) >= cancel::grace(TERM_GRACE)) {
-                kill_group(pid, libc::SIGKILL);
-                term_at = None;
+        if self.killed.is_none() {
+            if cancel::interrupted() {
+                self.killed = Some("interrupt");
+            } else if now >= deadline {
+                self.killed = Some("timeout");
             }
+            if self.killed.is_some() {
+                kill_group(pid, libc::SIGTERM);
+                self.term_at = Some(now);
+            }
+        } else if self
+            .term_at
+            .is_some_and(|t| now.duration_since(t) >= cancel::grace(TERM_GRACE))
+        {
+            kill_group(pid, libc::SIGKILL);
+            self.term_at = None;
         }
-        // Wait for output, the exit, or the next thing to check (interrupts are a flag).
+        false
+    }
+
+    /// How long to wait for output before checking again (interrupts are a flag).
+    fn wait(&self, now: Instant, deadline: Instant) -> Duration {
         let mut wait = Duration::from_millis(50);
-        if killed.is_none() && exited_at.is_none() {
+        if self.killed.is_none() && self.exited_at.is_none() {
             wait = wait.min(deadline.saturating_duration_since(now));
         }
-        if let Some(t) = exited_at {
+        if let Some(t) = self.exited_at {
             wait = wait.min((t + EXIT_GRACE).saturating_duration_since(now));
         }
-        let mut pollfds: Vec<libc::pollfd> = Vec::with_capacity(3);
-        let mut which: Vec<usize> = Vec::with_capacity(2);
-        for (i, r) in readers.iter().enumerate() {
-            if let Some(r) = r {
-                pollfds.push(libc::pollfd {
-                    fd: r.fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                });
-                which.push(i);
-            }
-        }
-        if exited_at.is_none() {
-            if let Some(p) = &pfd {
-                pollfds.push(libc::pollfd {
-                    fd: p.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                });
-            }
-        }
-        let ms = wait.as_millis().clamp(1, 50) as i32;
-        // SAFETY: pollfds is a valid array of pollfd of the given length.
-        let n = unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, ms) };
-        if n <= 0 {
-            continue;
-        }
-        for (k, &i) in which.iter().enumerate() {
-            if pollfds[k].revents == 0 {
-                continue;
-            }
-            // Drain what is there now, a bounded number of reads so that both streams and
-            // the deadline get their turn.
-            for _ in 0..16 {
-                let Some(r) = readers[i].as_mut() else { break };
-                match r.read(&mut buf) {
-                    Ok(0) => {
-                        readers[i] = None;
-                    }
-                    Ok(n) => {
-                        sink(streams[i], &buf[..n]);
-                        caps[i].push(&buf[..n]);
-                        continue;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    Err(_) => readers[i] = None,
-                }
-                break;
-            }
+        wait
+    }
+}
+
+/// Wait up to `ms` for output (or the exit, through `exit_fd`), then drain what is there: a
+/// bounded number of reads per stream, so that both streams and the deadline get their turn.
+/// A closed or failed stream is set to None.
+fn read_ready(
+    readers: &mut Readers,
+    exit_fd: Option<i32>,
+    ms: i32,
+    buf: &mut [u8],
+    got: &mut dyn FnMut(usize, &[u8]),
+) {
+    let mut pollfds: Vec<libc::pollfd> = Vec::with_capacity(3);
+    let mut which: Vec<usize> = Vec::with_capacity(2);
+    for (i, r) in readers.iter().enumerate() {
+        if let Some(r) = r {
+            pollfds.push(libc::pollfd {
+                fd: r.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+            which.push(i);
         }
     }
-    drop(readers);
-    let status = child.wait().map_err(|e| TransportError::Other {
-        node: node.into(),
-        message: e.to_string(),
-    })?;
+    if let Some(fd) = exit_fd {
+        pollfds.push(libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+    }
+    // SAFETY: pollfds is a valid array of pollfd of the given length.
+    let n = unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, ms) };
+    if n <= 0 {
+        return;
+    }
+    for (k, &i) in which.iter().enumerate() {
+        if pollfds[k].revents == 0 {
+            continue;
+        }
+        for _ in 0..16 {
+            let Some(r) = readers[i].as_mut() else { break };
+            match r.read(buf) {
+                Ok(0) => readers[i] = None,
+                Ok(n) => {
+                    got(i, &buf[..n]);
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => readers[i] = None,
+            }
+            break;
+        }
+    }
+}
+
+/// The command's result from how it ended.
+fn outcome(
+    node: &str,
+    req: &CmdRequest,
+    killed: Option<&'static str>,
+    status: std::process::ExitStatus,
+    caps: [Capped; 2],
+    start: Instant,
+) -> Result<CmdOutput, TransportError> {
     let [out_cap, err_cap] = caps;
     match killed {
         Some("timeout") => Err(TransportError::timed_out(
