@@ -79,14 +79,25 @@ pub fn split(out: &str, n: usize) -> Result<Vec<Part>, String> {
     while !rest.is_empty() && !ended {
         let (text, line, next) = match rest.find(MARK) {
             Some(i) => {
-                let end = rest[i..].find('\n').map(|j| i + j + 1).unwrap_or(rest.len());
-                (&rest[..i], Some(rest[i + MARK.len()..end].trim()), &rest[end..])
+                let end = rest[i..]
+                    .find('\n')
+                    .map(|j| i + j + 1)
+                    .unwrap_or(rest.len());
+                (
+                    &rest[..i],
+                    Some(rest[i + MARK.len()..end].trim()),
+                    &rest[end..],
+                )
             }
             None => (rest, None, ""),
         };
         if let Some((k, err)) = into {
             let p = &mut parts[k];
-            if err { p.stderr.push_str(text) } else { p.stdout.push_str(text) }
+            if err {
+                p.stderr.push_str(text)
+            } else {
+                p.stdout.push_str(text)
+            }
         }
         match line.map(|l| l.split_whitespace().collect::<Vec<_>>()) {
             Some(w) if w == ["end"] => ended = true,
@@ -95,7 +106,10 @@ pub fn split(out: &str, n: usize) -> Result<Vec<Part>, String> {
                 if w[0] != (k + 1).to_string() {
                     return Err(format!("ping {} came where ping {} was due", w[0], k + 1));
                 }
-                parts.push(Part { exit: w.get(2).and_then(|x| x.parse().ok()), ..Part::default() });
+                parts.push(Part {
+                    exit: w.get(2).and_then(|x| x.parse().ok()),
+                    ..Part::default()
+                });
                 into = Some((k, false));
             }
             Some(w) if w.len() == 2 && w[1] == "stderr" && into.is_some() => {
@@ -139,7 +153,10 @@ pub fn ping_all(n: &NodeRef, targets: &[Target], o: &PingOpts) -> PResult<Vec<Ad
         )));
     }
     let parts = split(&out.stdout, cmds.len()).map_err(|e| {
-        PrimError::error_with(format!("{}: {} pings at once: {e}", n.name(), cmds.len()), out.stdout.clone())
+        PrimError::error_with(
+            format!("{}: {} pings at once: {e}", n.name(), cmds.len()),
+            out.stdout.clone(),
+        )
     })?;
     let mut res = Vec::with_capacity(parts.len());
     for ((t, c), p) in targets.iter().zip(&cmds).zip(parts) {
@@ -161,7 +178,9 @@ fn one(n: &NodeRef, o: &PingOpts, ip: &str, cmd: &str, p: Part) -> PResult<Addre
         return Err(PrimError::error(format!(
             "{}: `{cmd}` failed (exit {}): {}",
             n.name(),
-            p.exit.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into()),
+            p.exit
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "unknown".into()),
             tool_reason(&as_output)
         )));
     }
@@ -224,7 +243,11 @@ mod tests {
         let parts = split(&String::from_utf8_lossy(&o.stdout), 3).unwrap();
         assert_eq!(
             parts[0],
-            Part { exit: Some(1), stdout: "one\ntwo\n".into(), stderr: "warn\n".into() }
+            Part {
+                exit: Some(1),
+                stdout: "one\ntwo\n".into(),
+                stderr: "warn\n".into()
+            }
         );
         assert_eq!(parts[1].exit, Some(2));
         assert_eq!(parts[1].stdout, "no newline at the end");
@@ -239,7 +262,10 @@ mod tests {
         let o = run(&["sleep 30", "sleep 31"], &tmp, Some("0.5"));
         assert_eq!(o.status.code(), Some(124));
         assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
-        let left = Command::new("pgrep").args(["-f", "^sleep 3[01]$"]).output().unwrap();
+        let left = Command::new("pgrep")
+            .args(["-f", "^sleep 3[01]$"])
+            .output()
+            .unwrap();
         assert!(left.stdout.is_empty(), "left running: {:?}", left);
         std::fs::remove_dir(&tmp).unwrap();
     }
@@ -250,19 +276,35 @@ mod tests {
         assert_eq!(split(full, 2).unwrap().len(), 2);
         let cut = &full[..full.find("@@fabcheck-ping 2").unwrap()];
         let e = split(cut, 2).unwrap_err();
-        assert!(e.contains("1 of 2 pings") && e.contains("without the end line"), "{e}");
+        assert!(
+            e.contains("1 of 2 pings") && e.contains("without the end line"),
+            "{e}"
+        );
         let e = split(&full.replace("ping 2 exit", "ping 3 exit"), 2).unwrap_err();
         assert!(e.contains("ping 3 came where ping 2 was due"), "{e}");
     }
 
     #[test]
     fn each_target_gets_the_ping_command_of_n_ping() {
-        let o = PingOpts { count: Some(5), iface: Some("eth0".into()), ..PingOpts::default() };
-        let t = Target { ip: "10.0.0.2".into(), iface: Some("eth1".into()), size: Some(8972) };
+        let o = PingOpts {
+            count: Some(5),
+            iface: Some("eth0".into()),
+            ..PingOpts::default()
+        };
+        let t = Target {
+            ip: "10.0.0.2".into(),
+            iface: Some("eth1".into()),
+            size: Some(8972),
+        };
         let c = ping_command(&t.ip, &target_opts(&t, &o)).unwrap();
         assert_eq!(c, "ping -n -c 5 -W 2 -I eth1 -s 8972 10.0.0.2");
-        let plain = Target { ip: "10.0.0.3".into(), ..Target::default() };
-        assert!(ping_command(&plain.ip, &target_opts(&plain, &o)).unwrap().contains("-I eth0 "));
+        let plain = Target {
+            ip: "10.0.0.3".into(),
+            ..Target::default()
+        };
+        assert!(ping_command(&plain.ip, &target_opts(&plain, &o))
+            .unwrap()
+            .contains("-I eth0 "));
         assert!(command(&[c.clone()]).contains(&format!("{{ {c} >\"$d/1\"")));
     }
 }
