@@ -52,9 +52,15 @@ pub fn command(cmds: &[String]) -> String {
         ));
     }
     let ks: Vec<String> = (1..=cmds.len()).map(|k| k.to_string()).collect();
+    // Until every ping has ended, a dot on stderr every 0.2 s: the transport takes a command
+    // silent for 2 s for one that left something holding its output, and asks for its exit
+    // early, which can cut off the end of its output (see transport/ssh/exec.rs).
+    let done: Vec<String> = ks.iter().map(|k| format!("[ -e \"$d/{k}x\" ]")).collect();
     s.push_str(&format!(
-        "wait; for i in {}; do printf '{MARK} %s exit %s\\n' \"$i\" \"$(cat \"$d/${{i}}x\" 2>/dev/null)\"; \
+        "until {}; do sleep 0.2; printf . >&2; done; \
+         wait; for i in {}; do printf '{MARK} %s exit %s\\n' \"$i\" \"$(cat \"$d/${{i}}x\" 2>/dev/null)\"; \
          cat \"$d/$i\"; printf '{MARK} %s stderr\\n' \"$i\"; cat \"$d/${{i}}e\"; done; printf '{MARK} end\\n'",
+        done.join(" && "),
         ks.join(" ")
     ));
     s
@@ -141,8 +147,12 @@ pub fn ping_all(n: &NodeRef, targets: &[Target], o: &PingOpts) -> PResult<Vec<Ad
         .map(|t| ping_command(&t.ip, &target_opts(t, o)))
         .collect::<PResult<Vec<String>>>()?;
     let cmd = command(&cmds);
-    // They run at once: the command takes as long as one of them.
-    let out = tool(n, "ping", &cmd, o.timeout, Some(ping_work(o)))?;
+    // They run at once: the command takes as long as one of them. An answer whose end did
+    // not come back (SSH multiplexing lost it) is asked once more, as `tool` does.
+    let mut out = tool(n, "ping", &cmd, o.timeout, Some(ping_work(o)))?;
+    if out.exit_code == Some(0) && split(&out.stdout, cmds.len()).is_err() {
+        out = tool(n, "ping", &cmd, o.timeout, Some(ping_work(o)))?;
+    }
     if out.exit_code != Some(0) {
         return Err(PrimError::error(format!(
             "{}: {} pings at once failed (exit {}): {}",

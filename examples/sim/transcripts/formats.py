@@ -60,6 +60,7 @@ def ping_all_cmd(cmds):
     for k, c in enumerate(cmds, 1):
         s += f'{{ {c} >"$d/{k}" 2>"$d/{k}e"; echo $? >"$d/{k}x"; }} & '
     ks = " ".join(str(k) for k in range(1, len(cmds) + 1))
+    s += "until " + " && ".join(f'[ -e "$d/{k}x" ]' for k in range(1, len(cmds) + 1)) + "; do sleep 0.2; printf . >&2; done; "
     s += (f"wait; for i in {ks}; do printf '@@fabcheck-ping %s exit %s\\n' \"$i\" \"$(cat \"$d/${{i}}x\" 2>/dev/null)\"; "
           "cat \"$d/$i\"; printf '@@fabcheck-ping %s stderr\\n' \"$i\"; cat \"$d/${i}e\"; done; printf '@@fabcheck-ping end\\n'")
     return s

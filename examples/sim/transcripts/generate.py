@@ -99,6 +99,9 @@ for name, n in nodes.items():
     for k, ip in enumerate(n["peer_ips"]):
         cmd(f"ping -n -c 3 -W 2 -M do -I {ifaces[k]} -s 8972 {ip}", stdout=ping_text(ip, 3, 8972), ms=2000,
             note="MTU 9000 end to end: 8972-byte don't-fragment ping (synthesised, format of the real capture)")
+    mtu = [f"ping -n -c 3 -W 2 -M do -I {ifaces[k]} -s 8972 {ip}" for k, ip in enumerate(n["peer_ips"])]
+    cmd(ping_all_cmd(mtu), stdout=ping_all_out([(0, ping_text(ip, 3, 8972), "") for ip in n["peer_ips"]]), ms=2000,
+        note="n.ping_all: the two MTU pings above at once, each answer under its delimiter line")
     # ssh hops over the fabric (and to the peer's management address for step 5)
     for ip in n["peer_ips"] + [n["peer_host"]]:
         cmd(f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",

@@ -188,6 +188,9 @@ for n, src_if, ip in [("spark-01", "enP2p1s0f1np1", "192.168.200.11"), ("spark-0
         pings = [f"ping -n -c {cnt} -W 2 -I {IFACES[0]} {ip0}", f"ping -n -c {cnt} -W 2 -I {src_if} {ip}"]
         s.answer(n, ping_all_cmd(pings), "n.ping_all: the healthy first rail's answer, then the second's as above",
                  stdout=ping_all_out([(0, ping_text(ip0, cnt, 56), ""), (1, lost(ip, cnt), "")]), ms=2000 * cnt)
+    mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[0]} -s 8972 {ip0}", f"ping -n -c 3 -W 2 -M do -I {src_if} -s 8972 {ip}"]
+    s.answer(n, ping_all_cmd(mtu), "n.ping_all: the healthy first rail's MTU answer, then the second's as above",
+             stdout=ping_all_out([(0, ping_text(ip0, 3, 8972), ""), (1, lost(ip, 3, 8972), "")]), ms=6000)
 HOP = "ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'"
 s.answer("spark-01", HOP.format(ip="192.168.200.11"), "OpenSSH's connect error (no ARP answer from the down rail)",
          stdout="", stderr="ssh: connect to host 192.168.200.11 port 22: No route to host\n", exit_code=255, ms=3050)
