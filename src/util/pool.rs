@@ -321,7 +321,20 @@ mod tests {
     /// pairs for a third); the node with more pairs left going first takes the least, 2.
     #[test]
     fn nodes_with_more_pairs_left_go_first() {
-        let order = [(2, 0), (1, 0), (0, 2), (0, 1), (1, 2), (3, 2), (0, 3), (2, 1), (3, 1), (3, 0), (1, 3), (2, 3)];
+        let order = [
+            (2, 0),
+            (1, 0),
+            (0, 2),
+            (0, 1),
+            (1, 2),
+            (3, 2),
+            (0, 3),
+            (2, 1),
+            (3, 1),
+            (3, 0),
+            (1, 3),
+            (2, 3),
+        ];
         let keys: Vec<Vec<usize>> = order.iter().map(|&(a, b)| vec![2 * a, 2 * b + 1]).collect();
         assert_eq!(waves(&keys, 2), 2);
         // With one item per key at a time there is no choice: one wave per item of a key.

@@ -625,9 +625,17 @@ test("bad key", || { node("spark-01").ping_all([#{ ip: "192.168.100.11", ifcae: 
 test("bad target", || { node("spark-01").ping_all([42]); });
 "#;
     let o = run_on_sim(s);
-    assert_eq!(o.status("both rails at once"), "pass", "{}", o.message("both rails at once"));
+    assert_eq!(
+        o.status("both rails at once"),
+        "pass",
+        "{}",
+        o.message("both rails at once")
+    );
     let m = o.message("bad key");
-    assert!(o.status("bad key") == "error" && m.contains("ifcae") && m.contains("iface"), "{m}");
+    assert!(
+        o.status("bad key") == "error" && m.contains("ifcae") && m.contains("iface"),
+        "{m}"
+    );
     let m = o.message("bad target");
     assert!(m.contains("an address or #{ ip, iface, size }"), "{m}");
 }

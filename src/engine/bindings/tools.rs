@@ -48,7 +48,10 @@ pub const TARGET_KEYS: &[&str] = &["ip", "iface", "size"];
 /// A `ping_all` target: an address, or `#{ ip, iface, size }`.
 fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {
     if d.is_string() {
-        return Ok(Target { ip: d.to_string(), ..Target::default() });
+        return Ok(Target {
+            ip: d.to_string(),
+            ..Target::default()
+        });
     }
     let t = d.type_name();
     let Some(m) = d.try_cast::<Map>() else {
@@ -64,7 +67,11 @@ fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {
             pos,
         ));
     };
-    Ok(Target { ip, iface: o.str("iface")?, size: o.int("size")? })
+    Ok(Target {
+        ip,
+        iface: o.str("iface")?,
+        size: o.int("size")?,
+    })
 }
 
 fn ping_all(
