@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ping-mesh benchmark (issue 22 item 5): five-step step 1 (a ping mesh, both directions, each
-# pair pinging every fabric address of its peer, one after another) on lab nodes, against the
+# pair pinging every fabric address of its peer at once, n.ping_all) on lab nodes, against the
 # time of one `ping -c COUNT` between two lab nodes.
 #   sudo scripts/bench_ping_mesh.sh [NODES=16] [COUNT=5]
 # Measured twice: with the lab's two fabric addresses per node (two pings per pair) and with

@@ -10,6 +10,7 @@ pub mod error;
 pub mod health;
 pub mod nccl;
 pub mod pair;
+pub mod ping_all;
 pub mod ssh_hop;
 pub mod tools;
 

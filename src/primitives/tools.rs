@@ -254,16 +254,19 @@ pub fn ping_command(ip: &str, o: &PingOpts) -> PResult<String> {
     Ok(cmd)
 }
 
+/// How long a ping with options `o` takes: count × interval (1 s by default) plus the last wait.
+pub fn ping_work(o: &PingOpts) -> Duration {
+    Duration::from_secs_f64(
+        o.count.unwrap_or(3).clamp(1, 10_000) as f64 * o.interval.unwrap_or(1.0).clamp(0.002, 60.0)
+            + o.wait.unwrap_or(2).clamp(1, 60) as f64,
+    )
+}
+
 /// `n.ping(ip, opts)`: 100 % loss is data (the script asserts on it); an unknown host or a bad
 /// option is an error.
 pub fn ping(n: &NodeRef, ip: &str, o: &PingOpts) -> PResult<PingResult> {
     let cmd = ping_command(ip, o)?;
-    // The pings themselves take count × interval (1 s by default) plus the last wait.
-    let work = Duration::from_secs_f64(
-        o.count.unwrap_or(3).clamp(1, 10_000) as f64 * o.interval.unwrap_or(1.0).clamp(0.002, 60.0)
-            + o.wait.unwrap_or(2).clamp(1, 60) as f64,
-    );
-    let o2 = tool(n, "ping", &cmd, o.timeout, Some(work))?;
+    let o2 = tool(n, "ping", &cmd, o.timeout, Some(ping_work(o)))?;
     if o2.exit_code != Some(0) && o2.exit_code != Some(1) {
         return Err(failed(n, &cmd, &o2));
     }

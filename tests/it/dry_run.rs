@@ -162,7 +162,7 @@ fn dry_run_stops_listing_where_the_test_would_branch_on_an_answer() {
         "{m}"
     );
     let s = "step 1: ping mesh [spark-01 -> spark-02]";
-    assert_eq!(o.message(s), "dry run: 2 commands listed (the whole test)");
+    assert_eq!(o.message(s), "dry run: 1 command listed (the whole test)");
     // Step 4 reads the recipe, then loops over its lines: the loop's place is named.
     let r = o.message("step 4: recipe uses fabric addresses only");
     assert!(

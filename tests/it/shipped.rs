@@ -604,3 +604,38 @@ fn an_inventory_speed_makes_a_slower_port_expected() {
     ok.code(0);
     assert!(ok.tests().iter().all(|t| t["status"] == "pass"));
 }
+
+/// `n.ping_all` on the simulation: one result per target in order, each with its address and
+/// source interface (the first rail's ping and the second's, at once); a target map with an
+/// unknown key, or neither an address nor a map, is an error naming it.
+#[test]
+fn ping_all_answers_per_target_and_refuses_bad_targets() {
+    let s = r#"
+test("both rails at once", || {
+    let a = node("spark-01");
+    let ps = a.ping_all([#{ ip: "192.168.100.11", iface: "enp1s0f1np1" }, #{ ip: "192.168.200.11", iface: "enP2p1s0f1np1" }], #{ count: 5 });
+    assert_eq(ps.len(), 2, "results");
+    assert_eq(ps[0].ip, "192.168.100.11", "first");
+    assert_eq(ps[1].ip, "192.168.200.11", "second");
+    assert_eq(ps[1].iface, "enP2p1s0f1np1", "iface");
+    assert_eq(ps[1].transmitted, 5, "sent");
+    assert_eq(ps[1].loss_pct, 0.0, "loss");
+});
+test("bad key", || { node("spark-01").ping_all([#{ ip: "192.168.100.11", ifcae: "x" }]); });
+test("bad target", || { node("spark-01").ping_all([42]); });
+"#;
+    let o = run_on_sim(s);
+    assert_eq!(
+        o.status("both rails at once"),
+        "pass",
+        "{}",
+        o.message("both rails at once")
+    );
+    let m = o.message("bad key");
+    assert!(
+        o.status("bad key") == "error" && m.contains("ifcae") && m.contains("iface"),
+        "{m}"
+    );
+    let m = o.message("bad target");
+    assert!(m.contains("an address or #{ ip, iface, size }"), "{m}");
+}

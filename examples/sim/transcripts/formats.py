@@ -40,3 +40,33 @@ def rdma_stat_text(dev, **vals):
     (one line, the mlx5 counter list), synthesised values: zero unless given."""
     return f"link {dev}/1 " + " ".join(f"{k} {vals.get(k, 0)}" for k in HW) + "\n"
 
+# Reply times (ms) of the real lab capture tests/fixtures/lab/ping-4-ok.txt, reused in order.
+PING_MS = [0.324, 0.070, 0.068, 0.070]
+def ping_text(ip, count, size):
+    t = [PING_MS[i % len(PING_MS)] for i in range(count)]
+    lines = [f"PING {ip} ({ip}) {size}({size + 28}) bytes of data."]
+    lines += [f"{size + 8} bytes from {ip}: icmp_seq={i + 1} ttl=64 time={x:.3f} ms" for i, x in enumerate(t)]
+    avg = sum(t) / count
+    mdev = (sum((x - avg) ** 2 for x in t) / count) ** 0.5
+    lines += ["", f"--- {ip} ping statistics ---",
+              f"{count} packets transmitted, {count} received, 0% packet loss, time {200 * (count - 1)}ms",
+              f"rtt min/avg/max/mdev = {min(t):.3f}/{avg:.3f}/{max(t):.3f}/{mdev:.3f} ms", ""]
+    return "\n".join(lines)
+# n.ping_all (issue 22): several pings at once in one command, as src/primitives/ping_all.rs
+# `command` builds it (keep the two alike: the replay answers exact commands), and its output:
+# each ping's own answer (stdout, stderr, exit status) under a delimiter line.
+def ping_all_cmd(cmds):
+    s = "d=$(mktemp -d) || exit 125; trap 'rm -rf -- \"$d\"' EXIT; trap 'exit 143' HUP INT TERM; "
+    for k, c in enumerate(cmds, 1):
+        s += f'{{ {c} >"$d/{k}" 2>"$d/{k}e"; echo $? >"$d/{k}x"; }} & '
+    ks = " ".join(str(k) for k in range(1, len(cmds) + 1))
+    s += "until " + " && ".join(f'[ -e "$d/{k}x" ]' for k in range(1, len(cmds) + 1)) + "; do sleep 0.2; printf . >&2; done; "
+    s += (f"wait; for i in {ks}; do printf '@@fabcheck-ping %s exit %s\\n' \"$i\" \"$(cat \"$d/${{i}}x\" 2>/dev/null)\"; "
+          "cat \"$d/$i\"; printf '@@fabcheck-ping %s stderr\\n' \"$i\"; cat \"$d/${i}e\"; done; printf '@@fabcheck-ping end\\n'")
+    return s
+def ping_all_out(parts):
+    """parts: (exit status, stdout, stderr) per ping, in order."""
+    out = ""
+    for k, (code, stdout, stderr) in enumerate(parts, 1):
+        out += f"@@fabcheck-ping {k} exit {code}\n{stdout}@@fabcheck-ping {k} stderr\n{stderr}"
+    return out + "@@fabcheck-ping end\n"

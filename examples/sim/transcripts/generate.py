@@ -4,6 +4,7 @@
 import json, os, shutil, sys
 sys.path.insert(0, "transcripts")
 from formats import lspci_text, show_gids_text, rdma_stat_text  # fabric health answers (issue 21)
+from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all (issue 22)
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -21,18 +22,6 @@ nodes = {
 }
 ifaces = ["enp1s0f1np1", "enP2p1s0f1np1"]
 devs = ["rocep1s0f1", "roceP2p1s0f1"]
-# Reply times (ms) of the real lab capture tests/fixtures/lab/ping-4-ok.txt, reused in order.
-PING_MS = [0.324, 0.070, 0.068, 0.070]
-def ping_text(ip, count, size):
-    t = [PING_MS[i % len(PING_MS)] for i in range(count)]
-    lines = [f"PING {ip} ({ip}) {size}({size + 28}) bytes of data."]
-    lines += [f"{size + 8} bytes from {ip}: icmp_seq={i + 1} ttl=64 time={x:.3f} ms" for i, x in enumerate(t)]
-    avg = sum(t) / count
-    mdev = (sum((x - avg) ** 2 for x in t) / count) ** 0.5
-    lines += ["", f"--- {ip} ping statistics ---",
-              f"{count} packets transmitted, {count} received, 0% packet loss, time {200 * (count - 1)}ms",
-              f"rtt min/avg/max/mdev = {min(t):.3f}/{avg:.3f}/{max(t):.3f}/{mdev:.3f} ms", ""]
-    return "\n".join(lines)
 def iperf3_json(local, remote, streams, secs, bps):
     total = int(bps * secs / 8)
     doc = {"start": {"connected": [{"socket": 5 + i, "local_host": local, "local_port": 40000 + i,
@@ -102,9 +91,17 @@ for name, n in nodes.items():
         for k, ip in enumerate(n["peer_ips"]):
             cmd(f"ping -n -c {cnt} -W 2 -I {ifaces[k]} {ip}", stdout=ping_text(ip, cnt, 56), ms=1000 * cnt,
                 note="synthesised in the format of the real iputils capture tests/fixtures/lab/ping-4-ok.txt")
+    # step 1 pings a peer's addresses at once (n.ping_all): the same answers in one command
+    for cnt in [5, 3, 2]:
+        pings = [f"ping -n -c {cnt} -W 2 -I {ifaces[k]} {ip}" for k, ip in enumerate(n["peer_ips"])]
+        cmd(ping_all_cmd(pings), stdout=ping_all_out([(0, ping_text(ip, cnt, 56), "") for ip in n["peer_ips"]]),
+            ms=1000 * cnt, note="n.ping_all: the two pings above at once, each answer under its delimiter line")
     for k, ip in enumerate(n["peer_ips"]):
         cmd(f"ping -n -c 3 -W 2 -M do -I {ifaces[k]} -s 8972 {ip}", stdout=ping_text(ip, 3, 8972), ms=2000,
             note="MTU 9000 end to end: 8972-byte don't-fragment ping (synthesised, format of the real capture)")
+    mtu = [f"ping -n -c 3 -W 2 -M do -I {ifaces[k]} -s 8972 {ip}" for k, ip in enumerate(n["peer_ips"])]
+    cmd(ping_all_cmd(mtu), stdout=ping_all_out([(0, ping_text(ip, 3, 8972), "") for ip in n["peer_ips"]]), ms=2000,
+        note="n.ping_all: the two MTU pings above at once, each answer under its delimiter line")
     # ssh hops over the fabric (and to the peer's management address for step 5)
     for ip in n["peer_ips"] + [n["peer_host"]]:
         cmd(f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",

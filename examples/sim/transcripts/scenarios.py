@@ -6,7 +6,7 @@
 # values the fault changes; each scenario says what it changed. One fault per scenario.
 import json, os, re, shutil, sys
 sys.path.insert(0, "transcripts")
-from formats import lspci_text, show_gids_text
+from formats import lspci_text, show_gids_text, ping_text, ping_all_cmd, ping_all_out
 T = "transcripts/"
 IFACES = ["enp1s0f1np1", "enP2p1s0f1np1"]
 DEVS = ["rocep1s0f1", "roceP2p1s0f1"]
@@ -182,6 +182,15 @@ for n, src_if, ip in [("spark-01", "enP2p1s0f1np1", "192.168.200.11"), ("spark-0
     for cnt in [5, 3, 2]:
         s.answer(n, f"ping -n -c {cnt} -W 2 -I {src_if} {ip}", PING_NOTE, stdout=lost(ip, cnt), exit_code=1, ms=2000 * cnt)
     s.answer(n, f"ping -n -c 3 -W 2 -M do -I {src_if} -s 8972 {ip}", PING_NOTE, stdout=lost(ip, 3, 8972), exit_code=1, ms=6000)
+    # step 1 (n.ping_all): the first rail's healthy answer, then the second's without replies
+    ip0 = IPS[PEER[n]][0]
+    for cnt in [5, 3, 2]:
+        pings = [f"ping -n -c {cnt} -W 2 -I {IFACES[0]} {ip0}", f"ping -n -c {cnt} -W 2 -I {src_if} {ip}"]
+        s.answer(n, ping_all_cmd(pings), "n.ping_all: the healthy first rail's answer, then the second's as above",
+                 stdout=ping_all_out([(0, ping_text(ip0, cnt, 56), ""), (1, lost(ip, cnt), "")]), ms=2000 * cnt)
+    mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[0]} -s 8972 {ip0}", f"ping -n -c 3 -W 2 -M do -I {src_if} -s 8972 {ip}"]
+    s.answer(n, ping_all_cmd(mtu), "n.ping_all: the healthy first rail's MTU answer, then the second's as above",
+             stdout=ping_all_out([(0, ping_text(ip0, 3, 8972), ""), (1, lost(ip, 3, 8972), "")]), ms=6000)
 HOP = "ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'"
 s.answer("spark-01", HOP.format(ip="192.168.200.11"), "OpenSSH's connect error (no ARP answer from the down rail)",
          stdout="", stderr="ssh: connect to host 192.168.200.11 port 22: No route to host\n", exit_code=255, ms=3050)

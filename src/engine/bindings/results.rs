@@ -8,7 +8,8 @@ use super::registry::{PAIR_OPTS, TEST_OPTS};
 use super::{cluster, nodes, pair, tools};
 use crate::parse;
 use crate::primitives::{
-    health as phealth, nccl as pnccl, pair as ppair, ssh_hop, tools as ptools,
+    health as phealth, nccl as pnccl, pair as ppair, ping_all as pping_all, ssh_hop,
+    tools as ptools,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -196,6 +197,7 @@ struct Shapes {
     ofed: &'static Shape,
     ping: &'static Shape,
     ping_r: &'static Shape,
+    ping_a: &'static Shape,
     file: &'static Shape,
     perftest: &'static Shape,
     perf_r: &'static Shape,
@@ -260,6 +262,10 @@ fn shapes() -> Shapes {
         ping_r: of::<ptools::PingResult>("ping result")
             .flat(ping)
             .with(["stderr"])
+            .done(),
+        ping_a: of::<pping_all::AddressPing>("ping_all result")
+            .flat(ping)
+            .with(["stderr", "iface"])
             .done(),
         file: of::<ptools::FileInfo>("file_info result").done(),
         perftest,
@@ -389,6 +395,11 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
         with_opts(
             method("n.ping(ip, opts)", &["ping"], One(s.ping_r))
             .doc("ping an address from the node; loss is data (`loss_pct`), not a failure"),
+            tools::PING_OPTS,
+        ),
+        with_opts(
+            method("n.ping_all(targets, opts)", &["ping_all"], List(s.ping_a))
+            .doc("ping several addresses from the node at once, in one remote command (targets: addresses, or #{ ip, iface, size } to give one its own source interface or size): a ping result per target, in order, with its `ip` and `iface`; loss is data, as with n.ping"),
             tools::PING_OPTS,
         ),
         method("n.file_info(path)", &["file_info"], One(s.file))

@@ -2,6 +2,8 @@
 
 use super::results::returns;
 use super::{value, Opts};
+use crate::engine::signal::RhaiErr;
+use crate::primitives::ping_all::{self, Target};
 use crate::primitives::tools::{self, PingOpts};
 use crate::primitives::NodeRef;
 use rhai::{Engine, Map, NativeCallContext};
@@ -21,10 +23,15 @@ fn ping(
     n: &NodeRef,
     ip: &str,
     o: Option<Map>,
-) -> Result<rhai::Dynamic, Box<rhai::EvalAltResult>> {
+) -> Result<rhai::Dynamic, RhaiErr> {
     let pos = ctx.call_position();
-    let o = Opts::new(o, "ping", PING_OPTS, pos)?;
-    let po = PingOpts {
+    let po = ping_opts(o, "ping", pos)?;
+    value(tools::ping(n, ip, &po), returns("ping"), pos)
+}
+
+fn ping_opts(o: Option<Map>, what: &str, pos: rhai::Position) -> Result<PingOpts, RhaiErr> {
+    let o = Opts::new(o, what, PING_OPTS, pos)?;
+    Ok(PingOpts {
         count: o.int("count")?,
         wait: o.int("wait")?,
         iface: o.str("iface")?,
@@ -32,8 +39,54 @@ fn ping(
         dont_fragment: o.bool("dont_fragment")?,
         interval: o.float("interval")?,
         timeout: o.duration("timeout")?,
+    })
+}
+
+/// The keys of a `ping_all` target map.
+pub const TARGET_KEYS: &[&str] = &["ip", "iface", "size"];
+
+/// A `ping_all` target: an address, or `#{ ip, iface, size }`.
+fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {
+    if d.is_string() {
+        return Ok(Target {
+            ip: d.to_string(),
+            ..Target::default()
+        });
+    }
+    let t = d.type_name();
+    let Some(m) = d.try_cast::<Map>() else {
+        return Err(crate::engine::signal::error(
+            format!("ping_all: a target is an address or #{{ ip, iface, size }}, found {t}"),
+            pos,
+        ));
     };
-    value(tools::ping(n, ip, &po), returns("ping"), pos)
+    let o = Opts::new(Some(m), "ping_all target", TARGET_KEYS, pos)?;
+    let Some(ip) = o.str("ip")? else {
+        return Err(crate::engine::signal::error(
+            "ping_all: a target map needs `ip` (#{ ip: \"10.0.0.2\", iface: \"eth1\" })",
+            pos,
+        ));
+    };
+    Ok(Target {
+        ip,
+        iface: o.str("iface")?,
+        size: o.int("size")?,
+    })
+}
+
+fn ping_all(
+    ctx: &NativeCallContext,
+    n: &NodeRef,
+    targets: rhai::Array,
+    o: Option<Map>,
+) -> Result<rhai::Dynamic, RhaiErr> {
+    let pos = ctx.call_position();
+    let po = ping_opts(o, "ping_all", pos)?;
+    let ts = targets
+        .into_iter()
+        .map(|d| target(d, pos))
+        .collect::<Result<Vec<_>, _>>()?;
+    value(ping_all::ping_all(n, &ts, &po), returns("ping_all"), pos)
 }
 
 /// Register `n.NAME(arg)` for a primitive taking one string.
@@ -110,5 +163,15 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn(
         "ping",
         |ctx: NativeCallContext, n: &mut NodeRef, ip: &str, o: Map| ping(&ctx, n, ip, Some(o)),
+    );
+    engine.register_fn(
+        "ping_all",
+        |ctx: NativeCallContext, n: &mut NodeRef, t: rhai::Array| ping_all(&ctx, n, t, None),
+    );
+    engine.register_fn(
+        "ping_all",
+        |ctx: NativeCallContext, n: &mut NodeRef, t: rhai::Array, o: Map| {
+            ping_all(&ctx, n, t, Some(o))
+        },
     );
 }
