@@ -3,7 +3,7 @@
 # Sources of every answer: SOURCES.md (real fixtures vs synthesised outputs).
 import json, os, shutil, sys
 sys.path.insert(0, "transcripts")
-from formats import lspci_text, show_gids_text, rdma_stat_text  # fabric health answers (issue 21)
+from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  # fabric health answers (issue 21)
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -198,6 +198,10 @@ for name, n in nodes.items():
     for i in ifaces:
         cmd(f"ethtool -m {i}", stdout_file=F+"ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt", ms=60,
             note="REAL ethtool -m capture of a Mellanox passive copper QSFP cable (no diagnostics), as the Sparks' DAC")
+        cmd(f"ethtool -I --show-fec {i}", stdout=show_fec_text(i, corrected=1187), ms=20,
+            note="the real DGX Spark --show-fec capture (Auto, RS) with an -I Statistics block in the real capture's format (synthesised values)")
+        cmd(f"ethtool -I --show-fec {i}", stdout=show_fec_text(i, corrected=4211), ms=20, after="ib_write_bw",
+            note="after the RDMA load: corrected blocks grew (FEC at work on PAM4), no uncorrectable block")
         cmd(f"mlnx_qos -i {i}", stdout_file=F+"mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt", ms=90,
             note="REAL mlnx_qos capture of a ConnectX port: trust dscp, PFC on priority 3")
         cmd(f"cat /sys/class/net/{i}/ecn/roce_np/enable/3 /sys/class/net/{i}/ecn/roce_rp/enable/3", stdout="1\n1\n", ms=3,

@@ -6,7 +6,7 @@
 # values the fault changes; each scenario says what it changed. One fault per scenario.
 import json, os, re, shutil, sys
 sys.path.insert(0, "transcripts")
-from formats import lspci_text, show_gids_text
+from formats import lspci_text, show_gids_text, show_fec_text
 T = "transcripts/"
 IFACES = ["enp1s0f1np1", "enP2p1s0f1np1"]
 DEVS = ["rocep1s0f1", "roceP2p1s0f1"]
@@ -292,6 +292,18 @@ assert low.count("-15.20") == 1 and ": On" in low
 for i in IFACES:
     s.answer("spark-02", f"ethtool -m {i}", "the real QSFP28 SR4 capture with lane 2's RX power below its low alarm (one module serves both rails of the port)", stdout=low, ms=60)
 s.expect(HEALTH, "health: optics [spark-02]", ["spark-02 enp1s0f1np1", "lane 2: RX power -15.2 dBm", "alarm range -13.31"])
+s.write()
+
+s = Scenario("fec-mismatch", "spark-02's first rail runs without FEC (Active FEC encoding: Off, e.g. after ethtool --set-fec off) while spark-01 uses RS: a 200G PAM4 link with FEC off at one end stays down or drops frames")
+s.answer("spark-02", "ethtool -I --show-fec enp1s0f1np1", "the healthy answer (real DGX Spark capture's format) with Active FEC encoding Off", stdout=show_fec_text("enp1s0f1np1", active="Off"), ms=20)
+s.expect(HEALTH, "health: fec", ["spark-02 enp1s0f1np1 active FEC Off, expected RS", "spark-01 enp1s0f1np1 RS"])
+s.write()
+
+s = Scenario("fec-uncorrectable-growing", "spark-02's first rail: FEC uncorrectable blocks grow during the RDMA test (errors FEC could not repair: frames lost)")
+s.answer("spark-02", "ethtool -I --show-fec enp1s0f1np1", "first read: no uncorrectable block (format of the real -I capture)", stdout=show_fec_text("enp1s0f1np1", corrected=1187), ms=20)
+s.answer("spark-02", "ethtool -I --show-fec enp1s0f1np1", "after the RDMA load: 37 uncorrectable blocks (format of the real -I capture)", stdout=show_fec_text("enp1s0f1np1", corrected=98211, uncorrectable=37), ms=20, after="ib_write_bw")
+s.expect(BASE, "health: error counters not grown under load [spark-02]", ["spark-02 enp1s0f1np1", "fec_uncorrectable_blocks grew by +37"])
+s.expect(FIVE, "step 3: error counters not grown under load [spark-02]", ["spark-02 enp1s0f1np1", "fec_uncorrectable_blocks grew by +37"])
 s.write()
 
 s = Scenario("show-gids-missing-on-peer", "mlnx-tools not installed on spark-02: no show_gids, so its GID table cannot be read (an error naming the tool, never a pass)")
