@@ -272,6 +272,28 @@ pub fn fec(n: &NodeRef, iface: &str) -> PResult<crate::parse::show_fec::ShowFec>
     super::parsed(n.name(), &o.stdout, crate::parse::show_fec::parse)
 }
 
+/// `n.package_version(name)`: the installed version of Debian package `name` (`dpkg-query -W
+/// -f='${Version}' NAME`, read-only), `None` when the package is not installed. A node without
+/// dpkg-query (not Debian/Ubuntu) is an error naming it.
+pub fn package_version(n: &NodeRef, name: &str) -> PResult<Option<String>> {
+    check_name("package", name)?;
+    let cmd = format!("dpkg-query -W -f='${{Version}}' {}", quote(name));
+    let o = tool(n, "dpkg-query", &cmd, None, None)?;
+    let v = o.stdout.trim();
+    if o.exit_code == Some(0) && !v.is_empty() {
+        return Ok(Some(v.to_string()));
+    }
+    if o.stderr.contains("no packages found") || o.exit_code == Some(0) {
+        return Ok(None);
+    }
+    Err(PrimError::error(format!(
+        "{}: `{cmd}` failed (exit {}): {}",
+        n.name(),
+        o.exit_code.unwrap_or(-1),
+        tool_reason(&o)
+    )))
+}
+
 /// `n.qos(iface)`: PFC, trust and traffic classes of `iface` (`mlnx_qos -i IFACE`).
 pub fn qos(n: &NodeRef, iface: &str) -> PResult<crate::parse::mlnx_qos::MlnxQos> {
     check_name("interface", iface)?;

@@ -143,7 +143,7 @@ for name, n in nodes.items():
     # in sysfs (all four CX7 functions, as the real ibdev2netdev capture lists them).
     # `sudo -n true` is answered by the `true` below.
     for t in ["timeout", "ss", "pkill", "ssh", "sudo", "/home/nvidia/nccl-tests/build/all_reduce_perf",
-              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos"]:
+              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos", "dpkg-query"]:
         cmd(f"command -v {t} >/dev/null", stdout="", ms=3)
     cmd("ls -1 /sys/class/infiniband", stdout="rocep1s0f0\nrocep1s0f1\nroceP2p1s0f0\nroceP2p1s0f1\n", ms=3,
         note="synthesised: the four CX7 RDMA devices of the real DGX Spark ibdev2netdev capture")
@@ -209,6 +209,10 @@ for name, n in nodes.items():
     for i in ifaces:
         cmd(f"lspci -vv -s {BDF[i]}", stdout=lspci_text(BDF[i]), ms=40,
             note="the real CX7 lspci -vv capture at this address, LnkSta Gen5 x4 (synthesised)")
+    cmd("dpkg-query -W -f='${Version}' libnccl2", stdout="2.28.3-1+cuda13.0", ms=30,
+        note="synthesised: the libnccl2 package version in the format of the real `dpkg -l` capture (karpathy/llm.c#742: 2.22.3-1+cuda12.2)")
+    cmd("dpkg-query -W -f='${Version}' perftest", stdout="24.01.0+0.38-1build2", ms=30,
+        note="the perftest package version a public DGX Spark inventory reports (Ubuntu 24.04's perftest)")
     cmd("ls /proc/driver/nvidia/gpus", stdout="000f:01:00.0\n", ms=3, note="synthesised: the GB10 GPU")
     cmd("test -d /sys/module/nvidia_peermem", stdout="", ms=3, note="synthesised: nvidia_peermem loaded")
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))

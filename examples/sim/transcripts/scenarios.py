@@ -306,6 +306,11 @@ s.expect(BASE, "health: error counters not grown under load [spark-02]", ["spark
 s.expect(FIVE, "step 3: error counters not grown under load [spark-02]", ["spark-02 enp1s0f1np1", "fec_uncorrectable_blocks grew by +37"])
 s.write()
 
+s = Scenario("nccl-drift", "spark-02 has an older NCCL (libnccl2 2.27.7) than spark-01 (2.28.3): NCCL versions that differ across ranks can hang or fail collectives")
+s.answer("spark-02", "dpkg-query -W -f='${Version}' libnccl2", "the healthy answer with an older NCCL package version", stdout="2.27.7-1+cuda13.0", ms=30)
+s.expect(HEALTH, "health: version drift", ["nccl differs", "spark-01 has 2.28.3-1+cuda13.0", "spark-02 has 2.27.7-1+cuda13.0"])
+s.write()
+
 s = Scenario("show-gids-missing-on-peer", "mlnx-tools not installed on spark-02: no show_gids, so its GID table cannot be read (an error naming the tool, never a pass)")
 for d in DEVS:
     s.answer("spark-02", f"show_gids {d}", "the shell's answer to a missing program (exit 127)",

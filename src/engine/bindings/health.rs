@@ -97,6 +97,7 @@ pub fn register(engine: &mut Engine) {
     method1(engine, "pcie", health::pcie);
     method1(engine, "optics", health::optics);
     method1(engine, "fec", health::fec);
+    method1(engine, "package_version", health::package_version);
     // Through JSON: its dscp2prio map has integer keys, script maps have text keys.
     method1(engine, "qos", |n, iface| {
         health::qos(n, iface).map(|q| serde_json::to_value(q).unwrap_or_default())
