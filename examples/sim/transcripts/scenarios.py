@@ -311,6 +311,11 @@ s.answer("spark-02", "dpkg-query -W -f='${Version}' libnccl2", "the healthy answ
 s.expect(HEALTH, "health: version drift", ["nccl differs", "spark-01 has 2.28.3-1+cuda13.0", "spark-02 has 2.27.7-1+cuda13.0"])
 s.write()
 
+s = Scenario("no-gdrdma", "NCCL runs without GPUDirect RDMA on a platform that has it (run with --set gdr=true): the healthy NCCL log's channels go via NET/IB/N without /GDRDMA, staging through host memory")
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["0 of", "network channels go via GDRDMA"], args=["--set", "gdr=true"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["0 of", "network channels go via GDRDMA"], args=["--set", "gdr=true"])
+s.write()
+
 s = Scenario("show-gids-missing-on-peer", "mlnx-tools not installed on spark-02: no show_gids, so its GID table cannot be read (an error naming the tool, never a pass)")
 for d in DEVS:
     s.answer("spark-02", f"show_gids {d}", "the shell's answer to a missing program (exit 127)",
