@@ -2153,13 +2153,19 @@ fn nccl_h200_2_28_socket() {
 /// job; 6 channel lines over the IBext_v8 plugin without `/GDRDMA`.
 #[test]
 fn nccl_gdr_info_lines() {
-    let g = parse::nccl::gdr(&fx("nccl-tests/nccl-info-gdrdma-channels-a100-roce-nccl707.txt"));
+    let g = parse::nccl::gdr(&fx(
+        "nccl-tests/nccl-info-gdrdma-channels-a100-roce-nccl707.txt",
+    ));
     assert_eq!((g.net_channels, g.gdrdma_channels), (12, 12));
     assert!(g.disabled.is_empty() && g.enabled_hcas.is_empty(), "{g:?}");
-    let g = parse::nccl::gdr(&fx("nccl-tests/nccl-info-gdr-disabled-for-hca-roce-nccl1537.txt"));
+    let g = parse::nccl::gdr(&fx(
+        "nccl-tests/nccl-info-gdr-disabled-for-hca-roce-nccl1537.txt",
+    ));
     assert_eq!(g.disabled, vec!["mlx5_0".to_string(), "mlx5_1".to_string()]);
     assert_eq!(g.net_channels, 0);
-    let g = parse::nccl::gdr(&fx("nccl-tests/nccl-info-channels-via-net-ibext-no-gdrdma-nccl1814.txt"));
+    let g = parse::nccl::gdr(&fx(
+        "nccl-tests/nccl-info-channels-via-net-ibext-no-gdrdma-nccl1814.txt",
+    ));
     assert_eq!((g.net_channels, g.gdrdma_channels), (6, 0));
 }
 
