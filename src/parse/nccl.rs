@@ -62,6 +62,9 @@ pub struct Nccl {
     pub max_busbw_gbs: Option<f64>,
     pub transport: Option<String>,
     pub net_devices: Vec<String>,
+    /// What NCCL's INFO log says about GPUDirect RDMA ([`gdr`]).
+    #[serde(default)]
+    pub gdr: Gdr,
     /// `NCCL WARN` lines.
     pub warnings: Vec<String>,
     pub errors: Vec<String>,
@@ -70,6 +73,58 @@ pub struct Nccl {
     /// The table's time columns are CPU time (`cputime`, nccl-tests `-C 1`), not GPU time.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cpu_time: bool,
+}
+
+/// GPUDirect RDMA in NCCL's INFO log: `NET/IB : GPU Direct RDMA Enabled|Disabled for HCA N
+/// 'dev'` (also `... Disabled for GPU X / HCA N (distance ...)`) and the network channels
+/// (`Channel NN/M : a[x] -> b[y] [send|receive] via NET/IB/0[/GDRDMA]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Gdr {
+    /// HCAs NCCL enabled GPUDirect RDMA for (`'name'`, else `HCA N`), in order, no repeats.
+    pub enabled_hcas: Vec<String>,
+    /// The `GPU Direct RDMA Disabled ...` lines' HCAs with the line's reason.
+    pub disabled: Vec<String>,
+    /// Channel lines over a network transport (`via NET/...`).
+    pub net_channels: u32,
+    /// Of those, the ones going `/GDRDMA`.
+    pub gdrdma_channels: u32,
+}
+
+/// Read one INFO line into `g` (see [`Gdr`]).
+fn gdr_line(g: &mut Gdr, t: &str) {
+    if let Some(c) =
+        regex!(r"GPU Direct RDMA (Enabled|Disabled) for (?:GPU \S+ / )?HCA (\d+)(?: ['‘]([^'’]*)['’])?(.*)$")
+            .captures(t)
+    {
+        let hca = c.get(3).map_or(format!("HCA {}", &c[2]), |m| m.as_str().to_string());
+        if &c[1] == "Enabled" {
+            if !g.enabled_hcas.contains(&hca) {
+                g.enabled_hcas.push(hca);
+            }
+        } else {
+            let why = c[4].trim();
+            let d = if why.is_empty() { hca } else { format!("{hca} {why}") };
+            if !g.disabled.contains(&d) {
+                g.disabled.push(d);
+            }
+        }
+    } else if let Some(c) = regex!(r"\bvia NET/(\S+)").captures(t) {
+        g.net_channels += 1;
+        if c[1].ends_with("/GDRDMA") {
+            g.gdrdma_channels += 1;
+        }
+    }
+}
+
+/// GPUDirect RDMA as NCCL's INFO lines in `text` say (any log: nccl-tests, a training job).
+pub fn gdr(text: &str) -> Gdr {
+    let mut g = Gdr::default();
+    for line in text.lines() {
+        if line.contains("NCCL INFO") {
+            gdr_line(&mut g, line);
+        }
+    }
+    g
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -460,6 +515,9 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
         if t.contains("NCCL WARN") {
             out.warnings.push(t.to_string());
             continue;
+        }
+        if t.contains("NCCL INFO") {
+            gdr_line(&mut out.gdr, t);
         }
         if let Some(c) = regex!(r"NCCL INFO Using network (.+)$").captures(t) {
             using_network = Some(c[1].trim().to_string());

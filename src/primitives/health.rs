@@ -90,7 +90,14 @@ const INFO: &[&str] = &[
     "out_of_buffer",
     "rx_pause_ctrl_phy",
     "tx_pause_ctrl_phy",
+    // `ethtool -I --show-fec` (see [`FEC_PREFIX`]): blocks FEC repaired; its rate is in the
+    // corrected bits
+    "fec_corrected_blocks",
 ];
+
+/// The prefix of the `ethtool -I --show-fec` statistics in a port's counters
+/// (`fec_uncorrectable_blocks` must not grow, `fec_corrected_blocks` is information).
+pub const FEC_PREFIX: &str = "fec_";
 
 /// The class of a counter by its name (mlx5 `ethtool -S` and RDMA `hw_counters` names).
 /// Names not listed are judged by their shape: per-queue and XDP counters are ignored, per-lane
@@ -246,6 +253,47 @@ pub fn optics(n: &NodeRef, iface: &str) -> PResult<crate::parse::ethtool_module:
     super::parsed(n.name(), &o.stdout, crate::parse::ethtool_module::parse)
 }
 
+/// `n.fec(iface)`: the FEC of `iface` (`ethtool -I --show-fec IFACE`, ethtool >= 5.13):
+/// configured and active encoding and, where the driver counts them, corrected and
+/// uncorrectable blocks. A NIC without FEC (`Operation not supported`) or an older ethtool
+/// without `-I` is an error naming it.
+pub fn fec(n: &NodeRef, iface: &str) -> PResult<crate::parse::show_fec::ShowFec> {
+    check_name("interface", iface)?;
+    let cmd = format!("ethtool -I --show-fec {}", quote(iface));
+    let o = tool(n, "ethtool", &cmd, None, None)?;
+    if o.exit_code != Some(0) {
+        return Err(PrimError::error(format!(
+            "{}: `{cmd}` failed (exit {}): {} (no FEC on this NIC, or ethtool older than 5.13 without -I)",
+            n.name(),
+            o.exit_code.unwrap_or(-1),
+            tool_reason(&o)
+        )));
+    }
+    super::parsed(n.name(), &o.stdout, crate::parse::show_fec::parse)
+}
+
+/// `n.package_version(name)`: the installed version of Debian package `name` (`dpkg-query -W
+/// -f='${Version}' NAME`, read-only), `None` when the package is not installed. A node without
+/// dpkg-query (not Debian/Ubuntu) is an error naming it.
+pub fn package_version(n: &NodeRef, name: &str) -> PResult<Option<String>> {
+    check_name("package", name)?;
+    let cmd = format!("dpkg-query -W -f='${{Version}}' {}", quote(name));
+    let o = tool(n, "dpkg-query", &cmd, None, None)?;
+    let v = o.stdout.trim();
+    if o.exit_code == Some(0) && !v.is_empty() {
+        return Ok(Some(v.to_string()));
+    }
+    if o.stderr.contains("no packages found") || o.exit_code == Some(0) {
+        return Ok(None);
+    }
+    Err(PrimError::error(format!(
+        "{}: `{cmd}` failed (exit {}): {}",
+        n.name(),
+        o.exit_code.unwrap_or(-1),
+        tool_reason(&o)
+    )))
+}
+
 /// `n.qos(iface)`: PFC, trust and traffic classes of `iface` (`mlnx_qos -i IFACE`).
 pub fn qos(n: &NodeRef, iface: &str) -> PResult<crate::parse::mlnx_qos::MlnxQos> {
     check_name("interface", iface)?;
@@ -305,9 +353,21 @@ pub fn counters(n: &NodeRef) -> PResult<CounterSnapshot> {
             )));
         }
         let e = ethtool(n, iface)?;
+        let mut source = "ethtool -S".to_string();
+        let mut c = c;
+        // FEC blocks where the driver counts them; a port without (or an older ethtool) keeps
+        // its `ethtool -S` counters: the FEC testcase reports what it cannot read.
+        if let Ok(f) = fec(n, iface).map(|f| f.statistics) {
+            if !f.is_empty() {
+                source.push_str(", ethtool -I --show-fec");
+            }
+            for (k, v) in f.into_iter().filter(|(k, _)| k.ends_with("_blocks")) {
+                c.insert(format!("{FEC_PREFIX}{k}"), v);
+            }
+        }
         out.ports.push(PortCounters {
             port: iface.clone(),
-            source: "ethtool -S".into(),
+            source,
             speed_mbps: e.speed_mbps,
             counters: c,
         });
@@ -570,6 +630,7 @@ mod tests {
             "out_of_sequence",
             "local_ack_timeout_err",
             "rx_fec_uncorrectable_blocks",
+            "fec_uncorrectable_blocks",
             "rx_discards_phy",
         ] {
             assert_eq!(classify(k), Class::MustNotGrow, "{k}");
@@ -580,6 +641,7 @@ mod tests {
             "rp_cnp_handled",
             "rx_err_lane_0_phy",
             "rx_prio3_pause",
+            "fec_corrected_blocks",
         ] {
             assert_eq!(classify(k), Class::Info, "{k}");
         }

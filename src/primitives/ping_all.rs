@@ -315,6 +315,6 @@ mod tests {
         assert!(ping_command(&plain.ip, &target_opts(&plain, &o))
             .unwrap()
             .contains("-I eth0 "));
-        assert!(command(&[c.clone()]).contains(&format!("{{ {c} >\"$d/1\"")));
+        assert!(command(std::slice::from_ref(&c)).contains(&format!("{{ {c} >\"$d/1\"")));
     }
 }

@@ -65,6 +65,9 @@ const FIXTURES: &[(&str, &str)] = &[
     ("lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt", "lspci_cx7_downgraded"),
     ("lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt", "lspci_h200_vm"),
     ("nccl-tests/all_reduce-v2.19.6-nccl2.28.9-1xH200-g1-debug-info-netib-nodevice-socket-firecracker.txt", "nccl_h200_2_28_socket"),
+    ("nccl-tests/nccl-info-gdrdma-channels-a100-roce-nccl707.txt", "nccl_gdr_info_lines"),
+    ("nccl-tests/nccl-info-gdr-disabled-for-hca-roce-nccl1537.txt", "nccl_gdr_info_lines"),
+    ("nccl-tests/nccl-info-channels-via-net-ibext-no-gdrdma-nccl1814.txt", "nccl_gdr_info_lines"),
     ("bonding/8023ad-2x25g-healthy-layer3+4-v3.7.1.txt", "bonding_8023ad_healthy"),
     ("bonding/8023ad-2x25g-lacp-fast-flapping-slave-sm_vars-v4.18.txt", "bonding_8023ad_flapping"),
     ("bonding/8023ad-3slaves-all-down-no-partner-lacp-active-fc41.txt", "bonding_8023ad_all_down"),
@@ -2143,6 +2146,27 @@ fn nccl_h200_2_28_socket() {
     assert_eq!(n.rows.last().unwrap().size_bytes, 134217728);
     assert_eq!(n.devices[0].name, "NVIDIA H200");
     assert_eq!(n.out_of_bounds, Some(0));
+}
+
+/// GPUDirect RDMA in NCCL's INFO log (real job logs from NVIDIA/nccl issues): 12 channel lines
+/// all `via NET/IB/N/GDRDMA`; `GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` and HCA 1 on a RoCE
+/// job; 6 channel lines over the IBext_v8 plugin without `/GDRDMA`.
+#[test]
+fn nccl_gdr_info_lines() {
+    let g = parse::nccl::gdr(&fx(
+        "nccl-tests/nccl-info-gdrdma-channels-a100-roce-nccl707.txt",
+    ));
+    assert_eq!((g.net_channels, g.gdrdma_channels), (12, 12));
+    assert!(g.disabled.is_empty() && g.enabled_hcas.is_empty(), "{g:?}");
+    let g = parse::nccl::gdr(&fx(
+        "nccl-tests/nccl-info-gdr-disabled-for-hca-roce-nccl1537.txt",
+    ));
+    assert_eq!(g.disabled, vec!["mlx5_0".to_string(), "mlx5_1".to_string()]);
+    assert_eq!(g.net_channels, 0);
+    let g = parse::nccl::gdr(&fx(
+        "nccl-tests/nccl-info-channels-via-net-ibext-no-gdrdma-nccl1814.txt",
+    ));
+    assert_eq!((g.net_channels, g.gdrdma_channels), (6, 0));
 }
 
 /// The mlx5 physical-layer counters the fabric-health checks read, by their real names: a

@@ -235,7 +235,6 @@ fn fabric_health_runs_clean_on_the_simulation() {
         "gid",
         "roce mtu",
         "pcie link",
-        "gpudirect rdma",
         "error counters not grown",
     ] {
         for n in ["spark-01", "spark-02"] {
@@ -243,6 +242,19 @@ fn fabric_health_runs_clean_on_the_simulation() {
             assert_eq!(o.status(&t), "pass", "{t}: {}", o.message(&t));
         }
     }
+    // DGX Spark has no GPUDirect RDMA (the inventory says gdr = false): skipped, saying why;
+    // asked for, the check still runs (the sim answers nvidia_peermem loaded).
+    let t = "health: gpudirect rdma [spark-02]";
+    assert_eq!(o.status(t), "skipped");
+    assert!(o.message(t).contains("gdr = false"), "{}", o.message(t));
+    let asked = run_sim("fabric_health.rhai", &["--set", "peermem=true"]);
+    assert_eq!(asked.status(t), "pass", "{}", asked.message(t));
+    assert_eq!(
+        o.status("health: fec"),
+        "pass",
+        "{}",
+        o.message("health: fec")
+    );
     assert_eq!(o.status("health: version drift"), "pass");
     assert_eq!(o.status("health: lossless roce config"), "pass");
     // The Sparks' cable is passive copper: no optics to check, said so (never a pass).

@@ -70,3 +70,13 @@ def ping_all_out(parts):
     for k, (code, stdout, stderr) in enumerate(parts, 1):
         out += f"@@fabcheck-ping {k} exit {code}\n{stdout}@@fabcheck-ping {k} stderr\n{stderr}"
     return out + "@@fabcheck-ping end\n"
+def show_fec_text(iface, active="RS", corrected=0, uncorrectable=0):
+    """`ethtool -I --show-fec`: the first three lines as the real DGX Spark capture
+    tests/fixtures/ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt (Auto, RS),
+    this interface; the Statistics block as the real -I capture
+    tests/fixtures/ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt
+    (synthesised values; `active` replaces RS for a fault)."""
+    t = open("../../tests/fixtures/ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt").read()
+    t = t.replace("enp1s0f1np1", iface).replace("Active FEC encoding: RS", f"Active FEC encoding: {active}")
+    assert f"Active FEC encoding: {active}" in t
+    return t + f"Statistics:\n  corrected_blocks: {corrected}\n  uncorrectable_blocks: {uncorrectable}\n"

@@ -3,7 +3,7 @@
 # Sources of every answer: SOURCES.md (real fixtures vs synthesised outputs).
 import json, os, shutil, sys
 sys.path.insert(0, "transcripts")
-from formats import lspci_text, show_gids_text, rdma_stat_text  # fabric health answers (issue 21)
+from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  # fabric health answers (issue 21)
 from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all (issue 22)
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
@@ -140,7 +140,7 @@ for name, n in nodes.items():
     # in sysfs (all four CX7 functions, as the real ibdev2netdev capture lists them).
     # `sudo -n true` is answered by the `true` below.
     for t in ["timeout", "ss", "pkill", "ssh", "sudo", "/home/nvidia/nccl-tests/build/all_reduce_perf",
-              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos"]:
+              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos", "dpkg-query"]:
         cmd(f"command -v {t} >/dev/null", stdout="", ms=3)
     cmd("ls -1 /sys/class/infiniband", stdout="rocep1s0f0\nrocep1s0f1\nroceP2p1s0f0\nroceP2p1s0f1\n", ms=3,
         note="synthesised: the four CX7 RDMA devices of the real DGX Spark ibdev2netdev capture")
@@ -195,6 +195,10 @@ for name, n in nodes.items():
     for i in ifaces:
         cmd(f"ethtool -m {i}", stdout_file=F+"ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt", ms=60,
             note="REAL ethtool -m capture of a Mellanox passive copper QSFP cable (no diagnostics), as the Sparks' DAC")
+        cmd(f"ethtool -I --show-fec {i}", stdout=show_fec_text(i, corrected=1187), ms=20,
+            note="the real DGX Spark --show-fec capture (Auto, RS) with an -I Statistics block in the real capture's format (synthesised values)")
+        cmd(f"ethtool -I --show-fec {i}", stdout=show_fec_text(i, corrected=4211), ms=20, after="ib_write_bw",
+            note="after the RDMA load: corrected blocks grew (FEC at work on PAM4), no uncorrectable block")
         cmd(f"mlnx_qos -i {i}", stdout_file=F+"mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt", ms=90,
             note="REAL mlnx_qos capture of a ConnectX port: trust dscp, PFC on priority 3")
         cmd(f"cat /sys/class/net/{i}/ecn/roce_np/enable/3 /sys/class/net/{i}/ecn/roce_rp/enable/3", stdout="1\n1\n", ms=3,
@@ -202,6 +206,10 @@ for name, n in nodes.items():
     for i in ifaces:
         cmd(f"lspci -vv -s {BDF[i]}", stdout=lspci_text(BDF[i]), ms=40,
             note="the real CX7 lspci -vv capture at this address, LnkSta Gen5 x4 (synthesised)")
+    cmd("dpkg-query -W -f='${Version}' libnccl2", stdout="2.28.3-1+cuda13.0", ms=30,
+        note="synthesised: the libnccl2 package version in the format of the real `dpkg -l` capture (karpathy/llm.c#742: 2.22.3-1+cuda12.2)")
+    cmd("dpkg-query -W -f='${Version}' perftest", stdout="24.01.0+0.38-1build2", ms=30,
+        note="the perftest package version a public DGX Spark inventory reports (Ubuntu 24.04's perftest)")
     cmd("ls /proc/driver/nvidia/gpus", stdout="000f:01:00.0\n", ms=3, note="synthesised: the GB10 GPU")
     cmd("test -d /sys/module/nvidia_peermem", stdout="", ms=3, note="synthesised: nvidia_peermem loaded")
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))

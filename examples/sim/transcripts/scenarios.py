@@ -6,7 +6,7 @@
 # values the fault changes; each scenario says what it changed. One fault per scenario.
 import json, os, re, shutil, sys
 sys.path.insert(0, "transcripts")
-from formats import lspci_text, show_gids_text, ping_text, ping_all_cmd, ping_all_out
+from formats import lspci_text, show_gids_text, show_fec_text, ping_text, ping_all_cmd, ping_all_out
 T = "transcripts/"
 IFACES = ["enp1s0f1np1", "enP2p1s0f1np1"]
 DEVS = ["rocep1s0f1", "roceP2p1s0f1"]
@@ -301,6 +301,28 @@ assert low.count("-15.20") == 1 and ": On" in low
 for i in IFACES:
     s.answer("spark-02", f"ethtool -m {i}", "the real QSFP28 SR4 capture with lane 2's RX power below its low alarm (one module serves both rails of the port)", stdout=low, ms=60)
 s.expect(HEALTH, "health: optics [spark-02]", ["spark-02 enp1s0f1np1", "lane 2: RX power -15.2 dBm", "alarm range -13.31"])
+s.write()
+
+s = Scenario("fec-mismatch", "spark-02's first rail runs without FEC (Active FEC encoding: Off, e.g. after ethtool --set-fec off) while spark-01 uses RS: a 200G PAM4 link with FEC off at one end stays down or drops frames")
+s.answer("spark-02", "ethtool -I --show-fec enp1s0f1np1", "the healthy answer (real DGX Spark capture's format) with Active FEC encoding Off", stdout=show_fec_text("enp1s0f1np1", active="Off"), ms=20)
+s.expect(HEALTH, "health: fec", ["spark-02 enp1s0f1np1 active FEC Off, expected RS", "spark-01 enp1s0f1np1 RS"])
+s.write()
+
+s = Scenario("fec-uncorrectable-growing", "spark-02's first rail: FEC uncorrectable blocks grow during the RDMA test (errors FEC could not repair: frames lost)")
+s.answer("spark-02", "ethtool -I --show-fec enp1s0f1np1", "first read: no uncorrectable block (format of the real -I capture)", stdout=show_fec_text("enp1s0f1np1", corrected=1187), ms=20)
+s.answer("spark-02", "ethtool -I --show-fec enp1s0f1np1", "after the RDMA load: 37 uncorrectable blocks (format of the real -I capture)", stdout=show_fec_text("enp1s0f1np1", corrected=98211, uncorrectable=37), ms=20, after="ib_write_bw")
+s.expect(BASE, "health: error counters not grown under load [spark-02]", ["spark-02 enp1s0f1np1", "fec_uncorrectable_blocks grew by +37"])
+s.expect(FIVE, "step 3: error counters not grown under load [spark-02]", ["spark-02 enp1s0f1np1", "fec_uncorrectable_blocks grew by +37"])
+s.write()
+
+s = Scenario("nccl-drift", "spark-02 has an older NCCL (libnccl2 2.27.7) than spark-01 (2.28.3): NCCL versions that differ across ranks can hang or fail collectives")
+s.answer("spark-02", "dpkg-query -W -f='${Version}' libnccl2", "the healthy answer with an older NCCL package version", stdout="2.27.7-1+cuda13.0", ms=30)
+s.expect(HEALTH, "health: version drift", ["nccl differs", "spark-01 has 2.28.3-1+cuda13.0", "spark-02 has 2.27.7-1+cuda13.0"])
+s.write()
+
+s = Scenario("no-gdrdma", "NCCL runs without GPUDirect RDMA on a platform that has it (run with --set gdr=true): the healthy NCCL log's channels go via NET/IB/N without /GDRDMA, staging through host memory")
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["0 of", "network channels go via GDRDMA"], args=["--set", "gdr=true"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["0 of", "network channels go via GDRDMA"], args=["--set", "gdr=true"])
 s.write()
 
 s = Scenario("show-gids-missing-on-peer", "mlnx-tools not installed on spark-02: no show_gids, so its GID table cannot be read (an error naming the tool, never a pass)")

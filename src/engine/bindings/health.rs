@@ -1,5 +1,5 @@
 //! Fabric health (`primitives::health`): `n.health_counters()`, `counter_growth(before, after,
-//! opts)`, `n.ibv_devinfo()`, `majority(values)`, `version_drift(rows, fail_items)`.
+//! opts)`, `n.ibv_devinfo()`, `n.fec(iface)`, `majority(values)`, `version_drift(rows, fail_items)`.
 
 use super::results::returns;
 use super::{dry, record, value, Opts};
@@ -96,6 +96,8 @@ pub fn register(engine: &mut Engine) {
     method1(engine, "gids", health::gids);
     method1(engine, "pcie", health::pcie);
     method1(engine, "optics", health::optics);
+    method1(engine, "fec", health::fec);
+    method1(engine, "package_version", health::package_version);
     // Through JSON: its dscp2prio map has integer keys, script maps have text keys.
     method1(engine, "qos", |n, iface| {
         health::qos(n, iface).map(|q| serde_json::to_value(q).unwrap_or_default())

@@ -420,6 +420,10 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
             .doc("the PCIe link of the interface's NIC function (`ethtool -i` bus address, then `lspci -vv -s BDF`): LnkCap and LnkSta speed and width"),
         method("n.optics(iface)", &["optics"], One(s.module))
             .doc("`ethtool -m IFACE` parsed: module identity, temperature, per-lane TX/RX power and the module's own warning/alarm thresholds"),
+        method("n.fec(iface)", &["fec"], One(s.fec))
+            .doc("`ethtool -I --show-fec IFACE` parsed: configured and active FEC encoding, corrected and uncorrectable blocks where the driver counts them"),
+        method("n.package_version(name)", &["package_version"], Plain("the version as a string, () when not installed"))
+            .doc("the installed version of a Debian package (`dpkg-query -W -f='${Version}' NAME`), () when it is not installed"),
         method("n.qos(iface)", &["qos"], One(s.qos))
             .doc("`mlnx_qos -i IFACE` parsed (trust, PFC priorities, traffic classes) and the RoCE ECN enables from sysfs"),
         method("n.health_counters()", &["health_counters"], One(s.counters))
