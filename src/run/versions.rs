@@ -1,6 +1,6 @@
 //! Tool versions, recorded while the run works: the primitives note what they learn (a driver
 //! and its firmware from `ethtool -i`), and every logged command is read once as it is logged
-//! (`X --version`, `ofed_info -s`, the NCCL and nccl-tests banners, iperf3's JSON). Each test
+//! (`X --version`, `ofed_info -s`, `uname -r`, the NCCL and nccl-tests banners, iperf3's JSON). Each test
 //! keeps its own; [`super::finish`] gathers them into the run's results, one entry per
 //! (node, tool), in the order the run met them.
 
@@ -44,6 +44,9 @@ pub fn seen_in(c: &CommandLog) -> Vec<ToolVersion> {
         }
     };
     let cmd = c.command.trim();
+    if c.exit_code == Some(0) && cmd == "uname -r" {
+        add("kernel", c.stdout.trim());
+    }
     if c.exit_code == Some(0) && (cmd.ends_with("--version") || cmd == "ofed_info -s") {
         let program = cmd.split_whitespace().next().unwrap_or("");
         let first_line = c
@@ -118,6 +121,11 @@ mod tests {
                 ("nccl".to_string(), "2.28.9+cuda13.0".to_string()),
                 ("nccl-tests".to_string(), "2.17.6".to_string())
             ]
+        );
+        let v = seen_in(&log("uname -r", 0, "6.11.0-1016-nvidia\n"));
+        assert_eq!(
+            pairs(&v),
+            [("kernel".to_string(), "6.11.0-1016-nvidia".to_string())]
         );
         let v = seen_in(&log(
             "iperf3 -c x -J",

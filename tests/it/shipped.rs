@@ -323,6 +323,57 @@ fn html_health_table_highlights_the_counter_that_grew() {
     assert!(!cnp.contains("bad"), "{cnp}");
 }
 
+/// The HTML shows, per node, the RoCE version of the GID the tests use (a v1 GID highlighted),
+/// and the tool versions table marks the node whose NCCL differs from the others' (drift).
+#[test]
+fn html_shows_the_gid_version_and_marks_version_drift() {
+    let html = |scenario: &str| {
+        let o = Fab::new()
+            .args([
+                "run",
+                &script("fabric_health.rhai"),
+                "-i",
+                &sim(),
+                "--scenario",
+                scenario,
+                "--html",
+                "report.html",
+            ])
+            .run();
+        o.code(1);
+        std::fs::read_to_string(o.dir.join("report.html")).unwrap()
+    };
+    let h = html("roce-v1-gid");
+    let i = h.find("Fabric health per node").expect("health section");
+    let sec = &h[i..h[i..].find("</section>").unwrap() + i];
+    let spark02 = &sec[sec.find("<h3>spark-02</h3>").expect("spark-02 table")..];
+    let gid = |dev: &str| {
+        spark02
+            .split("<tr>")
+            .find(|r| r.contains("RoCE GID version") && r.contains(dev))
+            .unwrap_or_else(|| panic!("{dev} row in {spark02}"))
+            .to_string()
+    };
+    assert!(gid("rocep1s0f1 gid3").contains("class=\"num bad\">1 "));
+    assert!(!gid("roceP2p1s0f1 gid3").contains("bad"));
+    let h = html("nccl-drift");
+    let tools = &h[h.find("<h2>Tool versions</h2>").expect("tool versions")..];
+    let nccl: Vec<&str> = tools
+        .split("<tr>")
+        .filter(|r| r.contains("libnccl2"))
+        .collect();
+    assert_eq!(nccl.len(), 2, "{tools}");
+    assert!(nccl.iter().all(|r| r.contains("(differs)")), "{nccl:?}");
+    let kernel: Vec<&str> = tools
+        .split("<tr>")
+        .filter(|r| r.contains(">kernel<"))
+        .collect();
+    assert!(
+        kernel.len() == 2 && kernel.iter().all(|r| !r.contains("differs")),
+        "{kernel:?}"
+    );
+}
+
 /// Step 3 with no RDMA device and no nccl-tests: errors that name what is missing.
 #[test]
 fn step_3_without_rdma_devices_or_nccl_tests_is_an_error() {

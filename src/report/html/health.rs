@@ -1,7 +1,8 @@
 //! The fabric health table: one table per node of what the health checks recorded (counter
-//! deltas, PCIe link, RoCE active MTU, optics RX power), read from metrics named
+//! deltas, PCIe link, RoCE active MTU, the GID's RoCE version, optics RX power), read from metrics named
 //! `counter_delta[node:port:counter]`, `pcie_gts[node:iface]`, `pcie_width[node:iface]`,
-//! `roce_active_mtu[node:device]`, `optics_rx_dbm[node:iface:lane]`. A value on the wrong side
+//! `roce_active_mtu[node:device]`, `roce_gid_version[node:device:gidN]`,
+//! `optics_rx_dbm[node:iface:lane]`. A value on the wrong side
 //! of its threshold, and a counter the test's failure names, is highlighted.
 
 use super::super::fmt_in;
@@ -15,6 +16,7 @@ const KINDS: &[(&str, &str)] = &[
     ("pcie_gts", "PCIe speed"),
     ("pcie_width", "PCIe width"),
     ("roce_active_mtu", "RoCE active MTU"),
+    ("roce_gid_version", "RoCE GID version"),
     ("optics_rx_dbm", "optics RX power"),
 ];
 
