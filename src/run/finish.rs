@@ -3,7 +3,8 @@
 
 use super::model::{RunResult, TestResult};
 
-/// Finish `run`: tool versions gathered (one per node and tool, in the order met), testcase
+/// Finish `run`: tool versions gathered (one per node and tool, in the order met, drift
+/// marked), testcase
 /// names made unique, and, when a baseline is given and the run was not interrupted, its
 /// comparison added as the `baseline` suite. Returns the baseline testcase, if added.
 pub fn finish(run: &mut RunResult, baseline: Option<(&str, &RunResult)>) -> Option<TestResult> {
@@ -13,6 +14,7 @@ pub fn finish(run: &mut RunResult, baseline: Option<(&str, &RunResult)>) -> Opti
         .flat_map(|s| &s.tests)
         .flat_map(|t| t.tool_versions.iter().cloned());
     run.tool_versions = super::versions::unique(seen);
+    super::versions::mark_drift(&mut run.tool_versions);
     run.make_unique();
     let (path, b) = baseline.filter(|_| !run.interrupted)?;
     Some(super::baseline::apply(run, b, path).clone())
@@ -28,6 +30,7 @@ mod tests {
             node: node.into(),
             tool: tool.into(),
             version: v.into(),
+            ..Default::default()
         }
     }
 

@@ -208,11 +208,14 @@ pub struct SuiteResult {
     pub tests: Vec<TestResult>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ToolVersion {
     pub node: String,
     pub tool: String,
     pub version: String,
+    /// Not the version most nodes have of this tool (drift; set by `run::finish`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub differs: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -19,6 +19,7 @@ pub fn record(node: &str, tool: &str, version: &str) {
             node: node.to_string(),
             tool: tool.to_string(),
             version: version.to_string(),
+            ..Default::default()
         })
     });
 }
@@ -40,6 +41,7 @@ pub fn seen_in(c: &CommandLog) -> Vec<ToolVersion> {
                 node: c.node.clone(),
                 tool: tool.to_string(),
                 version: version.to_string(),
+                ..Default::default()
             });
         }
     };
@@ -72,6 +74,26 @@ pub fn unique(all: impl IntoIterator<Item = ToolVersion>) -> Vec<ToolVersion> {
     all.into_iter()
         .filter(|v| seen.insert((v.node.clone(), v.tool.clone())))
         .collect()
+}
+
+/// Mark each version that differs from the one most nodes have of the same tool; with no
+/// such version (a tie), every version of that tool is marked.
+pub fn mark_drift(all: &mut [ToolVersion]) {
+    let mut count: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for v in all.iter() {
+        *count
+            .entry((v.tool.clone(), v.version.clone()))
+            .or_default() += 1;
+    }
+    for v in all.iter_mut() {
+        let mine = count[&(v.tool.clone(), v.version.clone())];
+        let most_other = count
+            .iter()
+            .filter(|((t, ver), _)| *t == v.tool && *ver != v.version)
+            .map(|(_, n)| *n)
+            .max();
+        v.differs = most_other.is_some_and(|n| n >= mine);
+    }
 }
 
 #[cfg(test)]
@@ -144,6 +166,7 @@ mod tests {
             node: node.into(),
             tool: tool.into(),
             version: version.into(),
+            ..Default::default()
         };
         let u = unique([
             v("a", "nccl", "1"),
@@ -152,5 +175,29 @@ mod tests {
         ]);
         assert_eq!(u.len(), 2);
         assert_eq!(u[0].version, "1");
+    }
+
+    #[test]
+    fn the_node_off_the_majority_version_is_marked() {
+        let v = |node: &str, tool: &str, version: &str| ToolVersion {
+            node: node.into(),
+            tool: tool.into(),
+            version: version.into(),
+            ..Default::default()
+        };
+        let mut all = [
+            v("a", "libnccl2", "2.28.3"),
+            v("b", "libnccl2", "2.28.3"),
+            v("c", "libnccl2", "2.27.7"),
+            v("a", "kernel", "6.11"),
+            v("b", "kernel", "6.11"),
+        ];
+        mark_drift(&mut all);
+        let marks: Vec<bool> = all.iter().map(|v| v.differs).collect();
+        assert_eq!(marks, [false, false, true, false, false]);
+        // Two nodes that differ: neither is the majority, both are marked.
+        let mut all = [v("a", "fw", "1"), v("b", "fw", "2")];
+        mark_drift(&mut all);
+        assert!(all.iter().all(|v| v.differs));
     }
 }

@@ -218,8 +218,8 @@ pub fn metrics(h: &mut String, run: &RunResult) {
 pub fn tool_versions(h: &mut String, run: &RunResult) {
     if !run.tool_versions.is_empty() {
         h.push_str("<section id=\"tools\"><h2>Tool versions</h2><table><tr><th>node</th><th>tool</th><th>version</th></tr>");
-        let odd = odd_versions(&run.tool_versions);
-        for (v, odd) in run.tool_versions.iter().zip(odd) {
+        for v in &run.tool_versions {
+            let odd = v.differs;
             let _ = write!(
                 *h,
                 "<tr><td>{}</td><td>{}</td><td class=\"mono{}\">{}{}</td></tr>",
@@ -231,53 +231,5 @@ pub fn tool_versions(h: &mut String, run: &RunResult) {
             );
         }
         h.push_str("</table></section>\n");
-    }
-}
-
-/// Which entries differ from the version most nodes have of the same tool (version drift,
-/// highlighted in the table); a tie marks every version of that tool.
-pub fn odd_versions(all: &[crate::run::model::ToolVersion]) -> Vec<bool> {
-    let mut count: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
-    for v in all {
-        *count.entry((&v.tool, &v.version)).or_default() += 1;
-    }
-    all.iter()
-        .map(|v| {
-            let mine = count[&(v.tool.as_str(), v.version.as_str())];
-            let others = count
-                .iter()
-                .filter(|((t, ver), _)| *t == v.tool && *ver != v.version)
-                .map(|(_, n)| *n);
-            others.clone().count() > 0 && others.max().unwrap_or(0) >= mine
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod version_tests {
-    use super::odd_versions;
-    use crate::run::model::ToolVersion;
-
-    fn v(node: &str, tool: &str, version: &str) -> ToolVersion {
-        ToolVersion {
-            node: node.into(),
-            tool: tool.into(),
-            version: version.into(),
-        }
-    }
-
-    #[test]
-    fn the_node_off_the_majority_version_is_marked() {
-        let all = [
-            v("a", "libnccl2", "2.28.3"),
-            v("b", "libnccl2", "2.28.3"),
-            v("c", "libnccl2", "2.27.7"),
-            v("a", "kernel", "6.11"),
-            v("b", "kernel", "6.11"),
-        ];
-        assert_eq!(odd_versions(&all), [false, false, true, false, false]);
-        // Two nodes that differ: neither is the majority, both are marked.
-        let all = [v("a", "fw", "1"), v("b", "fw", "2")];
-        assert_eq!(odd_versions(&all), [true, true]);
     }
 }
