@@ -4,6 +4,7 @@
 pub mod check;
 pub mod common;
 pub mod compare;
+pub mod discover;
 pub mod doc;
 pub mod exec;
 pub mod list;
@@ -141,6 +142,9 @@ pub enum Command {
     },
     /// Parse captured tool output (stdin if no FILE) and print JSON.
     Parse { kind: String, file: Option<PathBuf> },
+    /// Read the nodes' fabric and write a commented inventory, or list what differs from one
+    /// (docs/discover.md).
+    Discover(Box<discover::DiscoverArgs>),
     /// Side-by-side table of metrics from several --json results.
     Compare {
         #[arg(required = true)]
@@ -181,7 +185,10 @@ pub fn main() -> i32 {
         }
     };
     init_tracing(cli.verbose);
-    if !matches!(cli.command, Command::Run(_) | Command::Exec { .. }) {
+    if !matches!(
+        cli.command,
+        Command::Run(_) | Command::Exec { .. } | Command::Discover(_)
+    ) {
         // Printing-only commands end quietly when their reader goes away (`fabcheck doc | head`).
         // Not for run/exec: their SSH sockets must see EPIPE as an error, not kill fabcheck.
         // SAFETY: setting a signal disposition before any thread is started.
@@ -212,5 +219,6 @@ pub fn main() -> i32 {
         Command::Parse { kind, file } => parse::parse(&kind, file.as_deref()),
         Command::Compare { results, format } => compare::compare(&results, &format),
         Command::Doc => doc::doc(),
+        Command::Discover(a) => discover::discover(&a),
     }
 }

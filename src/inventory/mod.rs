@@ -1,5 +1,7 @@
 //! Inventory (TOML, SPEC §2): nodes, their fabric interfaces and addresses, groups, SSH settings.
 
+pub mod diff;
+pub mod discovered;
 pub mod nodeset;
 pub mod slurm;
 
@@ -194,6 +196,40 @@ impl Inventory {
             unselected: vec![],
             groups: BTreeMap::new(),
             fanout: DEFAULT_FANOUT,
+        }
+    }
+
+    /// The nodes `names` (from `from`: a command line's node set), each with the settings a
+    /// defaults file gives it as for `-i slurm:FILE` (its `[defaults]`, and its `[[node]]` of
+    /// that name if any; `[[node]]`s of other names are ignored), or the built-in defaults and
+    /// its name as host without one. `fabcheck discover` reaches its hosts so.
+    pub fn for_names(
+        from: &str,
+        names: &[String],
+        defaults: Option<&Path>,
+    ) -> Result<Inventory, InventoryError> {
+        if let Some(bad) = names.iter().find(|n| !valid_name(n)) {
+            return Err(InventoryError {
+                location: from.to_string(),
+                message: format!("`{bad}` is not a valid host name"),
+            });
+        }
+        match defaults {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| InventoryError {
+                    location: path.display().to_string(),
+                    message: format!("cannot read the defaults file: {e}"),
+                })?;
+                Self::build(&text, path, Some((from, names)))
+            }
+            None => Ok(Inventory {
+                source: None,
+                simulation: None,
+                nodes: names.iter().map(|n| Node::bare(n)).collect(),
+                unselected: vec![],
+                groups: BTreeMap::new(),
+                fanout: DEFAULT_FANOUT,
+            }),
         }
     }
 

@@ -29,6 +29,7 @@ pub mod rdma_statistic;
 pub mod show_fec;
 pub mod show_gids;
 pub mod srun;
+pub mod sysfs_net;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

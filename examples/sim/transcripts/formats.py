@@ -80,3 +80,39 @@ def show_fec_text(iface, active="RS", corrected=0, uncorrectable=0):
     t = t.replace("enp1s0f1np1", iface).replace("Active FEC encoding: RS", f"Active FEC encoding: {active}")
     assert f"Active FEC encoding: {active}" in t
     return t + f"Statistics:\n  corrected_blocks: {corrected}\n  uncorrectable_blocks: {uncorrectable}\n"
+
+# `fabcheck discover` (issue 30 section 2): its sysfs listing, the command read from
+# src/primitives/discover.rs (one source: the replay answers exact commands), and the answer of
+# a DGX Spark in the listing's format (parse/sysfs_net.rs). SYNTHESISED values: PCI functions
+# 0000:01:00.0/.1 and 0002:01:00.0/.1 of the ConnectX-7 (the two PCIe Gen5 x4 paths ServeTheHome
+# shows on GB10 systems, and the real ibdev2netdev capture's names), the GUIDs of the real
+# DGX Spark ibv_devinfo capture (one sys_image_guid for all four functions), the management
+# NIC, Wi-Fi and DMI product name written for this simulation.
+def sysfs_command():
+    import re
+    src = open("../../src/primitives/discover.rs").read()
+    body = src.split("pub const SYSFS_COMMAND: &str = concat!(", 1)[1].split("\n);", 1)[0]
+    return "".join(re.findall(r'r#"(.*?)"#', body, re.S))
+SPARK_GUIDS = {"rocep1s0f0": "4cbb:4703:002d:1a16", "rocep1s0f1": "4cbb:4703:002d:1a17",
+               "roceP2p1s0f0": "4cbb:4703:002d:1a1a", "roceP2p1s0f1": "4cbb:4703:002d:1a1b"}
+def sysfs_text(down=(), rename=None):
+    """The Spark's listing: rails with carrier at 200G unless in `down`; `rename` maps a netdev
+    name to the name it has now (a rail renamed)."""
+    rn = rename or {}
+    net = [("lo", "", "", "", "1", "", "")]
+    net.append(("enP7s7", "0007:01:00.0", "r8127", "", "1", "10000", ""))
+    for dom in ["", "P2"]:
+        for f in [0, 1]:
+            name = f"en{dom}p1s0f{f}np{f}"
+            up = f == 1 and name not in down
+            pci = f"{'0002' if dom else '0000'}:01:00.{f}"
+            net.append((rn.get(name, name), pci, "mlx5_core", "", "1" if up else "0", "200000" if up else "", f"p{f}"))
+    net.append(("wlP9s9", "0009:01:00.0", "mt7925e", "wireless", "1", "", ""))
+    out = [f"net {n} pci={p} driver={d} kind={k} master= carrier={c} speed={sp} port_name={pn}" for n, p, d, k, c, sp, pn in net]
+    for dev, g in SPARK_GUIDS.items():
+        f = dev[-1]
+        dom = "0002" if "P2" in dev else "0000"
+        nd = f"en{'P2' if 'P2' in dev else ''}p1s0f{f}np{f}"
+        out.append(f"rdma {dev} pci={dom}:01:00.{f} sys_image_guid=4cbb:4703:002d:1a16 node_guid={g} netdevs={rn.get(nd, nd)},")
+    out += ["dmi product_name=NVIDIA DGX Spark", "gpu 000f:01:00.0", ""]
+    return "\n".join(out)

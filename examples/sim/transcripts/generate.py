@@ -5,6 +5,7 @@ import json, os, shutil, sys
 sys.path.insert(0, "transcripts")
 from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  # fabric health answers (issue 21)
 from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all (issue 22)
+from formats import sysfs_command, sysfs_text  # fabcheck discover (issue 30 section 2)
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -212,6 +213,9 @@ for name, n in nodes.items():
         note="the perftest package version a public DGX Spark inventory reports (Ubuntu 24.04's perftest)")
     cmd("ls /proc/driver/nvidia/gpus", stdout="000f:01:00.0\n", ms=3, note="synthesised: the GB10 GPU")
     cmd("test -d /sys/module/nvidia_peermem", stdout="", ms=3, note="synthesised: nvidia_peermem loaded")
+    # fabcheck discover (issue 30 section 2): the sysfs listing (synthesised, see formats.py)
+    cmd(sysfs_command(), stdout=sysfs_text(), ms=30,
+        note="fabcheck discover's sysfs listing: SYNTHESISED DGX Spark values (formats.py sysfs_text)")
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))
 
 # ---------------------------------------------------------------------------------------------

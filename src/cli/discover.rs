@@ -1,0 +1,253 @@
+//! `fabcheck discover HOSTS… [-i DEFAULTS.toml] [-o FILE] [--diff FILE]`: read the nodes'
+//! fabric (read-only) and write a commented inventory, or list what differs from an existing
+//! one (docs/discover.md). Exit 0: every node read (and nothing differs); 1: a node was not
+//! reached or something differs; 2: usage.
+
+use super::common::{build_env, usage, EnvOptions};
+use super::{EXIT_FAILED, EXIT_OK};
+use crate::inventory::discovered::{render, Discovery, Header};
+use crate::inventory::{diff, nodeset, Inventory, Node};
+use crate::primitives::{discover as prim, NodeRef};
+use crate::run::cancel;
+use crate::util::duration::parse_duration;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct DiscoverArgs {
+    /// Hosts to read: node sets (`spark-[01-02]`, `10.0.0.[11-12]`); default with --diff:
+    /// the nodes of that file.
+    pub hosts: Vec<String>,
+    /// Defaults file: SSH settings (user, port, ssh_config, known_hosts, timeouts, transport)
+    /// as for `-i slurm:DEFAULTS.toml`; only connection settings and vars are taken from it.
+    #[arg(short = 'i', long = "inventory", value_name = "DEFAULTS.toml")]
+    pub defaults: Option<PathBuf>,
+    /// Write the inventory here (default: stdout, unless --diff is given).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite -o FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Compare with this inventory: print what differs, exit 1 when something does. Without
+    /// -i, its settings are the SSH settings.
+    #[arg(long, value_name = "FILE")]
+    pub diff: Option<PathBuf>,
+    /// Parallel nodes at most.
+    #[arg(long)]
+    pub fanout: Option<usize>,
+    /// Cap of every command on the nodes (default 30s).
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Replay only: overlay fault scenario NAME on the transcripts (as for `run`).
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+}
+
+/// The hosts asked for: the node sets given, else the nodes of the --diff file.
+fn host_names(a: &DiscoverArgs, was: Option<&Inventory>) -> Result<Vec<String>, String> {
+    if a.hosts.is_empty() {
+        return match was {
+            Some(w) => Ok(w.all_nodes().map(|n| n.name.clone()).collect()),
+            None => Err("discover needs HOSTS (a node set such as spark-[01-02]) or --diff FILE".into()),
+        };
+    }
+    let mut names = Vec::new();
+    for h in &a.hosts {
+        for n in nodeset::expand(h, &Default::default()).map_err(|e| format!("HOSTS `{h}`: {e}"))? {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// Paths in the written file must not depend on where it is written.
+fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    })
+}
+
+fn settle_paths(n: &mut Node) {
+    n.ssh_config = n.ssh_config.as_deref().map(absolute);
+    n.replay_dir = n.replay_dir.as_deref().map(absolute);
+}
+
+pub fn discover(a: &DiscoverArgs) -> i32 {
+    if let Some(o) = &a.output {
+        if o.exists() && !a.force {
+            return usage(format!(
+                "-o {}: the file exists; give --force to overwrite it, or another file",
+                o.display()
+            ));
+        }
+    }
+    let was = match &a.diff {
+        Some(p) => match Inventory::load_file(p) {
+            Ok(i) => Some(i),
+            Err(e) => return usage(format!("--diff: {e}")),
+        },
+        None => None,
+    };
+    let names = match host_names(a, was.as_ref()) {
+        Ok(n) => n,
+        Err(e) => return usage(e),
+    };
+    let defaults = a.defaults.clone().or_else(|| a.diff.clone());
+    let mut inv = match Inventory::for_names("HOSTS", &names, defaults.as_deref()) {
+        Ok(i) => i,
+        Err(e) => return usage(e),
+    };
+    inv.nodes.iter_mut().for_each(settle_paths);
+    let timeout = match a.timeout.as_deref().map(parse_duration).transpose() {
+        Ok(t) => t.or(Some(Duration::from_secs(30))),
+        Err(e) => return usage(format!("--timeout: {e}")),
+    };
+    let simulation = inv.simulation.clone();
+    let env = match build_env(
+        inv,
+        EnvOptions {
+            fanout: a.fanout,
+            timeout,
+            scenario: a.scenario.clone(),
+            ..Default::default()
+        },
+    ) {
+        Ok(e) => e,
+        Err(e) => return usage(e),
+    };
+    cancel::install_handlers();
+    let all = read_nodes(&env);
+    for t in env.transports.all() {
+        if cancel::interrupted() {
+            t.cleanup();
+        }
+        t.close();
+    }
+    if cancel::interrupted() {
+        return super::EXIT_INTERRUPTED;
+    }
+    let not_reached = all
+        .iter()
+        .filter(|d| matches!(d, Discovery::NotReached { .. }))
+        .count();
+    let defaults_label = defaults.as_ref().map(|p| p.display().to_string());
+    let command: Vec<String> = std::env::args().collect();
+    let when = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let text = render(
+        &Header {
+            command: &command.join(" "),
+            defaults: defaults_label.as_deref(),
+            simulation: simulation.as_deref(),
+            when: &when,
+        },
+        &all,
+    );
+    if let Err(code) = write_out(a, &text) {
+        return code;
+    }
+    let differs = match (&was, &a.diff) {
+        (Some(w), Some(p)) => print_diff(w, p, &all),
+        _ => false,
+    };
+    if not_reached > 0 || differs {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
+/// Every node, read at once up to the fan-out; a summary line per node on stderr.
+fn read_nodes(env: &Arc<crate::run::env::RunEnv>) -> Vec<Discovery> {
+    let nodes: Vec<Node> = env.inventory.nodes.clone();
+    let all = crate::util::pool::map(
+        &nodes,
+        env.fanout,
+        |_, n| match prim::discover(&NodeRef::new(n.clone(), env)) {
+            Ok(f) => Discovery::Found(Box::new(f)),
+            Err(reason) => Discovery::NotReached {
+                node: n.clone(),
+                reason,
+            },
+        },
+        |_, n| Discovery::NotReached {
+            node: n.clone(),
+            reason: "internal error: its thread panicked".into(),
+        },
+    );
+    for d in &all {
+        match d {
+            Discovery::Found(f) => eprintln!(
+                "{}: {} fabric interface(s) [{}], {} port(s) of several rails, MTU {}",
+                f.node.name,
+                f.rails.len(),
+                f.interfaces().join(", "),
+                f.ports.len(),
+                f.mtu().map(|m| m.to_string()).unwrap_or("differs or unknown".into())
+            ),
+            Discovery::NotReached { node, reason } => {
+                eprintln!("{} ({}): NOT REACHED: {reason}", node.name, node.host)
+            }
+        }
+    }
+    all
+}
+
+/// The inventory to -o FILE (never over an existing file without --force: checked again here,
+/// the file may have appeared meanwhile), else stdout when no --diff was asked.
+fn write_out(a: &DiscoverArgs, text: &str) -> Result<(), i32> {
+    let Some(path) = &a.output else {
+        if a.diff.is_none() {
+            print!("{text}");
+        }
+        return Ok(());
+    };
+    let res = if a.force {
+        write_replacing(path, text)
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+    };
+    match res {
+        Ok(()) => {
+            eprintln!("inventory written to {}", path.display());
+            Ok(())
+        }
+        Err(e) => Err(usage(format!("-o {}: {e}", path.display()))),
+    }
+}
+
+/// Write beside the file and rename over it: a reader never sees half an inventory.
+fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.fabcheck-{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+fn print_diff(was: &Inventory, path: &Path, now: &[Discovery]) -> bool {
+    let file = path.display().to_string();
+    let lines = diff::diff(was, &file, now);
+    if lines.is_empty() {
+        println!("no difference from {file}");
+        return false;
+    }
+    println!("{} difference(s) from {file}:", lines.len());
+    for l in &lines {
+        println!("  {l}");
+    }
+    true
+}
