@@ -50,7 +50,9 @@ fn host_names(a: &DiscoverArgs, was: Option<&Inventory>) -> Result<Vec<String>, 
     if a.hosts.is_empty() {
         return match was {
             Some(w) => Ok(w.all_nodes().map(|n| n.name.clone()).collect()),
-            None => Err("discover needs HOSTS (a node set such as spark-[01-02]) or --diff FILE".into()),
+            None => {
+                Err("discover needs HOSTS (a node set such as spark-[01-02]) or --diff FILE".into())
+            }
         };
     }
     let mut names = Vec::new();
@@ -188,7 +190,9 @@ fn read_nodes(env: &Arc<crate::run::env::RunEnv>) -> Vec<Discovery> {
                 f.rails.len(),
                 f.interfaces().join(", "),
                 f.ports.len(),
-                f.mtu().map(|m| m.to_string()).unwrap_or("differs or unknown".into())
+                f.mtu()
+                    .map(|m| m.to_string())
+                    .unwrap_or("differs or unknown".into())
             ),
             Discovery::NotReached { node, reason } => {
                 eprintln!("{} ({}): NOT REACHED: {reason}", node.name, node.host)

@@ -66,9 +66,10 @@ pub fn diff(was: &Inventory, file: &str, now: &[Discovery]) -> Vec<String> {
             (Discovery::NotReached { reason, .. }, Some(_)) => {
                 out.push(format!("{}: not reached ({reason})", d.name()))
             }
-            (Discovery::NotReached { .. }, None) => {
-                out.push(format!("{}: not reached, and not in {file} either", d.name()))
-            }
+            (Discovery::NotReached { .. }, None) => out.push(format!(
+                "{}: not reached, and not in {file} either",
+                d.name()
+            )),
             (Discovery::Found(_), None) => out.push(format!("{}: new (not in {file})", d.name())),
             (Discovery::Found(f), Some(o)) => out.extend(
                 node_diff(o, f)
@@ -253,11 +254,7 @@ fn ports_diff(o: &Node, f: &Found, renamed: &BTreeMap<String, String>) -> Vec<St
     if !o.ports.is_empty() {
         for q in &now {
             if !o.ports.iter().any(|p| p.name == q.name) {
-                out.push(format!(
-                    "new port {} ({})",
-                    q.name,
-                    q.interfaces.join(", ")
-                ));
+                out.push(format!("new port {} ({})", q.name, q.interfaces.join(", ")));
             }
         }
     }

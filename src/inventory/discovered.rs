@@ -71,7 +71,10 @@ pub struct Found {
 pub enum Discovery {
     Found(Box<Found>),
     /// The node could not be read: the reason (transport error, missing tool).
-    NotReached { node: Node, reason: String },
+    NotReached {
+        node: Node,
+        reason: String,
+    },
 }
 
 impl Discovery {
@@ -192,8 +195,15 @@ pub struct Header<'a> {
 pub fn render(h: &Header, all: &[Discovery]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Inventory discovered by `{}`", c(h.command));
-    let _ = writeln!(out, "# on {}, read-only. It says what the nodes ARE: review it before it is what they", h.when);
-    let _ = writeln!(out, "# should be (`fabcheck discover --diff THIS_FILE` later lists what changed).");
+    let _ = writeln!(
+        out,
+        "# on {}, read-only. It says what the nodes ARE: review it before it is what they",
+        h.when
+    );
+    let _ = writeln!(
+        out,
+        "# should be (`fabcheck discover --diff THIS_FILE` later lists what changed)."
+    );
     if let Some(d) = h.defaults {
         let _ = writeln!(out, "# SSH settings from {}.", c(d));
     }
@@ -273,7 +283,12 @@ fn render_node(out: &mut String, f: &Found, defaults: &[(&'static str, String)])
         out.push_str("ports = [\n");
         for p in &f.ports {
             let _ = writeln!(out, "  # {}", c(&p.why));
-            let _ = write!(out, "  {{ name = {}, interfaces = {}", q(&p.name), list(&p.interfaces));
+            let _ = write!(
+                out,
+                "  {{ name = {}, interfaces = {}",
+                q(&p.name),
+                list(&p.interfaces)
+            );
             if !p.rdma_devices.is_empty() {
                 let _ = write!(out, ", rdma_devices = {}", list(&p.rdma_devices));
             }
@@ -349,7 +364,9 @@ fn render_vars(out: &mut String, f: &Found) {
             let _ = writeln!(out, "mtu = {m} # every fabric interface's MTU (ip -j addr)");
         }
         None if !f.rails.is_empty() => {
-            out.push_str("# mtu: the fabric interfaces' MTUs differ (see each rail below); none written\n");
+            out.push_str(
+                "# mtu: the fabric interfaces' MTUs differ (see each rail below); none written\n",
+            );
         }
         None => {}
     }
@@ -359,7 +376,10 @@ fn render_vars(out: &mut String, f: &Found) {
         } else {
             q(&r.iface)
         };
-        let _ = writeln!(out, "[node.vars.rails.{key}] # as found; `--diff` compares these");
+        let _ = writeln!(
+            out,
+            "[node.vars.rails.{key}] # as found; `--diff` compares these"
+        );
         if let Some(d) = &r.rdma_device {
             let _ = writeln!(out, "rdma_device = {}", q(d));
         }

@@ -64,7 +64,9 @@ fn gather(n: &NodeRef) -> Result<Facts, String> {
     let mut notes = Vec::new();
     let sysfs = match tools::tool(n, "sh", SYSFS_COMMAND, None, None) {
         Ok(o) => sysfs_net::parse(&o.stdout).unwrap_or_else(|e| {
-            notes.push(format!("sysfs listing unreadable ({e}): no PCI, driver or carrier facts"));
+            notes.push(format!(
+                "sysfs listing unreadable ({e}): no PCI, driver or carrier facts"
+            ));
             SysfsNet::default()
         }),
         Err(e) => {
@@ -155,7 +157,11 @@ pub fn derive(node: crate::inventory::Node, f: &Facts) -> Found {
             .as_ref()
             .is_some_and(|m| i.addresses.iter().any(|a| a.local.as_ref() == Some(m)))
     };
-    let mgmt_if = f.addrs.iter().find(|i| owns_mgmt(i)).map(|i| i.ifname.clone());
+    let mgmt_if = f
+        .addrs
+        .iter()
+        .find(|i| owns_mgmt(i))
+        .map(|i| i.ifname.clone());
     let mgmt_txt = match (&mgmt_if, &f.mgmt) {
         (Some(i), Some(m)) => format!("{i} ({m}, the address SSH reached)"),
         (None, Some(m)) => format!("the NIC of {m} (on no interface listed)"),
@@ -214,11 +220,16 @@ fn skip_reason(i: &Interface, f: &Facts, mgmt_if: Option<&str>, with_rdma: bool)
     if i.link_type.as_deref() == Some("loopback") || i.ifname == "lo" {
         return Some(String::new());
     }
-    if with_rdma && !f.rdma.contains_key(&i.ifname) {
-        return Some(String::new());
-    }
     if Some(i.ifname.as_str()) == mgmt_if {
         return Some("the management NIC".to_string());
+    }
+    if with_rdma && !f.rdma.contains_key(&i.ifname) {
+        let noted = carrier(i, &f.sysfs) && !global_addresses(i).is_empty();
+        return Some(if noted {
+            "no RDMA device".into()
+        } else {
+            String::new()
+        });
     }
     if let Some(m) = s.and_then(|s| s.master.clone()).or(i.master.clone()) {
         return Some(format!("enslaved to {m}"));
@@ -253,7 +264,10 @@ fn path_and_function(pci: &str) -> Option<(String, String)> {
 pub fn group_ports(rails: &[Rail], s: &SysfsNet) -> (Vec<Port>, Vec<String>) {
     let mut nics: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for d in &s.rdma {
-        if let (Some(g), Some(p)) = (&d.sys_image_guid, d.pci.as_deref().and_then(path_and_function)) {
+        if let (Some(g), Some(p)) = (
+            &d.sys_image_guid,
+            d.pci.as_deref().and_then(path_and_function),
+        ) {
             nics.entry(g.clone()).or_default().insert(p.0);
         }
     }
@@ -264,7 +278,10 @@ pub fn group_ports(rails: &[Rail], s: &SysfsNet) -> (Vec<Port>, Vec<String>) {
     for (k, (guid, paths)) in multi.iter().enumerate() {
         let mut by_fn: BTreeMap<String, Vec<&Rail>> = BTreeMap::new();
         for r in rails {
-            let dev = s.rdma.iter().find(|d| Some(&d.name) == r.rdma_device.as_ref());
+            let dev = s
+                .rdma
+                .iter()
+                .find(|d| Some(&d.name) == r.rdma_device.as_ref());
             let Some(dev) = dev.filter(|d| d.sys_image_guid.as_ref() == Some(*guid)) else {
                 continue;
             };
@@ -285,7 +302,11 @@ pub fn group_ports(rails: &[Rail], s: &SysfsNet) -> (Vec<Port>, Vec<String>) {
                 .filter(|d| {
                     d.pci.as_deref().and_then(path_and_function).map(|p| p.1) == Some(func.clone())
                 })
-                .filter(|d| !members.iter().any(|r| r.rdma_device.as_ref() == Some(&d.name)))
+                .filter(|d| {
+                    !members
+                        .iter()
+                        .any(|r| r.rdma_device.as_ref() == Some(&d.name))
+                })
                 .map(|d| d.name.clone())
                 .collect();
             if !twins.is_empty() {
@@ -324,12 +345,17 @@ fn platform(s: &SysfsNet) -> Platform {
     let mut nics: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for d in &s.rdma {
         let g = d.sys_image_guid.clone().unwrap_or_else(|| "unknown".into());
-        nics.entry(g)
-            .or_default()
-            .push(format!("{} at {}", d.name, d.pci.as_deref().unwrap_or("?")));
+        nics.entry(g).or_default().push(format!(
+            "{} at {}",
+            d.name,
+            d.pci.as_deref().unwrap_or("?")
+        ));
     }
     for (g, devs) in nics {
-        facts.push(format!("RDMA adapter sys_image_guid {g}: {}", devs.join(", ")));
+        facts.push(format!(
+            "RDMA adapter sys_image_guid {g}: {}",
+            devs.join(", ")
+        ));
     }
     Platform {
         profile: None,

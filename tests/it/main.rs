@@ -6,10 +6,12 @@ mod common;
 
 mod cli_output;
 mod console_warn;
+mod discover;
 mod dry_run;
 mod hardening;
 mod inventory_limits;
 mod inventory_slurm;
+mod lab_discover;
 mod lab_hardening;
 mod lab_primitives;
 mod lab_shipped;

@@ -14,6 +14,9 @@ struct Scenario {
     healthy: bool,
     #[serde(default)]
     expect: Vec<Expect>,
+    /// Lines `fabcheck discover --diff` must print (tests/it/discover.rs runs those).
+    #[serde(default)]
+    discover_diff: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -88,8 +91,8 @@ fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
     let mut report = Vec::new();
     for (name, s) in &all {
         assert!(
-            s.healthy || !s.expect.is_empty(),
-            "{name}: a fault scenario must list the testcases that catch it"
+            s.healthy || !s.expect.is_empty() || !s.discover_diff.is_empty(),
+            "{name}: a fault scenario must list the testcases (or discover --diff lines) that catch it"
         );
         // One run per (script, args) the scenario names; healthy variants also run the
         // scripts they name, and must come out clean.

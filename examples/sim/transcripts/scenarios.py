@@ -7,6 +7,7 @@
 import json, os, re, shutil, sys
 sys.path.insert(0, "transcripts")
 from formats import lspci_text, show_gids_text, show_fec_text, ping_text, ping_all_cmd, ping_all_out
+from formats import sysfs_command, sysfs_text  # fabcheck discover (issue 30 section 2)
 T = "transcripts/"
 IFACES = ["enp1s0f1np1", "enP2p1s0f1np1"]
 DEVS = ["rocep1s0f1", "roceP2p1s0f1"]
@@ -35,6 +36,9 @@ class Scenario:
         self.cmds[node].append((command, note, stdout, stdout_file, stderr, exit_code, ms, stderr_file, after))
     def expect(self, script, test, message, status="failure", args=()):
         self.expects.append((script, test, message, status, list(args)))
+    def discover_diff(self, lines):
+        """Lines `fabcheck discover --diff` of the healthy simulation's inventory must print."""
+        self.diff_lines = list(lines)
     def write(self):
         out = [f"description = {q(self.description)}", f"healthy = {'true' if self.healthy else 'false'}", ""]
         for script, test, message, status, args in self.expects:
@@ -42,6 +46,9 @@ class Scenario:
                     f"message = {json.dumps(message)}"]
             if args: out.append(f"args = {json.dumps(args)}")
             out.append("")
+        if getattr(self, "diff_lines", None):
+            out += ["# what `fabcheck discover --diff examples/sim/two-sparks.toml` must print (tests/it/discover.rs)",
+                    f"discover_diff = {json.dumps(self.diff_lines)}", ""]
         open(T + self.dir + "scenario.toml", "w").write("\n".join(out))
         for node, cmds in self.cmds.items():
             if not cmds: continue
@@ -457,3 +464,44 @@ for script in [FIVE, BASE]:
     s.expect(script, "rdma devices [spark-02]", ["spark-02", "RDMA device roceP2p1s0f1 named in the inventory is not on the node"], status="error", args=["--dry-run"])
 s.write()
 # --- END dry-run preflight scenarios ---
+
+# --- BEGIN discover scenarios (issue 30 section 2) ---
+# What an engineer runs after a window: `fabcheck discover --diff INVENTORY` lists what the
+# nodes are now against the inventory. These overlays change what discover reads (ip -j addr,
+# its sysfs listing, rdma link, show_gids, ethtool) and nothing the shipped scripts' other
+# commands are answered from, so only discover is run on them (the catalogue's `discover_diff`).
+def ip_addr_json(node, change):
+    doc = json.loads(read(f"synth/ip-j-addr-{node}.json"))
+    for i in doc:
+        change(i)
+    return json.dumps(doc, indent=2) + "\n"
+s = Scenario("address-moved", "after a netplan edit, spark-02's second fabric address 192.168.200.11 sits on enp1s0f1np1 (beside 192.168.100.11) and enP2p1s0f1np1 has none: for `fabcheck discover --diff` (the shipped scripts are not run on it)")
+moved = {}
+def move(i):
+    if i["ifname"] == "enP2p1s0f1np1":
+        moved["a"] = [a for a in i["addr_info"] if a.get("local") == "192.168.200.11"]
+        i["addr_info"] = [a for a in i["addr_info"] if a.get("local") != "192.168.200.11"]
+text = ip_addr_json("spark-02", move)
+doc = json.loads(text)
+for i in doc:
+    if i["ifname"] == "enp1s0f1np1":
+        i["addr_info"] += moved["a"]
+s.answer("spark-02", "ip -j addr", "the healthy answer with 192.168.200.11 moved from enP2p1s0f1np1 to enp1s0f1np1",
+         stdout=json.dumps(doc, indent=2) + "\n", ms=12)
+s.discover_diff(["spark-02: address 192.168.200.11 moved from enP2p1s0f1np1 to enp1s0f1np1"])
+s.write()
+
+s = Scenario("rail-renamed", "a udev .link file renamed spark-02's second rail enP2p1s0f1np1 to fab1 (same PCI function 0002:01:00.1, RDMA device and address): for `fabcheck discover --diff` (the shipped scripts are not run on it)")
+def rename(i):
+    if i["ifname"] == "enP2p1s0f1np1":
+        i["ifname"] = "fab1"
+        for a in i["addr_info"]:
+            if a.get("label") == "enP2p1s0f1np1": a["label"] = "fab1"
+s.answer("spark-02", "ip -j addr", "the healthy answer with enP2p1s0f1np1 named fab1", stdout=ip_addr_json("spark-02", rename), ms=12)
+s.answer("spark-02", sysfs_command(), "discover's sysfs listing with enP2p1s0f1np1 named fab1", stdout=sysfs_text(rename={"enP2p1s0f1np1": "fab1"}), ms=30)
+s.answer("spark-02", "rdma link", "the healthy answer with netdev fab1", stdout=read("synth/rdma-link-dgx-spark.txt").replace("netdev enP2p1s0f1np1", "netdev fab1"), ms=15)
+s.answer("spark-02", "show_gids roceP2p1s0f1", "the healthy answer with netdev fab1", stdout=show_gids_text("roceP2p1s0f1", "fab1", "192.168.200.11"), ms=25)
+s.answer("spark-02", "ethtool fab1", "the healthy ethtool answer of enP2p1s0f1np1 under its new name", stdout=read("synth/ethtool-enP2p1s0f1np1.txt").replace("enP2p1s0f1np1", "fab1"), ms=40)
+s.discover_diff(["spark-02: rail enP2p1s0f1np1 renamed fab1"])
+s.write()
+# --- END discover scenarios ---
