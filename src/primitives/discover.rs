@@ -418,3 +418,229 @@ pub fn max_supported(e: &Ethtool) -> Option<u64> {
         })
         .max()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::ip_addr::Address;
+    use crate::parse::sysfs_net::{Netdev, RdmaDev};
+
+    fn iface(name: &str, up: bool, ip: Option<&str>) -> Interface {
+        Interface {
+            ifname: name.into(),
+            mtu: Some(9000),
+            flags: if up {
+                vec!["UP".into(), "LOWER_UP".into()]
+            } else {
+                vec!["NO-CARRIER".into(), "UP".into()]
+            },
+            link_type: Some(if name == "lo" { "loopback" } else { "ether" }.into()),
+            addresses: ip
+                .map(|a| Address {
+                    family: Some("inet".into()),
+                    local: Some(a.into()),
+                    prefixlen: Some(24),
+                    scope: Some("global".into()),
+                })
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn net(name: &str, pci: &str) -> Netdev {
+        Netdev {
+            name: name.into(),
+            pci: Some(pci.into()).filter(|p: &String| !p.is_empty()),
+            ..Default::default()
+        }
+    }
+
+    fn dev(name: &str, pci: &str, guid: &str, netdev: &str) -> RdmaDev {
+        RdmaDev {
+            name: name.into(),
+            pci: Some(pci.into()),
+            sys_image_guid: Some(guid.into()),
+            netdevs: vec![netdev.into()],
+            ..Default::default()
+        }
+    }
+
+    fn facts(addrs: Vec<Interface>, netdevs: Vec<Netdev>, rdma: Vec<RdmaDev>) -> Facts {
+        let map = rdma
+            .iter()
+            .map(|d| (d.netdevs[0].clone(), d.name.clone()))
+            .collect();
+        Facts {
+            mgmt: Some("10.0.0.11".into()),
+            addrs,
+            sysfs: SysfsNet {
+                netdevs,
+                rdma,
+                ..Default::default()
+            },
+            rdma: map,
+            rdma_source: "rdma link".into(),
+            notes: vec![],
+        }
+    }
+
+    /// A DGX Spark: one ConnectX-7 (one sys_image_guid) over two PCIe paths; the cable in
+    /// QSFP port 1 (function 1 on both paths).
+    fn spark(second_rail_up: bool) -> Facts {
+        let g = "4cbb:4703:002d:1a16";
+        facts(
+            vec![
+                iface("lo", true, Some("127.0.0.1")),
+                iface("enP7s7", true, Some("10.0.0.11")),
+                iface("enp1s0f0np0", false, None),
+                iface("enp1s0f1np1", true, Some("192.168.100.10")),
+                iface("enP2p1s0f0np0", false, None),
+                iface("enP2p1s0f1np1", second_rail_up, Some("192.168.200.10")),
+            ],
+            vec![
+                net("enp1s0f1np1", "0000:01:00.1"),
+                net("enP2p1s0f1np1", "0002:01:00.1"),
+            ],
+            vec![
+                dev("rocep1s0f0", "0000:01:00.0", g, "enp1s0f0np0"),
+                dev("rocep1s0f1", "0000:01:00.1", g, "enp1s0f1np1"),
+                dev("roceP2p1s0f0", "0002:01:00.0", g, "enP2p1s0f0np0"),
+                dev("roceP2p1s0f1", "0002:01:00.1", g, "enP2p1s0f1np1"),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_spark_port_is_one_entry_of_two_rails() {
+        let f = derive(crate::inventory::Node::bare("spark-01"), &spark(true));
+        assert_eq!(f.interfaces(), ["enp1s0f1np1", "enP2p1s0f1np1"]);
+        assert_eq!(f.fabric_ips(), ["192.168.100.10", "192.168.200.10"]);
+        assert_eq!(f.rdma_devices(), ["rocep1s0f1", "roceP2p1s0f1"]);
+        assert_eq!(f.ports.len(), 1);
+        assert_eq!(f.ports[0].name, "qsfp1");
+        assert_eq!(f.ports[0].interfaces, ["enp1s0f1np1", "enP2p1s0f1np1"]);
+        assert!(
+            f.ports[0].why.contains("0000:01, 0002:01"),
+            "{}",
+            f.ports[0].why
+        );
+        assert!(f.rule.contains("enP7s7 (10.0.0.11"), "{}", f.rule);
+        assert!(f
+            .notes
+            .iter()
+            .any(|n| n == "left out enP7s7: the management NIC"));
+        assert!(
+            !f.notes.iter().any(|n| n.starts_with("WARNING")),
+            "{:?}",
+            f.notes
+        );
+    }
+
+    #[test]
+    fn a_spark_port_with_one_rail_down_is_warned() {
+        let f = derive(crate::inventory::Node::bare("spark-01"), &spark(false));
+        assert_eq!(f.interfaces(), ["enp1s0f1np1"]);
+        assert_eq!(f.ports[0].interfaces, ["enp1s0f1np1"]);
+        let w: Vec<&String> = f
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("WARNING"))
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", f.notes);
+        assert!(
+            w[0].contains("qsfp1") && w[0].contains("roceP2p1s0f1"),
+            "{}",
+            w[0]
+        );
+    }
+
+    #[test]
+    fn adapters_on_one_pcie_path_make_no_port_entries() {
+        // A DGX H100-class host: eight single-port ConnectX-7, each its own adapter and bus;
+        // and a dual-port card on one x16 path (one adapter, functions 0 and 1 on one bus).
+        let mut addrs = vec![iface("eno1", true, Some("10.0.0.11"))];
+        let mut devs = Vec::new();
+        let mut nets = Vec::new();
+        for (k, bus) in ["18", "40", "53", "66", "9c", "c0", "ce", "dc"]
+            .iter()
+            .enumerate()
+        {
+            let n = format!("ibp{bus}s0");
+            let pci = format!("0000:{bus}:00.0");
+            addrs.push(iface(&n, true, Some(&format!("10.1.{k}.1"))));
+            nets.push(net(&n, &pci));
+            devs.push(dev(&format!("mlx5_{k}"), &pci, &format!("guid{k}"), &n));
+        }
+        for f in 0..2 {
+            let n = format!("ens1f{f}np{f}");
+            let pci = format!("0000:17:00.{f}");
+            addrs.push(iface(&n, true, Some(&format!("10.2.{f}.1"))));
+            nets.push(net(&n, &pci));
+            devs.push(dev(&format!("mlx5_{}", 8 + f), &pci, "dual", &n));
+        }
+        let found = derive(
+            crate::inventory::Node::bare("h100"),
+            &facts(addrs, nets, devs),
+        );
+        assert_eq!(found.rails.len(), 10);
+        assert!(found.ports.is_empty(), "{:?}", found.ports);
+    }
+
+    #[test]
+    fn without_rdma_the_fabric_is_what_has_carrier_and_an_address_besides_management() {
+        let mut f = facts(
+            vec![
+                iface("lo", true, Some("127.0.0.1")),
+                iface("mgmt0", true, Some("10.0.0.11")),
+                iface("fab0", true, Some("10.214.0.1")),
+                iface("fab1", true, Some("10.215.0.1")),
+                iface("docker0", true, Some("172.17.0.1")),
+                iface("veth9", true, None),
+                iface("fab2", false, Some("10.216.0.1")),
+            ],
+            vec![Netdev {
+                name: "docker0".into(),
+                kind: Some("bridge".into()),
+                ..Default::default()
+            }],
+            vec![],
+        );
+        let found = derive(crate::inventory::Node::bare("lab01"), &f);
+        assert_eq!(found.interfaces(), ["fab0", "fab1"]);
+        assert!(found.rule.starts_with("no RDMA device"), "{}", found.rule);
+        for n in [
+            "left out mgmt0: the management NIC",
+            "left out docker0: a bridge interface",
+            "left out veth9: no global address",
+            "left out fab2: no carrier",
+        ] {
+            assert!(found.notes.iter().any(|x| x == n), "{n}: {:?}", found.notes);
+        }
+        // Unknown management address: nothing is left out for it, and the rule says so.
+        f.mgmt = None;
+        let found = derive(crate::inventory::Node::bare("lab01"), &f);
+        assert_eq!(found.interfaces(), ["mgmt0", "fab0", "fab1"]);
+        assert!(found.rule.contains("unknown"), "{}", found.rule);
+    }
+
+    #[test]
+    fn the_sysfs_command_is_what_the_simulation_answers() {
+        let t = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("examples/sim/transcripts/spark-01.toml"),
+        )
+        .unwrap();
+        let v: toml::Value = toml::from_str(&t).unwrap();
+        let cmds: Vec<&str> = v["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["command"].as_str())
+            .collect();
+        assert!(
+            cmds.contains(&SYSFS_COMMAND),
+            "regenerate the simulation (generate.py)"
+        );
+    }
+}

@@ -124,6 +124,14 @@ const FIXTURES: &[(&str, &str)] = &[
     ("lab/ping-3-unreachable-100pct-loss.txt", "lab_ping"),
     ("lab/ping-4-ok.txt", "lab_ping"),
     ("lab/ping-unknown-host.txt", "lab_ping"),
+    (
+        "lab/sysfs-net-listing-lab-node-veth-no-rdma.txt",
+        "lab_sysfs_listing",
+    ),
+    (
+        "lab/sysfs-net-listing-vm-host-bridges-veth.txt",
+        "lab_sysfs_listing",
+    ),
     ("nccl-real/h200-all_gather_1gpu.txt", "nccl_real_all_gather"),
     ("nccl-real/h200-all_reduce_1gpu.json", "nccl_json_matches_text"),
     ("nccl-real/h200-all_reduce_1gpu.txt", "nccl_real_all_reduce"),
@@ -247,6 +255,33 @@ fn every_fixture_is_referenced() {
             "{p} missing from SOURCES.tsv"
         );
     }
+}
+
+/// `fabcheck discover`'s sysfs listing, captured on a lab node (veths, no RDMA, no DMI) and on
+/// the lab's host (virtio NIC, bridges and the veth ends enslaved to them).
+#[test]
+fn lab_sysfs_listing() {
+    use fabcheck::parse::sysfs_net::parse;
+    let s = parse(&fx("lab/sysfs-net-listing-lab-node-veth-no-rdma.txt")).unwrap();
+    let names: Vec<&str> = s.netdevs.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["fab0", "fab1", "lo", "mgmt0"]);
+    assert_eq!(s.netdevs[0].carrier, Some(true));
+    assert_eq!(s.netdevs[0].speed_mbps, Some(10000));
+    assert_eq!(s.netdevs[0].pci, None);
+    assert_eq!(s.netdevs[2].speed_mbps, None);
+    assert!(s.rdma.is_empty() && s.gpus.is_empty());
+    assert_eq!(s.dmi_product_name, None);
+    let h = parse(&fx("lab/sysfs-net-listing-vm-host-bridges-veth.txt")).unwrap();
+    let eth0 = &h.netdevs[0];
+    assert_eq!(eth0.name, "eth0");
+    assert_eq!(eth0.driver.as_deref(), Some("virtio_net"));
+    assert_eq!(eth0.pci.as_deref(), Some("virtio2"));
+    assert_eq!(eth0.speed_mbps, None, "speed -1: no speed");
+    let veth = h.netdevs.iter().find(|n| n.name == "fcf0-lab01").unwrap();
+    assert_eq!(veth.master.as_deref(), Some("fclabf0"));
+    let br = h.netdevs.iter().find(|n| n.name == "fclabf0").unwrap();
+    assert_eq!(br.kind.as_deref(), Some("bridge"));
+    assert_eq!(br.master, None);
 }
 
 // ---------------------------------------------------------------- ethtool
