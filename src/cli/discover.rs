@@ -173,12 +173,12 @@ fn read_nodes(env: &Arc<crate::run::env::RunEnv>) -> Vec<Discovery> {
         |_, n| match prim::discover(&NodeRef::new(n.clone(), env)) {
             Ok(f) => Discovery::Found(Box::new(f)),
             Err(reason) => Discovery::NotReached {
-                node: n.clone(),
+                node: Box::new(n.clone()),
                 reason,
             },
         },
         |_, n| Discovery::NotReached {
-            node: n.clone(),
+            node: Box::new(n.clone()),
             reason: "internal error: its thread panicked".into(),
         },
     );

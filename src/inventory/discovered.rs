@@ -72,7 +72,7 @@ pub enum Discovery {
     Found(Box<Found>),
     /// The node could not be read: the reason (transport error, missing tool).
     NotReached {
-        node: Node,
+        node: Box<Node>,
         reason: String,
     },
 }

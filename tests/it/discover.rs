@@ -89,6 +89,11 @@ fn two_host_names_to_a_green_five_step() {
                 .to_string(),
             "-i",
             &path.display().to_string(),
+            // A DGX Spark has no GPUDirect RDMA: that expectation is the platform profile's
+            // (issue 30 section 1, src/profile), not the inventory's; until the profile is
+            // detected it is given here.
+            "--set",
+            "gdr=false",
         ])
         .reports()
         .run();
