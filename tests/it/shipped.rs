@@ -403,7 +403,19 @@ fn step_3_without_rdma_devices_or_nccl_tests_is_an_error() {
 /// scripts under --dry-run and the README's --set variants.
 #[test]
 fn the_simulation_answers_every_readme_example_and_variant() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    // The README's examples and the reference's (docs/*.md), wherever the text lives.
+    let mut readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let in_readme = readme.matches("```rhai").count();
+    assert!(in_readme >= 1, "the README shows no rhai example");
+    let mut docs: Vec<_> = std::fs::read_dir(repo().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    for p in docs {
+        readme.push_str(&std::fs::read_to_string(p).unwrap());
+    }
     let mut blocks = Vec::new();
     let mut cur: Option<String> = None;
     for l in readme.lines() {
