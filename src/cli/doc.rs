@@ -77,7 +77,7 @@ pub fn doc() -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    println!("# fabcheck script functions\n\nGenerated from the engine (`fabcheck doc`). See README.md for the test model.\n");
+    println!("# fabcheck script functions\n\nGenerated from the engine (`fabcheck doc`). See docs/script-api.md for the test model.\n");
     let mut last = String::new();
     for s in sigs {
         let name = s.split('(').next().unwrap_or("").to_string();
@@ -98,7 +98,7 @@ pub fn doc() -> i32 {
     println!(
         "An unknown option key is an error (with \"did you mean\"). Every `timeout` follows the"
     );
-    println!("timeout policy in README.md. A result reads like a map (`r.field`, `r[\"field\"]`,");
+    println!("timeout policy (docs/reliability.md). A result reads like a map (`r.field`, `r[\"field\"]`,");
     println!("`\"field\" in r`, `r.keys()`, `r.values()`, `r.len()`, printing, `r.to_json()`; `r.to_map()`");
     println!(
         "is a plain copy) but has exactly the fields listed: reading another is an error (with"

@@ -270,7 +270,7 @@ impl Inventory {
             let message = e.message().trim();
             src.at(
                 off,
-                format!("{message} (README.md \"Inventory fields\" lists every field)"),
+                format!("{message} (docs/inventory.md lists every field)"),
             )
         })?;
         let wanted: Option<HashSet<&str>> =

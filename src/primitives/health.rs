@@ -2,27 +2,12 @@
 //! tests of a run (`health_counters(n)`, `counter_growth(before, after, opts)`), and the
 //! comparisons across nodes that the health checks share (`majority`, `version_drift`).
 //!
-//! Which counters may grow on a healthy link is decided here once ([`classify`]):
-//! - **must not grow** (a failure naming node, port, counter and delta; a non-zero value
-//!   before the run is a warning with the value): CRC, symbol and PCS symbol errors (errors FEC
-//!   could not correct), uncorrectable FEC blocks, link-down events (a flapping link), length
-//!   errors, physical discards, and the RDMA transport errors (`out_of_sequence`,
-//!   `packet_seq_err`, `local_ack_timeout_err`, `rnr_nak_retry_err`, `duplicate_request`,
-//!   `implied_nak_seq_err`, remote access errors, `rx_icrc_encapsulated`, `roce_adp_retrans`):
-//!   on a lossless RoCE fabric each means a lost or rejected packet.
-//! - **a rate, not zero**: FEC corrected bits (`rx_corrected_bits_phy`) grow on every healthy
-//!   200G PAM4 link. The check is the pre-FEC bit error rate over the interval (corrected bits
-//!   / (link speed x seconds between the reads)) against `max_pre_fec_ber` (default 1e-6:
-//!   KP4 FEC corrects up to ~2.4e-4, so 1e-6 still passes every healthy link and flags a cable
-//!   on its way out well before it drops frames).
-//! - **congestion / information** (recorded, never failed): CNPs and ECN marks
-//!   (`np_cnp_sent`, `np_ecn_marked_roce_packets`, `rp_cnp_handled`, `rp_cnp_ignored`), pause
-//!   frames, per-lane corrected bits, CQE and QP flush errors (a QP torn down with work queued
-//!   counts in both: a real capture shows `resp_cqe_error` 1009 next to `resp_cqe_flush_error`
-//!   998), `out_of_buffer` (an application that had no receive posted, not the fabric).
-//!
-//! Every other counter (bytes, packets, per-queue software counters) is left out of the
-//! snapshot.
+//! Which counters may grow on a healthy link is decided once, in [`super::counter_policy`]
+//! (from the mlx5 driver's own counters documentation): Error-typed counters must not grow (a
+//! failure naming node, port, counter and delta; non-zero before the run: a warning), FEC
+//! corrected bits are judged as a pre-FEC bit error rate, the host's software-ring errors warn,
+//! per-priority discards must not grow on the lossless RoCE priority, the rest is recorded or
+//! left out of the snapshot.
 
 use super::tools::{ethtool, ethtool_stats, tool, tool_reason};
 use super::{check_name, NodeRef, PResult, PrimError};
@@ -30,118 +15,11 @@ use crate::util::names::quote;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// How a counter is judged between two reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// Any growth is a failure; a non-zero value before is a warning.
-    MustNotGrow,
-    /// FEC corrected bits: judged as a pre-FEC bit error rate.
-    CorrectedBits,
-    /// Recorded, never failed (congestion control, pause, per-lane corrected bits).
-    Info,
-    /// Not part of the health snapshot.
-    Ignored,
-}
-
-const MUST_NOT_GROW: &[&str] = &[
-    // mlx5 `ethtool -S` physical counters
-    "link_down_events_phy",
-    "rx_crc_errors_phy",
-    "rx_symbol_err_phy",
-    "rx_pcs_symbol_err_phy",
-    "rx_in_range_len_errors_phy",
-    "rx_out_of_range_len_phy",
-    "rx_undersize_pkts_phy",
-    "rx_fragments_phy",
-    "rx_jabbers_phy",
-    "rx_discards_phy",
-    "tx_discards_phy",
-    "tx_errors_phy",
-    "tx_dropped_link_down",
-    // RDMA hw_counters
-    "out_of_sequence",
-    "packet_seq_err",
-    "local_ack_timeout_err",
-    "rnr_nak_retry_err",
-    "implied_nak_seq_err",
-    "duplicate_request",
-    "req_remote_access_errors",
-    "req_remote_invalid_request",
-    "resp_local_length_error",
-    "resp_remote_access_errors",
-    "rx_icrc_encapsulated",
-    "roce_adp_retrans",
-    "req_transport_retries_exceeded",
-];
-
-const INFO: &[&str] = &[
-    "np_cnp_sent",
-    "np_ecn_marked_roce_packets",
-    "rp_cnp_handled",
-    "rp_cnp_ignored",
-    "roce_slow_restart",
-    "roce_slow_restart_cnps",
-    "roce_slow_restart_trans",
-    "roce_adp_retrans_to",
-    "req_cqe_flush_error",
-    "resp_cqe_flush_error",
-    "req_cqe_error",
-    "resp_cqe_error",
-    "out_of_buffer",
-    "rx_pause_ctrl_phy",
-    "tx_pause_ctrl_phy",
-    // `ethtool -I --show-fec` (see [`FEC_PREFIX`]): blocks FEC repaired; its rate is in the
-    // corrected bits
-    "fec_corrected_blocks",
-];
+use super::counter_policy::{judgement, judgement_name, Judgement};
 
 /// The prefix of the `ethtool -I --show-fec` statistics in a port's counters
 /// (`fec_uncorrectable_blocks` must not grow, `fec_corrected_blocks` is information).
 pub const FEC_PREFIX: &str = "fec_";
-
-/// The class of a counter by its name (mlx5 `ethtool -S` and RDMA `hw_counters` names).
-/// Names not listed are judged by their shape: per-queue and XDP counters are ignored, per-lane
-/// corrected bits are information, and CRC / symbol / uncorrectable / link-down / `*_errors`
-/// counters of the physical port must not grow.
-pub fn classify(name: &str) -> Class {
-    let k = name.to_ascii_lowercase();
-    if MUST_NOT_GROW.contains(&k.as_str()) {
-        return Class::MustNotGrow;
-    }
-    if k == "rx_corrected_bits_phy" {
-        return Class::CorrectedBits;
-    }
-    if INFO.contains(&k.as_str()) {
-        return Class::Info;
-    }
-    let per_queue = ["rx", "tx", "ch"].iter().any(|p| {
-        k.strip_prefix(p)
-            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
-    });
-    if per_queue || k.contains("xdp") {
-        return Class::Ignored;
-    }
-    if k.starts_with("rx_err_lane_") || (k.contains("prio") && k.contains("pause")) {
-        return Class::Info;
-    }
-    let bad = k.contains("crc")
-        || k.contains("symbol_err")
-        || k.contains("uncorrect")
-        || k.contains("link_down");
-    if bad || (k.ends_with("_phy") && (k.contains("error") || k.contains("discard"))) {
-        return Class::MustNotGrow;
-    }
-    Class::Ignored
-}
-
-fn class_name(c: Class) -> &'static str {
-    match c {
-        Class::MustNotGrow => "must not grow",
-        Class::CorrectedBits => "pre-FEC bit error rate",
-        Class::Info => "information",
-        Class::Ignored => "ignored",
-    }
-}
 
 /// The health counters of one port: a netdev (`ethtool -S`) or an RDMA device port
 /// (`hw_counters`).
@@ -153,7 +31,7 @@ pub struct PortCounters {
     pub source: String,
     /// The negotiated speed (netdevs; for the corrected-bits rate).
     pub speed_mbps: Option<u64>,
-    /// Only the counters the health check judges ([`classify`] not `Ignored`).
+    /// Only the counters the health check judges (`counter_policy::judgement` not `Ignored`).
     pub counters: BTreeMap<String, u64>,
 }
 
@@ -175,7 +53,7 @@ fn now_ms() -> u64 {
 
 fn judged(all: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     all.iter()
-        .filter(|(k, _)| classify(k) != Class::Ignored)
+        .filter(|(k, _)| judgement(k) != Judgement::Ignored)
         .map(|(k, v)| (k.clone(), *v))
         .collect()
 }
@@ -403,12 +281,16 @@ pub fn ibv_devinfo(n: &NodeRef) -> PResult<Vec<crate::parse::ibv_devinfo::Device
 pub struct GrowthOpts {
     /// Highest pre-FEC bit error rate (corrected bits / line bits) over the interval.
     pub max_pre_fec_ber: f64,
+    /// The lossless RoCE priority (node var `roce_prio`): its per-priority discards must not
+    /// grow.
+    pub lossless_prio: u32,
 }
 
 impl Default for GrowthOpts {
     fn default() -> GrowthOpts {
         GrowthOpts {
             max_pre_fec_ber: 1e-6,
+            lossless_prio: 3,
         }
     }
 }
@@ -489,7 +371,12 @@ fn judge(
     seconds: f64,
     o: GrowthOpts,
 ) {
-    let class = classify(k);
+    let lossless = judgement(k) == Judgement::LosslessDiscard(o.lossless_prio);
+    let class = match judgement(k) {
+        Judgement::LosslessDiscard(p) if p == o.lossless_prio => Judgement::MustNotGrow,
+        Judgement::LosslessDiscard(_) => Judgement::Info,
+        j => j,
+    };
     let reset = v1 < v0;
     let delta = if reset { v1 } else { v1 - v0 };
     let mut d = Delta {
@@ -498,13 +385,13 @@ fn judge(
         before: v0,
         after: v1,
         delta,
-        class: class_name(class).into(),
+        class: judgement_name(class).into(),
         ber: None,
         reset,
     };
     let at = format!("{} {}", out.node, port.port);
     match class {
-        Class::MustNotGrow => {
+        Judgement::MustNotGrow => {
             if v0 > 0 {
                 out.warnings.push(format!(
                     "{at}: {k} was already {v0} before the run (an earlier fault; clear it or watch that it does not grow)"
@@ -512,12 +399,20 @@ fn judge(
             }
             if delta > 0 {
                 out.failures.push(format!(
-                    "{at}: {k} grew by +{delta} during the run ({v0} -> {v1}, {} counter)",
-                    port.source
+                    "{at}: {k} grew by +{delta} during the run ({v0} -> {v1}, {} counter; {})",
+                    port.source,
+                    if lossless {
+                        "a discard on the lossless RoCE priority (roce_prio)"
+                    } else {
+                        super::counter_policy::source(k)
+                    }
                 ));
             }
         }
-        Class::CorrectedBits => {
+        Judgement::Warn if delta > 0 => out.warnings.push(format!(
+            "{at}: {k} grew by +{delta} during the run ({v0} -> {v1}): the host's receive/send rings ran short (memory, CPU or ring size on this node), not the fabric"
+        )),
+        Judgement::Rate => {
             let line_bits = port.speed_mbps.unwrap_or(0) as f64 * 1e6 * seconds;
             if delta > 0 && line_bits > 0.0 {
                 let ber = delta as f64 / line_bits;
@@ -530,9 +425,9 @@ fn judge(
                 }
             }
         }
-        Class::Info | Class::Ignored => {}
+        _ => {}
     }
-    if delta > 0 || (class == Class::MustNotGrow && v0 > 0) {
+    if delta > 0 || (class == Judgement::MustNotGrow && v0 > 0) {
         out.deltas.push(d);
     }
 }
@@ -625,37 +520,31 @@ mod tests {
     }
 
     #[test]
-    fn counters_are_classified_by_what_a_healthy_link_does() {
-        for k in [
-            "rx_crc_errors_phy",
-            "link_down_events_phy",
-            "out_of_sequence",
-            "local_ack_timeout_err",
-            "rx_fec_uncorrectable_blocks",
-            "fec_uncorrectable_blocks",
-            "rx_discards_phy",
-        ] {
-            assert_eq!(classify(k), Class::MustNotGrow, "{k}");
-        }
-        assert_eq!(classify("rx_corrected_bits_phy"), Class::CorrectedBits);
-        for k in [
-            "np_cnp_sent",
-            "rp_cnp_handled",
-            "rx_err_lane_0_phy",
-            "rx_prio3_pause",
-            "fec_corrected_blocks",
-        ] {
-            assert_eq!(classify(k), Class::Info, "{k}");
-        }
-        for k in [
-            "rx_bytes",
-            "rx0_xdp_drop",
-            "tx3_dropped",
-            "rx_packets",
-            "ch2_arm",
-        ] {
-            assert_eq!(classify(k), Class::Ignored, "{k}");
-        }
+    fn discards_on_the_lossless_priority_fail_on_others_are_information() {
+        let c = [("rx_prio3_buf_discard", 0), ("rx_prio0_buf_discard", 0)];
+        let b = snap(0, "enp1s0f1np1", Some(200000), &c);
+        let c = [("rx_prio3_buf_discard", 12), ("rx_prio0_buf_discard", 40)];
+        let a = snap(1000, "enp1s0f1np1", Some(200000), &c);
+        let g = growth(&b, &a, GrowthOpts::default()).unwrap();
+        assert_eq!(g.failures.len(), 1, "{g:?}");
+        assert!(g.failures[0].contains("rx_prio3_buf_discard grew by +12"));
+        let o = GrowthOpts {
+            lossless_prio: 0,
+            ..Default::default()
+        };
+        let g = growth(&b, &a, o).unwrap();
+        assert!(
+            g.failures[0].contains("rx_prio0_buf_discard grew by +40"),
+            "{g:?}"
+        );
+        // host ring errors warn
+        let b = snap(0, "enp1s0f1np1", None, &[("rx_out_of_buffer", 0)]);
+        let a = snap(1000, "enp1s0f1np1", None, &[("rx_out_of_buffer", 9)]);
+        let g = growth(&b, &a, GrowthOpts::default()).unwrap();
+        assert!(
+            g.failures.is_empty() && g.warnings[0].contains("+9"),
+            "{g:?}"
+        );
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! logged into the current test, dry runs printed instead of run.
 
 pub mod command;
+pub mod counter_policy;
+
 pub mod discover;
 pub mod error;
 pub mod health;

@@ -1,14 +1,14 @@
 //! Fabric health (`primitives::health`): `n.health_counters()`, `counter_growth(before, after,
-//! opts)`, `n.ibv_devinfo()`, `n.fec(iface)`, `majority(values)`, `version_drift(rows, fail_items)`.
+//! opts)`, `counter_class(name)`, `n.ibv_devinfo()`, `n.fec(iface)`, `majority(values)`, `version_drift(rows, fail_items)`.
 
 use super::results::returns;
 use super::{dry, record, value, Opts};
 use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::health::{self, CounterSnapshot, GrowthOpts, Version};
-use crate::primitives::{NodeRef, PResult};
+use crate::primitives::{counter_policy, NodeRef, PResult};
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
 
-pub const GROWTH_OPTS: &[&str] = &["max_pre_fec_ber"];
+pub const GROWTH_OPTS: &[&str] = &["max_pre_fec_ber", "lossless_prio"];
 
 /// A snapshot back from the script (a typed result, or its `to_map()` copy).
 fn snapshot(v: &Dynamic, what: &str, pos: Position) -> Result<CounterSnapshot, RhaiErr> {
@@ -32,6 +32,14 @@ fn growth(
     let mut g = GrowthOpts::default();
     if let Some(b) = o.float("max_pre_fec_ber")? {
         g.max_pre_fec_ber = b;
+    }
+    if let Some(p) = o.int("lossless_prio")? {
+        g.lossless_prio = u32::try_from(p).map_err(|_| {
+            signal::error(
+                format!("counter_growth: lossless_prio {p} is not a priority 0-7"),
+                pos,
+            )
+        })?;
     }
     if dry::is(&before) || dry::is(&after) {
         let e = crate::primitives::PrimError::dry_run("the nodes", "counter_growth(before, after)");
@@ -110,6 +118,10 @@ pub fn register(engine: &mut Engine) {
         "counter_growth",
         |ctx: NativeCallContext, b: Dynamic, a: Dynamic, o: Map| growth(&ctx, b, a, Some(o)),
     );
+    // The one counter policy (primitives::counter_policy), for scripts that pick counters.
+    engine.register_fn("counter_class", |name: &str| -> String {
+        counter_policy::judgement_name(counter_policy::judgement(name)).to_string()
+    });
     engine.register_fn("majority", |values: Array| -> Dynamic {
         health::majority(&strings(&values)).map_or(Dynamic::UNIT, Dynamic::from)
     });

@@ -454,6 +454,8 @@ fn other_decls(s: &Shapes) -> Vec<Decl> {
             .doc("compare two health_counters snapshots: an error counter that grew fails (node, port, counter, delta), corrected FEC bits only above max_pre_fec_ber, congestion counters recorded"),
         function("version_drift(rows, fail_items)", &["version_drift"], &[], One(s.drift))
             .doc("one table of versions across nodes: items in fail_items that differ fail, others warn; names the majority value and each odd node"),
+        function("counter_class(name)", &["counter_class"], &[], Plain("\"must not grow\", \"pre-FEC bit error rate\", \"host error (warns)\", \"must not grow on the lossless priority\", \"information\" or \"ignored\""))
+            .doc("how the one counter policy (mlx5 counters.rst types, src/primitives/counter_policy.rs) judges an ethtool -S / hw_counters name between two reads"),
         function("majority(values)", &["majority"], &[], Plain("the value more than half have, else ()"))
             .doc("the value that more than half of the values have, else ()"),
         function("metric(name, value, unit, opts)", &["metric"], METRIC_OPTS, nothing)

@@ -5,7 +5,7 @@
 //! counts) · failures and errors with message, detail and command output · plots · every test
 //! per suite · metrics tables · tool versions.
 //!
-//! Plots read metric fields (see README "Reports"): **busbw vs message size** from metrics with
+//! Plots read metric fields (see docs/reports.md): **busbw vs message size** from metrics with
 //! `size_bytes` (one series per test; a `test_each` test gives one per node), with the
 //! threshold of the test's other metrics in that unit (the best busbw's) as a dashed line;
 //! **per-rail bandwidth** from metrics with `rail`, one bar each, grouped by `node` (else the
