@@ -59,9 +59,14 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         params: p.params.clone(),
         suites,
         tool_versions: vec![],
+        diagnosis: vec![],
     };
     let baseline = p.baseline.as_ref().map(|(path, b)| (path.as_str(), b));
-    if let Some(t) = crate::run::finish::finish(&mut run, baseline) {
+    if let Some(t) = crate::run::finish::finish(
+        &mut run,
+        baseline,
+        &crate::run::diagnosis::Topology::of(&p.env.inventory),
+    ) {
         use crate::run::observer::Observer;
         console.suite_started("baseline", 1);
         console.test_finished(&t);

@@ -58,6 +58,14 @@ impl From<TransportError> for PrimError {
     fn from(e: TransportError) -> PrimError {
         match e {
             TransportError::NotRun { node, command } => PrimError::dry_run(&node, &command),
+            TransportError::Unreachable { ref node, .. } => {
+                // The diagnosis explains every red of this node by it (`run::diagnosis`).
+                crate::run::context::add_subject(crate::run::model::Subject::new(
+                    crate::run::model::Finding::Unreachable,
+                    node,
+                ));
+                PrimError::error(e.to_string())
+            }
             e => PrimError::error(e.to_string()),
         }
     }

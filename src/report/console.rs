@@ -87,6 +87,14 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
         .flat_map(|s| &s.tests)
         .filter(|t| matches!(t.status, Status::Failure | Status::Error))
         .collect();
+    if !run.diagnosis.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nDiagnosis ({} probable cause(s), most specific first; docs/diagnosis.md):",
+            run.diagnosis.len()
+        );
+        out.push_str(&super::diagnosis_text(run));
+    }
     if !problems.is_empty() {
         let _ = writeln!(out, "\nProblems:");
         for t in problems {
@@ -317,6 +325,7 @@ mod tests {
                 ],
             }],
             tool_versions: vec![],
+            diagnosis: vec![],
         };
         assert_eq!(
             super::summary_text(&run, &["JUnit: r.xml".to_string()]),

@@ -115,6 +115,34 @@ fn case(t: &TestResult, run: &RunResult) -> TestCase {
     c
 }
 
+/// The run's diagnosis, first, as a `diagnosis` suite: one failed `diagnosis` testcase whose
+/// message is the first probable cause and whose body lists them all, and per cause the
+/// properties `diagnosis.N.{rule,cause,part,evidence,next}` (Jenkins and GitLab show both).
+fn diagnosis_suite(run: &RunResult) -> Option<TestSuite> {
+    let first = run.diagnosis.first()?;
+    let mut suite = TestSuite::new("diagnosis");
+    for (i, d) in run.diagnosis.iter().enumerate() {
+        let n = i + 1;
+        for (k, v) in [
+            ("rule", d.rule.clone()),
+            ("cause", d.cause.clone()),
+            ("part", d.part.clone()),
+            ("evidence", d.evidence.join("; ")),
+            ("next", d.next.join("; ")),
+        ] {
+            suite.add_property(Property::new(format!("diagnosis.{n}.{k}"), clean_text(&v)));
+        }
+    }
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+    status.set_message(one_line(&format!("{} — {}", first.cause, first.part)));
+    status.set_type("diagnosis");
+    status.set_description(clean_text(&super::diagnosis_text(run)));
+    let mut c = TestCase::new("diagnosis", status);
+    c.set_classname("diagnosis");
+    suite.add_test_case(c);
+    Some(suite)
+}
+
 pub fn render(run: &RunResult) -> String {
     let mut report = Report::new(if run.simulation.is_some() {
         "fabcheck (SIMULATED cluster)"
@@ -124,6 +152,9 @@ pub fn render(run: &RunResult) -> String {
         "fabcheck"
     });
     report.set_time(Duration::from_millis(run.duration_ms));
+    if let Some(suite) = diagnosis_suite(run) {
+        report.add_test_suite(suite);
+    }
     for s in &run.suites {
         let mut suite = TestSuite::new(clean_text(&s.name));
         if let Ok(ts) = chrono::DateTime::parse_from_rfc3339(&s.timestamp) {

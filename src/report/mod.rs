@@ -139,6 +139,27 @@ pub fn one_line(s: &str) -> String {
     line
 }
 
+/// The run's diagnosis as plain text lines (console, JUnit): per cause, its one line, the
+/// part, the results it explains and what to run next.
+pub fn diagnosis_text(run: &crate::run::model::RunResult) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for (i, d) in run.diagnosis.iter().enumerate() {
+        let _ = writeln!(out, "  {}. {}", i + 1, one_line(&d.cause));
+        let _ = writeln!(out, "     part: {}", one_line(&d.part));
+        let _ = writeln!(
+            out,
+            "     explains ({}): {}",
+            d.evidence.len(),
+            one_line(&d.evidence.join("; "))
+        );
+        for n in &d.next {
+            let _ = writeln!(out, "     next: {}", one_line(n));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

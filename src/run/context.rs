@@ -26,6 +26,8 @@ pub struct TestCtx {
     pub notes: Vec<String>,
     /// Tool versions met by the test's commands ([`super::versions`]).
     pub tool_versions: Vec<super::model::ToolVersion>,
+    /// What the test found wrong, on which part (`subject(...)`; unreachable nodes).
+    pub subjects: Vec<super::model::Subject>,
     /// Where the lines the script prints go besides the test's output (none: only there).
     pub observer: Option<Arc<dyn Observer>>,
 }
@@ -48,6 +50,7 @@ impl TestCtx {
             pair: None,
             notes: vec![],
             tool_versions: vec![],
+            subjects: vec![],
             observer: None,
         }
     }
@@ -122,4 +125,14 @@ pub fn log_line(line: &str) {
     if let Some(Some((o, name))) = observer {
         o.printed(&name, line);
     }
+}
+
+/// Record what the running test found wrong on which part (once per equal subject); nothing
+/// outside a test.
+pub fn add_subject(s: super::model::Subject) {
+    with(|c| {
+        if !c.subjects.contains(&s) {
+            c.subjects.push(s);
+        }
+    });
 }

@@ -5,9 +5,14 @@ use super::model::{RunResult, TestResult};
 
 /// Finish `run`: tool versions gathered (one per node and tool, in the order met, drift
 /// marked), testcase
-/// names made unique, and, when a baseline is given and the run was not interrupted, its
-/// comparison added as the `baseline` suite. Returns the baseline testcase, if added.
-pub fn finish(run: &mut RunResult, baseline: Option<(&str, &RunResult)>) -> Option<TestResult> {
+/// names made unique, when a baseline is given and the run was not interrupted, its
+/// comparison added as the `baseline` suite, and last the diagnosis of the reds
+/// ([`super::diagnosis`], over `topo`). Returns the baseline testcase, if added.
+pub fn finish(
+    run: &mut RunResult,
+    baseline: Option<(&str, &RunResult)>,
+    topo: &super::diagnosis::Topology,
+) -> Option<TestResult> {
     let seen = run
         .suites
         .iter()
@@ -16,8 +21,11 @@ pub fn finish(run: &mut RunResult, baseline: Option<(&str, &RunResult)>) -> Opti
     run.tool_versions = super::versions::unique(seen);
     super::versions::mark_drift(&mut run.tool_versions);
     run.make_unique();
-    let (path, b) = baseline.filter(|_| !run.interrupted)?;
-    Some(super::baseline::apply(run, b, path).clone())
+    let added = baseline
+        .filter(|_| !run.interrupted)
+        .map(|(path, b)| super::baseline::apply(run, b, path).clone());
+    run.diagnosis = super::diagnosis::diagnose(run, topo);
+    added
 }
 
 #[cfg(test)]
@@ -44,7 +52,8 @@ mod tests {
         };
         let mut r = RunResult::of_tests("baseline", vec![t(), t()]);
         let old = r.clone();
-        let added = finish(&mut r, Some(("old.json", &old))).expect("baseline testcase");
+        let added = finish(&mut r, Some(("old.json", &old)), &Default::default())
+            .expect("baseline testcase");
         let names: Vec<&str> = r
             .suites
             .iter()
@@ -61,7 +70,7 @@ mod tests {
         let mut r = RunResult::of_tests("s", vec![TestResult::new("t", "s")]);
         r.interrupted = true;
         let old = r.clone();
-        assert!(finish(&mut r, Some(("old.json", &old))).is_none());
+        assert!(finish(&mut r, Some(("old.json", &old)), &Default::default()).is_none());
         assert_eq!(r.suites.len(), 1);
     }
 
@@ -84,7 +93,7 @@ mod tests {
                 ]),
             ],
         );
-        finish(&mut r, None);
+        finish(&mut r, None, &Default::default());
         let got: Vec<(&str, &str)> = r
             .tool_versions
             .iter()

@@ -7,6 +7,7 @@
 
 pub mod baseline;
 pub mod context;
+pub mod diagnosis;
 pub mod env;
 pub mod finish;
 pub mod model;

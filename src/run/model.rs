@@ -169,6 +169,132 @@ pub struct TestResult {
     /// them once per (node, tool) in [`RunResult::tool_versions`].
     #[serde(skip)]
     pub tool_versions: Vec<ToolVersion>,
+    /// What the test found wrong, and on which part (`subject(...)` in scripts, automatic from
+    /// unreachable nodes): the typed input of the run's diagnosis ([`super::diagnosis`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subjects: Vec<Subject>,
+}
+
+/// What kind of fault a [`Subject`] records: the diagnosis rules match on it, never on text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finding {
+    /// A port or rail without link (ethtool `Link detected: no`, RDMA port DOWN).
+    LinkDown,
+    /// A port up below its expected speed (a 200G port at 100G).
+    LinkSlow,
+    /// The node could not be reached (ssh connect failed).
+    Unreachable,
+    /// A bandwidth below its line (a metric past its threshold, or the odd one out).
+    Bandwidth,
+    /// A latency above its line.
+    Latency,
+    /// Receive error counters grew (CRC, symbol errors, pre-FEC BER): the signal arriving at
+    /// this port is bad.
+    RxErrors,
+    /// Link-down events grew: the link flapped.
+    Flapping,
+    /// A PCIe link trained below its expected speed or width.
+    PcieDowntrained,
+    /// A configuration differs from what it should be (GID, MTU, FEC, PFC, firmware, driver).
+    Config,
+    /// Anything else a script names a part for.
+    Other,
+}
+
+impl Finding {
+    pub const ALL: &'static [(&'static str, Finding)] = &[
+        ("link_down", Finding::LinkDown),
+        ("link_slow", Finding::LinkSlow),
+        ("unreachable", Finding::Unreachable),
+        ("bandwidth", Finding::Bandwidth),
+        ("latency", Finding::Latency),
+        ("rx_errors", Finding::RxErrors),
+        ("flapping", Finding::Flapping),
+        ("pcie_downtrained", Finding::PcieDowntrained),
+        ("config", Finding::Config),
+        ("other", Finding::Other),
+    ];
+
+    /// The kind named `s` (`subject(#{ kind })`).
+    pub fn parse(s: &str) -> Option<Finding> {
+        Finding::ALL.iter().find(|(n, _)| *n == s).map(|(_, f)| *f)
+    }
+}
+
+/// A cable (or optical module) as `ethtool -m` describes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cable {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial_number: Option<String>,
+}
+
+impl Cable {
+    /// `vendor PN x SN y`, or `None` when nothing is known.
+    pub fn describe(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            self.vendor.clone(),
+            self.part_number.as_ref().map(|p| format!("PN {p}")),
+            self.serial_number.as_ref().map(|s| format!("SN {s}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
+    }
+}
+
+/// The part a test found wrong: node, port (the inventory's physical port), netdev, RDMA
+/// device (rail), the other end, the cable where known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subject {
+    pub kind: Finding,
+    pub node: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netdev: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cable: Option<Cable>,
+}
+
+impl Subject {
+    pub fn new(kind: Finding, node: &str) -> Subject {
+        Subject {
+            kind,
+            node: node.to_string(),
+            port: None,
+            netdev: None,
+            rail: None,
+            peer: None,
+            cable: None,
+        }
+    }
+}
+
+/// One probable cause of the run's reds (`run::diagnosis`): what, which part, which results
+/// it explains, what to run next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// The rule that found it (`link_down`, `unreachable`, `host_side`, `receiver_errors`,
+    /// `pcie_downtrained`, `odd_one_out`, `unexplained`; docs/diagnosis.md).
+    pub rule: String,
+    /// The probable cause, one line.
+    pub cause: String,
+    /// The part: node, port, rail, cable, far end.
+    pub part: String,
+    /// The results it explains (testcase names).
+    pub evidence: Vec<String>,
+    /// What to run next.
+    pub next: Vec<String>,
 }
 
 impl TestResult {
@@ -195,6 +321,7 @@ impl TestResult {
             round: None,
             notes: vec![],
             tool_versions: vec![],
+            subjects: vec![],
         }
     }
 }
@@ -235,6 +362,10 @@ pub struct RunResult {
     pub suites: Vec<SuiteResult>,
     #[serde(default)]
     pub tool_versions: Vec<ToolVersion>,
+    /// The probable causes of the reds (`run::diagnosis`, set by `run::finish`): every report
+    /// opens with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnosis: Vec<Diagnosis>,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -309,6 +440,7 @@ impl RunResult {
                 tests,
             }],
             tool_versions: vec![],
+            diagnosis: vec![],
         }
     }
 }

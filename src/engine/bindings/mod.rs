@@ -5,6 +5,7 @@
 
 pub mod assertions;
 mod cluster;
+pub mod diagnosis;
 pub mod dry;
 mod health;
 mod nccl_env;
@@ -102,6 +103,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     nccl_env::register(engine);
     engine.register_static_module("parse", Arc::new(parse::module()));
     health::register(engine);
+    diagnosis::register(engine);
 }
 
 /// For `fabcheck doc`: each function's options and the fields of what it returns, from the

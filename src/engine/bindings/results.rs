@@ -460,6 +460,10 @@ fn other_decls(s: &Shapes) -> Vec<Decl> {
             .doc("the value that more than half of the values have, else ()"),
         function("metric(name, value, unit, opts)", &["metric"], METRIC_OPTS, nothing)
             .doc("record a number for reports and --baseline; past its `threshold` it fails the test"),
+        function("subject(opts)", &["subject"], super::diagnosis::SUBJECT_OPTS, nothing)
+            .doc("name the part the running test found wrong, for the run's diagnosis: kind (link_down, link_slow, unreachable, bandwidth, latency, rx_errors, flapping, pcie_downtrained, config, other), node (required), port, netdev, rail, peer, cable (an ethtool_module result: vendor, PN, SN); docs/diagnosis.md"),
+        function("subject_if(cond, opts)", &["subject_if"], super::diagnosis::SUBJECT_OPTS, nothing)
+            .doc("subject(opts) when cond is true (the options are checked either way)"),
         function("test(name, opts, f)", &["test"], TEST_OPTS, nothing)
             .doc("register a test: test(name, f) or test(name, opts, f)"),
         function("test_each(nodes, name, opts, f)", &["test_each"], TEST_OPTS, nothing)

@@ -85,6 +85,35 @@ pub fn header(h: &mut String, run: &RunResult) {
 }
 
 /// Failures and errors, each with message, place and output.
+/// The diagnosis, first: per probable cause, the part, the results it explains, what next.
+pub fn diagnosis(h: &mut String, run: &RunResult) {
+    if run.diagnosis.is_empty() {
+        return;
+    }
+    let _ = write!(
+        *h,
+        "<section id=\"diagnosis\"><h2>Diagnosis ({} probable cause(s))</h2><ol>",
+        run.diagnosis.len()
+    );
+    for d in &run.diagnosis {
+        let next: String = d
+            .next
+            .iter()
+            .map(|n| format!("<li><code>{}</code></li>", esc(n)))
+            .collect();
+        let _ = writeln!(
+            *h,
+            "<li class=\"diagnosis\" data-rule=\"{}\"><b>{}</b><div>part: {}</div>\
+             <div class=\"muted\">explains: {}</div><div>next:<ul>{next}</ul></div></li>",
+            esc(&d.rule),
+            esc(&d.cause),
+            esc(&d.part),
+            esc(&d.evidence.join("; "))
+        );
+    }
+    h.push_str("</ol></section>\n");
+}
+
 pub fn problems(h: &mut String, run: &RunResult) {
     let problems: Vec<(&str, &TestResult)> = run
         .suites

@@ -1,0 +1,238 @@
+//! The diagnosis of a finished run: its reds grouped by their most likely common cause, by a
+//! small rule set ([`rules`], documented in docs/diagnosis.md) over the typed results — each
+//! test's [`Subject`]s (what it found wrong on which part), its metrics past their lines, its
+//! node and peer — and the inventory's ports (which rails share a cable). Pure: no command is
+//! run, no text is matched.
+
+pub mod rules;
+
+use super::model::{Diagnosis, Finding, RunResult, Status, Subject, TestResult};
+use crate::inventory::Inventory;
+
+/// One physical port of a node: its netdevs and RDMA devices (rails), in the inventory's order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PortTopo {
+    pub name: String,
+    pub interfaces: Vec<String>,
+    pub rails: Vec<String>,
+}
+
+/// A node as the rules see it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeTopo {
+    pub name: String,
+    pub host: String,
+    /// Fabric netdevs and RDMA devices: the k-th of each is one rail.
+    pub interfaces: Vec<String>,
+    pub rails: Vec<String>,
+    pub ports: Vec<PortTopo>,
+}
+
+/// What the rules know of the fabric's shape (from the inventory).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Topology {
+    pub nodes: Vec<NodeTopo>,
+}
+
+impl Topology {
+    pub fn of(inv: &Inventory) -> Topology {
+        let nodes = inv
+            .nodes
+            .iter()
+            .map(|n| NodeTopo {
+                name: n.name.clone(),
+                host: n.host.clone(),
+                interfaces: n.interfaces.clone(),
+                rails: n.rdma_devices.clone(),
+                ports: n
+                    .ports
+                    .iter()
+                    .map(|p| PortTopo {
+                        name: p.name.clone(),
+                        interfaces: p.interfaces.clone(),
+                        rails: p.rdma_devices.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        Topology { nodes }
+    }
+
+    pub fn node(&self, name: &str) -> Option<&NodeTopo> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    /// The rail index (k-th fabric netdev or RDMA device) of `name` (a netdev, RDMA device or
+    /// port name with one rail) on `node`.
+    pub fn index(&self, node: &str, name: &str) -> Option<usize> {
+        let n = self.node(node)?;
+        n.interfaces
+            .iter()
+            .position(|x| x == name)
+            .or_else(|| n.rails.iter().position(|x| x == name))
+    }
+
+    /// The physical port of `node` holding `name` (netdev or RDMA device).
+    pub fn port_of(&self, node: &str, name: &str) -> Option<&PortTopo> {
+        self.node(node)?
+            .ports
+            .iter()
+            .find(|p| p.interfaces.iter().any(|x| x == name) || p.rails.iter().any(|x| x == name))
+    }
+
+    /// The other node at the far end of `node`'s links: the subject's peer, else the only
+    /// other node of a two-node fabric (back to back); `None` behind a switch of many nodes.
+    pub fn far_node(&self, node: &str, peer: Option<&str>) -> Option<String> {
+        if let Some(p) = peer {
+            return Some(p.to_string());
+        }
+        let others: Vec<&NodeTopo> = self.nodes.iter().filter(|n| n.name != node).collect();
+        (self.nodes.len() == 2 && others.len() == 1).then(|| others[0].name.clone())
+    }
+
+    /// `netdev (rail)` of rail index `k` on `node`, as far as known.
+    pub fn rail_label(&self, node: &str, k: usize) -> Option<String> {
+        let n = self.node(node)?;
+        match (n.interfaces.get(k), n.rails.get(k)) {
+            (Some(i), Some(r)) => Some(format!("{i} ({r})")),
+            (Some(i), None) => Some(i.clone()),
+            (None, Some(r)) => Some(r.clone()),
+            (None, None) => None,
+        }
+    }
+}
+
+/// A metric of a red test past its pass/fail line.
+#[derive(Debug, Clone)]
+pub struct Low {
+    pub node: Option<String>,
+    pub rail: Option<String>,
+    pub peer: Option<String>,
+}
+
+/// A red (failed or errored) testcase with what it names.
+pub struct Red<'a> {
+    pub t: &'a TestResult,
+    pub low: Vec<Low>,
+}
+
+impl Red<'_> {
+    /// Nodes this red involves: its node, its peer, its subjects' and failing metrics' nodes.
+    pub fn nodes(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = [self.t.node.as_deref(), self.t.peer.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        for s in &self.t.subjects {
+            v.push(&s.node);
+            v.extend(s.peer.as_deref());
+        }
+        for l in &self.low {
+            v.extend(l.node.as_deref());
+            v.extend(l.peer.as_deref());
+        }
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// Rail names (netdevs or RDMA devices) this red names, with their nodes.
+    pub fn rails(&self) -> Vec<(&str, &str)> {
+        let mut v = vec![];
+        for s in &self.t.subjects {
+            for r in [s.netdev.as_deref(), s.rail.as_deref()]
+                .into_iter()
+                .flatten()
+            {
+                v.push((s.node.as_str(), r));
+            }
+        }
+        for l in &self.low {
+            if let (Some(n), Some(r)) = (l.node.as_deref(), l.rail.as_deref()) {
+                v.push((n, r));
+            }
+        }
+        v
+    }
+
+    /// A test over the whole fabric (no node, no peer, no subject): a collective crosses
+    /// every link.
+    pub fn fabric_wide(&self) -> bool {
+        self.t.node.is_none() && self.t.peer.is_none() && self.t.subjects.is_empty()
+    }
+}
+
+/// The state the rules share: the reds, which are explained, the diagnoses so far.
+pub struct Ctx<'a> {
+    pub topo: &'a Topology,
+    pub reds: Vec<Red<'a>>,
+    pub claimed: Vec<bool>,
+    pub out: Vec<Diagnosis>,
+}
+
+impl Ctx<'_> {
+    /// Every subject of kind `kind` in the reds, once each.
+    pub fn subjects(&self, kinds: &[Finding]) -> Vec<Subject> {
+        let mut v: Vec<Subject> = vec![];
+        for r in &self.reds {
+            for s in &r.t.subjects {
+                if kinds.contains(&s.kind) && !v.contains(s) {
+                    v.push(s.clone());
+                }
+            }
+        }
+        v
+    }
+
+    /// Claim (mark explained) every unclaimed red `pred` holds for; their names.
+    pub fn claim(&mut self, pred: impl Fn(&Red) -> bool) -> Vec<String> {
+        let mut names = vec![];
+        for (i, r) in self.reds.iter().enumerate() {
+            if !self.claimed[i] && pred(r) {
+                self.claimed[i] = true;
+                names.push(r.t.name.clone());
+            }
+        }
+        names
+    }
+}
+
+/// A metric of `t` on the wrong side of its threshold.
+fn lows(t: &TestResult) -> Vec<Low> {
+    t.metrics
+        .iter()
+        .filter_map(|m| {
+            let line = m.threshold?;
+            (!m.meets(line)).then(|| Low {
+                node: m.node.clone(),
+                rail: m.rail.clone(),
+                peer: m.peer.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The diagnosis of `run`: one [`Diagnosis`] per probable cause, the rules' in their order
+/// ([`rules::ALL`]), then one per red no rule explains. Empty when nothing is red.
+pub fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
+    let reds: Vec<Red> = run
+        .suites
+        .iter()
+        .flat_map(|s| &s.tests)
+        .filter(|t| matches!(t.status, Status::Failure | Status::Error))
+        .map(|t| Red { t, low: lows(t) })
+        .collect();
+    let mut ctx = Ctx {
+        topo,
+        claimed: vec![false; reds.len()],
+        reds,
+        out: vec![],
+    };
+    for rule in rules::ALL {
+        rule(&mut ctx);
+    }
+    ctx.out
+}
+
+#[cfg(test)]
+mod tests;

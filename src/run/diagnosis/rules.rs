@@ -1,0 +1,460 @@
+//! The diagnosis rules, one function each, run in the order of [`ALL`]: each claims the reds it
+//! explains (a red is explained once, by the first rule that claims it) and adds one
+//! [`Diagnosis`] per cause. docs/diagnosis.md lists them for engineers.
+
+use super::{Ctx, Red, Topology};
+use crate::run::model::{Diagnosis, Finding, Subject, TestResult};
+
+/// A rule: reads the reds, claims those it explains, adds its diagnoses.
+pub type Rule = fn(&mut Ctx);
+
+/// The rules, most specific cause first.
+pub const ALL: &[Rule] = &[
+    unreachable,
+    link_down,
+    pcie_downtrained,
+    receiver_errors,
+    rail_bandwidth,
+    unexplained,
+];
+
+/// The netdev or RDMA device a subject names.
+fn rail_name(s: &Subject) -> Option<&str> {
+    s.netdev.as_deref().or(s.rail.as_deref())
+}
+
+/// `spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)`: node, physical port, rail.
+pub fn part_of(topo: &Topology, node: &str, name: Option<&str>) -> String {
+    let mut out = node.to_string();
+    if let Some(n) = name {
+        if let Some(p) = topo.port_of(node, n) {
+            out.push_str(&format!(" port {}", p.name));
+        }
+        match topo.index(node, n).and_then(|k| topo.rail_label(node, k)) {
+            Some(l) => out.push_str(&format!(" {l}")),
+            None => out.push_str(&format!(" {n}")),
+        }
+    }
+    out
+}
+
+/// ` (cable: vendor PN x SN y)` when a subject knows it.
+fn cable_of(subjects: &[&Subject]) -> String {
+    subjects
+        .iter()
+        .find_map(|s| s.cable.as_ref().and_then(|c| c.describe()))
+        .map(|c| format!(", cable {c}"))
+        .unwrap_or_default()
+}
+
+/// Does `r` cross rail indices `ks` of `node` (all rails when `ks` is empty)? A collective
+/// over the whole fabric crosses every link; a test of `node` (or with it as peer) crosses
+/// the rails it names, or all when it names none.
+fn crosses(topo: &Topology, r: &Red, node: &str, ks: &[usize]) -> bool {
+    if r.fabric_wide() {
+        return true;
+    }
+    if !r.nodes().contains(&node) {
+        return false;
+    }
+    let rails = r.rails();
+    rails.is_empty()
+        || ks.is_empty()
+        || rails
+            .iter()
+            .any(|(n, x)| topo.index(n, x).is_none_or(|k| ks.contains(&k)))
+}
+
+/// Node unreachable: every red test on the node, or with it as the peer, is explained by it.
+pub fn unreachable(ctx: &mut Ctx) {
+    let mut seen: Vec<String> = vec![];
+    for s in ctx.subjects(&[Finding::Unreachable]) {
+        if seen.contains(&s.node) {
+            continue;
+        }
+        seen.push(s.node.clone());
+        let node = s.node.clone();
+        let evidence = ctx.claim(|r| r.nodes().contains(&node.as_str()));
+        let host = ctx
+            .topo
+            .node(&node)
+            .map(|n| n.host.clone())
+            .unwrap_or_else(|| node.clone());
+        ctx.out.push(Diagnosis {
+            rule: "unreachable".into(),
+            cause: format!(
+                "{node} could not be reached over ssh: every test on it or with it is red for that reason, not for its fabric"
+            ),
+            part: format!("{node} ({host}): its management network, sshd, or the node itself (power, hang)"),
+            evidence,
+            next: vec![
+                format!("ping -c 3 {host}"),
+                format!("ssh -v {host} true"),
+                format!("the BMC console of {node} (power state, kernel panic)"),
+            ],
+        });
+    }
+}
+
+/// Link down or below its speed, grouped by port (and by the two ends of one link): explains
+/// the pings, hops, RDMA and NCCL reds that cross it. One rail without link while its sibling
+/// on the same cable is up proves the cable: the host side of that rail.
+pub fn link_down(ctx: &mut Ctx) {
+    let subs = ctx.subjects(&[Finding::LinkDown, Finding::LinkSlow]);
+    let topo = ctx.topo;
+    let key = |s: &Subject| -> String {
+        rail_name(s)
+            .and_then(|n| topo.port_of(&s.node, n).map(|p| p.name.clone()))
+            .or_else(|| rail_name(s).map(str::to_string))
+            .unwrap_or_default()
+    };
+    let mut done: Vec<(String, String)> = vec![];
+    for s in &subs {
+        let k = (s.node.clone(), key(s));
+        if done.contains(&k) {
+            continue;
+        }
+        let group: Vec<&Subject> = subs
+            .iter()
+            .filter(|o| o.node == s.node && key(o) == k.1)
+            .collect();
+        let far = topo.far_node(&s.node, s.peer.as_deref());
+        let far_group: Vec<&Subject> = subs
+            .iter()
+            .filter(|o| Some(&o.node) == far.as_ref() && key(o) == k.1)
+            .collect();
+        done.push(k.clone());
+        if let Some(f) = &far {
+            done.push((f.clone(), k.1.clone()));
+        }
+        let d = link_diagnosis(ctx, &group, far.as_deref(), &far_group);
+        ctx.out.push(d);
+    }
+}
+
+/// One link's diagnosis: `group` the subjects of one port of a node, `far_group` those of the
+/// far end's same port.
+fn link_diagnosis(
+    ctx: &mut Ctx,
+    group: &[&Subject],
+    far: Option<&str>,
+    far_group: &[&Subject],
+) -> Diagnosis {
+    let topo = ctx.topo;
+    let s = group[0];
+    let ks: Vec<usize> = group
+        .iter()
+        .filter_map(|o| rail_name(o).and_then(|n| topo.index(&o.node, n)))
+        .collect();
+    let port = rail_name(s).and_then(|n| topo.port_of(&s.node, n));
+    let down = group.iter().any(|o| o.kind == Finding::LinkDown);
+    let state = if down {
+        "has no link"
+    } else {
+        "runs below its expected speed"
+    };
+    let siblings_up: Vec<String> = port
+        .map(|p| {
+            p.interfaces
+                .iter()
+                .filter(|i| topo.index(&s.node, i).is_some_and(|k| !ks.contains(&k)))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let names: Vec<String> = group
+        .iter()
+        .map(|o| part_of(topo, &o.node, rail_name(o)))
+        .collect();
+    let netdev = rail_name(s).unwrap_or("IFACE").to_string();
+    let rail = s.rail.clone().or_else(|| {
+        ks.first()
+            .and_then(|k| topo.node(&s.node)?.rails.get(*k).cloned())
+    });
+    let evidence = {
+        let node = s.node.clone();
+        let fg = !far_group.is_empty();
+        let far = far.map(str::to_string);
+        ctx.claim(|r| {
+            group.iter().any(|g| r.t.subjects.contains(g))
+                || crosses(topo, r, &node, &ks)
+                || (fg && far.as_deref().is_some_and(|f| crosses(topo, r, f, &ks)))
+        })
+    };
+    let cable = cable_of(&group.iter().chain(far_group).copied().collect::<Vec<_>>());
+    let mut next = vec![format!("ethtool {netdev}"), format!("ethtool -m {netdev}")];
+    let (rule, cause, part) = if down && !siblings_up.is_empty() && far_group.is_empty() {
+        if let Some(r) = &rail {
+            next.push(format!("ethtool -i {netdev}   # bus-info and firmware, then lspci -vv -s BUS-INFO | grep LnkSta"));
+            next.push(format!("rdma link show {r}/1; dmesg | grep -i mlx5"));
+        }
+        host_side_words(&names, state, &siblings_up)
+    } else {
+        if let Some(r) = &rail {
+            next.push(format!(
+                "mlxlink -d {r} -c -e   # per-lane BER and eye, both ends"
+            ));
+        }
+        next.push("swap the cable's two ends: a fault that moves with the cable is the cable, one that stays is the port".into());
+        let far_part = match (far, far_group.is_empty()) {
+            (Some(_), false) => format!(
+                " and {} at the far end (both ends see it)",
+                far_group
+                    .iter()
+                    .map(|o| part_of(topo, &o.node, rail_name(o)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (Some(f), true) => format!(", the far end on {f}"),
+            _ => String::new(),
+        };
+        (
+            "link_down",
+            format!("{} {state}", names.join(", ")),
+            format!("the link of {}{far_part}: the cable{cable}, or a port forced down or misconfigured at either end", port.map(|p| format!("{} port {}", s.node, p.name)).unwrap_or_else(|| names.join(", "))),
+        )
+    };
+    Diagnosis {
+        rule: rule.into(),
+        cause,
+        part,
+        evidence,
+        next,
+    }
+}
+
+/// The rule, cause and part of a rail down while its siblings on the same cable are up.
+fn host_side_words(
+    names: &[String],
+    state: &str,
+    siblings_up: &[String],
+) -> (&'static str, String, String) {
+    (
+        "host_side",
+        format!(
+            "{} {state} while {} on the same cable is up: the cable and the far port are proven; the host side of this rail is the likely fault",
+            names.join(", "),
+            siblings_up.join(", ")
+        ),
+        format!(
+            "{}: its PCIe path, PCI function, driver or firmware (its rails share one cable: no riser in the path)",
+            names.join(", ")
+        ),
+    )
+}
+
+/// A PCIe path trained below its speed or width explains its rail's bandwidth reds.
+pub fn pcie_downtrained(ctx: &mut Ctx) {
+    let topo = ctx.topo;
+    for s in ctx.subjects(&[Finding::PcieDowntrained]) {
+        let k: Vec<usize> = rail_name(&s)
+            .and_then(|n| topo.index(&s.node, n))
+            .into_iter()
+            .collect();
+        let node = s.node.clone();
+        let evidence = ctx.claim(|r| {
+            r.t.subjects.contains(&s)
+                || (!r.low.is_empty()
+                    && (r.fabric_wide()
+                        || (r.nodes().contains(&node.as_str()) && crosses(topo, r, &node, &k))))
+        });
+        let part = part_of(topo, &s.node, rail_name(&s));
+        let netdev = rail_name(&s).unwrap_or("IFACE");
+        ctx.out.push(Diagnosis {
+            rule: "pcie_downtrained".into(),
+            cause: format!("the PCIe link of {part} trained below its expected speed or width: it caps this rail's bandwidth"),
+            part: format!("{part}: its PCIe path (slot, the NIC's PCIe function; a DGX Spark has no riser: the x4 path is on the board), or the BIOS/firmware link setting"),
+            evidence,
+            next: vec![
+                format!("ethtool -i {netdev}   # bus-info"),
+                "lspci -vv -s BUS-INFO | grep -E 'LnkCap|LnkSta'".into(),
+                "dmesg | grep -iE 'pcie|aer|mlx5'".into(),
+            ],
+        });
+    }
+}
+
+/// Receive error counters growing on a port (or the link flapping): the signal arriving there
+/// is bad — the far end's transmitter, the cable, and this receiver, together.
+pub fn receiver_errors(ctx: &mut Ctx) {
+    let topo = ctx.topo;
+    for s in ctx.subjects(&[Finding::RxErrors, Finding::Flapping]) {
+        let k: Vec<usize> = rail_name(&s)
+            .and_then(|n| topo.index(&s.node, n))
+            .into_iter()
+            .collect();
+        let node = s.node.clone();
+        let evidence = ctx.claim(|r| {
+            r.t.subjects.contains(&s) || (!r.low.is_empty() && crosses(topo, r, &node, &k))
+        });
+        let here = part_of(topo, &s.node, rail_name(&s));
+        let far = topo.far_node(&s.node, s.peer.as_deref());
+        let far_part = far
+            .as_deref()
+            .map(|f| match k.first().and_then(|k| topo.rail_label(f, *k)) {
+                Some(l) => format!("{f} {l}"),
+                None => f.to_string(),
+            })
+            .unwrap_or_else(|| "the far end (switch port or peer)".into());
+        let netdev = rail_name(&s).unwrap_or("IFACE");
+        let cable = cable_of(&[&s]);
+        let (cause, part) = if s.kind == Finding::Flapping {
+            (
+                format!("the link of {here} went down and up during the run"),
+                format!(
+                    "the link between {here} and {far_part}: the cable{cable} or either end's port"
+                ),
+            )
+        } else {
+            (
+                format!("{here} receives corrupted frames (receive error counters grew)"),
+                format!("the link into {here}: the transmitter at {far_part}, the cable{cable}, and this receiver"),
+            )
+        };
+        let mut next = vec![format!(
+            "ethtool -m {netdev}   # module power per lane, both ends"
+        )];
+        if let Some(r) = s.rail.as_deref().or_else(|| {
+            k.first()
+                .and_then(|k| topo.node(&s.node)?.rails.get(*k).map(|x| x.as_str()))
+        }) {
+            next.push(format!(
+                "mlxlink -d {r} -c -e   # per-lane BER and eye, both ends"
+            ));
+        }
+        next.push("clean the connectors, then swap the cable's two ends: errors that follow the cable are the cable; that stay at this receiver, this port; that move to the far end, its transmitter".into());
+        ctx.out.push(Diagnosis {
+            rule: "receiver_errors".into(),
+            cause,
+            part,
+            evidence,
+            next,
+        });
+    }
+}
+
+/// A per-rail metric of `t` (its `rail` a rail of the topology) and whether it is weak (below
+/// its threshold or reference line).
+fn rail_metrics<'a>(topo: &Topology, t: &'a TestResult) -> Vec<(&'a str, &'a str, bool)> {
+    t.metrics
+        .iter()
+        .filter_map(|m| {
+            let node = m.node.as_deref()?;
+            let rail = m.rail.as_deref()?;
+            topo.index(node, rail)?;
+            let line = m.threshold.or(m.reference)?;
+            Some((node, rail, !m.meets(line)))
+        })
+        .collect()
+}
+
+/// Bandwidth per rail: one rail weak while its sibling on the same cable is fine points at
+/// the host side of that rail; every rail of a port weak in one direction only, the other
+/// direction fine, points at the transmitter of that direction and its fibre.
+pub fn rail_bandwidth(ctx: &mut Ctx) {
+    let topo = ctx.topo;
+    for i in 0..ctx.reds.len() {
+        if ctx.claimed[i] {
+            continue;
+        }
+        let t = ctx.reds[i].t;
+        let rails = rail_metrics(topo, t);
+        let weak: Vec<&(&str, &str, bool)> = rails.iter().filter(|r| r.2).collect();
+        let good: Vec<&(&str, &str, bool)> = rails.iter().filter(|r| !r.2).collect();
+        let Some((node, rail, _)) = weak.first().copied().copied() else {
+            continue;
+        };
+        let same_port = |x: &str| {
+            topo.port_of(node, x).map(|p| &p.name) == topo.port_of(node, rail).map(|p| &p.name)
+        };
+        let sibling_good: Vec<&str> = good
+            .iter()
+            .filter(|g| g.0 == node && same_port(g.1))
+            .map(|g| g.1)
+            .collect();
+        let peer = t.peer.clone().unwrap_or_else(|| "the peer".into());
+        let weak_names: Vec<String> = weak.iter().map(|w| part_of(topo, w.0, Some(w.1))).collect();
+        let d = if !sibling_good.is_empty() {
+            Diagnosis {
+                rule: "host_side".into(),
+                cause: format!("{} is weak while {} on the same cable is fine: the cable is proven; the host side of the weak rail", weak_names.join(", "), sibling_good.join(", ")),
+                part: format!("{}: its PCIe path, PCI function, driver or firmware (its rails share one cable: no riser in the path); else the same rail's receiving side on {peer}", weak_names.join(", ")),
+                evidence: vec![],
+                next: vec![
+                    format!("ethtool -i {rail}   # or the rail's netdev: bus-info and firmware"),
+                    "lspci -vv -s BUS-INFO | grep LnkSta".into(),
+                    format!("mlxlink -d {rail} -c -e"),
+                ],
+            }
+        } else {
+            let reverse_ok = t.peer.as_deref().is_some_and(|p| {
+                ctx.reds
+                    .iter()
+                    .all(|r| !(r.t.node.as_deref() == Some(p) && r.t.peer.as_deref() == Some(node)))
+            });
+            if !reverse_ok {
+                continue;
+            }
+            Diagnosis {
+                rule: "one_direction".into(),
+                cause: format!("{node} -> {peer} is weak on every rail of the port while {peer} -> {node} is fine"),
+                part: format!("{}: {node}'s transmitter (its TX lanes, module) or the fibre towards {peer}'s receiver", weak_names.join(", ")),
+                evidence: vec![],
+                next: vec![
+                    format!("ethtool -m on {node} and {peer}: TX power at {node}, RX power at {peer}, per lane"),
+                    format!("mlxlink -d {rail} -c -e   # on {peer}: per-lane BER of what it receives"),
+                    "swap the cable's two ends: a fault that moves with the cable is the cable".into(),
+                ],
+            }
+        };
+        let (n, r) = (node.to_string(), rail.to_string());
+        let evidence = ctx.claim(|x| {
+            std::ptr::eq(x.t, t)
+                || rail_metrics(topo, x.t)
+                    .iter()
+                    .any(|m| m.2 && m.0 == n && m.1 == r)
+        });
+        ctx.out.push(Diagnosis { evidence, ..d });
+    }
+}
+
+/// What no rule explains, said so: one diagnosis per red, naming the part it names.
+pub fn unexplained(ctx: &mut Ctx) {
+    let topo = ctx.topo;
+    for i in 0..ctx.reds.len() {
+        if ctx.claimed[i] {
+            continue;
+        }
+        ctx.claimed[i] = true;
+        let t = ctx.reds[i].t;
+        let part = match t.subjects.first() {
+            Some(s) => {
+                let mut p = part_of(topo, &s.node, rail_name(s));
+                let others: Vec<String> = t.subjects[1..]
+                    .iter()
+                    .map(|o| part_of(topo, &o.node, rail_name(o)))
+                    .collect();
+                if !others.is_empty() {
+                    p.push_str(&format!("; also {}", others.join(", ")));
+                }
+                p + cable_of(&t.subjects.iter().collect::<Vec<_>>()).as_str()
+            }
+            None => match (&t.node, &t.peer) {
+                (Some(a), Some(b)) => format!("{a} -> {b}"),
+                (Some(a), None) => a.clone(),
+                _ => "the fabric as a whole (the test names no node)".into(),
+            },
+        };
+        let message = crate::run::model::cap(t.message.as_deref().unwrap_or("no message"), 300)
+            .replace('\n', " ");
+        ctx.out.push(Diagnosis {
+            rule: "unexplained".into(),
+            cause: format!("no rule explains this red; it says: {message}"),
+            part,
+            evidence: vec![t.name.clone()],
+            next: vec![
+                "the test's message, commands and output in the HTML or JUnit report".into(),
+            ],
+        });
+    }
+}

@@ -1,0 +1,307 @@
+//! The rules on small runs shaped as the simulation's two DGX Sparks (one QSFP port `qsfp1`,
+//! two rails sharing its cable).
+
+use super::*;
+use crate::run::model::{Cable, Metric, Status, Subject, TestResult};
+
+fn spark(name: &str) -> NodeTopo {
+    let ifs = vec!["enp1s0f1np1".to_string(), "enP2p1s0f1np1".to_string()];
+    let rails = vec!["rocep1s0f1".to_string(), "roceP2p1s0f1".to_string()];
+    NodeTopo {
+        name: name.into(),
+        host: format!("{name}.mgmt"),
+        interfaces: ifs.clone(),
+        rails: rails.clone(),
+        ports: vec![PortTopo {
+            name: "qsfp1".into(),
+            interfaces: ifs,
+            rails,
+        }],
+    }
+}
+
+fn topo() -> Topology {
+    Topology {
+        nodes: vec![spark("spark-01"), spark("spark-02")],
+    }
+}
+
+fn red(name: &str, node: Option<&str>, peer: Option<&str>) -> TestResult {
+    TestResult {
+        node: node.map(str::to_string),
+        peer: peer.map(str::to_string),
+        status: Status::Failure,
+        message: Some(format!("{name} failed")),
+        ..TestResult::new(name, "s")
+    }
+}
+
+fn with_subject(mut t: TestResult, kind: Finding, node: &str, netdev: &str) -> TestResult {
+    t.subjects.push(Subject {
+        netdev: Some(netdev.into()),
+        ..Subject::new(kind, node)
+    });
+    t
+}
+
+fn rail_metric(node: &str, peer: &str, rail: &str, v: f64, share: f64) -> Metric {
+    Metric {
+        node: Some(node.into()),
+        peer: Some(peer.into()),
+        rail: Some(rail.into()),
+        reference: Some(share),
+        ..Metric::new(&format!("rdma_write_gbps[{node}:{rail}]"), v, "Gbit/s")
+    }
+}
+
+fn run(tests: Vec<TestResult>) -> Vec<Diagnosis> {
+    diagnose(&RunResult::of_tests("s", tests), &topo())
+}
+
+fn passing(mut t: TestResult) -> TestResult {
+    t.status = Status::Pass;
+    t.message = None;
+    t
+}
+
+#[test]
+fn nothing_red_nothing_said() {
+    assert!(run(vec![passing(red("a", Some("spark-01"), None))]).is_empty());
+}
+
+#[test]
+fn one_rail_down_with_its_sibling_up_explains_what_crosses_it_and_points_at_the_host_side() {
+    let d = run(vec![
+        red(
+            "ping [spark-01 -> spark-02]",
+            Some("spark-01"),
+            Some("spark-02"),
+        ),
+        with_subject(
+            red("link speed [spark-02]", Some("spark-02"), None),
+            Finding::LinkDown,
+            "spark-02",
+            "enP2p1s0f1np1",
+        ),
+        red("nccl all_reduce", None, None),
+        // Another node's own red, on no link of spark-02: not explained by it.
+        with_subject(
+            red("gid [spark-01]", Some("spark-01"), None),
+            Finding::Config,
+            "spark-01",
+            "enp1s0f1np1",
+        ),
+    ]);
+    assert_eq!(d.len(), 2, "{d:#?}");
+    assert_eq!(d[0].rule, "host_side");
+    assert!(d[0]
+        .part
+        .contains("spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)"));
+    assert!(
+        d[0].part.contains("PCIe path")
+            && d[0].cause.contains("enp1s0f1np1 on the same cable is up")
+    );
+    assert_eq!(
+        d[0].evidence,
+        [
+            "ping [spark-01 -> spark-02]",
+            "link speed [spark-02]",
+            "nccl all_reduce"
+        ]
+    );
+    assert_eq!(d[1].rule, "unexplained");
+    assert!(
+        d[1].part.starts_with("spark-01 port qsfp1 enp1s0f1np1"),
+        "{}",
+        d[1].part
+    );
+}
+
+#[test]
+fn a_port_slow_at_both_ends_is_one_link_the_cable_with_its_facts() {
+    let mut a = red("speed [spark-01]", Some("spark-01"), None);
+    let mut b = red("speed [spark-02]", Some("spark-02"), None);
+    for (t, n) in [(&mut a, "spark-01"), (&mut b, "spark-02")] {
+        for i in ["enp1s0f1np1", "enP2p1s0f1np1"] {
+            t.subjects.push(Subject {
+                netdev: Some(i.into()),
+                cable: Some(Cable {
+                    vendor: Some("NVIDIA".into()),
+                    part_number: Some("MCP1650-V001E30".into()),
+                    serial_number: Some("MT2412VS01234".into()),
+                }),
+                ..Subject::new(Finding::LinkSlow, n)
+            });
+        }
+    }
+    let d = run(vec![
+        a,
+        b,
+        red(
+            "rdma [spark-01 -> spark-02]",
+            Some("spark-01"),
+            Some("spark-02"),
+        ),
+    ]);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].rule, "link_down");
+    assert!(
+        d[0].part.contains("spark-01 port qsfp1") && d[0].part.contains("both ends"),
+        "{}",
+        d[0].part
+    );
+    assert!(
+        d[0].part
+            .contains("NVIDIA PN MCP1650-V001E30 SN MT2412VS01234"),
+        "{}",
+        d[0].part
+    );
+    assert_eq!(d[0].evidence.len(), 3);
+    assert!(d[0].next.iter().any(|n| n.contains("swap the cable")));
+}
+
+#[test]
+fn an_unreachable_node_explains_all_its_tests_and_only_those() {
+    let mut hop = red(
+        "ssh [spark-01 -> spark-02]",
+        Some("spark-01"),
+        Some("spark-02"),
+    );
+    hop.status = Status::Error;
+    hop.subjects
+        .push(Subject::new(Finding::Unreachable, "spark-02"));
+    let d = run(vec![
+        hop,
+        red("speed [spark-02]", Some("spark-02"), None),
+        red("speed [spark-01]", Some("spark-01"), None),
+    ]);
+    assert_eq!(d[0].rule, "unreachable");
+    assert_eq!(
+        d[0].evidence,
+        ["ssh [spark-01 -> spark-02]", "speed [spark-02]"]
+    );
+    assert!(d[0].part.contains("spark-02 (spark-02.mgmt)"));
+    assert_eq!(d[1].rule, "unexplained");
+    assert_eq!(d[1].evidence, ["speed [spark-01]"]);
+}
+
+#[test]
+fn a_weak_rail_beside_a_good_sibling_is_the_host_side() {
+    let mut t = red(
+        "rdma [spark-01 -> spark-02]",
+        Some("spark-01"),
+        Some("spark-02"),
+    );
+    t.metrics = vec![
+        rail_metric("spark-01", "spark-02", "rocep1s0f1", 94.9, 85.0),
+        rail_metric("spark-01", "spark-02", "roceP2p1s0f1", 52.3, 85.0),
+    ];
+    let d = run(vec![t]);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].rule, "host_side");
+    assert!(d[0]
+        .part
+        .starts_with("spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1): its PCIe path"));
+    assert!(d[0].cause.contains("rocep1s0f1 on the same cable is fine"));
+}
+
+#[test]
+fn every_rail_weak_in_one_direction_only_is_that_transmitter() {
+    let mut t = red(
+        "rdma [spark-02 -> spark-01]",
+        Some("spark-02"),
+        Some("spark-01"),
+    );
+    t.metrics = vec![
+        rail_metric("spark-02", "spark-01", "rocep1s0f1", 47.6, 85.0),
+        rail_metric("spark-02", "spark-01", "roceP2p1s0f1", 47.3, 85.0),
+    ];
+    let back = passing(red(
+        "rdma [spark-01 -> spark-02]",
+        Some("spark-01"),
+        Some("spark-02"),
+    ));
+    let d = run(vec![t.clone(), back]);
+    assert_eq!(d[0].rule, "one_direction", "{d:#?}");
+    assert!(d[0].part.contains("spark-02's transmitter") && d[0].part.contains("towards spark-01"));
+    // Both directions weak: not this rule's to say.
+    let mut other = red(
+        "rdma [spark-01 -> spark-02]",
+        Some("spark-01"),
+        Some("spark-02"),
+    );
+    other.metrics = vec![
+        rail_metric("spark-01", "spark-02", "rocep1s0f1", 47.6, 85.0),
+        rail_metric("spark-01", "spark-02", "roceP2p1s0f1", 47.3, 85.0),
+    ];
+    let d = run(vec![t, other]);
+    assert!(d.iter().all(|x| x.rule == "unexplained"), "{d:#?}");
+}
+
+#[test]
+fn a_downtrained_pcie_path_explains_its_rails_bandwidth_not_the_others() {
+    let pcie = with_subject(
+        red("pcie [spark-01]", Some("spark-01"), None),
+        Finding::PcieDowntrained,
+        "spark-01",
+        "enP2p1s0f1np1",
+    );
+    let mut bw = red(
+        "rdma [spark-01 -> spark-02]",
+        Some("spark-01"),
+        Some("spark-02"),
+    );
+    bw.metrics = vec![Metric {
+        threshold: Some(85.0),
+        ..rail_metric("spark-01", "spark-02", "roceP2p1s0f1", 20.0, 85.0)
+    }];
+    let mut other = red(
+        "rdma [spark-02 -> spark-01]",
+        Some("spark-02"),
+        Some("spark-01"),
+    );
+    other.metrics = vec![Metric {
+        threshold: Some(85.0),
+        ..rail_metric("spark-02", "spark-01", "rocep1s0f1", 20.0, 85.0)
+    }];
+    let d = run(vec![pcie, bw, other]);
+    assert_eq!(d[0].rule, "pcie_downtrained");
+    assert_eq!(
+        d[0].evidence,
+        ["pcie [spark-01]", "rdma [spark-01 -> spark-02]"]
+    );
+    assert!(d[0].part.contains("no riser"));
+    assert_ne!(d[1].rule, "pcie_downtrained");
+}
+
+#[test]
+fn receiver_errors_name_the_far_transmitter_the_cable_and_the_receiver() {
+    let t = with_subject(
+        red("counters [spark-02]", Some("spark-02"), None),
+        Finding::RxErrors,
+        "spark-02",
+        "enp1s0f1np1",
+    );
+    let d = run(vec![t]);
+    assert_eq!(d[0].rule, "receiver_errors");
+    assert!(
+        d[0].part
+            .contains("the transmitter at spark-01 enp1s0f1np1 (rocep1s0f1)")
+            && d[0].part.contains("the cable")
+            && d[0].part.contains("spark-02 port qsfp1 enp1s0f1np1"),
+        "{}",
+        d[0].part
+    );
+    assert!(d[0]
+        .next
+        .iter()
+        .any(|n| n.starts_with("mlxlink -d rocep1s0f1")));
+}
+
+#[test]
+fn a_red_no_rule_explains_is_said_so_with_its_node() {
+    let d = run(vec![red("drift", None, None)]);
+    assert_eq!(d[0].rule, "unexplained");
+    assert!(d[0].cause.starts_with("no rule explains this red"));
+    assert!(d[0].part.contains("fabric as a whole"));
+}
