@@ -323,6 +323,9 @@ pub struct CounterGrowth {
     pub warnings: Vec<String>,
     /// Every judged counter that changed (or was non-zero before), in port order.
     pub deltas: Vec<Delta>,
+    /// (port, counter) of each failure: what the run's diagnosis is told (not a script field).
+    #[serde(skip)]
+    pub grown: Vec<(String, String)>,
 }
 
 /// Compare two snapshots of the same node (`before` read first). A port or counter missing in
@@ -398,6 +401,7 @@ fn judge(
                 ));
             }
             if delta > 0 {
+                out.grown.push((port.port.clone(), k.to_string()));
                 out.failures.push(format!(
                     "{at}: {k} grew by +{delta} during the run ({v0} -> {v1}, {} counter; {})",
                     port.source,
@@ -418,6 +422,7 @@ fn judge(
                 let ber = delta as f64 / line_bits;
                 d.ber = Some(ber);
                 if ber > o.max_pre_fec_ber {
+                    out.grown.push((port.port.clone(), k.to_string()));
                     out.failures.push(format!(
                         "{at}: {k} grew by +{delta} in {seconds:.1} s: pre-FEC bit error rate {ber:.1e} above {:.1e} (the link still works; the cable or optics is degrading)",
                         o.max_pre_fec_ber
@@ -462,6 +467,9 @@ pub struct Drift {
     pub warnings: Vec<String>,
     /// item -> (node -> value), for the report.
     pub table: BTreeMap<String, BTreeMap<String, String>>,
+    /// The nodes named in failures (not a script field: the run's diagnosis is told).
+    #[serde(skip)]
+    pub odd_nodes: Vec<String>,
 }
 
 /// Compare each item across nodes: a difference is a failure when the item is in `fail_items`,
@@ -495,6 +503,11 @@ pub fn version_drift(rows: &[Version], fail_items: &[String]) -> Drift {
             .any(|f| item == f || item.starts_with(&format!("{f} ")))
         {
             out.failures.push(msg);
+            for (n, v) in by_node {
+                if maj.as_ref() != Some(v) && !out.odd_nodes.contains(n) {
+                    out.odd_nodes.push(n.clone());
+                }
+            }
         } else {
             out.warnings.push(msg);
         }

@@ -17,6 +17,10 @@ struct Scenario {
     /// Lines `fabcheck discover --diff` must print (tests/it/discover.rs runs those).
     #[serde(default)]
     discover_diff: Vec<String>,
+    /// What the run's first diagnosis (its rule, cause and part) must name: the injected
+    /// fault's part.
+    #[serde(default)]
+    parts: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +88,56 @@ fn problems(o: &Outcome) -> BTreeMap<String, (String, String)> {
         .collect()
 }
 
+/// The run opens with a diagnosis (JSON `diagnosis`, the console summary, the JUnit
+/// `diagnosis` testcase) whose first cause names every string of `parts`, and every red is the
+/// evidence of one cause (explained, or said unexplained).
+fn diagnosis_names_the_part(
+    o: &Outcome,
+    parts: &[String],
+    reds: &BTreeMap<String, (String, String)>,
+    label: &str,
+) {
+    assert!(
+        !parts.is_empty(),
+        "{label}: a fault scenario must list `parts` (PARTS in scenarios.py): what its first diagnosis names"
+    );
+    let json = o.json.as_ref().expect("--json");
+    let d = json["diagnosis"].as_array().cloned().unwrap_or_default();
+    assert!(!d.is_empty(), "{label}: no diagnosis\n{}", o.stdout);
+    let first = format!(
+        "[{}] {} — {}",
+        d[0]["rule"].as_str().unwrap_or(""),
+        d[0]["cause"].as_str().unwrap_or(""),
+        d[0]["part"].as_str().unwrap_or("")
+    );
+    for p in parts {
+        assert!(
+            first.contains(p.as_str()),
+            "{label}: the first diagnosis lacks {p:?}: {first}"
+        );
+    }
+    for red in reds.keys() {
+        assert!(
+            d.iter().any(|x| x["evidence"]
+                .as_array()
+                .is_some_and(|e| e.iter().any(|n| n.as_str() == Some(red.as_str())))),
+            "{label}: `{red}` is in no diagnosis: {d:#?}"
+        );
+    }
+    let summary = o.stdout.find("Diagnosis (");
+    let problems = o.stdout.find("Problems:");
+    assert!(
+        summary.is_some() && summary < problems,
+        "{label}: the console summary does not open with the diagnosis\n{}",
+        o.stdout
+    );
+    let junit = o.junit.as_deref().unwrap_or("");
+    assert!(
+        junit.contains("<testcase name=\"diagnosis\"") && junit.contains("diagnosis.1.part"),
+        "{label}: no diagnosis testcase and properties in JUnit"
+    );
+}
+
 #[test]
 fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
     let all = catalogue();
@@ -140,6 +194,9 @@ fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
                 unexpected.is_empty(),
                 "{label}: unexpected problems: {unexpected:#?}"
             );
+            if !s.healthy {
+                diagnosis_names_the_part(&o, &s.parts, &got, &label);
+            }
             o.code(if s.healthy { 0 } else { 1 });
             report.push(format!("{name}/{script}: {} problem(s)", got.len()));
         }

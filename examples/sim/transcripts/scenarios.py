@@ -41,6 +41,9 @@ class Scenario:
         self.diff_lines = list(lines)
     def write(self):
         out = [f"description = {q(self.description)}", f"healthy = {'true' if self.healthy else 'false'}", ""]
+        if self.name in PARTS:
+            out[-1:-1] = ["# what the run's first diagnosis (cause and part) must name (tests/it/scenarios.rs)",
+                          f"parts = {json.dumps(PARTS[self.name])}"]
         for script, test, message, status, args in self.expects:
             out += ["[[expect]]", f"script = {q(script)}", f"test = {q(test)}", f"status = {q(status)}",
                     f"message = {json.dumps(message)}"]
@@ -63,6 +66,41 @@ class Scenario:
                 if stderr_file is not None: lines.append(f"stderr_file = {q(stderr_file)}")
                 lines += [f"exit_code = {exit_code}", f"duration_ms = {ms}", ""]
             open(T + self.dir + f"{node}.toml", "w").write("\n".join(lines))
+
+# The injected fault's part, as the first diagnosis of every run of a fault scenario must name
+# it (its rule, cause and part; docs/diagnosis.md). Every fault scenario that runs scripts has a row.
+PARTS = {
+    "negotiated-100g": ["link_down", "spark-01 port qsfp1", "spark-02 port qsfp1", "the cable"],
+    "rail-at-55pct": ["host_side", "spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"],
+    "reverse-half-speed": ["one_direction", "spark-02's transmitter", "towards spark-01"],
+    "nccl-socket-fallback": ["NCCL fell back to sockets"],
+    "nccl-third-bandwidth": ["no rule explains", "bus bandwidth"],
+    "rdma-rail-down-on-peer": ["host_side", "spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"],
+    "crc-errors-growing": ["receiver_errors", "spark-02 port qsfp1 enp1s0f1np1", "transmitter at spark-01 enp1s0f1np1", "the cable"],
+    "link-flapping": ["receiver_errors", "spark-01 port qsfp1 enP2p1s0f1np1", "spark-02 enP2p1s0f1np1", "the cable"],
+    "fec-uncorrectable-growing": ["receiver_errors", "spark-02 port qsfp1 enp1s0f1np1", "transmitter at spark-01"],
+    "roce-v1-gid": ["spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)", "RoCE v1"],
+    "pcie-downtrained": ["pcie_downtrained", "spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"],
+    "roce-mtu-1024": ["spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)", "active_mtu 1024"],
+    "firmware-drift": ["spark-02", "firmware differs"],
+    "pfc-differs": ["spark-02 port qsfp1 enp1s0f1np1", "PFC"],
+    "optics-rx-low": ["receiver_errors", "spark-02 port qsfp1 enp1s0f1np1", "Mellanox PN MMA1B00-C100D SN MT1708FT01255"],
+    "fec-mismatch": ["spark-02 port qsfp1 enp1s0f1np1", "FEC"],
+    "nccl-drift": ["spark-02", "nccl differs"],
+    "no-gdrdma": ["GDRDMA"],
+    "show-gids-missing-on-peer": ["spark-02", "show_gids"],
+    "netplan-config-invalid": ["spark-02", "netplan"],
+    "bond-slave-out-of-sync": ["spark-01", "enP2p1s0f0np0"],
+    "nccl-tests-missing-on-peer": ["spark-02", "all_reduce_perf"],
+    "perftest-missing-on-peer": ["spark-02", "ib_write_bw"],
+    "rdma-device-missing-on-peer": ["spark-02", "roceP2p1s0f1"],
+    "pause-storm-errors-growing": ["spark-02 port qsfp1 enp1s0f1np1", "tx_pause_storm_error_events"],
+    "pfc-wrong-prio-everywhere": ["spark-01 port qsfp1", "spark-02 port qsfp1", "PFC"],
+    "pfc-off-behind-switch": ["spark-01 port qsfp1", "spark-02 port qsfp1", "PFC"],
+    "roce-tc-maps-to-lossy-prio": ["spark-02 port qsfp1 enp1s0f1np1", "priority 0"],
+    "ofed-driver-drift": ["spark-02", "driver differs"],
+    "firmware-below-intent": ["spark-01", "spark-02", "firmware"],
+}
 
 def rdma_client(text, gbps):
     """The healthy synthesised client answer with its 64 KiB row's bandwidth changed."""

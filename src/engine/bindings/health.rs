@@ -47,7 +47,43 @@ fn growth(
     }
     let b = snapshot(&before, "the first argument", pos)?;
     let a = snapshot(&after, "the second argument", pos)?;
-    value(health::growth(&b, &a, g), returns("counter_growth"), pos)
+    let r = health::growth(&b, &a, g);
+    if let Ok(g) = &r {
+        for (port, counter) in &g.grown {
+            crate::run::context::add_subject(crate::run::model::Subject {
+                netdev: Some(port.clone()),
+                ..crate::run::model::Subject::new(counter_finding(counter), &g.node)
+            });
+        }
+    }
+    value(r, returns("counter_growth"), pos)
+}
+
+/// What a grown counter says for the diagnosis: link-down events a flapping link, receive
+/// errors of the physical layer (CRC, symbol, FEC, PCS) a bad signal arriving, anything else
+/// (pause storms, discards) a fault of its own.
+fn counter_finding(counter: &str) -> crate::run::model::Finding {
+    use crate::run::model::Finding;
+    let c = counter.to_ascii_lowercase();
+    if c.contains("link_down") {
+        Finding::Flapping
+    } else if !c.starts_with("tx_")
+        && [
+            "crc",
+            "symbol",
+            "fec",
+            "pcs",
+            "corrected",
+            "uncorrect",
+            "err_lane",
+        ]
+        .iter()
+        .any(|k| c.contains(k))
+    {
+        Finding::RxErrors
+    } else {
+        Finding::Other
+    }
 }
 
 fn strings(a: &Array) -> Vec<String> {
@@ -67,7 +103,12 @@ fn drift(ctx: &NativeCallContext, rows: Array, fail_items: Array) -> Result<Dyna
         })?;
         v.push(row);
     }
-    let d: PResult<_> = Ok(health::version_drift(&v, &strings(&fail_items)));
+    let drift = health::version_drift(&v, &strings(&fail_items));
+    for n in &drift.odd_nodes {
+        let s = crate::run::model::Subject::new(crate::run::model::Finding::Config, n);
+        crate::run::context::add_subject(s);
+    }
+    let d: PResult<_> = Ok(drift);
     value(d, returns("version_drift"), pos)
 }
 

@@ -231,6 +231,9 @@ pub fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
     for rule in rules::ALL {
         rule(&mut ctx);
     }
+    // A cause whose reds an earlier one already explained (the second rail of one module)
+    // says nothing new.
+    ctx.out.retain(|d| !d.evidence.is_empty());
     ctx.out
 }
 

@@ -38,12 +38,12 @@ pub fn part_of(topo: &Topology, node: &str, name: Option<&str>) -> String {
     out
 }
 
-/// ` (cable: vendor PN x SN y)` when a subject knows it.
+/// ` (vendor PN x SN y)` when a subject knows the cable.
 fn cable_of(subjects: &[&Subject]) -> String {
     subjects
         .iter()
         .find_map(|s| s.cable.as_ref().and_then(|c| c.describe()))
-        .map(|c| format!(", cable {c}"))
+        .map(|c| format!(" ({c})"))
         .unwrap_or_default()
 }
 
@@ -162,10 +162,11 @@ fn link_diagnosis(
                 .collect()
         })
         .unwrap_or_default();
-    let names: Vec<String> = group
+    let mut names: Vec<String> = group
         .iter()
         .map(|o| part_of(topo, &o.node, rail_name(o)))
         .collect();
+    names.dedup();
     let netdev = rail_name(s).unwrap_or("IFACE").to_string();
     let rail = s.rail.clone().or_else(|| {
         ks.first()
@@ -307,7 +308,7 @@ pub fn receiver_errors(ctx: &mut Ctx) {
             )
         } else {
             (
-                format!("{here} receives corrupted frames (receive error counters grew)"),
+                format!("the signal arriving at {here} is bad (receive errors grew, or its receive power is out of range)"),
                 format!("the link into {here}: the transmitter at {far_part}, the cable{cable}, and this receiver"),
             )
         };
