@@ -21,6 +21,7 @@ mod outcomes;
 mod pairs_at_once;
 mod parse_fixtures;
 mod parse_fuzz;
+mod profiles;
 mod reports;
 mod scenarios;
 mod second_cable;
