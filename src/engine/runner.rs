@@ -92,6 +92,7 @@ fn absorb(t: &mut TestResult, c: TestCtx) {
     t.commands.extend(c.commands);
     t.tool_versions.extend(c.tool_versions);
     t.subjects = c.subjects;
+    t.profiles.extend(c.profiles);
     t.output.push_str(&c.output);
 }
 

@@ -28,6 +28,8 @@ pub struct TestCtx {
     pub tool_versions: Vec<super::model::ToolVersion>,
     /// What the test found wrong, on which part (`subject(...)`; unreachable nodes).
     pub subjects: Vec<super::model::Subject>,
+    /// Platform profiles and expectations the test took ([`super::profile`]).
+    pub profiles: Vec<super::profile::NodeProfile>,
     /// Where the lines the script prints go besides the test's output (none: only there).
     pub observer: Option<Arc<dyn Observer>>,
 }
@@ -51,6 +53,7 @@ impl TestCtx {
             notes: vec![],
             tool_versions: vec![],
             subjects: vec![],
+            profiles: vec![],
             observer: None,
         }
     }

@@ -20,6 +20,12 @@ pub fn finish(
         .flat_map(|t| t.tool_versions.iter().cloned());
     run.tool_versions = super::versions::unique(seen);
     super::versions::mark_drift(&mut run.tool_versions);
+    let profiles = run
+        .suites
+        .iter()
+        .flat_map(|s| &s.tests)
+        .flat_map(|t| t.profiles.iter().cloned());
+    run.profiles = super::profile::merge(profiles);
     run.make_unique();
     let added = baseline
         .filter(|_| !run.interrupted)

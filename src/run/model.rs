@@ -173,6 +173,10 @@ pub struct TestResult {
     /// unreachable nodes): the typed input of the run's diagnosis ([`super::diagnosis`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subjects: Vec<Subject>,
+    /// Platform profiles and expectations the test took; the run's results keep them once per
+    /// node in [`RunResult::profiles`].
+    #[serde(skip)]
+    pub profiles: Vec<super::profile::NodeProfile>,
 }
 
 /// What kind of fault a [`Subject`] records: the diagnosis rules match on it, never on text.
@@ -322,6 +326,7 @@ impl TestResult {
             notes: vec![],
             tool_versions: vec![],
             subjects: vec![],
+            profiles: vec![],
         }
     }
 }
@@ -366,6 +371,10 @@ pub struct RunResult {
     /// opens with them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnosis: Vec<Diagnosis>,
+    /// The platform profile each node got, why, and where each expectation came from
+    /// ([`super::profile`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<super::profile::NodeProfile>,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -441,6 +450,7 @@ impl RunResult {
             }],
             tool_versions: vec![],
             diagnosis: vec![],
+            profiles: vec![],
         }
     }
 }

@@ -21,6 +21,8 @@ mod outcomes;
 mod pairs_at_once;
 mod parse_fixtures;
 mod parse_fuzz;
+mod parse_golden;
+mod profiles;
 mod reports;
 mod scenarios;
 mod second_cable;

@@ -13,6 +13,7 @@ mod nodes;
 mod options;
 mod pair;
 mod parse;
+mod profile;
 pub mod record;
 pub mod registry;
 pub mod results;
@@ -104,6 +105,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     engine.register_static_module("parse", Arc::new(parse::module()));
     health::register(engine);
     diagnosis::register(engine);
+    profile::register(engine);
 }
 
 /// For `fabcheck doc`: each function's options and the fields of what it returns, from the
