@@ -6,8 +6,8 @@ use super::model::{RunResult, TestResult};
 /// Finish `run`: tool versions gathered (one per node and tool, in the order met, drift
 /// marked), testcase
 /// names made unique, when a baseline is given and the run was not interrupted, its
-/// comparison added as the `baseline` suite, and last, unless interrupted, the diagnosis of
-/// the reds ([`super::diagnosis`], over `topo`). Returns the baseline testcase, if added.
+/// comparison added as the `baseline` suite, and last the diagnosis of the reds
+/// ([`super::diagnosis`], over `topo`). Returns the baseline testcase, if added.
 pub fn finish(
     run: &mut RunResult,
     baseline: Option<(&str, &RunResult)>,
@@ -30,10 +30,8 @@ pub fn finish(
     let added = baseline
         .filter(|_| !run.interrupted)
         .map(|(path, b)| super::baseline::apply(run, b, path).clone());
-    // An interrupted run's reds are partial (tests not run, commands cut): no diagnosis.
-    if !run.interrupted {
-        run.diagnosis = super::diagnosis::diagnose(run, topo);
-    }
+    // An interrupted run is diagnosed too: its reds are what it has (reports say "partial").
+    run.diagnosis = super::diagnosis::diagnose(run, topo);
     added
 }
 

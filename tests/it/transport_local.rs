@@ -242,7 +242,8 @@ fn assert_interrupted_cleanly(o: &common::Outcome, token: &str, label: &str) {
     assert_eq!(o.test("first")["metrics"][0]["name"], "x", "{label}");
     assert_ne!(o.status("sleeps"), "pass", "{label}");
     assert_eq!(o.json.as_ref().unwrap()["interrupted"], true, "{label}");
-    assert_eq!(o.junit_is_valid(), "junitparser cases 2", "{label}");
+    // The two tests and the diagnosis testcase of the interrupted (red) one.
+    assert_eq!(o.junit_is_valid(), "junitparser cases 3", "{label}");
     assert!(
         with_token(token).is_empty(),
         "{label}: the run's `sleep 55` outlived fabcheck: {:?}",

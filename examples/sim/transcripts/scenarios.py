@@ -94,7 +94,7 @@ PARTS = {
     "nccl-tests-missing-on-peer": ["spark-02", "all_reduce_perf"],
     "perftest-missing-on-peer": ["spark-02", "ib_write_bw"],
     "rdma-device-missing-on-peer": ["spark-02", "roceP2p1s0f1"],
-    "pause-storm-errors-growing": ["spark-02 port qsfp1 enp1s0f1np1", "tx_pause_storm_error_events"],
+    "pause-storm-errors-growing": ["spark-02 port qsfp1 enp1s0f1np1", "rx_prio3_discards"],
     "pfc-wrong-prio-everywhere": ["spark-01 port qsfp1", "spark-02 port qsfp1", "PFC"],
     "pfc-off-behind-switch": ["spark-01 port qsfp1", "spark-02 port qsfp1", "PFC"],
     "roce-tc-maps-to-lossy-prio": ["spark-02 port qsfp1 enp1s0f1np1", "priority 0"],
