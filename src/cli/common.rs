@@ -142,6 +142,7 @@ pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
             .observer
             .unwrap_or_else(|| Arc::new(crate::report::console::Console::new(false, 0))),
         slurm: crate::inventory::slurm::Allocation::from_env(),
+        profiles: Default::default(),
     }))
 }
 

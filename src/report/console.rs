@@ -100,6 +100,7 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
             );
         }
     }
+    profiles_text(&mut out, run);
     if let Some(sim) = &run.simulation {
         let _ = writeln!(
             out,
@@ -130,6 +131,41 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
         let _ = writeln!(out, "{r}");
     }
     out
+}
+
+/// Which platform profile each node got and why, and where the expectations came from (the
+/// source's first words: `profile dgx-spark`, `--set gdr`, `inventory var …`, `hardware`).
+fn profiles_text(out: &mut String, run: &RunResult) {
+    use std::fmt::Write as _;
+    if run.profiles.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nPlatform profiles:");
+    for p in &run.profiles {
+        let _ = writeln!(
+            out,
+            "  {}: {}{} ({})",
+            p.node,
+            p.profile.name,
+            if p.profile.known {
+                ""
+            } else {
+                ", platform unknown"
+            },
+            super::one_line(&p.profile.reason)
+        );
+        if !p.expectations.is_empty() {
+            let e: Vec<String> = p
+                .expectations
+                .iter()
+                .map(|e| {
+                    let from = e.from.split(':').next().unwrap_or(&e.from);
+                    format!("{}={} ({})", e.key, e.value, from)
+                })
+                .collect();
+            let _ = writeln!(out, "    expected: {}", super::one_line(&e.join(", ")));
+        }
+    }
 }
 
 /// A few metrics for a test's console line (the reports have all of them): the verdict
@@ -317,6 +353,7 @@ mod tests {
                 ],
             }],
             tool_versions: vec![],
+            profiles: vec![],
         };
         assert_eq!(
             super::summary_text(&run, &["JUnit: r.xml".to_string()]),

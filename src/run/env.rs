@@ -52,6 +52,8 @@ pub struct RunEnv {
     /// The Slurm allocation fabcheck runs in (`SLURM_JOB_ID`), if any: the srun launcher runs
     /// the ranks as a step of it.
     pub slurm: Option<crate::inventory::slurm::Allocation>,
+    /// Each node's platform profile, detected once per run (`primitives::profile`).
+    pub profiles: super::profile::Cache,
 }
 
 /// A test's timeout when neither the test nor `--timeout` gives one.
@@ -297,6 +299,7 @@ mod tests {
             timeout,
             observer: Arc::new(crate::run::observer::NoObserver),
             slurm: None,
+            profiles: Default::default(),
         }
     }
 
