@@ -81,6 +81,16 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
     use std::fmt::Write as _;
     let c = run.counts();
     let mut out = String::new();
+    if !run.unreachable.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nUnreachable nodes ({}): every testcase that needed one is an ERROR",
+            run.unreachable.len()
+        );
+        for u in &run.unreachable {
+            let _ = writeln!(out, "  {}: {}", u.node, super::one_line(&u.reason));
+        }
+    }
     let problems: Vec<&TestResult> = run
         .suites
         .iter()
@@ -231,6 +241,11 @@ impl Observer for Console {
             }
             let msg = match (&t.status, &t.message) {
                 (Status::Pass, _) | (_, None) => String::new(),
+                // a node never reached: said in full once, in the summary
+                (Status::Error, Some(m)) if crate::run::finish::shortened(m).is_some() => {
+                    let short = crate::run::finish::shortened(m).unwrap_or_default();
+                    format!("\n        {short}")
+                }
                 (_, Some(m)) => format!("\n        {}", super::one_line(m)),
             };
             let metrics = metrics_inline(t);
@@ -317,6 +332,7 @@ mod tests {
                 ],
             }],
             tool_versions: vec![],
+            unreachable: vec![],
         };
         assert_eq!(
             super::summary_text(&run, &["JUnit: r.xml".to_string()]),

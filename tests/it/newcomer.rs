@@ -180,6 +180,84 @@ fn readme_first_check() -> String {
     readme[start..start + len].to_string()
 }
 
+/// The simulation plus dead nodes (nothing listens on ports 1, 2, ...: connection refused at
+/// once), all in group `fabric`.
+fn sim_with_dead_nodes(dead: usize) -> String {
+    let transcripts = repo().join("examples/sim/transcripts");
+    let mut extra = String::new();
+    let mut names = vec!["spark-[01-02]".to_string()];
+    for i in 0..dead {
+        let name = format!("dead-{:02}", i + 3);
+        extra.push_str(&format!(
+            "[[node]]\nname = \"{name}\"\nhost = \"127.0.0.1\"\nport = {}\ntransport = \"ssh\"\n\
+             connect_timeout = \"3s\"\ninterfaces = [\"enp1s0f1np1\"]\n\n",
+            i + 1
+        ));
+        names.push(name);
+    }
+    let inv = read("examples/sim/two-sparks.toml")
+        .replace(
+            "replay_dir = \"transcripts\"",
+            &format!("replay_dir = \"{}\"", transcripts.display()),
+        )
+        .replace(
+            "[groups]\nfabric = \"spark-[01-02]\"",
+            &format!("{extra}[groups]\nfabric = \"{}\"", names.join(",")),
+        );
+    assert!(
+        dead == 0 || inv.contains("dead-03"),
+        "two-sparks.toml changed shape"
+    );
+    inv
+}
+
+/// Issue 31 item 4: dead nodes are said once, at the top of the console summary and of every
+/// report, with why; each of their testcases keeps a short error.
+#[test]
+fn unreachable_nodes_are_summarised_once_at_the_top() {
+    let o = Fab::new()
+        .file("checks/mtu.rhai", &readme_first_check())
+        .file("cluster.toml", &sim_with_dead_nodes(2))
+        .args([
+            "run",
+            "checks/",
+            "-i",
+            "cluster.toml",
+            "--html",
+            "out/r.html",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    let top = o
+        .stdout
+        .find("Unreachable nodes (2)")
+        .unwrap_or_else(|| panic!("{}", o.stdout));
+    let problems = o.stdout.find("Problems:").expect("problems");
+    assert!(top < problems, "{}", o.stdout);
+    for (node, port) in [("dead-03", 1), ("dead-04", 2)] {
+        let line = format!("  {node}: cannot connect to 127.0.0.1: ");
+        assert_eq!(o.stdout.matches(&line).count(), 1, "{}", o.stdout);
+        assert!(o
+            .stdout
+            .contains(&format!("port {port}: Connection refused")));
+        let m = o.message(&format!("fabric MTU [{node}]"));
+        assert_eq!(
+            m,
+            format!("{node}: cannot connect to 127.0.0.1 (Connection refused)")
+        );
+    }
+    let json = o.json.as_ref().unwrap();
+    assert_eq!(json["unreachable"][0]["node"], "dead-03", "{json}");
+    let junit = o.junit.as_deref().unwrap();
+    assert!(junit.contains("UNREACHABLE NODES: dead-03 (cannot connect to 127.0.0.1"));
+    let html = std::fs::read_to_string(o.dir.join("out/r.html")).unwrap();
+    let sec = html
+        .find("<h2>Unreachable nodes (2)</h2>")
+        .expect("html section");
+    assert!(sec < html.find("id=\"problems\"").unwrap());
+}
+
 /// Issue 31 item 5: the README's first example teaches `test_each` for a per-node fact, so one
 /// dead node is one ERROR and the live nodes still show their values.
 #[test]
@@ -189,20 +267,7 @@ fn readme_first_example_keeps_live_nodes_values_when_one_node_is_dead() {
         script.contains("test_each("),
         "README's first check:\n{script}"
     );
-    // the simulation plus a third node whose sshd refuses (nothing listens on port 1)
-    let transcripts = repo().join("examples/sim/transcripts");
-    let inv = read("examples/sim/two-sparks.toml")
-        .replace(
-            "replay_dir = \"transcripts\"",
-            &format!("replay_dir = \"{}\"", transcripts.display()),
-        )
-        .replace(
-            "[groups]\nfabric = \"spark-[01-02]\"",
-            "[[node]]\nname = \"dead-03\"\nhost = \"127.0.0.1\"\nport = 1\ntransport = \"ssh\"\n\
-             connect_timeout = \"3s\"\ninterfaces = [\"enp1s0f1np1\"]\n\n\
-             [groups]\nfabric = \"spark-[01-02],dead-03\"",
-        );
-    assert!(inv.contains("dead-03"), "two-sparks.toml changed shape");
+    let inv = sim_with_dead_nodes(1);
     let o = Fab::new()
         .file("checks/mtu.rhai", &script)
         .file("cluster.toml", &inv)
