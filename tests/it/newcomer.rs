@@ -281,3 +281,51 @@ fn readme_first_example_keeps_live_nodes_values_when_one_node_is_dead() {
     }
     assert_eq!(o.status("fabric MTU [dead-03]"), "error", "{}", o.stdout);
 }
+
+/// Issue 31 item 6: without a terminal a long test is not silent: a plain progress line on
+/// stderr at a steady interval says which test runs, for how long, and how many are done.
+#[test]
+fn without_a_terminal_progress_lines_come_at_a_steady_interval() {
+    let o = Fab::new()
+        .file(
+            "inv.toml",
+            "[[node]]\nname = \"n1\"\nhost = \"localhost\"\ntransport = \"local\"\n",
+        )
+        .file(
+            "s.rhai",
+            "test(\"quick\", || { assert(true, \"ok\"); });\n\
+             test(\"slow sweep\", || { node(\"n1\").run(\"sleep 2\"); });\n",
+        )
+        .env("FABCHECK_PROGRESS_SECS", "0.5")
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .run();
+    o.code(0);
+    let lines: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fabcheck: running `slow sweep` for "))
+        .collect();
+    assert!(lines.len() >= 2, "{}", o.stderr);
+    assert!(
+        lines.iter().all(|l| l.ends_with("; 1 of 2 testcases done")),
+        "{lines:?}"
+    );
+    // and nothing after the summary
+    let quiet = Fab::new()
+        .file(
+            "inv.toml",
+            "[[node]]\nname = \"n1\"\nhost = \"localhost\"\ntransport = \"local\"\n",
+        )
+        .file(
+            "s.rhai",
+            "test(\"slow\", || { node(\"n1\").run(\"sleep 1\"); });\n",
+        )
+        .env("FABCHECK_PROGRESS_SECS", "0")
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .run();
+    assert!(
+        !quiet.stderr.contains("fabcheck: running"),
+        "{}",
+        quiet.stderr
+    );
+}
