@@ -22,6 +22,7 @@ mod outcomes;
 mod pairs_at_once;
 mod parse_fixtures;
 mod parse_fuzz;
+mod parse_golden;
 mod reports;
 mod scenarios;
 mod second_cable;
