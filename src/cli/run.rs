@@ -60,6 +60,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         suites,
         tool_versions: vec![],
         diagnosis: vec![],
+        unreachable: vec![],
         profiles: vec![],
     };
     let baseline = p.baseline.as_ref().map(|(path, b)| (path.as_str(), b));

@@ -375,6 +375,17 @@ pub struct RunResult {
     /// ([`super::profile`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<super::profile::NodeProfile>,
+    /// The nodes no connection reached, each once with the reason (the top of every report):
+    /// every testcase that needed one of them is an error with a short message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<Unreached>,
+}
+
+/// A node that was never reached, and why (one line: `cannot connect to HOST: CAUSE`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Unreached {
+    pub node: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -450,6 +461,7 @@ impl RunResult {
             }],
             tool_versions: vec![],
             diagnosis: vec![],
+            unreachable: vec![],
             profiles: vec![],
         }
     }
