@@ -220,6 +220,7 @@ for n in ["spark-01", "spark-02"]:
 for a, b, ip in [("spark-01", "spark-02", "192.168.200.11"), ("spark-02", "spark-01", "192.168.200.10")]:
     s.expect(FIVE, f"step 1: ping mesh [{a} -> {b}]", [ip, "ping loss"])
     s.expect(FIVE, f"step 2: passwordless ssh [{a} -> {b}]", [ip])
+    s.expect(FIVE, f"step 1: MTU end to end [{a} -> {b}]", [ip, "0 of 3 8972-byte don't-fragment pings"])
     s.expect(BASE, f"link: MTU end to end [{a} -> {b}]", [ip])
 s.expect(FIVE, "step 3: link speed [spark-02]", ["spark-02", "enP2p1s0f1np1: link down"])
 s.expect(BASE, "link: speed and EEE [spark-02]", ["spark-02", "enP2p1s0f1np1: link down"])
@@ -586,3 +587,30 @@ s.answer("spark-02", "ethtool fab1", "the healthy ethtool answer of enP2p1s0f1np
 s.discover_diff(["spark-02: rail enP2p1s0f1np1 renamed fab1"])
 s.write()
 # --- END discover scenarios ---
+
+# --- BEGIN five-step (issue 30 section 3, helper fivestep) ---
+# Teams run only the five-step in a window: what it must catch itself.
+# 1. The jumbo path and the RoCE MTU in step 1.
+s = Scenario("jumbo-path-broken-one-direction", "spark-01 holds a cached path-MTU exception of 1500 for 192.168.200.11 (ip route get shows `cache expires ... mtu 1500`): its 8972-byte don't-fragment pings on the second rail are refused locally, spark-02 -> spark-01 jumbo pings still pass (the reply is fragmented), and small pings, SSH, RDMA and NCCL are unaffected")
+ip0, ip1 = IPS["spark-02"]
+mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[0]} -s 8972 {ip0}", f"ping -n -c 3 -W 2 -M do -I {IFACES[1]} -s 8972 {ip1}"]
+refused = (f"PING {ip1} ({ip1}) 8972(9000) bytes of data.\n\n--- {ip1} ping statistics ---\n"
+           "3 packets transmitted, 0 received, +3 errors, 100% packet loss, time 2041ms\n\n")
+s.answer("spark-01", ping_all_cmd(mtu), "n.ping_all: the healthy first rail's jumbo answer, then iputils' local MTU refusal on the second in the words and statistics line of public captures (`ping: local error: message too long, mtu=1500` on stderr, `+3 errors, 100% packet loss`)",
+         stdout=ping_all_out([(0, ping_text(ip0, 3, 8972), ""), (1, refused, "ping: local error: message too long, mtu=1500\n" * 3)]), ms=2050)
+JUMBO = ["spark-01 enP2p1s0f1np1 -> 192.168.200.11", "0 of 3 8972-byte don't-fragment pings", "spark-01 refuses to send them", "mtu=1500"]
+s.expect(FIVE, "step 1: MTU end to end [spark-01 -> spark-02]", JUMBO)
+s.expect(BASE, "link: MTU end to end [spark-01 -> spark-02]", JUMBO)
+s.write()
+
+s = Scenario("roce-mtu-1024-on-jumbo", "spark-01's roceP2p1s0f1 runs RoCE at active_mtu 1024 while its netdev enP2p1s0f1np1 carries MTU 9000 (RDMA sends 1 KiB packets: the five-step's step 1 names it)")
+blk = dv.split("hca_id:\troceP2p1s0f1\n", 1)
+blk2 = blk[1].replace("active_mtu:\t\t4096 (5)", "active_mtu:\t\t1024 (3)", 1)
+assert blk2 != blk[1]
+s.answer("spark-01", "ibv_devinfo", "the real DGX Spark ibv_devinfo capture with roceP2p1s0f1's active_mtu 1024 (3)",
+         stdout=blk[0] + "hca_id:\troceP2p1s0f1\n" + blk2, ms=80)
+ROCE_MTU = ["spark-01", "roceP2p1s0f1: active_mtu 1024", "enP2p1s0f1np1 MTU 9000", "expected 4096"]
+s.expect(FIVE, "step 1: roce mtu [spark-01]", ROCE_MTU)
+s.expect(HEALTH, "health: roce mtu [spark-01]", ROCE_MTU)
+s.write()
+# --- END five-step ---
