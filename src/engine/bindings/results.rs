@@ -404,6 +404,8 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
         ),
         method("n.file_info(path)", &["file_info"], One(s.file))
             .doc("sha256, owner, group, mode and size of a file (sudo -n when needed)"),
+        method("n.read_text(path)", &["read_text"], Plain("the file's text"))
+            .doc("a text file's content (`cat -- PATH`): a read-only lookup that a dry run asks too; an unreadable file is an error naming it"),
         method(
             "n.which(program, dirs)",
             &["which"],
