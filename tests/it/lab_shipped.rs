@@ -103,7 +103,8 @@ fn five_step_on_the_lab() {
             .push(t["status"].as_str().unwrap().to_string());
     }
     // step 1: the ping mesh and the MTU end to end, 12 ordered pairs each.
-    for (step, n) in [("step 1", 24), ("step 2", 12), ("step 4", 1), ("step 5", 4)] {
+    // step 4: the recipe's addresses and its NCCL settings (none: a pass with a note).
+    for (step, n) in [("step 1", 24), ("step 2", 12), ("step 4", 2), ("step 5", 4)] {
         let st = &steps[step];
         assert_eq!(st.len(), n, "{step}: {st:?}");
         assert!(
@@ -321,7 +322,10 @@ fn verdicts_hold_when_the_login_shell_prints_a_banner() {
     o.code(1);
     for t in o.tests() {
         let name = t["name"].as_str().unwrap();
-        if !name.starts_with("step 3") {
+        // No RDMA here: step 1's RoCE MTU is skipped saying so, step 3 is an error.
+        if name.starts_with("step 1: roce mtu") {
+            assert_eq!(t["status"], "skipped", "{name}: {}", t["message"]);
+        } else if !name.starts_with("step 3") {
             assert_eq!(t["status"], "pass", "{name}: {}", t["message"]);
         }
     }
