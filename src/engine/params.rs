@@ -32,7 +32,12 @@ fn type_of(default: &str) -> ParamType {
     }
 }
 
-/// Scan sources for `param(` calls.
+fn expect_call() -> &'static regex::Regex {
+    static EXPECT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    EXPECT.get_or_init(|| regex::Regex::new(r#"\.expect\(\s*"([A-Za-z0-9_.-]+)""#).expect("regex"))
+}
+
+/// Scan sources for `param(` and `.expect("KEY"` calls.
 pub fn declared(sources: &[String]) -> Declared {
     static CALL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static LIT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
@@ -64,6 +69,10 @@ pub fn declared(sources: &[String]) -> Declared {
                 }
                 None => dynamic = true,
             }
+        }
+        // `n.expect("KEY")` reads `--set KEY` first (primitives::profile): declared too.
+        for c in expect_call().captures_iter(src) {
+            d.keys.entry(c[1].to_string()).or_insert(ParamType::Any);
         }
         if dynamic {
             d.maybe

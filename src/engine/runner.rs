@@ -91,6 +91,7 @@ fn absorb(t: &mut TestResult, c: TestCtx) {
     }
     t.commands.extend(c.commands);
     t.tool_versions.extend(c.tool_versions);
+    t.profiles.extend(c.profiles);
     t.output.push_str(&c.output);
 }
 

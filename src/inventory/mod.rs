@@ -216,10 +216,12 @@ impl Inventory {
         }
         match defaults {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| InventoryError {
-                    location: path.display().to_string(),
-                    message: format!("cannot read the defaults file: {e}"),
-                })?;
+                let text =
+                    crate::util::fs::read_capped(path, crate::util::fs::INVENTORY_CAP, "inventory")
+                        .map_err(|e| InventoryError {
+                            location: path.display().to_string(),
+                            message: format!("cannot read the defaults file: {e}"),
+                        })?;
                 Self::build(&text, path, Some((from, names)))
             }
             None => Ok(Inventory {
@@ -244,10 +246,11 @@ impl Inventory {
 
     /// Load an inventory file.
     pub fn load_file(path: &Path) -> Result<Inventory, InventoryError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InventoryError {
-            location: path.display().to_string(),
-            message: format!("cannot read the inventory: {e}"),
-        })?;
+        let text = crate::util::fs::read_capped(path, crate::util::fs::INVENTORY_CAP, "inventory")
+            .map_err(|e| InventoryError {
+                location: path.display().to_string(),
+                message: format!("cannot read the inventory: {e}"),
+            })?;
         Self::parse(&text, path)
     }
 

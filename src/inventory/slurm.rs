@@ -113,10 +113,12 @@ pub fn from_nodelist(
     let label = format!("slurm:{from}={nodelist}");
     let mut inv = match defaults {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| InventoryError {
-                location: path.display().to_string(),
-                message: format!("cannot read the Slurm defaults file: {e}"),
-            })?;
+            let text =
+                crate::util::fs::read_capped(path, crate::util::fs::INVENTORY_CAP, "inventory")
+                    .map_err(|e| InventoryError {
+                        location: path.display().to_string(),
+                        message: format!("cannot read the Slurm defaults file: {e}"),
+                    })?;
             let mut inv = Inventory::build(&text, path, Some((from, &names)))?;
             inv.source = Some(PathBuf::from(format!(
                 "{label} defaults={}",

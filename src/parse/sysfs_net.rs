@@ -6,7 +6,7 @@
 //! ```text
 //! net enp1s0f1np1 pci=0000:01:00.1 driver=mlx5_core kind= master= carrier=1 speed=200000 port_name=p1
 //! rdma rocep1s0f1 pci=0000:01:00.1 sys_image_guid=4cbb:4703:002d:1a16 node_guid=4cbb:4703:002d:1a17 netdevs=enp1s0f1np1,
-//! dmi product_name=NVIDIA DGX Spark
+//! dmi product_name=NVIDIA_DGX_Spark
 //! gpu 000f:01:00.0
 //! ```
 //!

@@ -14,6 +14,7 @@ pub mod health;
 pub mod nccl;
 pub mod pair;
 pub mod ping_all;
+pub mod profile;
 pub mod ssh_hop;
 pub mod tools;
 

@@ -149,6 +149,18 @@ pub fn render(run: &RunResult) -> String {
         if run.interrupted {
             suite.add_property(Property::new("interrupted", "true"));
         }
+        for p in &run.profiles {
+            suite.add_property(Property::new(
+                clean_text(&format!("profile[{}]", p.node)),
+                clean_text(&format!("{}: {}", p.profile.name, p.profile.reason)),
+            ));
+            for e in &p.expectations {
+                suite.add_property(Property::new(
+                    clean_text(&format!("expect[{}:{}]", p.node, e.key)),
+                    clean_text(&format!("{} ({})", e.value, e.from)),
+                ));
+            }
+        }
         for t in &s.tests {
             for m in &t.metrics {
                 suite.add_property(Property::new(

@@ -26,6 +26,8 @@ pub struct TestCtx {
     pub notes: Vec<String>,
     /// Tool versions met by the test's commands ([`super::versions`]).
     pub tool_versions: Vec<super::model::ToolVersion>,
+    /// Platform profiles and expectations the test took ([`super::profile`]).
+    pub profiles: Vec<super::profile::NodeProfile>,
     /// Where the lines the script prints go besides the test's output (none: only there).
     pub observer: Option<Arc<dyn Observer>>,
 }
@@ -48,6 +50,7 @@ impl TestCtx {
             pair: None,
             notes: vec![],
             tool_versions: vec![],
+            profiles: vec![],
             observer: None,
         }
     }

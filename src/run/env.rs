@@ -52,6 +52,8 @@ pub struct RunEnv {
     /// The Slurm allocation fabcheck runs in (`SLURM_JOB_ID`), if any: the srun launcher runs
     /// the ranks as a step of it.
     pub slurm: Option<crate::inventory::slurm::Allocation>,
+    /// Each node's platform profile, detected once per run (`primitives::profile`).
+    pub profiles: super::profile::Cache,
 }
 
 /// A test's timeout when neither the test nor `--timeout` gives one.
@@ -170,15 +172,10 @@ impl RunEnv {
     }
 }
 
-/// Variables whose values a listing does not show (`NCCL_IB_TOKEN`, `..._PASSWORD`).
-fn secret(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY"]
-        .iter()
-        .any(|s| n.contains(s))
-}
-
-/// A command as a dry run lists it: `[sudo -n] [env K=V ...] COMMAND` (secret values hidden).
+/// A command as a dry run lists it: `[sudo -n] [env NAME=… ...] COMMAND`. A listing shows the
+/// names of the variables a command gets, never their values: a name says nothing reliable
+/// about whether its value is a secret (`AUTH`, `NCCL_IB_CRED`), and a real run keeps every
+/// value out of argv and the reports too.
 pub fn listed(req: &CmdRequest) -> String {
     let mut s = String::new();
     if req.sudo {
@@ -186,13 +183,8 @@ pub fn listed(req: &CmdRequest) -> String {
     }
     if !req.env.is_empty() {
         s.push_str("env ");
-        for (k, v) in &req.env {
-            let v = if secret(k) {
-                "***".to_string()
-            } else {
-                crate::util::names::quote(v)
-            };
-            s.push_str(&format!("{k}={v} "));
+        for (k, _) in &req.env {
+            s.push_str(&format!("{k}=… "));
         }
     }
     s.push_str(&req.command);
@@ -297,6 +289,7 @@ mod tests {
             timeout,
             observer: Arc::new(crate::run::observer::NoObserver),
             slurm: None,
+            profiles: Default::default(),
         }
     }
 

@@ -15,6 +15,12 @@ pub fn finish(run: &mut RunResult, baseline: Option<(&str, &RunResult)>) -> Opti
         .flat_map(|t| t.tool_versions.iter().cloned());
     run.tool_versions = super::versions::unique(seen);
     super::versions::mark_drift(&mut run.tool_versions);
+    let profiles = run
+        .suites
+        .iter()
+        .flat_map(|s| &s.tests)
+        .flat_map(|t| t.profiles.iter().cloned());
+    run.profiles = super::profile::merge(profiles);
     run.make_unique();
     let (path, b) = baseline.filter(|_| !run.interrupted)?;
     Some(super::baseline::apply(run, b, path).clone())

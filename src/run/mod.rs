@@ -13,6 +13,7 @@ pub mod model;
 pub mod observer;
 pub mod outcome;
 pub mod preflight;
+pub mod profile;
 pub mod versions;
 
 /// Run-wide interruption (Ctrl-C / SIGTERM). It lives with the transports, whose waits it wakes.

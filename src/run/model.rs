@@ -169,6 +169,10 @@ pub struct TestResult {
     /// them once per (node, tool) in [`RunResult::tool_versions`].
     #[serde(skip)]
     pub tool_versions: Vec<ToolVersion>,
+    /// Platform profiles and expectations the test took; the run's results keep them once per
+    /// node in [`RunResult::profiles`].
+    #[serde(skip)]
+    pub profiles: Vec<super::profile::NodeProfile>,
 }
 
 impl TestResult {
@@ -195,6 +199,7 @@ impl TestResult {
             round: None,
             notes: vec![],
             tool_versions: vec![],
+            profiles: vec![],
         }
     }
 }
@@ -235,6 +240,10 @@ pub struct RunResult {
     pub suites: Vec<SuiteResult>,
     #[serde(default)]
     pub tool_versions: Vec<ToolVersion>,
+    /// The platform profile each node got, why, and where each expectation came from
+    /// ([`super::profile`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<super::profile::NodeProfile>,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -309,6 +318,7 @@ impl RunResult {
                 tests,
             }],
             tool_versions: vec![],
+            profiles: vec![],
         }
     }
 }

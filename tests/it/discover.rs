@@ -75,7 +75,7 @@ fn two_host_names_to_a_green_five_step() {
         "left out enp1s0f0np0 (rocep1s0f0): no carrier",
         "RoCE v2 GID index 3, show_gids",
         "PCI function 1 of the adapter with sys_image_guid 4cbb:4703:002d:1a16",
-        "DMI product name: NVIDIA DGX Spark",
+        "DMI product name: NVIDIA_DGX_Spark",
     ] {
         assert!(text.contains(said), "lacks {said:?}:\n{text}");
     }
@@ -89,11 +89,8 @@ fn two_host_names_to_a_green_five_step() {
                 .to_string(),
             "-i",
             &path.display().to_string(),
-            // A DGX Spark has no GPUDirect RDMA: that expectation is the platform profile's
-            // (issue 30 section 1, src/profile), not the inventory's; until the profile is
-            // detected it is given here.
-            "--set",
-            "gdr=false",
+            // No `--set gdr=false`: a DGX Spark has no GPUDirect RDMA, and the detected
+            // platform profile says so (docs/profiles.md), not the inventory.
         ])
         .reports()
         .run();

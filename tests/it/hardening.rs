@@ -351,24 +351,31 @@ fn reports_never_write_through_planted_links() {
     for pid in 1..400 {
         let _ = std::os::unix::fs::symlink(&victim, f.dir().join(format!(".r.json.{pid}.tmp")));
     }
-    let o = f
-        .umask(0o077)
-        .args([
-            "run",
-            "s.rhai",
-            "--junit",
-            "{dir}/r.xml",
-            "--json",
-            "{dir}/r.json",
-        ])
-        .run();
-    o.code(0);
+    let args = [
+        "run",
+        "s.rhai",
+        "--junit",
+        "{dir}/r.xml",
+        "--json",
+        "{dir}/r.json",
+    ];
+    // Issue 36: a link at the report path is refused (exit 2), neither followed nor replaced.
+    let o = f.umask(0o077).args(args).run();
+    o.code(2);
+    assert!(o.stderr.contains("symbolic link"), "{}", o.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let meta = std::fs::symlink_metadata(o.dir.join("r.xml")).unwrap();
-    assert!(
-        meta.file_type().is_file(),
-        "the link was replaced by the report"
-    );
+    assert!(meta.file_type().is_symlink(), "the link was replaced");
+    // Without the link at the name, the planted temp names change nothing.
+    std::fs::remove_file(o.dir.join("r.xml")).unwrap();
+    let mut f = Fab::new().file("s.rhai", "test(\"a\", || { assert(true); });\n");
+    for pid in 1..400 {
+        let _ = std::os::unix::fs::symlink(&victim, f.dir().join(format!(".r.json.{pid}.tmp")));
+    }
+    f = f.umask(0o077).args(args);
+    let o = f.run();
+    o.code(0);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let mode = std::fs::metadata(o.dir.join("r.json"))
         .unwrap()
         .permissions()

@@ -95,9 +95,11 @@ def sysfs_command():
     return "".join(re.findall(r'r#"(.*?)"#', body, re.S))
 SPARK_GUIDS = {"rocep1s0f0": "4cbb:4703:002d:1a16", "rocep1s0f1": "4cbb:4703:002d:1a17",
                "roceP2p1s0f0": "4cbb:4703:002d:1a1a", "roceP2p1s0f1": "4cbb:4703:002d:1a1b"}
-def sysfs_text(down=(), rename=None):
+def sysfs_text(down=(), rename=None, dmi="NVIDIA_DGX_Spark", gpus=("000f:01:00.0",)):
     """The Spark's listing: rails with carrier at 200G unless in `down`; `rename` maps a netdev
-    name to the name it has now (a rail renamed)."""
+    name to the name it has now (a rail renamed). `dmi`: the DMI product name, as Canonical's
+    engineers report real DGX Sparks write it (canonical/secboot#560: `NVIDIA_DGX_Spark`);
+    `gpus`: the NVIDIA GPUs' PCI addresses."""
     rn = rename or {}
     net = [("lo", "", "", "", "1", "", "")]
     net.append(("enP7s7", "0007:01:00.0", "r8127", "", "1", "10000", ""))
@@ -114,5 +116,15 @@ def sysfs_text(down=(), rename=None):
         dom = "0002" if "P2" in dev else "0000"
         nd = f"en{'P2' if 'P2' in dev else ''}p1s0f{f}np{f}"
         out.append(f"rdma {dev} pci={dom}:01:00.{f} sys_image_guid=4cbb:4703:002d:1a16 node_guid={g} netdevs={rn.get(nd, nd)},")
-    out += ["dmi product_name=NVIDIA DGX Spark", "gpu 000f:01:00.0", ""]
+    out += [f"dmi product_name={dmi}"] + [f"gpu {g}" for g in gpus] + [""]
     return "\n".join(out)
+
+# Platform profile detection (issue 30 section 1, src/primitives/profile.rs): the GPU names, the
+# command read from the source (the replay answers exact commands). The answer is SYNTHESISED
+# in nvidia-smi's csv,noheader format (one name per line); "NVIDIA GB10" is the name public
+# DGX Spark logs show (docs/profiles.md).
+def gpu_command():
+    src = open("../../src/primitives/profile.rs").read()
+    return src.split('pub const GPU_COMMAND: &str = "', 1)[1].split('";', 1)[0]
+def gpu_text(names=("NVIDIA GB10",)):
+    return "".join(f"{n}\n" for n in names)

@@ -6,6 +6,7 @@ sys.path.insert(0, "transcripts")
 from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  # fabric health answers (issue 21)
 from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all (issue 22)
 from formats import sysfs_command, sysfs_text  # fabcheck discover (issue 30 section 2)
+from formats import gpu_command, gpu_text  # platform profile detection (issue 30 section 1)
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -216,6 +217,8 @@ for name, n in nodes.items():
     # fabcheck discover (issue 30 section 2): the sysfs listing (synthesised, see formats.py)
     cmd(sysfs_command(), stdout=sysfs_text(), ms=30,
         note="fabcheck discover's sysfs listing: SYNTHESISED DGX Spark values (formats.py sysfs_text)")
+    cmd(gpu_command(), stdout=gpu_text(), ms=40,
+        note="platform profile detection: SYNTHESISED nvidia-smi csv answer, the GB10's name as public DGX Spark logs show it")
     open(f"transcripts/{name}.toml", "w").write("\n".join(out))
 
 # ---------------------------------------------------------------------------------------------

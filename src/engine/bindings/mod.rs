@@ -12,6 +12,7 @@ mod nodes;
 mod options;
 mod pair;
 mod parse;
+mod profile;
 pub mod record;
 pub mod registry;
 pub mod results;
@@ -102,6 +103,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     nccl_env::register(engine);
     engine.register_static_module("parse", Arc::new(parse::module()));
     health::register(engine);
+    profile::register(engine);
 }
 
 /// For `fabcheck doc`: each function's options and the fields of what it returns, from the

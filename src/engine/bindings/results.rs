@@ -8,8 +8,8 @@ use super::registry::{PAIR_OPTS, TEST_OPTS};
 use super::{cluster, nodes, pair, tools};
 use crate::parse;
 use crate::primitives::{
-    health as phealth, nccl as pnccl, pair as ppair, ping_all as pping_all, ssh_hop,
-    tools as ptools,
+    health as phealth, nccl as pnccl, pair as ppair, ping_all as pping_all, profile as pprofile,
+    ssh_hop, tools as ptools,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -216,6 +216,8 @@ struct Shapes {
     fec: &'static Shape,
     qos: &'static Shape,
     module: &'static Shape,
+    profile: &'static Shape,
+    expect: &'static Shape,
 }
 
 fn shapes() -> Shapes {
@@ -243,6 +245,8 @@ fn shapes() -> Shapes {
     let nccl = nccl.done();
     let ibport = parsed::<ibv_devinfo::Port>("ibv_devinfo port").done();
     Shapes {
+        profile: parsed::<crate::run::profile::Detected>("profile result").done(),
+        expect: of::<pprofile::Expected>("expect result").done(),
         run: run_shape(),
         ethtool: parsed::<ethtool::Ethtool>("ethtool result").done(),
         driver: parsed::<ethtool_driver::EthtoolDriver>("ethtool -i result").done(),
@@ -428,6 +432,10 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
             .doc("the installed version of a Debian package (`dpkg-query -W -f='${Version}' NAME`), () when it is not installed"),
         method("n.qos(iface)", &["qos"], One(s.qos))
             .doc("`mlnx_qos -i IFACE` parsed (trust, PFC priorities, traffic classes) and the RoCE ECN enables from sysfs"),
+        method("n.profile()", &["profile"], One(s.profile))
+            .doc("the node's platform profile (`dgx-spark`, `dgx-h100-class`, else `generic` with known: false), detected once per run from the DMI product name, the GPU names (nvidia-smi) and the RDMA adapters' PCIe paths (sysfs), and the reason; every report shows it (docs/profiles.md)"),
+        method("n.expect(key, hardware)", &["expect"], One(s.expect))
+            .doc("what a check should expect for `key` on the node (`gdr`, `pcie_width`, `pcie_gts`, `rails_per_port`, `port_limit_gbps`, ...) and where it came from: `--set KEY`, else the inventory's node var, else the platform profile, else `hardware` (the value the check read; () when not given); `n.expect(key)` without it. Every report lists the expectations taken"),
         method("n.health_counters()", &["health_counters"], One(s.counters))
             .doc("a snapshot of the node's error counters: mlx5 physical-layer counters (`ethtool -S`) of every fabric interface and the RDMA hw_counters (`rdma statistic show`) of every RDMA device"),
     ]

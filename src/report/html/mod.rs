@@ -32,6 +32,7 @@ pub fn render(run: &RunResult) -> String {
     health::section(&mut h, run);
     tables::all_tests(&mut h, run);
     tables::metrics(&mut h, run);
+    tables::profiles(&mut h, run);
     tables::tool_versions(&mut h, run);
     page::footer(&mut h, run);
     h

@@ -215,6 +215,35 @@ pub fn metrics(h: &mut String, run: &RunResult) {
     }
 }
 
+/// Which platform profile each node got, why, and where each expectation came from.
+pub fn profiles(h: &mut String, run: &RunResult) {
+    if run.profiles.is_empty() {
+        return;
+    }
+    h.push_str("<section id=\"profiles\"><h2>Platform profiles</h2><table><tr><th>node</th><th>profile</th><th>why</th><th>expectations (where from)</th></tr>");
+    for p in &run.profiles {
+        let ex: Vec<String> = p
+            .expectations
+            .iter()
+            .map(|e| format!("{} = {} ({})", esc(&e.key), esc(&e.value), esc(&e.from)))
+            .collect();
+        let _ = write!(
+            *h,
+            "<tr><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.node),
+            esc(&p.profile.name),
+            if p.profile.known {
+                ""
+            } else {
+                " (platform unknown)"
+            },
+            esc(&p.profile.reason),
+            ex.join("<br>")
+        );
+    }
+    h.push_str("</table></section>\n");
+}
+
 pub fn tool_versions(h: &mut String, run: &RunResult) {
     if !run.tool_versions.is_empty() {
         h.push_str("<section id=\"tools\"><h2>Tool versions</h2><table><tr><th>node</th><th>tool</th><th>version</th></tr>");

@@ -1,0 +1,175 @@
+//! The platform profile of a node (`n.profile()`) and what a check should expect there
+//! (`n.expect(key)`), docs/profiles.md. Detection reads, once per node and run, each command
+//! with its own timeout: the sysfs listing of `fabcheck discover` (DMI product name, NVIDIA
+//! GPUs, RDMA adapters with their PCI functions) and `nvidia-smi --query-gpu=name`. What cannot
+//! be read is said in the reason; the node is then judged by what its hardware reports.
+//!
+//! An expectation comes from, in order: `--set KEY=V`, the inventory's node var `KEY`, the
+//! profile, the hardware (the value the caller read, if any). The run's reports show which.
+
+use super::discover::SYSFS_COMMAND;
+use super::{NodeRef, PrimError};
+use crate::parse::sysfs_net;
+use crate::run::context;
+use crate::run::outcome::Outcome;
+use crate::run::profile::{self as pure, Detected, Expectation, Facts, NodeProfile};
+use crate::transport::{CmdOutput, CmdRequest};
+use serde_json::Value;
+use std::time::Duration;
+
+/// The GPU names, one line per GPU.
+pub const GPU_COMMAND: &str = "nvidia-smi --query-gpu=name --format=csv,noheader";
+
+/// Each detection command's own timeout (nvidia-smi hangs on a GPU in a bad state).
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+fn why(e: &PrimError) -> String {
+    crate::primitives::last_lines(&e.message, 1)
+}
+
+/// One read-only detection command with its own timeout, logged into the current test. Not
+/// through `tools::tool`: a missing nvidia-smi is a fact here, not a tool the run needs.
+fn read(n: &NodeRef, cmd: &str) -> Result<CmdOutput, PrimError> {
+    let req = CmdRequest {
+        command: cmd.to_string(),
+        timeout: n.env.command_timeout(&n.spec, Some(TIMEOUT), None),
+        env: vec![],
+        sudo: false,
+    };
+    Ok(n.env.exec(&n.spec, &req)?)
+}
+
+fn dry(e: &PrimError) -> bool {
+    e.kind == Outcome::DryRun
+}
+
+/// Read the facts; what fails is noted in `unread`. `Err` only for a dry run.
+fn facts(n: &NodeRef) -> Result<Facts, PrimError> {
+    let mut f = Facts::default();
+    match read(n, SYSFS_COMMAND) {
+        Ok(o) => match sysfs_net::parse(&o.stdout) {
+            Ok(s) => {
+                f.dmi_product_name = s.dmi_product_name;
+                f.gpu_count = s.gpus.len();
+                for d in s.rdma {
+                    let g = d.sys_image_guid.unwrap_or_else(|| d.name.clone());
+                    f.adapters.entry(g).or_default().extend(d.pci);
+                }
+            }
+            Err(e) => f.unread.push(format!("sysfs listing: {e}")),
+        },
+        Err(e) if dry(&e) => return Err(e),
+        Err(e) => f.unread.push(format!("sysfs listing: {}", why(&e))),
+    }
+    match read(n, GPU_COMMAND) {
+        Ok(o) if o.exit_code == Some(0) => {
+            f.gpu_names = o
+                .stdout
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
+        Ok(o) if o.exit_code == Some(127) => f.unread.push("nvidia-smi: not installed".into()),
+        Ok(o) => f.unread.push(format!(
+            "nvidia-smi: exit {} {}",
+            o.exit_code.map_or("?".into(), |c| c.to_string()),
+            crate::primitives::last_lines(&o.stderr, 1)
+        )),
+        Err(e) if dry(&e) => return Err(e),
+        Err(e) => f.unread.push(format!("nvidia-smi: {}", why(&e))),
+    }
+    Ok(f)
+}
+
+/// The node's profile: detected once per run (the first test that asks reads the facts).
+pub fn detect(n: &NodeRef) -> Result<Detected, PrimError> {
+    let cell = {
+        let mut m = n
+            .env
+            .profiles
+            .cells
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        m.entry(n.name().to_string()).or_default().clone()
+    };
+    if let Some(d) = cell.get() {
+        return Ok(d.clone());
+    }
+    let d = pure::detect(&facts(n)?);
+    let d = cell.get_or_init(|| d).clone();
+    Ok(d)
+}
+
+/// `n.profile()`: the detection, noted in the current test for the reports.
+pub fn profile(n: &NodeRef) -> Result<Detected, PrimError> {
+    let d = detect(n)?;
+    note(n, &d, None);
+    Ok(d)
+}
+
+/// What `n.expect(key)` gives: the value (`Null` where only the hardware can tell and the
+/// caller gave none) and where it came from.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Expected {
+    pub key: String,
+    pub value: Value,
+    pub from: String,
+}
+
+/// The expectation for `key` on `n`: `--set`, the inventory's node var, the profile, else
+/// `hardware` (what the caller read; `Null`: nothing).
+pub fn expect(n: &NodeRef, key: &str, hardware: Value) -> Result<Expected, PrimError> {
+    let (value, from) = if let Some(v) = n.env.params.get(key) {
+        (v.clone(), format!("--set {key}"))
+    } else if let Some(v) = n.spec.vars.get(key).filter(|v| !v.is_null()) {
+        (v.clone(), format!("inventory var {key} of {}", n.name()))
+    } else {
+        let d = detect(n)?;
+        match pure::expectation(&d, key) {
+            Some(x) => x,
+            None if hardware.is_null() => (
+                Value::Null,
+                format!("hardware (profile {} has no {key})", d.name),
+            ),
+            None => (
+                hardware,
+                format!("hardware (profile {} has no {key})", d.name),
+            ),
+        }
+    };
+    let e = Expected {
+        key: key.to_string(),
+        value,
+        from,
+    };
+    let d = detect(n).unwrap_or_default();
+    note(n, &d, Some(&e));
+    Ok(e)
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => "()".into(),
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// Keep the node's profile (and the expectation taken) in the current test.
+fn note(n: &NodeRef, d: &Detected, e: Option<&Expected>) {
+    let p = NodeProfile {
+        node: n.name().to_string(),
+        profile: d.clone(),
+        expectations: e
+            .map(|e| Expectation {
+                key: e.key.clone(),
+                value: text(&e.value),
+                from: e.from.clone(),
+            })
+            .into_iter()
+            .collect(),
+    };
+    context::with(|c| c.profiles.push(p));
+}

@@ -1,0 +1,353 @@
+//! Platform profiles (issue 30 section 1, docs/profiles.md): which platform a node is, told from
+//! facts read on it (DMI product name, GPU names, the RDMA adapters and their PCIe paths), and
+//! what its fabric should be there. Pure: `primitives::profile` reads the facts and applies the
+//! precedence `--set` > inventory > profile > hardware.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The run's detections, one per node (in `RunEnv`: each node is read once).
+#[derive(Default)]
+pub struct Cache {
+    pub cells: Mutex<BTreeMap<String, Arc<OnceLock<Detected>>>>,
+}
+
+/// What detection reads on a node; `None`/empty where it could not be read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    /// `/sys/class/dmi/id/product_name`.
+    pub dmi_product_name: Option<String>,
+    /// `nvidia-smi --query-gpu=name`: one name per GPU.
+    pub gpu_names: Vec<String>,
+    /// NVIDIA GPUs listed in `/proc/driver/nvidia/gpus` (when nvidia-smi gave no names).
+    pub gpu_count: usize,
+    /// RDMA adapters: sys_image_guid -> the PCI addresses of its functions.
+    pub adapters: BTreeMap<String, Vec<String>>,
+    /// What could not be read, and why.
+    pub unread: Vec<String>,
+}
+
+/// The profile a node got, and why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Detected {
+    /// `dgx-spark`, `dgx-h100-class` or `generic`.
+    pub name: String,
+    /// false: no known platform matched (or nothing could be read): judged by what the
+    /// hardware reports, and said so.
+    pub known: bool,
+    /// The facts that decided it, in words.
+    pub reason: String,
+}
+
+pub const SPARK: &str = "dgx-spark";
+pub const DGX: &str = "dgx-h100-class";
+pub const GENERIC: &str = "generic";
+
+/// `NVIDIA_DGX_Spark` / `NVIDIA DGX Spark` -> `nvidiadgxspark`.
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// The PCIe domain:bus of each function (`0002:01:00.1` -> `0002:01`): the paths an adapter is
+/// reached over.
+fn paths(pci: &[String]) -> Vec<String> {
+    let mut p: Vec<String> = pci
+        .iter()
+        .map(|a| {
+            a.rsplit_once(':')
+                .map_or(a.as_str(), |(h, _)| h)
+                .to_string()
+        })
+        .collect();
+    p.sort();
+    p.dedup();
+    p
+}
+
+fn gpu_words(f: &Facts) -> String {
+    if !f.gpu_names.is_empty() {
+        let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+        for g in &f.gpu_names {
+            *by.entry(g.as_str()).or_default() += 1;
+        }
+        let v: Vec<String> = by.iter().map(|(g, k)| format!("{k} x {g}")).collect();
+        format!("GPUs {}", v.join(", "))
+    } else if f.gpu_count > 0 {
+        format!("{} NVIDIA GPU(s), names not read", f.gpu_count)
+    } else {
+        "no NVIDIA GPU seen".into()
+    }
+}
+
+fn adapter_words(f: &Facts) -> String {
+    if f.adapters.is_empty() {
+        return "no RDMA adapter seen".into();
+    }
+    let v: Vec<String> = f
+        .adapters
+        .iter()
+        .map(|(g, pci)| {
+            let p = paths(pci);
+            format!(
+                "adapter {g} over {} PCIe path(s) ({})",
+                p.len(),
+                p.join(", ")
+            )
+        })
+        .collect();
+    v.join("; ")
+}
+
+fn facts_words(f: &Facts) -> String {
+    let dmi = match &f.dmi_product_name {
+        Some(d) => format!("DMI product name {d:?}"),
+        None => "no DMI product name".into(),
+    };
+    let mut s = format!("{dmi}, {}, {}", gpu_words(f), adapter_words(f));
+    if !f.unread.is_empty() {
+        s.push_str(&format!(" (not read: {})", f.unread.join("; ")));
+    }
+    s
+}
+
+fn gpus(f: &Facts) -> usize {
+    f.gpu_names.len().max(f.gpu_count)
+}
+
+/// Which profile the facts make.
+pub fn detect(f: &Facts) -> Detected {
+    let dmi = f
+        .dmi_product_name
+        .as_deref()
+        .map(squash)
+        .unwrap_or_default();
+    let gb10 = f.gpu_names.iter().any(|g| squash(g).contains("gb10"));
+    let words = facts_words(f);
+    if dmi.contains("dgxspark") || gb10 {
+        return Detected {
+            name: SPARK.into(),
+            known: true,
+            reason: format!("DGX Spark (GB10): {words}"),
+        };
+    }
+    let dgx_dmi = ["dgxh100", "dgxh200", "dgxh800", "dgxb200", "dgxb300"]
+        .iter()
+        .any(|m| dmi.contains(m));
+    let hopper = f.gpu_names.iter().any(|g| {
+        let g = squash(g);
+        ["h100", "h200", "h800", "b200", "b300"]
+            .iter()
+            .any(|m| g.contains(m))
+    });
+    if dgx_dmi || (hopper && gpus(f) == 8) {
+        return Detected {
+            name: DGX.into(),
+            known: true,
+            reason: format!("8-GPU DGX/HGX H100/H200/B200-class host: {words}"),
+        };
+    }
+    Detected {
+        name: GENERIC.into(),
+        known: false,
+        reason: format!("unknown platform, judged by what its hardware reports: {words}"),
+    }
+}
+
+/// What a profile expects, per key: the value and the public source of the figure.
+pub fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
+    match profile {
+        SPARK => vec![
+            ("gdr", json!(false), "DGX Spark has no GPUDirect RDMA (GB10: GPU and CPU share one LPDDR5x memory; NCCL stages through it, docs/profiles.md)"),
+            ("pcie_width", json!(4), "the ConnectX-7 is reached over two PCIe Gen5 x4 paths (\"GB10 GEN5 X4 PCIe host\" root ports): LnkSta x4 of its x16 LnkCap is healthy"),
+            ("pcie_gts", json!(32), "PCIe Gen5 (32 GT/s) paths of the GB10"),
+            ("rails_per_port", json!(2), "a QSFP port is two rails, one per PCIe path"),
+            ("port_limit_gbps", json!(200), "both rails of a port (and both QSFP ports) share the two x4 paths: about 200 Gbit/s per Spark"),
+        ],
+        DGX => vec![
+            ("gdr", json!(true), "DGX H100/H200/B200: GPUDirect RDMA between each GPU and its own NIC (nvidia_peermem or DMA-BUF)"),
+            ("pcie_width", json!(16), "each ConnectX-7/8 at PCIe x16"),
+            ("pcie_gts", json!(32), "PCIe Gen5 (32 GT/s)"),
+            ("rails_per_port", json!(1), "one rail per GPU, one port per rail"),
+        ],
+        _ => vec![],
+    }
+}
+
+/// The profile's value for `key`, with its source, if it has one.
+pub fn expectation(d: &Detected, key: &str) -> Option<(Value, String)> {
+    expectations(&d.name)
+        .into_iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|(_, v, why)| (v, format!("profile {}: {why}", d.name)))
+}
+
+/// One expectation as a check used it: its value and where it came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Expectation {
+    pub key: String,
+    /// As text (`false`, `4`); `()` where only the hardware can tell.
+    pub value: String,
+    /// `--set`, `inventory …`, `profile …` or `hardware …`.
+    pub from: String,
+}
+
+/// The profile of one node and the expectations the run's checks took for it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeProfile {
+    pub node: String,
+    #[serde(flatten)]
+    pub profile: Detected,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<Expectation>,
+}
+
+/// One entry per node (the first detection), its expectations once per key (the first taken),
+/// in the order met.
+pub fn merge(all: impl IntoIterator<Item = NodeProfile>) -> Vec<NodeProfile> {
+    let mut out: Vec<NodeProfile> = Vec::new();
+    for p in all {
+        match out.iter_mut().find(|o| o.node == p.node) {
+            Some(o) => {
+                for e in p.expectations {
+                    if !o.expectations.iter().any(|x| x.key == e.key) {
+                        o.expectations.push(e);
+                    }
+                }
+            }
+            None => out.push(p),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spark_adapters() -> BTreeMap<String, Vec<String>> {
+        BTreeMap::from([(
+            "4cbb:4703:002d:1a16".to_string(),
+            vec!["0000:01:00.1".to_string(), "0002:01:00.1".to_string()],
+        )])
+    }
+
+    #[test]
+    fn spark_by_dmi_as_real_units_write_it_or_by_its_gpu() {
+        for dmi in ["NVIDIA_DGX_Spark", "NVIDIA DGX Spark", "DGX Spark"] {
+            let f = Facts {
+                dmi_product_name: Some(dmi.into()),
+                adapters: spark_adapters(),
+                ..Default::default()
+            };
+            let d = detect(&f);
+            assert_eq!(d.name, SPARK, "{dmi}");
+            assert!(d.known);
+            assert!(d.reason.contains(dmi), "{}", d.reason);
+            assert!(
+                d.reason.contains("over 2 PCIe path(s) (0000:01, 0002:01)"),
+                "{}",
+                d.reason
+            );
+        }
+        // An OEM GB10 box (another DMI name) is a Spark by its GPU.
+        let f = Facts {
+            dmi_product_name: Some("ASUS Ascent GX10".into()),
+            gpu_names: vec!["NVIDIA GB10".into()],
+            ..Default::default()
+        };
+        assert_eq!(detect(&f).name, SPARK);
+    }
+
+    #[test]
+    fn eight_hopper_gpus_are_dgx_class_fewer_are_generic() {
+        let names = |k: usize| vec!["NVIDIA H100 80GB HBM3".to_string(); k];
+        let f = Facts {
+            gpu_names: names(8),
+            ..Default::default()
+        };
+        assert_eq!(detect(&f).name, DGX);
+        let f = Facts {
+            gpu_names: names(2),
+            ..Default::default()
+        };
+        let d = detect(&f);
+        assert_eq!(d.name, GENERIC);
+        assert!(!d.known);
+        assert!(d.reason.starts_with("unknown platform"), "{}", d.reason);
+        assert!(
+            d.reason.contains("2 x NVIDIA H100 80GB HBM3"),
+            "{}",
+            d.reason
+        );
+        let f = Facts {
+            dmi_product_name: Some("DGXH100".into()),
+            ..Default::default()
+        };
+        assert_eq!(detect(&f).name, DGX);
+    }
+
+    #[test]
+    fn nothing_read_is_unknown_and_says_what_was_not_read() {
+        let f = Facts {
+            unread: vec!["nvidia-smi: not installed".into()],
+            ..Default::default()
+        };
+        let d = detect(&f);
+        assert_eq!(d.name, GENERIC);
+        assert!(!d.known);
+        assert!(
+            d.reason.contains("nvidia-smi: not installed"),
+            "{}",
+            d.reason
+        );
+    }
+
+    #[test]
+    fn spark_expects_no_gdr_and_x4_generic_nothing() {
+        let spark = detect(&Facts {
+            dmi_product_name: Some("NVIDIA_DGX_Spark".into()),
+            ..Default::default()
+        });
+        assert_eq!(expectation(&spark, "gdr").map(|e| e.0), Some(json!(false)));
+        assert_eq!(
+            expectation(&spark, "pcie_width").map(|e| e.0),
+            Some(json!(4))
+        );
+        assert!(expectation(&spark, "gdr")
+            .unwrap()
+            .1
+            .starts_with("profile dgx-spark: "));
+        let g = detect(&Facts::default());
+        assert_eq!(expectation(&g, "gdr"), None);
+        assert_eq!(expectation(&g, "pcie_width"), None);
+    }
+
+    #[test]
+    fn merge_keeps_one_entry_per_node_and_key() {
+        let e = |k: &str, v: &str| Expectation {
+            key: k.into(),
+            value: v.into(),
+            from: "x".into(),
+        };
+        let p = |n: &str, ex: Vec<Expectation>| NodeProfile {
+            node: n.into(),
+            profile: Detected::default(),
+            expectations: ex,
+        };
+        let m = merge([
+            p("a", vec![e("gdr", "false")]),
+            p("b", vec![]),
+            p("a", vec![e("gdr", "true"), e("pcie_width", "4")]),
+        ]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(
+            m[0].expectations,
+            vec![e("gdr", "false"), e("pcie_width", "4")]
+        );
+    }
+}
