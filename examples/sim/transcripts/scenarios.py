@@ -100,6 +100,13 @@ PARTS = {
     "roce-tc-maps-to-lossy-prio": ["spark-02 port qsfp1 enp1s0f1np1", "priority 0"],
     "ofed-driver-drift": ["spark-02", "driver differs"],
     "firmware-below-intent": ["spark-01", "spark-02", "firmware"],
+    "jumbo-path-broken-one-direction": ["spark-01 -> spark-02", "spark-01 enP2p1s0f1np1"],
+    "nccl-env-gid-index-v1": ["NCCL_IB_GID_INDEX=2", "spark-01 rocep1s0f1"],
+    "nccl-env-ib-disabled": ["NCCL fell back to sockets"],
+    "nccl-env-ib-hca-absent": ["NCCL fell back to sockets"],
+    "nccl-env-ib-hca-down": ["NCCL fell back to sockets"],
+    "nccl-env-socket-ifname-mgmt": ["NCCL_SOCKET_IFNAME=en", "spark-01"],
+    "roce-mtu-1024-on-jumbo": ["spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "active_mtu 1024"],
 }
 
 def rdma_client(text, gbps):
