@@ -107,6 +107,11 @@ PARTS = {
     "nccl-env-ib-hca-down": ["NCCL fell back to sockets"],
     "nccl-env-socket-ifname-mgmt": ["NCCL_SOCKET_IFNAME=en", "spark-01"],
     "roce-mtu-1024-on-jumbo": ["spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "active_mtu 1024"],
+    # NCCL faults no rule knows: the diagnosis says so, quoting the red.
+    "nccl-midsize-collapse": ["no rule explains"],
+    "nccl-ranks-on-one-node": ["no rule explains"],
+    "nccl-warn-net": ["no rule explains"],
+    "nccl-wrong-nonzero-exit0": ["no rule explains"],
 }
 
 def rdma_client(text, gbps):
