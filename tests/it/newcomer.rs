@@ -329,3 +329,55 @@ fn without_a_terminal_progress_lines_come_at_a_steady_interval() {
         quiet.stderr
     );
 }
+
+/// Issue 31 item 7: every run writes JUnit, JSON and HTML into a directory of its own under
+/// ./fabcheck-results (said at the end), unless --no-results.
+#[test]
+fn every_run_keeps_its_reports_in_a_results_directory_of_its_own() {
+    let sim = repo()
+        .join("examples/sim/two-sparks.toml")
+        .display()
+        .to_string();
+    let f = Fab::new().file("s.rhai", "test(\"a\", || { assert(true, \"x\"); });\n");
+    let dir = f.dir().to_path_buf();
+    let first = f.args(["run", "s.rhai", "-i", &sim]).run();
+    first.code(0);
+    let line = first
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Results: fabcheck-results/"))
+        .unwrap_or_else(|| panic!("{}", first.stdout));
+    let rel = line["Results: ".len()..].split(' ').next().unwrap();
+    let results = first.dir.join(rel);
+    for f in ["junit.xml", "result.json", "report.html"] {
+        assert!(results.join(f).is_file(), "{} lacks {f}", results.display());
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["suites"][0]["tests"][0]["name"], "a");
+    assert!(rel.ends_with("-s"), "{rel}");
+    // a second run never overwrites the first
+    let again = Fab::new()
+        .args([
+            "run",
+            &dir.join("s.rhai").display().to_string(),
+            "-i",
+            &sim,
+            "--results",
+        ])
+        .args([dir.join("fabcheck-results").display().to_string()])
+        .run();
+    again.code(0);
+    let runs = std::fs::read_dir(dir.join("fabcheck-results"))
+        .unwrap()
+        .count();
+    assert_eq!(runs, 2, "{}", again.stdout);
+    // --no-results: none
+    let none = Fab::new()
+        .file("s.rhai", "test(\"a\", || {});\n")
+        .args(["run", "s.rhai", "-i", &sim, "--no-results"])
+        .run();
+    assert!(!none.dir.join("fabcheck-results").exists());
+    assert!(!none.stdout.contains("Results:"), "{}", none.stdout);
+}
