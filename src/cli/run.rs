@@ -38,6 +38,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     } else if let Some(r) = &p.replayed {
         console.print_header(&format!("REPLAYED: answers from {r}; no node is contacted"));
     }
+    print_inventory_problems(&p);
     let suites = execute(&a, &p, &console);
     let interrupted = cancel::interrupted();
     if interrupted {
@@ -369,6 +370,34 @@ fn filter_matched_nothing(a: &RunArgs, scripts: &[crate::engine::Script]) -> Opt
 
 /// Where `param` is read: the scripts, the embedded stdlib and the module files the scripts'
 /// imports read (never the other files of their folders).
+/// Inventory mistakes against what the selected scripts read, each once, before any test
+/// (also in a dry run).
+fn print_inventory_problems(p: &Prepared) {
+    let mut sources: Vec<String> = p.scripts.iter().map(|s| s.source.clone()).collect();
+    // and the stdlib modules they import, and those these import
+    let mut i = 0;
+    while i < sources.len() {
+        for (name, src) in crate::engine::stdlib::EMBEDDED {
+            let imported = sources[i].contains(&format!("import \"{name}\""));
+            if imported && !sources.iter().any(|s| s == src) {
+                sources.push(src.to_string());
+            }
+        }
+        i += 1;
+    }
+    let problems = crate::inventory::needs::problems(&p.env.inventory.nodes, &sources);
+    if problems.is_empty() {
+        return;
+    }
+    println!(
+        "Inventory problems ({}), said once here; every testcase they touch is an ERROR or SKIP:",
+        problems.len()
+    );
+    for l in &problems {
+        println!("  {l}");
+    }
+}
+
 fn script_sources(scripts: &[crate::engine::Script]) -> Vec<String> {
     let mut out: Vec<String> = scripts.iter().map(|s| s.source.clone()).collect();
     out.extend(

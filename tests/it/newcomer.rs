@@ -381,3 +381,54 @@ fn every_run_keeps_its_reports_in_a_results_directory_of_its_own() {
     assert!(!none.dir.join("fabcheck-results").exists());
     assert!(!none.stdout.contains("Results:"), "{}", none.stdout);
 }
+
+/// Issue 31 item 3: a node that lacks what the selected scripts read (here `fabric_ips` and RDMA
+/// devices) is said first, once per field, in the run, in --dry-run and in `nodes`.
+#[test]
+fn inventory_mistakes_come_first_and_once() {
+    let five = repo()
+        .join("scripts/five_step_acceptance.rhai")
+        .display()
+        .to_string();
+    for extra in [&["--dry-run"][..], &["--filter", "step 1"][..]] {
+        let o = Fab::new()
+            .file("cluster.toml", &sim_with_dead_nodes(1))
+            .args(["run", five.as_str(), "-i", "cluster.toml", "--no-results"])
+            .args(extra)
+            .run();
+        let first_test = o.stdout.find("\n== ").unwrap_or(o.stdout.len());
+        let at = o
+            .stdout
+            .find("Inventory problems (2)")
+            .unwrap_or_else(|| panic!("{extra:?}: {}", o.stdout));
+        assert!(at < first_test, "{extra:?}: {}", o.stdout);
+        for field in ["fabric_ips", "rdma_devices"] {
+            let line = format!("  dead-03: no `{field}` in the inventory");
+            assert_eq!(
+                o.stdout.matches(&line).count(),
+                1,
+                "{extra:?}: {}",
+                o.stdout
+            );
+        }
+    }
+    // a script that reads neither field has no such problem
+    let o = Fab::new()
+        .file("checks/mtu.rhai", &readme_first_check())
+        .file("cluster.toml", &sim_with_dead_nodes(1))
+        .args(["run", "checks/", "-i", "cluster.toml", "--no-results"])
+        .run();
+    assert!(!o.stdout.contains("Inventory problems"), "{}", o.stdout);
+    // `nodes`: what some nodes have and another lacks
+    let o = Fab::new()
+        .file("cluster.toml", &sim_with_dead_nodes(1))
+        .args(["nodes", "-i", "cluster.toml"])
+        .run();
+    o.code(0);
+    assert!(
+        o.stderr
+            .contains("dead-03: no `fabric_ips` in the inventory while 2 other node(s) have them"),
+        "{}",
+        o.stderr
+    );
+}
