@@ -432,3 +432,48 @@ fn inventory_mistakes_come_first_and_once() {
         o.stderr
     );
 }
+
+/// Issue 31 item 8: on a 200G port at 100G, the RDMA failure names both weak rails (47.51 and
+/// the weaker 47.42) and the link-speed failure says what tells a cable from a setting: lanes,
+/// auto-negotiation, what the link partner advertises.
+#[test]
+fn rdma_failure_names_every_weak_rail_and_the_speed_hint_useful_facts() {
+    let sim = repo()
+        .join("examples/sim/two-sparks.toml")
+        .display()
+        .to_string();
+    let five = repo()
+        .join("scripts/five_step_acceptance.rhai")
+        .display()
+        .to_string();
+    let o = Fab::new()
+        .args([
+            "run",
+            five.as_str(),
+            "-i",
+            sim.as_str(),
+            "--scenario",
+            "negotiated-100g",
+        ])
+        .args([
+            "--filter",
+            "step 3: rdma write",
+            "--filter",
+            "step 3: link speed",
+            "--no-results",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    let m = o.message("step 3: rdma write per port [spark-01 -> spark-02]");
+    assert!(
+        m.contains("rocep1s0f1 47.51") && m.contains("roceP2p1s0f1 47.42"),
+        "{m}"
+    );
+    let m = o.message("step 3: link speed [spark-01]");
+    assert!(m.contains("negotiated 100000 Mb/s"), "{m}");
+    assert!(
+        m.contains("auto-negotiation ") && m.contains("link partner advertises"),
+        "{m}"
+    );
+}
