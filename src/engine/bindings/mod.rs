@@ -8,6 +8,7 @@ mod cluster;
 pub mod diagnosis;
 pub mod dry;
 mod health;
+mod infiniband;
 mod nccl_env;
 mod nodes;
 mod options;
@@ -105,6 +106,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     engine.register_static_module("parse", Arc::new(parse::module()));
     health::register(engine);
     diagnosis::register(engine);
+    infiniband::register(engine);
     profile::register(engine);
 }
 
