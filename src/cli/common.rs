@@ -17,6 +17,38 @@ pub fn usage(msg: impl std::fmt::Display) -> i32 {
     EXIT_USAGE
 }
 
+/// `--timeout VALUE` of `run` and `exec`: a duration above zero (a zero timeout would end
+/// every command at once and error every test).
+pub fn parse_timeout(v: Option<&str>) -> Result<Option<Duration>, String> {
+    let Some(v) = v else { return Ok(None) };
+    let d = crate::util::duration::parse_duration(v).map_err(|e| format!("--timeout: {e}"))?;
+    if d.is_zero() {
+        return Err(format!(
+            "--timeout {v}: a timeout of zero would end every command at once; give a \
+             positive duration like 30s or 5m (or leave --timeout out for the defaults)"
+        ));
+    }
+    Ok(Some(d))
+}
+
+/// The report paths of a run, checked before anything runs: each a regular file of this user
+/// or a new name, in a folder reached without another user's link, and no two the same.
+pub fn check_report_paths(reports: &[(&str, Option<&Path>)]) -> Result<(), String> {
+    let given: Vec<(&str, &Path)> = reports
+        .iter()
+        .filter_map(|(o, p)| p.map(|p| (*o, p)))
+        .collect();
+    for (i, a) in given.iter().enumerate() {
+        crate::report::target::check(a.1).map_err(|e| format!("{} {}: {e}", a.0, a.1.display()))?;
+        for b in &given[i + 1..] {
+            if let Some(m) = crate::report::target::same_file(*a, *b) {
+                return Err(m);
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn expand_scripts(args: &[String]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for a in args {

@@ -40,7 +40,7 @@ fn signatures() -> Result<Vec<String>, i32> {
     let reg = Arc::new(std::sync::Mutex::new(
         crate::engine::testdef::Registry::default(),
     ));
-    let engine = crate::engine::new_engine(&env, reg, Path::new("."));
+    let engine = crate::engine::new_engine(&env, reg, Path::new("."), Default::default());
     let mut sigs: Vec<String> = engine
         .gen_fn_signatures(false)
         .iter()

@@ -5,7 +5,6 @@ use super::{Target, EXIT_OK};
 use crate::inventory::nodeset;
 use crate::run::cancel;
 use crate::transport::CmdRequest;
-use crate::util::duration::parse_duration;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -22,9 +21,9 @@ pub fn exec(
         Ok(i) => i,
         Err(e) => return usage(e),
     };
-    let timeout = match timeout.map(parse_duration).transpose() {
+    let timeout = match super::common::parse_timeout(timeout) {
         Ok(t) => t,
-        Err(e) => return usage(format!("--timeout: {e}")),
+        Err(e) => return usage(e),
     };
     let env = match build_env(
         inv,

@@ -1,7 +1,8 @@
 //! `fabcheck run`: scripts against the inventory, then the reports.
 
 use super::common::{
-    build_env, expand_scripts, load_all, load_inventory, parse_sets, usage, EnvOptions,
+    build_env, check_report_paths, expand_scripts, load_all, load_inventory, parse_sets,
+    parse_timeout, usage, EnvOptions,
 };
 use super::{RunArgs, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::engine::runner;
@@ -9,7 +10,6 @@ use crate::inventory::Inventory;
 use crate::report::{self, console::Console};
 use crate::run::cancel;
 use crate::run::model::RunResult;
-use crate::util::duration::parse_duration;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -89,12 +89,13 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
 fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i32> {
     let paths = expand_scripts(&a.scripts).map_err(usage)?;
     let params = parse_sets(&a.set).map_err(usage)?;
-    let timeout = a
-        .timeout
-        .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(|e| usage(format!("--timeout: {e}")))?;
+    let timeout = parse_timeout(a.timeout.as_deref()).map_err(usage)?;
+    check_report_paths(&[
+        ("--junit", a.junit.as_deref()),
+        ("--json", a.json.as_deref()),
+        ("--html", a.html.as_deref()),
+    ])
+    .map_err(usage)?;
     let inv = load_inventory(&a.target).map_err(usage)?;
     if a.replay.is_some() && a.record.is_some() {
         return Err(usage("--record and --replay cannot be used together"));
@@ -129,8 +130,7 @@ fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i3
     .map_err(usage)?;
     let scripts = load_all(&paths, &env)?;
     // Every --set key must be one a script reads, of the type its default has.
-    let declared =
-        crate::engine::params::declared(&script_sources(&scripts, env.stdlib_dir.as_deref()));
+    let declared = crate::engine::params::declared(&script_sources(&scripts));
     crate::engine::params::check(&env.params, &declared).map_err(usage)?;
     Ok(Prepared {
         env,
@@ -226,7 +226,16 @@ fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
     let mut write = |path: &Option<PathBuf>, what: &str, body: String| {
         if let Some(p) = path {
             match report::write_atomic(p, body.as_bytes()) {
-                Ok(()) => written.push(format!("{what}: {}", p.display())),
+                Ok(made) => {
+                    for d in made {
+                        eprintln!(
+                            "note: the folder {} of the {what} report did not exist; fabcheck \
+                             made the folder",
+                            d.display()
+                        );
+                    }
+                    written.push(format!("{what}: {}", p.display()))
+                }
                 Err(e) => {
                     eprintln!("error: cannot write the {what} report {}: {e}", p.display());
                     write_failed = true;
@@ -277,40 +286,23 @@ fn filter_matched_nothing(a: &RunArgs, scripts: &[crate::engine::Script]) -> Opt
     ))
 }
 
-/// The scripts, the stdlib in use and the modules beside the scripts: where `param` is read.
-fn script_sources(
-    scripts: &[crate::engine::Script],
-    stdlib: Option<&std::path::Path>,
-) -> Vec<String> {
+/// Where `param` is read: the scripts, the embedded stdlib and the module files the scripts'
+/// imports read (never the other files of their folders).
+fn script_sources(scripts: &[crate::engine::Script]) -> Vec<String> {
     let mut out: Vec<String> = scripts.iter().map(|s| s.source.clone()).collect();
     out.extend(
         crate::engine::stdlib::EMBEDDED
             .iter()
             .map(|(_, src)| src.to_string()),
     );
-    let mut dirs: Vec<PathBuf> = scripts
-        .iter()
-        .filter_map(|s| s.path.parent().map(|p| p.to_path_buf()))
-        .collect();
-    dirs.extend(stdlib.map(|p| p.to_path_buf()));
-    dirs.sort();
-    dirs.dedup();
-    for d in dirs {
-        let d = if d.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            d
-        };
-        if let Ok(rd) = std::fs::read_dir(&d) {
-            for e in rd.flatten() {
-                let p = e.path();
-                if p.extension().is_some_and(|x| x == "rhai") {
-                    if let Ok(src) = std::fs::read_to_string(&p) {
-                        out.push(src);
-                    }
-                }
-            }
-        }
+    for s in scripts {
+        out.extend(
+            s.modules
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .cloned(),
+        );
     }
     out
 }

@@ -30,6 +30,8 @@ pub struct Script {
     pub engine: Arc<Engine>,
     pub ast: Arc<AST>,
     pub registry: registry::SharedRegistry,
+    /// The text of the module files its imports read (not the embedded stdlib).
+    pub modules: stdlib::ModuleSources,
 }
 
 /// Limits are explicit: debug builds have much lower defaults than release builds.
@@ -48,6 +50,7 @@ pub fn new_engine(
     env: &Arc<RunEnv>,
     registry: registry::SharedRegistry,
     script_dir: &Path,
+    modules: stdlib::ModuleSources,
 ) -> Engine {
     let mut engine = Engine::new();
     apply_limits(&mut engine);
@@ -66,6 +69,7 @@ pub fn new_engine(
     engine.set_module_resolver(stdlib::Resolver::new(
         script_dir.to_path_buf(),
         env.stdlib_dir.clone(),
+        modules,
     ));
     engine
 }
@@ -73,26 +77,28 @@ pub fn new_engine(
 /// Read and compile a script; syntax errors and unknown functions are diagnostics (exit 2).
 pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
     let display = path.display().to_string();
-    let source = std::fs::read_to_string(path).map_err(|e| {
-        vec![Diagnostic::plain(
-            &display,
-            format!("cannot read the script: {e}"),
-            "check the path and its permissions",
-        )]
-    })?;
+    let source = crate::util::fs::read_capped(path, crate::util::fs::SCRIPT_CAP, "script")
+        .map_err(|e| {
+            vec![Diagnostic::plain(
+                &display,
+                format!("cannot read the script: {e}"),
+                "check the path and its permissions",
+            )]
+        })?;
     let registry: registry::SharedRegistry = Arc::new(Mutex::new(registry::Registry::default()));
     let dir = path
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    let mut engine = new_engine(env, registry.clone(), &dir);
+    let modules = stdlib::ModuleSources::default();
+    let mut engine = new_engine(env, registry.clone(), &dir, modules.clone());
     let mut ast = engine
         .compile(&source)
         .map_err(|e| vec![Diagnostic::from_parse_error(&display, &source, &e)])?;
     ast.set_source(display.clone());
     // Closures run later (each test) without the top level's imports: make every top-level
     // `import "X" as Y;` visible everywhere by registering the module under Y.
-    let resolver = stdlib::Resolver::new(dir.clone(), env.stdlib_dir.clone());
+    let resolver = stdlib::Resolver::new(dir.clone(), env.stdlib_dir.clone(), modules.clone());
     let mut imported = Vec::new();
     for stmt in ast.statements() {
         if let rhai::Stmt::Import(x, pos) = stmt {
@@ -137,6 +143,7 @@ pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
         engine: Arc::new(engine),
         ast: Arc::new(ast),
         registry,
+        modules,
     })
 }
 

@@ -2,7 +2,7 @@
 //! overridable with `--stdlib DIR` / `FABCHECK_STDLIB`; other paths resolve relative to the
 //! importing script's folder.
 
-use rhai::module_resolvers::FileModuleResolver;
+use crate::util::fs::{read_capped, SCRIPT_CAP};
 use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Scope};
 
 pub type SharedModule = Arc<Module>;
@@ -24,18 +24,33 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ),
 ];
 
+/// The text of every module file a script's imports read (script folder, `--stdlib DIR`),
+/// shared by the resolvers of one script: where `param` may be read besides the script.
+pub type ModuleSources = Arc<Mutex<Vec<String>>>;
+
+/// Resolves `import "X"`: a stdlib module (the override folder first, then the embedded
+/// copy), else the file `X.rhai` relative to the script's folder. Only the modules a script
+/// imports are read, each only if it is a regular file of at most
+/// [`crate::util::fs::SCRIPT_CAP`] bytes (a FIFO or `/dev/zero` beside a script is an error
+/// of the import that names it, never a hang).
 pub struct Resolver {
-    files: FileModuleResolver,
+    script_dir: PathBuf,
     override_dir: Option<PathBuf>,
     cache: Mutex<HashMap<String, SharedModule>>,
+    sources: ModuleSources,
 }
 
 impl Resolver {
-    pub fn new(script_dir: PathBuf, override_dir: Option<PathBuf>) -> Resolver {
+    pub fn new(
+        script_dir: PathBuf,
+        override_dir: Option<PathBuf>,
+        sources: ModuleSources,
+    ) -> Resolver {
         Resolver {
-            files: FileModuleResolver::new_with_path(script_dir),
+            script_dir,
             override_dir,
             cache: Mutex::new(HashMap::new()),
+            sources,
         }
     }
 
@@ -43,8 +58,10 @@ impl Resolver {
     pub fn stdlib_source(&self, name: &str) -> Option<(String, String)> {
         if let Some(dir) = &self.override_dir {
             let p = dir.join(format!("{name}.rhai"));
-            if let Ok(s) = std::fs::read_to_string(&p) {
-                return Some((s, p.display().to_string()));
+            if p.exists() {
+                if let Ok(s) = read_capped(&p, SCRIPT_CAP, "module") {
+                    return Some((s, p.display().to_string()));
+                }
             }
         }
         EMBEDDED
@@ -52,13 +69,33 @@ impl Resolver {
             .find(|(n, _)| *n == name)
             .map(|(_, s)| (s.to_string(), format!("stdlib/{name}.rhai")))
     }
+
+    /// The source of module file `path` (relative to the script's folder, `.rhai` added).
+    fn file_source(
+        &self,
+        path: &str,
+        pos: Position,
+    ) -> Result<(String, String), Box<EvalAltResult>> {
+        let mut file = self.script_dir.join(path);
+        file.set_extension("rhai");
+        match read_capped(&file, SCRIPT_CAP, "module") {
+            Ok(text) => Ok((text, file.display().to_string())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Box::new(
+                EvalAltResult::ErrorModuleNotFound(path.to_string(), pos),
+            )),
+            Err(e) => Err(Box::new(EvalAltResult::ErrorRuntime(
+                format!("cannot read {}: {e}", file.display()).into(),
+                pos,
+            ))),
+        }
+    }
 }
 
 impl ModuleResolver for Resolver {
     fn resolve(
         &self,
         engine: &Engine,
-        source: Option<&str>,
+        _source: Option<&str>,
         path: &str,
         pos: Position,
     ) -> Result<SharedModule, Box<EvalAltResult>> {
@@ -73,9 +110,16 @@ impl ModuleResolver for Resolver {
         // `import "self"` or a <-> b: without this, evaluating the module would import it again,
         // until the stack overflows.
         let _guard = ImportGuard::enter(path, pos)?;
-        let Some((text, origin)) = self.stdlib_source(path) else {
-            return self.files.resolve(engine, source, path, pos);
+        let (text, origin) = match self.stdlib_source(path) {
+            Some(found) => found,
+            None => self.file_source(path, pos)?,
         };
+        if !origin.starts_with("stdlib/") {
+            self.sources
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(text.clone());
+        }
         let mut ast = engine.compile(&text).map_err(|e| {
             Box::new(EvalAltResult::ErrorInModule(
                 origin.clone(),

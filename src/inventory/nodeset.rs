@@ -159,17 +159,42 @@ fn expand_segs(segs: &[Seg], count: usize) -> Vec<String> {
 /// `groups` (whose values are node sets themselves); `!expr` after a comma removes nodes.
 /// At most [`MAX_NODES`] names; linear in the number of names.
 pub fn expand(expr: &str, groups: &BTreeMap<String, String>) -> Result<Vec<String>, NodesetError> {
-    expand_depth(expr, groups, 0)
+    expand_depth(expr, groups, &mut Vec::new())
+}
+
+/// How deep groups may name groups (`@all` → `@racks` → `@rack1` …).
+pub const MAX_GROUP_DEPTH: usize = 16;
+
+/// The error of entering group `g` with `chain` the groups being expanded: a loop (a group
+/// that is already being expanded), or nesting deeper than [`MAX_GROUP_DEPTH`].
+fn chain_error(chain: &[String], g: &str) -> Option<String> {
+    let shown = |upto: &[String]| {
+        upto.iter()
+            .map(|c| format!("@{c}"))
+            .chain([format!("@{g}")])
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    };
+    if let Some(i) = chain.iter().position(|c| c == g) {
+        return Some(format!(
+            "groups refer to each other in a loop: {}",
+            shown(&chain[i..])
+        ));
+    }
+    (chain.len() >= MAX_GROUP_DEPTH).then(|| {
+        format!(
+            "groups nest deeper than {MAX_GROUP_DEPTH} levels (MAX_GROUP_DEPTH): {}; name \
+             the nodes of an inner group directly",
+            shown(chain)
+        )
+    })
 }
 
 fn expand_depth(
     expr: &str,
     groups: &BTreeMap<String, String>,
-    depth: usize,
+    chain: &mut Vec<String>,
 ) -> Result<Vec<String>, NodesetError> {
-    if depth > 16 {
-        return Err(err(expr, "groups refer to each other in a loop"));
-    }
     let mut out: Vec<String> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     // Names produced so far, before duplicates and exclusions: bounds the work of one
@@ -196,7 +221,14 @@ fn expand_depth(
                     },
                 ));
             };
-            let names = expand_depth(def, groups, depth + 1)?;
+            if let Some(reason) = chain_error(chain, g) {
+                let top = chain.first().map(|c| format!("@{c}"));
+                return Err(err(top.as_deref().unwrap_or(expr), reason));
+            }
+            chain.push(g.to_string());
+            let names = expand_depth(def, groups, chain);
+            chain.pop();
+            let names = names?;
             produced += names.len() as u128;
             if produced > MAX_NODES as u128 {
                 return Err(too_many(expr, produced));
@@ -346,6 +378,27 @@ mod tests {
             "{e}"
         );
         assert!(expand("@loop", &g()).unwrap_err().reason.contains("loop"));
+    }
+
+    #[test]
+    fn deep_nesting_names_the_depth_limit_and_a_loop_names_its_groups() {
+        let mut m = BTreeMap::new();
+        for i in 0..20 {
+            m.insert(format!("g{i}"), format!("@g{}", i + 1));
+        }
+        m.insert("g20".into(), "n1".into());
+        let e = expand("@g0", &m).unwrap_err();
+        assert!(
+            e.reason.contains("deeper than 16") && !e.reason.contains("loop"),
+            "{e}"
+        );
+        assert_eq!(e.expr, "@g0");
+        // 16 levels are fine.
+        assert_eq!(expand("@g5", &m).unwrap(), ["n1"]);
+        m.insert("a".into(), "@b".into());
+        m.insert("b".into(), "x,@a".into());
+        let e = expand("@a", &m).unwrap_err();
+        assert!(e.reason.contains("loop: @a -> @b -> @a"), "{e}");
     }
 
     #[test]

@@ -113,10 +113,12 @@ pub fn from_nodelist(
     let label = format!("slurm:{from}={nodelist}");
     let mut inv = match defaults {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| InventoryError {
-                location: path.display().to_string(),
-                message: format!("cannot read the Slurm defaults file: {e}"),
-            })?;
+            let text =
+                crate::util::fs::read_capped(path, crate::util::fs::INVENTORY_CAP, "inventory")
+                    .map_err(|e| InventoryError {
+                        location: path.display().to_string(),
+                        message: format!("cannot read the Slurm defaults file: {e}"),
+                    })?;
             let mut inv = Inventory::build(&text, path, Some((from, &names)))?;
             inv.source = Some(PathBuf::from(format!(
                 "{label} defaults={}",
@@ -182,7 +184,7 @@ interfaces = ["ib0"]
 [[node]]
 name = "gpu-[01-04]"
 host = "10.0.0.[1-4]"
-fabric_ips = ["192.168.0.1"]
+rdma_devices = ["mlx5_0"]
 [[node]]
 name = "gpu-99"
 port = 2222
@@ -195,10 +197,10 @@ rack9 = "gpu-99"
         let _ = std::fs::remove_file(&p);
         assert_eq!(names(&inv), ["gpu-02", "gpu-03", "gpu-07"]);
         assert_eq!(inv.nodes[0].host, "10.0.0.2");
-        assert_eq!(inv.nodes[0].fabric_ips, ["192.168.0.1"]);
+        assert_eq!(inv.nodes[0].rdma_devices, ["mlx5_0"]);
         // not declared: defaults only, host = name
         assert_eq!(inv.nodes[2].host, "gpu-07");
-        assert!(inv.nodes[2].fabric_ips.is_empty());
+        assert!(inv.nodes[2].rdma_devices.is_empty());
         assert_eq!(inv.nodes[2].user.as_deref(), Some("nvidia"));
         assert_eq!(inv.nodes[2].interfaces, ["ib0"]);
         assert_eq!(inv.nodes[2].command_timeout.as_secs(), 30);

@@ -50,7 +50,7 @@ impl Console {
         let mut out = std::io::stdout().lock();
         let _ = write!(out, "\r\x1b[K");
         if !running.is_empty() {
-            let first: Vec<&str> = running.iter().take(3).map(String::as_str).collect();
+            let first: Vec<String> = running.iter().take(3).map(|n| super::one_line(n)).collect();
             let more = if running.len() > 3 {
                 format!(" +{} more", running.len() - 3)
             } else {
@@ -128,7 +128,7 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
         run.duration_ms as f64 / 1000.0
     );
     for r in reports {
-        let _ = writeln!(out, "{r}");
+        let _ = writeln!(out, "{}", super::one_line(r));
     }
     out
 }
@@ -173,7 +173,14 @@ fn profiles_text(out: &mut String, run: &RunResult) {
 /// the others. Values rounded as in every report ([`super::fmt_metric`]).
 pub fn metrics_inline(t: &TestResult) -> String {
     use crate::util::fmt::human_bytes;
-    let named = |m: &Metric| format!("{}={} {}", m.name, super::fmt_metric(m), m.unit);
+    let named = |m: &Metric| {
+        format!(
+            "{}={} {}",
+            super::one_line(&m.name),
+            super::fmt_metric(m),
+            super::one_line(&m.unit)
+        )
+    };
     let mut items: Vec<String> = Vec::new();
     for m in t.metrics.iter().filter(|m| m.size_bytes.is_none()) {
         if let Some(th) = m.threshold {
@@ -212,9 +219,10 @@ pub fn metrics_inline(t: &TestResult) -> String {
             });
         if let Some(b) = best {
             items.push(format!(
-                "best of {} sizes={} {u} at {}",
+                "best of {} sizes={} {} at {}",
                 series.len(),
                 super::fmt_metric(b),
+                super::one_line(u),
                 human_bytes(b.size_bytes.unwrap_or(0) as f64)
             ));
         }
@@ -244,6 +252,7 @@ impl Observer for Console {
     fn suite_started(&self, name: &str, tests: usize) {
         if !self.quiet {
             let clear = if self.live { "\r\x1b[K" } else { "" };
+            let name = super::one_line(name);
             let _ = writeln!(std::io::stdout().lock(), "{clear}== {name}: {tests} tests");
         }
     }
@@ -274,14 +283,14 @@ impl Observer for Console {
                 out,
                 "{} {} ({:.1}s){metrics}{msg}",
                 self.paint(t.status),
-                t.name,
+                super::one_line(&t.name),
                 t.duration_ms as f64 / 1000.0
             );
             for n in &t.notes {
                 let _ = writeln!(out, "        {}", super::one_line(n));
             }
             for w in &t.warnings {
-                let _ = writeln!(out, "        warning: {w}");
+                let _ = writeln!(out, "        warning: {}", super::one_line(w));
             }
         }
         self.redraw(&r);
@@ -298,7 +307,7 @@ impl Observer for Console {
     }
 
     fn listed(&self, line: &str) {
-        eprintln!("[dry-run] {line}");
+        eprintln!("[dry-run] {}", super::one_line(line));
     }
 }
 

@@ -12,81 +12,20 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod matrix;
+pub mod target;
 
-use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// reader never sees a half-written report.
+/// reader never sees a half-written report ([`target`]: regular files and new names only,
+/// never through another user's link). Returns the folders that were made to hold it.
 ///
 /// The report is always a new file (never an existing inode, never its mode) with the mode a
 /// new file gets from the umask (0666 & ~umask: 0644 under umask 022, so a CI agent running as
 /// another user can read it; 0600 under umask 077). A file at `path` that belongs to another
 /// user is not replaced: in a shared directory they could otherwise swap in a forged report.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    refuse_foreign(path)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
-    // The temporary file is created new (O_EXCL: a planted file or link of that name is never
-    // followed or reused), under an unpredictable name; open(2) applies the umask to 0666.
-    let mut attempt = 0;
-    let (tmp, mut f) = loop {
-        let tmp = dir.join(format!(
-            ".{name}.{}.{:016x}.tmp",
-            std::process::id(),
-            crate::util::random::random_u64()
-        ));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-        {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => attempt += 1,
-            Err(e) => return Err(e),
-        }
-    };
-    let written = f.write_all(bytes).and_then(|_| f.sync_all());
-    drop(f);
-    // rename() replaces a link at `path` itself; it never writes through it.
-    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    Ok(())
-}
-
-/// An error when `path` exists (file, link, anything) and belongs to another user than this
-/// process's effective user.
-fn refuse_foreign(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return Ok(());
-    };
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() == me {
-        return Ok(());
-    }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::PermissionDenied,
-        format!(
-            "the existing file belongs to another user (uid {}; this run is uid {me}), and \
-             fabcheck does not replace another user's file: remove it, or write the report \
-             to another path",
-            meta.uid()
-        ),
-    ))
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<Vec<PathBuf>> {
+    target::write(path, bytes)
 }
 
 pub use crate::util::fmt::clean_text;

@@ -65,8 +65,19 @@ pub fn human_bytes(b: f64) -> String {
     format!("{}{}", fmt_num((v * 10.0).round() / 10.0), units[i])
 }
 
-/// Remove ANSI escape sequences and control characters that are not allowed in XML 1.0
-/// (keeps tab and newline).
+/// Characters that reorder or hide text on a terminal or in a browser: the bidirectional
+/// embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069; a U+202E makes `FAIL`
+/// read as a pass), the direction marks and the zero-width joiners.
+pub fn is_deceptive(c: char) -> bool {
+    matches!(c,
+        '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        | '\u{061c}' | '\u{feff}')
+}
+
+/// The one sanitiser of text fabcheck shows (console lines, reports): ANSI escape sequences
+/// removed, C0 and C1 control characters removed (those XML 1.0 forbids among them; tab and
+/// newline kept), and the bidirectional and invisible
+/// characters of [`is_deceptive`] removed.
 pub fn clean_text(s: &str) -> String {
     static ANSI: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = ANSI.get_or_init(|| {
@@ -78,7 +89,11 @@ pub fn clean_text(s: &str) -> String {
         .filter(|&c| {
             c == '\t'
                 || c == '\n'
-                || (c >= ' ' && c != '\u{7f}' && c != '\u{fffe}' && c != '\u{ffff}')
+                || (c >= ' '
+                    && !('\u{7f}'..='\u{9f}').contains(&c)
+                    && c != '\u{fffe}'
+                    && c != '\u{ffff}'
+                    && !is_deceptive(c))
         })
         .map(|c| if c == '\r' { '\n' } else { c })
         .collect()
@@ -101,5 +116,12 @@ mod tests {
         assert_eq!(fmt_in(4194304.0, "bytes"), "4194304");
         assert_eq!(fmt_in(0.027000000003, "x"), fmt_num(0.027000000003));
         assert_eq!(fmt_in(f64::NAN, "GB/s"), "NaN");
+    }
+
+    #[test]
+    fn the_sanitiser_drops_c1_controls_and_bidi_overrides() {
+        let s = super::clean_text("ok\u{202e}LIAF\u{9b}31m\u{85}x\u{2066}y\u{200b}\r\n");
+        assert_eq!(s, "okLIAF31mxy\n");
+        assert_eq!(super::clean_text("GB/s µs – ü"), "GB/s µs – ü");
     }
 }

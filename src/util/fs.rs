@@ -6,20 +6,18 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// Open `path` for reading if it is a regular file (after links). The open itself does not
-/// wait (`O_NONBLOCK`: a FIFO with no writer would block `open` for ever); anything else is
-/// an `InvalidInput` error saying what it is.
-pub fn open_regular(path: &Path) -> io::Result<File> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let t = f.metadata()?.file_type();
-    if t.is_file() {
-        return Ok(f);
-    }
+/// The most fabcheck reads of a script or a module (8 MiB; the largest shipped script is a
+/// few dozen KiB).
+pub const SCRIPT_CAP: u64 = 8 << 20;
+/// The most fabcheck reads of an inventory (16 MiB: thousands of nodes fit in a few MiB).
+pub const INVENTORY_CAP: u64 = 16 << 20;
+
+/// What a file of this type is, when it is not a regular file.
+fn not_regular(t: std::fs::FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
-    let what = if t.is_fifo() {
+    Some(if t.is_file() {
+        return None;
+    } else if t.is_fifo() {
         "a FIFO (named pipe)"
     } else if t.is_dir() {
         "a directory"
@@ -29,11 +27,29 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
         "a device"
     } else {
         "not a plain file"
-    };
-    Err(io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("{what}, not a regular file; point at a captured output file"),
-    ))
+    })
+}
+
+/// Open `path` for reading if it is a regular file (after links); `hint` says what to point
+/// at instead. The open itself does not wait (`O_NONBLOCK`: a FIFO with no writer would block
+/// `open` for ever); anything else is an `InvalidInput` error saying what it is.
+fn open_regular_for(path: &Path, hint: &str) -> io::Result<File> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    match not_regular(f.metadata()?.file_type()) {
+        None => Ok(f),
+        Some(what) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what}, not a regular file; {hint}"),
+        )),
+    }
+}
+
+/// Open `path` for reading if it is a regular file (a captured output, a transcript).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    open_regular_for(path, "point at a captured output file")
 }
 
 /// The whole text of a regular file ([`open_regular`]).
@@ -42,6 +58,34 @@ pub fn read_regular(path: &Path) -> io::Result<String> {
     let mut s = String::new();
     open_regular(path)?.read_to_string(&mut s)?;
     Ok(s)
+}
+
+/// The text of `path` (a script, a module, an inventory: `what`), read only if it is a
+/// regular file of at most `cap` bytes: a FIFO, a device (`/dev/zero`) or a directory is
+/// refused at once, and a larger file after `cap` bytes, with an error that says so.
+pub fn read_capped(path: &Path, cap: u64, what: &str) -> io::Result<String> {
+    use std::io::Read;
+    let f = open_regular_for(path, &format!("point at the {what} file"))?;
+    let mut buf = Vec::new();
+    f.take(cap + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "larger than {}, the most fabcheck reads of a {what}; is it the right file?",
+                crate::util::fmt::human_bytes(cap as f64)
+            ),
+        ));
+    }
+    String::from_utf8(buf).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "not UTF-8 text (byte {}); is it the right file?",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -62,6 +106,20 @@ mod tests {
         assert!(e.to_string().contains("directory"), "{e}");
         std::fs::write(dir.join("f"), "text").unwrap();
         assert_eq!(read_regular(&dir.join("f")).unwrap(), "text");
+        // Capped reads: a FIFO and /dev/zero at once, a file over the cap with the cap named.
+        let t = std::time::Instant::now();
+        let e = read_capped(&fifo, SCRIPT_CAP, "script").unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let e = read_capped(Path::new("/dev/zero"), SCRIPT_CAP, "script").unwrap_err();
+        assert!(e.to_string().contains("a device"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        std::fs::write(dir.join("big"), vec![b'x'; 2049]).unwrap();
+        let e = read_capped(&dir.join("big"), 2048, "inventory").unwrap_err();
+        assert!(e.to_string().contains("larger than 2KiB"), "{e}");
+        assert_eq!(
+            read_capped(&dir.join("f"), 2048, "inventory").unwrap(),
+            "text"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -351,24 +351,31 @@ fn reports_never_write_through_planted_links() {
     for pid in 1..400 {
         let _ = std::os::unix::fs::symlink(&victim, f.dir().join(format!(".r.json.{pid}.tmp")));
     }
-    let o = f
-        .umask(0o077)
-        .args([
-            "run",
-            "s.rhai",
-            "--junit",
-            "{dir}/r.xml",
-            "--json",
-            "{dir}/r.json",
-        ])
-        .run();
-    o.code(0);
+    let args = [
+        "run",
+        "s.rhai",
+        "--junit",
+        "{dir}/r.xml",
+        "--json",
+        "{dir}/r.json",
+    ];
+    // Issue 36: a link at the report path is refused (exit 2), neither followed nor replaced.
+    let o = f.umask(0o077).args(args).run();
+    o.code(2);
+    assert!(o.stderr.contains("symbolic link"), "{}", o.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let meta = std::fs::symlink_metadata(o.dir.join("r.xml")).unwrap();
-    assert!(
-        meta.file_type().is_file(),
-        "the link was replaced by the report"
-    );
+    assert!(meta.file_type().is_symlink(), "the link was replaced");
+    // Without the link at the name, the planted temp names change nothing.
+    std::fs::remove_file(o.dir.join("r.xml")).unwrap();
+    let mut f = Fab::new().file("s.rhai", "test(\"a\", || { assert(true); });\n");
+    for pid in 1..400 {
+        let _ = std::os::unix::fs::symlink(&victim, f.dir().join(format!(".r.json.{pid}.tmp")));
+    }
+    f = f.umask(0o077).args(args);
+    let o = f.run();
+    o.code(0);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let mode = std::fs::metadata(o.dir.join("r.json"))
         .unwrap()
         .permissions()
@@ -487,7 +494,9 @@ fn two_signals_while_connecting_leave_no_control_dir_and_no_local_ssh() {
     // run is interrupted twice while its masters connect. The second signal used to exit at
     // once, leaving the control directory and the connecting ssh processes.
     use std::time::{Duration, Instant};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // Two nodes are two addresses (one SSH destination is one node): 127.0.0.1 and
+    // 127.0.0.2, both on the loopback, where the listener on every address answers.
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = accepted.clone();
@@ -499,7 +508,7 @@ fn two_signals_while_connecting_leave_no_control_dir_and_no_local_ssh() {
         }
     });
     let inv = format!(
-        "[defaults]\nport = {port}\nconnect_timeout = \"60s\"\nknown_hosts = \"off\"\nssh_config = \"ssh_config\"\n[[node]]\nname = \"a\"\nhost = \"127.0.0.1\"\n[[node]]\nname = \"b\"\nhost = \"127.0.0.1\"\n"
+        "[defaults]\nport = {port}\nconnect_timeout = \"60s\"\nknown_hosts = \"off\"\nssh_config = \"ssh_config\"\n[[node]]\nname = \"a\"\nhost = \"127.0.0.1\"\n[[node]]\nname = \"b\"\nhost = \"127.0.0.2\"\n"
     );
     let f = Fab::new()
         .file("inv.toml", &inv)

@@ -9,6 +9,7 @@ mod console_warn;
 mod discover;
 mod dry_run;
 mod hardening;
+mod hardening4;
 mod inventory_limits;
 mod inventory_slurm;
 mod lab_discover;
