@@ -313,7 +313,11 @@ fn with_the_examples_settings_real_faults_still_fail() {
     let o = run_example(&inv, "fabric_health.rhai", &["--scenario", "spark-pcie-x2"]);
     let t = "health: pcie link [spark-02]";
     assert_eq!(o.status(t), "failure", "{}", o.stdout);
-    assert!(o.message(t).contains("32.0 GT/s x2, expected 32 GT/s x4"), "{}", o.message(t));
+    assert!(
+        o.message(t).contains("32.0 GT/s x2, expected 32 GT/s x4"),
+        "{}",
+        o.message(t)
+    );
     let (inv, _) = sim_with("six-sparks-switch.toml");
     let o = run_example(
         &inv,
