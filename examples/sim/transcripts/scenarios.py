@@ -220,6 +220,7 @@ for n in ["spark-01", "spark-02"]:
 for a, b, ip in [("spark-01", "spark-02", "192.168.200.11"), ("spark-02", "spark-01", "192.168.200.10")]:
     s.expect(FIVE, f"step 1: ping mesh [{a} -> {b}]", [ip, "ping loss"])
     s.expect(FIVE, f"step 2: passwordless ssh [{a} -> {b}]", [ip])
+    s.expect(FIVE, f"step 1: MTU end to end [{a} -> {b}]", [ip, "0 of 3 8972-byte don't-fragment pings"])
     s.expect(BASE, f"link: MTU end to end [{a} -> {b}]", [ip])
 s.expect(FIVE, "step 3: link speed [spark-02]", ["spark-02", "enP2p1s0f1np1: link down"])
 s.expect(BASE, "link: speed and EEE [spark-02]", ["spark-02", "enP2p1s0f1np1: link down"])
@@ -660,3 +661,137 @@ s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["0 of", "network 
 s.expect(BASE, "nccl: all_reduce 2 nodes", ["0 of", "network channels go via GDRDMA"])
 s.write()
 # --- END platform profile scenarios ---
+# --- BEGIN five-step (issue 30 section 3, helper fivestep) ---
+# Teams run only the five-step in a window: what it must catch itself.
+# 1. The jumbo path and the RoCE MTU in step 1.
+s = Scenario("jumbo-path-broken-one-direction", "spark-01 holds a cached path-MTU exception of 1500 for 192.168.200.11 (ip route get shows `cache expires ... mtu 1500`): its 8972-byte don't-fragment pings on the second rail are refused locally, spark-02 -> spark-01 jumbo pings still pass (the reply is fragmented), and small pings, SSH, RDMA and NCCL are unaffected")
+ip0, ip1 = IPS["spark-02"]
+mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[0]} -s 8972 {ip0}", f"ping -n -c 3 -W 2 -M do -I {IFACES[1]} -s 8972 {ip1}"]
+refused = (f"PING {ip1} ({ip1}) 8972(9000) bytes of data.\n\n--- {ip1} ping statistics ---\n"
+           "3 packets transmitted, 0 received, +3 errors, 100% packet loss, time 2041ms\n\n")
+s.answer("spark-01", ping_all_cmd(mtu), "n.ping_all: the healthy first rail's jumbo answer, then iputils' local MTU refusal on the second in the words and statistics line of public captures (`ping: local error: message too long, mtu=1500` on stderr, `+3 errors, 100% packet loss`)",
+         stdout=ping_all_out([(0, ping_text(ip0, 3, 8972), ""), (1, refused, "ping: local error: message too long, mtu=1500\n" * 3)]), ms=2050)
+JUMBO = ["spark-01 enP2p1s0f1np1 -> 192.168.200.11", "0 of 3 8972-byte don't-fragment pings", "spark-01 refuses to send them", "mtu=1500"]
+s.expect(FIVE, "step 1: MTU end to end [spark-01 -> spark-02]", JUMBO)
+s.expect(BASE, "link: MTU end to end [spark-01 -> spark-02]", JUMBO)
+s.write()
+
+s = Scenario("roce-mtu-1024-on-jumbo", "spark-01's roceP2p1s0f1 runs RoCE at active_mtu 1024 while its netdev enP2p1s0f1np1 carries MTU 9000 (RDMA sends 1 KiB packets: the five-step's step 1 names it)")
+blk = dv.split("hca_id:\troceP2p1s0f1\n", 1)
+blk2 = blk[1].replace("active_mtu:\t\t4096 (5)", "active_mtu:\t\t1024 (3)", 1)
+assert blk2 != blk[1]
+s.answer("spark-01", "ibv_devinfo", "the real DGX Spark ibv_devinfo capture with roceP2p1s0f1's active_mtu 1024 (3)",
+         stdout=blk[0] + "hca_id:\troceP2p1s0f1\n" + blk2, ms=80)
+ROCE_MTU = ["spark-01", "roceP2p1s0f1: active_mtu 1024", "enP2p1s0f1np1 MTU 9000", "expected 4096"]
+s.expect(FIVE, "step 1: roce mtu [spark-01]", ROCE_MTU)
+s.expect(HEALTH, "health: roce mtu [spark-01]", ROCE_MTU)
+s.write()
+# 2. The recipe's NCCL environment (step 4), and step 3 running NCCL with it.
+def recipe_scenario(name, description, fname, text, nccl_env, nccl_text, healthy=False):
+    """A scenario whose recipe (read on spark-01, --set recipe=/home/nvidia/recipe/FNAME) is
+    `text`; step 3 then runs NCCL with the recipe's NCCL_* variables `nccl_env` (sorted, as
+    the launch passes them) and gets `nccl_text`."""
+    s = Scenario(name, description, healthy=healthy)
+    s.answer("spark-01", f"cat -- /home/nvidia/recipe/{fname}", "the recipe file (example content)", stdout_file=s.file(fname, text), ms=4)
+    xs = " ".join(f"-x {k}" for k in sorted(set(nccl_env) | {"NCCL_IB_HCA"})) + " -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS"
+    cmd = nccl_cmd("spark-01").replace("-x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS", xs)
+    s.answer("spark-01", cmd, "all_reduce_perf launched with the recipe's NCCL variables", stdout_file=s.file("all_reduce_perf.txt", nccl_text), ms=80000)
+    return s, ["--set", f"recipe=/home/nvidia/recipe/{fname}"]
+SOCKET_NCCL = nccl_scaled(HEALTHY_NCCL.replace("NCCL INFO Initialized NET plugin IB", "NCCL INFO NET/Socket : Using [0]enp1s0f1np1:192.168.100.10<0>")
+    .replace("Assigned NET plugin IB", "Assigned NET plugin Socket").replace("Using network IB", "Using network Socket").replace("via NET/IB/", "via NET/Socket/"), 2.9 / 23.09)
+NO_IB_DEV = nccl_scaled(re.sub(r"NCCL INFO NET/IB : Using .*", "NCCL INFO NET/IB : No device found.", HEALTHY_NCCL)
+    .replace("NCCL INFO Initialized NET plugin IB", "NCCL INFO NET/Socket : Using [0]enp1s0f1np1:192.168.100.10<0>")
+    .replace("Assigned NET plugin IB", "Assigned NET plugin Socket").replace("Using network IB", "Using network Socket").replace("via NET/IB/", "via NET/Socket/"), 2.9 / 23.09)
+NO_IB_LINE = re.sub(r".*NCCL INFO NET/IB : Using .*\n", "", SOCKET_NCCL)
+HEAD = "# serving environment of the two Sparks (sourced by launch.sh)\nexport MASTER_ADDR=192.168.100.10\nexport MASTER_PORT=29500\n"
+
+s, a = recipe_scenario("nccl-env-ib-disabled", "the serving recipe's env file says `export NCCL_IB_DISABLE=1` (left from a debugging session): NCCL runs over TCP sockets at 2.9 GB/s", "serve.env",
+    HEAD + "export NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1\nexport NCCL_IB_DISABLE=1\n", ["NCCL_IB_DISABLE"], NO_IB_LINE)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_IB_DISABLE=1 (/home/nvidia/recipe/serve.env line 5): NCCL will not use IB/RoCE at all and runs over TCP sockets"], args=a)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["Socket"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-socket-ifname-mgmt", "the recipe says `export NCCL_SOCKET_IFNAME=en` (a prefix): it selects the management NIC enP7s7 besides the two fabric rails, so NCCL's bootstrap and socket traffic may leave over the management network", "serve.env",
+    HEAD + "export NCCL_SOCKET_IFNAME=en\n", ["NCCL_SOCKET_IFNAME"], HEALTHY_NCCL)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_SOCKET_IFNAME=en (/home/nvidia/recipe/serve.env line 4): spark-01: it selects enP7s7 (10.0.0.11), not a fabric interface", "spark-02: it selects enP7s7"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-ib-hca-absent", "the recipe was copied from a DGX H100 cluster: `export NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5`, devices a Spark does not have (its are rocep1s0f1, roceP2p1s0f1): NCCL finds no IB device and falls back to sockets", "serve.env",
+    HEAD + "export NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5\n", ["NCCL_IB_HCA"], NO_IB_DEV)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5 (/home/nvidia/recipe/serve.env line 4): spark-01: it names mlx5_0, which spark-01 does not have", "no ACTIVE RDMA device"], args=a)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["Socket"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-ib-hca-down", "the recipe names the QSFP port without a cable: `export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0` (f0, DOWN on a one-cable Spark; the cabled rails are f1): NCCL finds no active device and falls back to sockets", "serve.env",
+    HEAD + "export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0\n", ["NCCL_IB_HCA"], NO_IB_DEV)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0", "spark-01: it names rocep1s0f0 port 1, which is DOWN", "roceP2p1s0f0 port 1, which is DOWN", "no ACTIVE RDMA device"], args=a)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["Socket"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-gid-index-v1", "the recipe says `export NCCL_IB_GID_INDEX=2`: on the Sparks that is the RoCE v1 GID of the fabric address (v2 is at 3): NCCL would send RoCE v1 (not routable, no ECN) although the run itself completes", "serve.env",
+    HEAD + "export NCCL_IB_GID_INDEX=2\n", ["NCCL_IB_GID_INDEX"], HEALTHY_NCCL)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_IB_GID_INDEX=2 (/home/nvidia/recipe/serve.env line 4): spark-01 rocep1s0f1: GID 2 is RoCE v1 192.168.100.10", "index [3]", "spark-02 roceP2p1s0f1"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-export-lines-healthy", "healthy: the recipe is a shell env file of `export VAR=value` lines (MASTER_ADDR on the fabric, NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1, NCCL_SOCKET_IFNAME==enp1s0f1np1,enP2p1s0f1np1, NCCL_IB_GID_INDEX=3, NCCL_DEBUG=WARN): steps 3 and 4 pass, NCCL runs with those settings", "serve.env",
+    "#!/bin/sh\n" + HEAD + "export NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1\nexport NCCL_SOCKET_IFNAME==enp1s0f1np1,enP2p1s0f1np1   # the two rails\nexport NCCL_IB_GID_INDEX=3\nexport NCCL_DEBUG=WARN\n",
+    ["NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME"], HEALTHY_NCCL, healthy=True)
+s.expect(FIVE, "step 4: recipe NCCL settings", [], args=a)
+s.write()
+
+# 3. NCCL's own evidence.
+def nccl_rows(text, change):
+    """The healthy answer with change(size, fields) applied to every result row's fields."""
+    out = []
+    for line in text.split("\n"):
+        f = line.split()
+        if len(f) == 13 and f[0].isdigit():
+            f = change(int(f[0]), f)
+            line = (f"{f[0]:>12} {f[1]:>13} {f[2]:>9} {f[3]:>7} {f[4]:>7} {f[5]:>8} {f[6]:>7} {f[7]:>7} {f[8]:>7} "
+                    f"{f[9]:>8} {f[10]:>7} {f[11]:>7} {f[12]:>7}")
+        out.append(line)
+    return "\n".join(out)
+def wrong(size, f):
+    if size >= 64 << 20:
+        f[8] = str(size // 4096); f[12] = str(size // 4096)
+    return f
+s = Scenario("nccl-wrong-nonzero-exit0", "all_reduce_perf exits 0 but its #wrong column is non-zero from 64 MiB on (data corruption: older nccl-tests exit 0 with wrong results); bandwidth and transport look healthy")
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with #wrong = size/4096 in both columns from 64 MiB on, exit 0", stdout_file=s.file("all_reduce_perf.txt", nccl_rows(HEALTHY_NCCL, wrong)), ms=80000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["wrong results (data corruption)", "67108864 B out-of-place #wrong 16384", "exited 0"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["wrong results (data corruption)"])
+s.write()
+
+def collapse(size, f):
+    if 8 << 20 <= size <= 64 << 20:
+        for t, a, b in [(5, 6, 7), (9, 10, 11)]:
+            tt = float(f[t]) * 4
+            bw = size / tt / 1e3
+            f[t], f[a], f[b] = f"{tt:.2f}", f"{bw:.2f}", f"{bw:.2f}"
+    return f
+s = Scenario("nccl-midsize-collapse", "NCCL's busbw collapses to a quarter between 8 and 64 MiB (the sizes of tensor-parallel traffic) and recovers above: the best point (23.09 GB/s at 1 GiB) still passes the threshold")
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with the 8-64 MiB rows four times slower", stdout_file=s.file("all_reduce_perf.txt", nccl_rows(HEALTHY_NCCL, collapse)), ms=80000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["collapses at mid sizes", "8388608 B: 5.5 GB/s", "below 70.0% of 21.02 GB/s at 4194304 B"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["collapses at mid sizes"])
+s.write()
+
+s = Scenario("nccl-warn-net", "during the run spark-02's NCCL logs `NCCL WARN NET/IB : Got async event : port error` (a rail flapped); the run completes with healthy numbers")
+warned = HEALTHY_NCCL.replace("\n#\n#     ", "\nspark-02:3987:4060 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got async event : port error\n#\n#     ", 1)
+assert warned != HEALTHY_NCCL
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with one NCCL WARN line (the words of a real training log's line, the prefix format of a real NCCL WARN capture; see SOURCES.md)", stdout_file=s.file("all_reduce_perf.txt", warned), ms=80000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["NCCL warned about the network", "spark-02:3987:4060", "Got async event : port error"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["NCCL warned about the network"])
+s.write()
+
+s = Scenario("nccl-ranks-on-one-node", "both NCCL ranks ran on spark-01 (spark-02's fabric address answered from spark-01, or a host list naming it twice): NCCL never crossed the fabric, yet the run completes")
+one = HEALTHY_NCCL.replace("Pid   3987 on   spark-02", "Pid   4212 on   spark-01")
+assert one != HEALTHY_NCCL
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with rank 1's line on spark-01", stdout_file=s.file("all_reduce_perf.txt", one), ms=80000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["2 ranks ran on 1 host(s)", "for 2 nodes", "ranks shared a node"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["ranks shared a node"])
+s.write()
+
+# --- END five-step ---
