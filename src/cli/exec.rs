@@ -12,6 +12,7 @@ pub fn exec(
     target: &Target,
     fanout: Option<usize>,
     timeout: Option<&str>,
+    raw: bool,
     command: &[String],
 ) -> i32 {
     if target.nodes.is_none() && target.inventory.is_none() {
@@ -68,7 +69,13 @@ pub fn exec(
         worst = worst.max(code);
         groups.entry(key).or_default().push(n.name.clone());
     }
-    let mut ordered: Vec<(String, Vec<String>)> = groups.into_iter().collect();
+    let mut ordered: Vec<(String, Vec<String>)> = groups
+        .into_iter()
+        .map(|(out, names)| match raw {
+            true => (out, names),
+            false => (crate::util::fmt::clean_text(&out), names),
+        })
+        .collect();
     ordered.sort_by_key(|(_, names)| std::cmp::Reverse(names.len()));
     for (out, names) in ordered {
         println!(

@@ -100,6 +100,10 @@ fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i3
     if a.replay.is_some() && a.record.is_some() {
         return Err(usage("--record and --replay cannot be used together"));
     }
+    if let Some(dir) = &a.record {
+        let names: Vec<&str> = inv.nodes.iter().map(|n| n.name.as_str()).collect();
+        crate::transport::record::check_dir(dir, &names).map_err(usage)?;
+    }
     let baseline = match &a.baseline {
         Some(p) => Some((
             p.display().to_string(),
@@ -221,6 +225,7 @@ fn execute(a: &RunArgs, p: &Prepared, console: &Console) -> Vec<crate::run::mode
 
 /// Write every report asked for: (what was written, whether any write failed).
 fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
+    use std::io::Write;
     let mut written = Vec::new();
     let mut write_failed = false;
     let mut write = |path: &Option<PathBuf>, what: &str, body: String| {
@@ -228,7 +233,10 @@ fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
             match report::write_atomic(p, body.as_bytes()) {
                 Ok(made) => {
                     for d in made {
-                        eprintln!(
+                        // Not eprintln: after SIGHUP the terminal may be gone (EIO), and
+                        // the other reports must still be written.
+                        let _ = writeln!(
+                            std::io::stderr(),
                             "note: the folder {} of the {what} report did not exist; fabcheck \
                              made the folder",
                             d.display()
@@ -237,7 +245,11 @@ fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
                     written.push(format!("{what}: {}", p.display()))
                 }
                 Err(e) => {
-                    eprintln!("error: cannot write the {what} report {}: {e}", p.display());
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "error: cannot write the {what} report {}: {e}",
+                        p.display()
+                    );
                     write_failed = true;
                 }
             }

@@ -385,3 +385,47 @@ fn local_env_reaches_a_sudo_command_as_root_and_as_another_user_and_no_argv() {
         );
     }
 }
+
+/// Issue 36, item 5: a login shell whose `~/.bashrc` prints 1.1 MB before every command (over
+/// the 1 MiB that used to end the search for the start line): the command's output is only
+/// its own (on main: the banner, the run's start line, then `hello`). A shell that prints as
+/// much and then never runs the command is an error that says so, not output.
+#[test]
+fn a_login_banner_over_1_mib_never_reaches_the_output() {
+    use crate::common::lab::Variant;
+    let v = Variant {
+        noisy_shell: true,
+        ..Default::default()
+    };
+    let Some(lab) =
+        Lab::ensure_variant(4, &v, "a_login_banner_over_1_mib_never_reaches_the_output")
+    else {
+        return;
+    };
+    let rc = "/home/fclab/.bashrc";
+    let mark = std::fs::read_to_string(rc).unwrap();
+    let mark = mark.lines().next().unwrap().to_string();
+    // The first line stays lab.sh's mark: dropping the variant lab restores the rc file.
+    let banner = "head -c 1100000 /dev/zero | tr '\\0' B; echo\n";
+    std::fs::write(rc, format!("{mark}\n{banner}")).unwrap();
+    let s = "test(\"echo\", || { let r = node(\"lab01\").run(\"echo hello\"); assert_eq(r.stdout, \"hello\\n\", \"only the command's output\"); });\n";
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &lab.inventory(), "-w", "lab01"])
+        .reports()
+        .run();
+    let m = o.message("echo");
+    assert_eq!(o.status("echo"), "pass", "{m}\n{}", o.stderr);
+    // The flood without the start line: the shell exits before the command.
+    std::fs::write(rc, format!("{mark}\n{banner}exit 0\n")).unwrap();
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &lab.inventory(), "-w", "lab01"])
+        .reports()
+        .run();
+    std::fs::write(rc, format!("{mark}\n")).unwrap();
+    let m = o.message("echo");
+    assert_eq!(o.status("echo"), "error", "{m}");
+    assert!(m.contains("never fabcheck's start line"), "{m}");
+    assert!(!m.contains("BBBBBBBB"), "{m}");
+}
