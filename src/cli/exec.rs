@@ -88,11 +88,8 @@ pub fn exec(
             println!();
         }
     }
-    for t in env.transports.all() {
-        if cancel::interrupted() {
-            t.cleanup();
-        }
-        t.close();
+    for l in super::run::end_transports(&env, cancel::interrupted()) {
+        eprintln!("NOT CLEANED UP {}", crate::util::fmt::clean_text(&l.line()));
     }
     if cancel::interrupted() {
         return super::EXIT_INTERRUPTED;

@@ -40,14 +40,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     }
     let suites = execute(&a, &p, &console);
     let interrupted = cancel::interrupted();
-    if interrupted {
-        for t in p.env.transports.all() {
-            t.cleanup();
-        }
-    }
-    for t in p.env.transports.all() {
-        t.close();
-    }
+    let not_cleaned_up = end_transports(&p.env, interrupted);
     let mut run = RunResult {
         fabcheck_version: env!("CARGO_PKG_VERSION").to_string(),
         started: started_at,
@@ -60,6 +53,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         suites,
         tool_versions: vec![],
         profiles: vec![],
+        not_cleaned_up,
     };
     let baseline = p.baseline.as_ref().map(|(path, b)| (path.as_str(), b));
     if let Some(t) = crate::run::finish::finish(&mut run, baseline) {
@@ -82,6 +76,26 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     } else {
         EXIT_OK
     }
+}
+
+/// End what the run left on the nodes (everything after an interrupt, else the commands whose
+/// end is not known) and close the connections: the nodes that could not be cleaned up.
+pub fn end_transports(
+    env: &crate::run::env::RunEnv,
+    interrupted: bool,
+) -> Vec<crate::transport::Leftover> {
+    let mut left = Vec::new();
+    for t in env.transports.all() {
+        left.extend(if interrupted {
+            t.cleanup()
+        } else {
+            t.cleanup_pending()
+        });
+    }
+    for t in env.transports.all() {
+        t.close();
+    }
+    left
 }
 
 /// Arguments, inventory, baseline, scripts and `--set` keys: every usage error (exit 2) before

@@ -244,6 +244,11 @@ pub struct RunResult {
     /// ([`super::profile`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<super::profile::NodeProfile>,
+    /// Nodes where the run's commands could not be ended (their sshd died, they stopped
+    /// answering, no fresh connection could be made): what may still run there, and until
+    /// when at the latest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_cleaned_up: Vec<crate::transport::Leftover>,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -319,6 +324,7 @@ impl RunResult {
             }],
             tool_versions: vec![],
             profiles: vec![],
+            not_cleaned_up: vec![],
         }
     }
 }

@@ -251,8 +251,11 @@ impl Transport for Recorder {
         }
         res
     }
-    fn cleanup(&self) {
+    fn cleanup(&self) -> Vec<super::Leftover> {
         self.inner.cleanup()
+    }
+    fn cleanup_pending(&self) -> Vec<super::Leftover> {
+        self.inner.cleanup_pending()
     }
     fn close(&self) {
         self.inner.close()

@@ -242,6 +242,7 @@ impl SshTransport {
         // No polling: output, the exit, an interrupt or the deadline, whichever comes first.
         let deadline = tokio::time::sleep(req.timeout + Duration::from_secs(8));
         tokio::pin!(deadline);
+        self.sent(node, tag, req);
         let spawned = tokio::select! {
             r = cmd.spawn() => r,
             _ = cancel::cancelled() => return Err(stopped(Stop::Interrupted, node, req, None)),
