@@ -52,6 +52,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         params: p.params.clone(),
         suites,
         tool_versions: vec![],
+        unreachable: vec![],
         profiles: vec![],
         not_cleaned_up,
     };

@@ -278,10 +278,13 @@ impl Inventory {
         })?;
         let wanted: Option<HashSet<&str>> =
             allocation.map(|(_, names)| names.iter().map(String::as_str).collect());
-        let declared = declared_nodes(&src, &file, wanted.as_ref())?;
+        let mut declared = declared_nodes(&src, &file, wanted.as_ref())?;
         let nodes = match allocation {
-            None => declared.nodes,
-            Some(alloc) => allocated_nodes(&src, &file, alloc, declared.allocated)?,
+            None => std::mem::take(&mut declared.nodes),
+            Some(alloc) => {
+                let allocated = std::mem::take(&mut declared.allocated);
+                allocated_nodes(&src, &file, alloc, allocated)?
+            }
         };
         if nodes.is_empty() {
             return Err(InventoryError {
@@ -289,6 +292,7 @@ impl Inventory {
                 message: "the inventory declares no node; add a [[node]] table with a name".into(),
             });
         }
+        unique_addresses(&src, &file, &declared, &nodes)?;
         let groups = checked_groups(path, &file, wanted.as_ref(), &declared.first_seen)?;
         let fanout = file.defaults.fanout.unwrap_or(DEFAULT_FANOUT).max(1);
         Ok(Inventory {
@@ -507,6 +511,8 @@ struct Declared {
     /// name -> offset of its first declaration (the line is only worked out for an error:
     /// counting lines for every node made loading quadratic).
     first_seen: HashMap<String, usize>,
+    /// name -> index of its `[[node]]` (to point an error at the value inside that table).
+    table: HashMap<String, usize>,
 }
 
 /// Every `[[node]]` expanded to its names and hosts, names checked (valid, declared once);
@@ -521,6 +527,7 @@ fn declared_nodes(
         nodes: Vec::new(),
         allocated: HashMap::new(),
         first_seen: HashMap::new(),
+        table: HashMap::new(),
     };
     for (idx, spanned) in file.node.iter().enumerate() {
         let start = spanned.span().start;
@@ -539,6 +546,7 @@ fn declared_nodes(
                 return Err(src.at(name_at, format!("`{n}` is not a valid node name")));
             }
             out.first_seen.insert(n.clone(), name_at);
+            out.table.insert(n.clone(), idx);
             match wanted {
                 None => {
                     let node = Node::resolve(n, host, f, &file.defaults, base)
@@ -586,6 +594,84 @@ fn names_and_hosts(
         }
     };
     Ok((names, hosts))
+}
+
+/// Each address belongs to exactly one node: a fabric address (compared as an address, so
+/// `fe80::1` and `fe80:0::1` are one) or an SSH destination (host and port, ssh transport
+/// only: local and replayed nodes have no destination) owned by two nodes is an error naming
+/// both, located at the second one's value. Linear in the number of addresses.
+fn unique_addresses(
+    src: &Source,
+    file: &File,
+    declared: &Declared,
+    nodes: &[Node],
+) -> Result<(), InventoryError> {
+    let mut ips: HashMap<std::net::IpAddr, &str> = HashMap::new();
+    let mut hosts: HashMap<(&str, Option<u16>), &str> = HashMap::new();
+    for n in nodes {
+        for ip in &n.fabric_ips {
+            let Ok(addr) = ip.parse::<std::net::IpAddr>() else {
+                continue;
+            };
+            if let Some(first) = ips.insert(addr, &n.name) {
+                let what = format!("fabric address {ip}");
+                return Err(owned_twice(src, file, declared, &n.name, first, ip, &what));
+            }
+        }
+        if n.transport == TransportKind::Ssh {
+            if let Some(first) = hosts.insert((&n.host, n.port), &n.name) {
+                let what = match n.port {
+                    Some(p) => format!("SSH destination {}:{p}", n.host),
+                    None => format!("SSH destination {}", n.host),
+                };
+                return Err(owned_twice(
+                    src, file, declared, &n.name, first, &n.host, &what,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The error for `value` (`what`) of node `second` that node `first` also has.
+fn owned_twice(
+    src: &Source,
+    file: &File,
+    declared: &Declared,
+    second: &str,
+    first: &str,
+    value: &str,
+    what: &str,
+) -> InventoryError {
+    let line_of = |n: &str| {
+        declared
+            .first_seen
+            .get(n)
+            .map(|&o| format!(" (line {})", line_col(src.text, o).0))
+            .unwrap_or_default()
+    };
+    let message = format!(
+        "node `{second}` has {what}, which node `{first}`{} also has; each address belongs to \
+         exactly one node: correct the inventory (or run fabcheck discover to see what each \
+         node owns)",
+        line_of(first)
+    );
+    // At the value inside the second node's table, else at its name.
+    let at = declared.table.get(second).and_then(|&idx| {
+        let span = file.node[idx].span();
+        let quoted = format!("\"{value}\"");
+        src.text
+            .get(span.clone())
+            .and_then(|t| t.find(&quoted))
+            .map(|o| span.start + o + 1)
+    });
+    match at.or_else(|| declared.first_seen.get(second).copied()) {
+        Some(off) => src.at(off, message),
+        None => InventoryError {
+            location: src.path.display().to_string(),
+            message,
+        },
+    }
 }
 
 /// Slurm: the allocated nodes in allocation order, each with its `[[node]]` when the file has
@@ -754,6 +840,42 @@ fabric = "spark-[01-03]"
         inv.restrict("n[00100-00199],n00005").unwrap();
         assert_eq!(inv.nodes.len(), 101);
         assert_eq!(inv.nodes[0].name, "n00005");
+    }
+
+    #[test]
+    fn an_address_owned_by_two_nodes_names_both_and_the_value() {
+        // spark-02 was given spark-01's second rail address (a copied netplan)
+        let e = parse(
+            "[[node]]\nname = \"spark-01\"\nfabric_ips = [\"192.168.100.10\", \"192.168.200.10\"]\n\
+             [[node]]\nname = \"spark-02\"\nfabric_ips = [\"192.168.100.11\", \"192.168.200.10\"]\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.location, "inv.toml:6:34", "{e}");
+        assert!(
+            e.message.contains("`spark-02`")
+                && e.message.contains("`spark-01` (line 2)")
+                && e.message.contains("192.168.200.10"),
+            "{e}"
+        );
+        // one address written two ways is one address
+        let e = parse("[[node]]\nname = \"a\"\nfabric_ips = [\"fd00::1\"]\n[[node]]\nname = \"b\"\nfabric_ips = [\"fd00:0::1\"]\n").unwrap_err();
+        assert!(
+            e.message.contains("`b` has fabric address fd00:0::1"),
+            "{e}"
+        );
+        // a node set sharing one list of addresses: every node would own them
+        let e = parse("[[node]]\nname = \"n[1-2]\"\nfabric_ips = [\"10.0.0.1\"]\n").unwrap_err();
+        assert!(
+            e.message.contains("`n2`") && e.message.contains("`n1`"),
+            "{e}"
+        );
+        // two nodes behind one SSH destination are one machine; another port is another one
+        let e = parse("[[node]]\nname = \"a\"\nhost = \"10.0.0.11\"\n[[node]]\nname = \"b\"\nhost = \"10.0.0.11\"\n").unwrap_err();
+        assert_eq!(e.location, "inv.toml:6:9", "{e}");
+        assert!(e.message.contains("SSH destination 10.0.0.11"), "{e}");
+        parse("[[node]]\nname = \"a\"\nhost = \"h\"\nport = 2201\n[[node]]\nname = \"b\"\nhost = \"h\"\nport = 2202\n").unwrap();
+        // local and replayed nodes have no SSH destination; distinct addresses are fine
+        parse("[defaults]\ntransport = \"local\"\n[[node]]\nname = \"a\"\nhost = \"x\"\nfabric_ips = [\"10.0.0.1\"]\n[[node]]\nname = \"b\"\nhost = \"x\"\nfabric_ips = [\"10.0.0.2\"]\n").unwrap();
     }
 
     #[test]

@@ -184,7 +184,7 @@ interfaces = ["ib0"]
 [[node]]
 name = "gpu-[01-04]"
 host = "10.0.0.[1-4]"
-fabric_ips = ["192.168.0.1"]
+rdma_devices = ["mlx5_0"]
 [[node]]
 name = "gpu-99"
 port = 2222
@@ -197,10 +197,10 @@ rack9 = "gpu-99"
         let _ = std::fs::remove_file(&p);
         assert_eq!(names(&inv), ["gpu-02", "gpu-03", "gpu-07"]);
         assert_eq!(inv.nodes[0].host, "10.0.0.2");
-        assert_eq!(inv.nodes[0].fabric_ips, ["192.168.0.1"]);
+        assert_eq!(inv.nodes[0].rdma_devices, ["mlx5_0"]);
         // not declared: defaults only, host = name
         assert_eq!(inv.nodes[2].host, "gpu-07");
-        assert!(inv.nodes[2].fabric_ips.is_empty());
+        assert!(inv.nodes[2].rdma_devices.is_empty());
         assert_eq!(inv.nodes[2].user.as_deref(), Some("nvidia"));
         assert_eq!(inv.nodes[2].interfaces, ["ib0"]);
         assert_eq!(inv.nodes[2].command_timeout.as_secs(), 30);

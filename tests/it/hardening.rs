@@ -494,7 +494,9 @@ fn two_signals_while_connecting_leave_no_control_dir_and_no_local_ssh() {
     // run is interrupted twice while its masters connect. The second signal used to exit at
     // once, leaving the control directory and the connecting ssh processes.
     use std::time::{Duration, Instant};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // Two nodes are two addresses (one SSH destination is one node): 127.0.0.1 and
+    // 127.0.0.2, both on the loopback, where the listener on every address answers.
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = accepted.clone();
@@ -506,7 +508,7 @@ fn two_signals_while_connecting_leave_no_control_dir_and_no_local_ssh() {
         }
     });
     let inv = format!(
-        "[defaults]\nport = {port}\nconnect_timeout = \"60s\"\nknown_hosts = \"off\"\nssh_config = \"ssh_config\"\n[[node]]\nname = \"a\"\nhost = \"127.0.0.1\"\n[[node]]\nname = \"b\"\nhost = \"127.0.0.1\"\n"
+        "[defaults]\nport = {port}\nconnect_timeout = \"60s\"\nknown_hosts = \"off\"\nssh_config = \"ssh_config\"\n[[node]]\nname = \"a\"\nhost = \"127.0.0.1\"\n[[node]]\nname = \"b\"\nhost = \"127.0.0.2\"\n"
     );
     let f = Fab::new()
         .file("inv.toml", &inv)
