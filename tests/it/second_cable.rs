@@ -377,6 +377,7 @@ fn two_port_run(one: f64, both: f64, sets: &[&str]) -> Outcome {
         "enp1s0f1np1",
         "enP2p1s0f1np1",
     ];
+    let on_b = |ip: &str| format!("{}.11", ip.strip_suffix(".10").unwrap());
     let mut t = String::new();
     let mut cmd = |c: &str, out: &str| {
         t.push_str(&format!(
@@ -403,16 +404,26 @@ fn two_port_run(one: f64, both: f64, sets: &[&str]) -> Outcome {
             &format!("pkill -TERM -f -- 'fcsrv-ib_write_bw-{head}[{last}]'; true"),
             "",
         );
-        let cli = format!(
-            "ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {}",
-            ips[k]
-        );
-        if k < 2 {
-            cmd(&cli, &with_bw(one));
+        // each address belongs to one node (a: .10, b: .11): the client may run on either
+        for ip in [ips[k].to_string(), on_b(ips[k])] {
+            let cli = format!("ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {ip}");
+            if k < 2 {
+                cmd(&cli, &with_bw(one));
+            }
+            cmd(&cli, &with_bw(both));
         }
-        cmd(&cli, &with_bw(both));
     }
-    let node = |name: &str| {
+    let node = |name: &str, last: &str| {
+        let ips: Vec<String> = ips
+            .iter()
+            .map(|i| {
+                if last == ".11" {
+                    on_b(i)
+                } else {
+                    i.to_string()
+                }
+            })
+            .collect();
         format!(
             "[[node]]\nname = \"{name}\"\ninterfaces = {ifaces:?}\nfabric_ips = {ips:?}\nrdma_devices = {devs:?}\nports = [{{ name = \"qsfp0\", interfaces = {:?}, rdma_devices = {:?} }}, {{ name = \"qsfp1\", interfaces = {:?}, rdma_devices = {:?} }}]\n",
             &ifaces[..2], &devs[..2], &ifaces[2..], &devs[2..]
@@ -420,8 +431,8 @@ fn two_port_run(one: f64, both: f64, sets: &[&str]) -> Outcome {
     };
     let inv = format!(
         "[defaults]\ntransport = \"replay\"\nreplay_dir = \"t\"\n{}{}",
-        node("a"),
-        node("b")
+        node("a", ".10"),
+        node("b", ".11")
     );
     replay_pair(
         &inv,
