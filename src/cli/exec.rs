@@ -12,6 +12,7 @@ pub fn exec(
     target: &Target,
     fanout: Option<usize>,
     timeout: Option<&str>,
+    raw: bool,
     command: &[String],
 ) -> i32 {
     if target.nodes.is_none() && target.inventory.is_none() {
@@ -68,7 +69,13 @@ pub fn exec(
         worst = worst.max(code);
         groups.entry(key).or_default().push(n.name.clone());
     }
-    let mut ordered: Vec<(String, Vec<String>)> = groups.into_iter().collect();
+    let mut ordered: Vec<(String, Vec<String>)> = groups
+        .into_iter()
+        .map(|(out, names)| match raw {
+            true => (out, names),
+            false => (crate::util::fmt::clean_text(&out), names),
+        })
+        .collect();
     ordered.sort_by_key(|(_, names)| std::cmp::Reverse(names.len()));
     for (out, names) in ordered {
         println!(
@@ -81,11 +88,8 @@ pub fn exec(
             println!();
         }
     }
-    for t in env.transports.all() {
-        if cancel::interrupted() {
-            t.cleanup();
-        }
-        t.close();
+    for l in super::run::end_transports(&env, cancel::interrupted()) {
+        eprintln!("NOT CLEANED UP {}", crate::util::fmt::clean_text(&l.line()));
     }
     if cancel::interrupted() {
         return super::EXIT_INTERRUPTED;

@@ -159,6 +159,11 @@ pub enum Command {
         /// `command_timeout`); a node past it is reported as timed out.
         #[arg(long)]
         timeout: Option<String>,
+        /// Relay the nodes' output as it is, control sequences included (by default escape
+        /// sequences and control characters are removed: a node's output could set the
+        /// terminal's title, clear it, or write the clipboard).
+        #[arg(long)]
+        raw: bool,
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
@@ -240,8 +245,9 @@ pub fn main() -> i32 {
             target,
             fanout,
             timeout,
+            raw,
             command,
-        } => exec::exec(&target, fanout, timeout.as_deref(), &command),
+        } => exec::exec(&target, fanout, timeout.as_deref(), raw, &command),
         Command::Nodes {
             inventory,
             w,

@@ -41,14 +41,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     print_inventory_problems(&p);
     let suites = execute(&a, &p, &console);
     let interrupted = cancel::interrupted();
-    if interrupted {
-        for t in p.env.transports.all() {
-            t.cleanup();
-        }
-    }
-    for t in p.env.transports.all() {
-        t.close();
-    }
+    let not_cleaned_up = end_transports(&p.env, interrupted);
     let mut run = RunResult {
         fabcheck_version: env!("CARGO_PKG_VERSION").to_string(),
         started: started_at,
@@ -63,6 +56,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         diagnosis: vec![],
         unreachable: vec![],
         profiles: vec![],
+        not_cleaned_up,
     };
     let baseline = p.baseline.as_ref().map(|(path, b)| (path.as_str(), b));
     if let Some(t) = crate::run::finish::finish(
@@ -91,6 +85,26 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     }
 }
 
+/// End what the run left on the nodes (everything after an interrupt, else the commands whose
+/// end is not known) and close the connections: the nodes that could not be cleaned up.
+pub fn end_transports(
+    env: &crate::run::env::RunEnv,
+    interrupted: bool,
+) -> Vec<crate::transport::Leftover> {
+    let mut left = Vec::new();
+    for t in env.transports.all() {
+        left.extend(if interrupted {
+            t.cleanup()
+        } else {
+            t.cleanup_pending()
+        });
+    }
+    for t in env.transports.all() {
+        t.close();
+    }
+    left
+}
+
 /// Arguments, inventory, baseline, scripts and `--set` keys: every usage error (exit 2) before
 /// anything runs — a typo must not cost a maintenance window.
 fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i32> {
@@ -106,6 +120,10 @@ fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i3
     let inv = load_inventory(&a.target).map_err(usage)?;
     if a.replay.is_some() && a.record.is_some() {
         return Err(usage("--record and --replay cannot be used together"));
+    }
+    if let Some(dir) = &a.record {
+        let names: Vec<&str> = inv.nodes.iter().map(|n| n.name.as_str()).collect();
+        crate::transport::record::check_dir(dir, &names).map_err(usage)?;
     }
     let baseline = match &a.baseline {
         Some(p) => Some((
@@ -228,6 +246,7 @@ fn execute(a: &RunArgs, p: &Prepared, console: &Console) -> Vec<crate::run::mode
 
 /// Write every report asked for: (what was written, whether any write failed).
 fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
+    use std::io::Write;
     let mut written = Vec::new();
     let mut write_failed = false;
     let mut write = |path: &Option<PathBuf>, what: &str, body: String| {
@@ -235,7 +254,10 @@ fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
             match report::write_atomic(p, body.as_bytes()) {
                 Ok(made) => {
                     for d in made {
-                        eprintln!(
+                        // Not eprintln: after SIGHUP the terminal may be gone (EIO), and
+                        // the other reports must still be written.
+                        let _ = writeln!(
+                            std::io::stderr(),
                             "note: the folder {} of the {what} report did not exist; fabcheck \
                              made the folder",
                             d.display()
@@ -244,7 +266,11 @@ fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
                     written.push(format!("{what}: {}", p.display()))
                 }
                 Err(e) => {
-                    eprintln!("error: cannot write the {what} report {}: {e}", p.display());
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "error: cannot write the {what} report {}: {e}",
+                        p.display()
+                    );
                     write_failed = true;
                 }
             }

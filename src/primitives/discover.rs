@@ -331,7 +331,8 @@ pub fn group_ports(rails: &[Rail], s: &SysfsNet) -> (Vec<Port>, Vec<String>) {
     (ports, notes)
 }
 
-/// The platform facts read (the profile is added where `profile::detect` is available).
+/// The platform facts read and the profile they make (`run::profile::detect`, from the sysfs
+/// listing alone: the DMI product name, the GPUs and the adapters' PCIe paths).
 fn platform(s: &SysfsNet) -> Platform {
     let mut facts = Vec::new();
     facts.push(match &s.dmi_product_name {
@@ -357,9 +358,19 @@ fn platform(s: &SysfsNet) -> Platform {
             devs.join(", ")
         ));
     }
+    let mut pf = crate::run::profile::Facts {
+        dmi_product_name: s.dmi_product_name.clone(),
+        gpu_count: s.gpus.len(),
+        ..Default::default()
+    };
+    for d in &s.rdma {
+        let g = d.sys_image_guid.clone().unwrap_or_else(|| d.name.clone());
+        pf.adapters.entry(g).or_default().extend(d.pci.clone());
+    }
+    let d = crate::run::profile::detect(&pf);
     Platform {
-        profile: None,
-        reasons: vec![],
+        profile: d.known.then(|| d.name.clone()),
+        reasons: if d.known { vec![d.reason] } else { vec![] },
         facts,
     }
 }

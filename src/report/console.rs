@@ -145,6 +145,12 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
     if run.interrupted {
         let _ = writeln!(out, "\nInterrupted: partial results.");
     }
+    if !run.not_cleaned_up.is_empty() {
+        let _ = writeln!(out);
+    }
+    for l in &run.not_cleaned_up {
+        let _ = writeln!(out, "NOT CLEANED UP {}", super::one_line(&l.line()));
+    }
     let _ = writeln!(
         out,
         "\n{} tests: {} passed, {} failed, {} errors, {} skipped ({:.1}s)",
@@ -404,6 +410,7 @@ mod tests {
             diagnosis: vec![],
             unreachable: vec![],
             profiles: vec![],
+            not_cleaned_up: vec![],
         };
         assert_eq!(
             super::summary_text(&run, &["JUnit: r.xml".to_string()]),

@@ -188,6 +188,12 @@ pub fn render(run: &RunResult) -> String {
         if run.interrupted {
             suite.add_property(Property::new("interrupted", "true"));
         }
+        for l in &run.not_cleaned_up {
+            suite.add_property(Property::new(
+                clean_text(&format!("not_cleaned_up/{}", l.node)),
+                clean_text(&l.line()),
+            ));
+        }
         for p in &run.profiles {
             suite.add_property(Property::new(
                 clean_text(&format!("profile[{}]", p.node)),

@@ -375,6 +375,11 @@ pub struct RunResult {
     /// ([`super::profile`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<super::profile::NodeProfile>,
+    /// Nodes where the run's commands could not be ended (their sshd died, they stopped
+    /// answering, no fresh connection could be made): what may still run there, and until
+    /// when at the latest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_cleaned_up: Vec<crate::transport::Leftover>,
     /// The nodes no connection reached, each once with the reason (the top of every report):
     /// every testcase that needed one of them is an error with a short message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -463,6 +468,7 @@ impl RunResult {
             diagnosis: vec![],
             unreachable: vec![],
             profiles: vec![],
+            not_cleaned_up: vec![],
         }
     }
 }

@@ -166,7 +166,7 @@ pub fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
             ("pcie_width", json!(4), "the ConnectX-7 is reached over two PCIe Gen5 x4 paths (\"GB10 GEN5 X4 PCIe host\" root ports): LnkSta x4 of its x16 LnkCap is healthy"),
             ("pcie_gts", json!(32), "PCIe Gen5 (32 GT/s) paths of the GB10"),
             ("rails_per_port", json!(2), "a QSFP port is two rails, one per PCIe path"),
-            ("port_limit_gbps", json!(200), "both rails of a port (and both QSFP ports) share the two x4 paths: about 200 Gbit/s per Spark"),
+            ("shared_limit_gbps", json!(200), "both rails of a port (and both QSFP ports) share the two x4 paths: about 200 Gbit/s per Spark"),
         ],
         DGX => vec![
             ("gdr", json!(true), "DGX H100/H200/B200: GPUDirect RDMA between each GPU and its own NIC (nvidia_peermem or DMA-BUF)"),

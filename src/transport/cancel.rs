@@ -88,8 +88,9 @@ fn start_watchdog() {
 /// bounded by the transports' own timeouts ([`LAST_RESORT`] after the second signal is the
 /// outer bound).
 pub fn install_handlers() {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    for sig in [SIGINT, SIGTERM] {
+    // SIGHUP (the terminal closed) is a TERM too: reports written, exit 3.
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
         // SAFETY: the handler only touches atomics (async-signal-safe).
         let _ = unsafe {
             signal_hook::low_level::register(sig, || {
@@ -99,7 +100,7 @@ pub fn install_handlers() {
             })
         };
     }
-    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
         let _ = std::thread::Builder::new()
             .name("fabcheck-signals".into())
             .spawn(move || {

@@ -216,8 +216,16 @@ pub trait Transport: Send + Sync {
         }
         res
     }
-    /// Kill whatever this run still has running on the nodes (interrupt path).
-    fn cleanup(&self) {}
+    /// Kill whatever this run still has running on the nodes (interrupt path); the nodes
+    /// where that could not be done, with what may be left there.
+    fn cleanup(&self) -> Vec<Leftover> {
+        Vec::new()
+    }
+    /// At the end of a run that was not interrupted: end the commands whose end is not known
+    /// (their connection dropped, their node stopped answering), as [`Transport::cleanup`].
+    fn cleanup_pending(&self) -> Vec<Leftover> {
+        Vec::new()
+    }
     /// Close connections at the end of a run.
     fn close(&self) {}
     /// Check that a node is reachable without running anything that changes it.
@@ -357,6 +365,29 @@ pub fn sudo_refused(req: &CmdRequest, exit: Option<i64>, stderr: &str) -> Option
 
 /// POSIX shell single-quoting: the one implementation, `util::names::quote`.
 pub use crate::util::names::quote;
+
+/// A node that could not be cleaned up: the run's commands that may still run there, and
+/// until when at the latest (the node-side cap of the longest: its timeout and `-k 5`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Leftover {
+    pub node: String,
+    pub commands: Vec<String>,
+    /// RFC 3339, UTC.
+    pub until: String,
+}
+
+impl Leftover {
+    /// `NODE: `cmd`, `cmd2`, until T (node-side timeout cap)`, as the console and JUnit say it.
+    pub fn line(&self) -> String {
+        let cmds: Vec<String> = self.commands.iter().map(|c| format!("`{c}`")).collect();
+        format!(
+            "{}: {}, until {} (node-side timeout cap)",
+            self.node,
+            cmds.join(", "),
+            self.until
+        )
+    }
+}
 
 /// Human form of a duration for messages: the one formatter, `util::duration`.
 pub use crate::util::duration::human;

@@ -5,12 +5,17 @@
 //! The wrapped command line (see [`super::wrap_command`]) first prints a start line on both
 //! streams; [`Preamble`] sets aside everything up to and including it. A stream where the
 //! start line never comes (a `ForceCommand`, a shell that did not run the line) is passed
-//! through whole: nothing is ever dropped without the start line.
+//! through whole when it is small; nothing is ever dropped without the start line.
+//!
+//! The search is bounded in time, not in bytes: it goes on past [`MAX_PREAMBLE`] (a 1.1 MB
+//! banner from `.bashrc` is set aside like a short one) until the start line comes, the
+//! stream ends or the command's timeout ends the command. Memory stays bounded: past
+//! [`MAX_PREAMBLE`] only the first [`MAX_PREAMBLE`] bytes are kept (for the notice) and the
+//! rest is counted. A stream that printed more than that and never the start line is
+//! [`Preamble::flooded`]: the transport makes it an error; the banner never reaches a parser.
 
-/// Bytes held back while looking for the start line; past that the stream is passed through
-/// whole (nothing is dropped). Generous: a login banner, an MOTD and `module load` chatter of
-/// a few hundred KiB still leave the command's output clean; bounded, so that a `ForceCommand`
-/// that floods its stdout costs at most this much memory per stream before it streams.
+/// Bytes of a preamble kept (for the notice that names it) and, when no start line comes,
+/// passed through as output; past that, a stream without the start line is an error.
 pub const MAX_PREAMBLE: usize = 1024 * 1024;
 
 /// The start line for a run marker, as printed on the node (without its newline). The
@@ -40,6 +45,8 @@ pub struct Preamble {
     /// How much of `held` is already known not to contain the start line (so every byte is
     /// searched about once, however small the chunks).
     searched: usize,
+    /// Bytes of the preamble beyond [`MAX_PREAMBLE`] that were searched and let go.
+    dropped: u64,
 }
 
 impl Preamble {
@@ -53,6 +60,7 @@ impl Preamble {
             found: false,
             set_aside: Vec::new(),
             searched: 0,
+            dropped: 0,
         }
     }
 
@@ -71,21 +79,47 @@ impl Preamble {
             self.found = true;
             let rest = self.held.split_off(i + self.needle.len());
             self.held.truncate(i);
-            self.set_aside = std::mem::take(&mut self.held);
+            let held = std::mem::take(&mut self.held);
+            self.keep_aside(&held);
             return rest;
         }
         if self.held.len() > MAX_PREAMBLE {
-            self.passing = true;
-            return std::mem::take(&mut self.held);
+            // Keep searching; keep only what could be the start of a straddling start line.
+            let keep = self.needle.len() - 1;
+            let tail = self.held.split_off(self.held.len() - keep);
+            let head = std::mem::replace(&mut self.held, tail);
+            self.keep_aside(&head);
+            self.searched = self.held.len();
         }
         Vec::new()
     }
 
+    /// Keep `bytes` of the preamble, up to [`MAX_PREAMBLE`] in all; count the rest.
+    fn keep_aside(&mut self, bytes: &[u8]) {
+        let room = MAX_PREAMBLE
+            .saturating_sub(self.set_aside.len())
+            .min(bytes.len());
+        self.set_aside.extend_from_slice(&bytes[..room]);
+        self.dropped += (bytes.len() - room) as u64;
+    }
+
     /// At the end of the stream: what is still held back (the start line never came, so it
-    /// is all output).
+    /// is all output — unless the stream was [`Self::flooded`]).
     pub fn finish(&mut self) -> Vec<u8> {
         self.passing = true;
+        if self.flooded().is_some() {
+            // What was let go cannot be handed on whole; the transport reports it instead.
+            self.dropped += self.held.len() as u64;
+            self.held.clear();
+        }
         std::mem::take(&mut self.held)
+    }
+
+    /// `Some(bytes)`: the stream printed more than [`MAX_PREAMBLE`] bytes and never the start
+    /// line, so its output cannot be told from what the login shell printed.
+    pub fn flooded(&self) -> Option<u64> {
+        (!self.found && !self.set_aside.is_empty())
+            .then(|| self.set_aside.len() as u64 + self.dropped + self.held.len() as u64)
     }
 
     /// Whether the start line came.
@@ -174,11 +208,32 @@ mod tests {
     }
 
     #[test]
-    fn a_huge_preamble_gives_up_and_passes_everything() {
-        let big = vec![b'x'; MAX_PREAMBLE + 10];
-        let (out, aside) = feed(&[&big, b"fabcheck-42-abc:start\nlate\n"]);
-        assert_eq!(out.len(), big.len() + "fabcheck-42-abc:start\nlate\n".len());
-        assert!(aside.is_empty());
+    fn a_banner_over_1_mib_is_set_aside_and_a_flood_without_start_line_is_flooded() {
+        // 1.1 MB of banner, in one piece and in 4 KiB chunks: the output is only the command's.
+        let big = vec![b'x'; 1_100_000];
+        let mut stream = big.clone();
+        stream.extend_from_slice(b"fabcheck-42-abc:start\nhello\n");
+        for size in [stream.len(), 4096, 7] {
+            let mut p = Preamble::new(&start_line(M));
+            let mut out = Vec::new();
+            for c in stream.chunks(size) {
+                out.extend(p.push(c));
+            }
+            out.extend(p.finish());
+            assert_eq!(out, b"hello\n", "chunks of {size}");
+            assert!(p.flooded().is_none());
+            assert_eq!(
+                p.set_aside().len(),
+                MAX_PREAMBLE,
+                "kept for the notice, bounded"
+            );
+        }
+        // No start line after more than MAX_PREAMBLE: flooded, nothing handed on as output.
+        let mut p = Preamble::new(&start_line(M));
+        let mut out = p.push(&big);
+        out.extend(p.finish());
+        assert!(out.is_empty());
+        assert_eq!(p.flooded(), Some(big.len() as u64));
     }
 
     #[test]

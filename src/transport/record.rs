@@ -76,6 +76,42 @@ pub fn open_private(path: &Path, exclusive: bool) -> std::io::Result<File> {
     Ok(f)
 }
 
+/// Check `--record DIR` before the run: each node's transcript `DIR/<node>.jsonl` is absent
+/// or a plain file of this user with one link (a link, another user's file or anything else
+/// there would drop that node's transcript: an error now, not a warning later).
+pub fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for n in nodes {
+        let p = dir.join(format!("{n}.jsonl"));
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        let why = if m.file_type().is_symlink() {
+            "is a symbolic link".to_string()
+        } else if !m.is_file() {
+            "is not a plain file".to_string()
+        } else if m.uid() != me {
+            format!(
+                "belongs to another user (uid {}; this run is uid {me})",
+                m.uid()
+            )
+        } else if m.nlink() != 1 {
+            "has other hard links".to_string()
+        } else {
+            continue;
+        };
+        return Err(format!(
+            "--record {}: {} {why}, and fabcheck does not write a transcript through it; \
+             remove it or record into another folder",
+            dir.display(),
+            p.display()
+        ));
+    }
+    Ok(())
+}
+
 /// One stream of one recorded command: kept in memory while small, in its own file (written
 /// as it arrives) once it is not.
 struct Tee {
@@ -203,12 +239,23 @@ impl Transport for Recorder {
             .map(|e| e.to_string())
             .or(failed.first().cloned())
         {
-            tracing::warn!("--record {}: {e}", self.dir.display());
+            // The transcript asked for is incomplete: an error of this command, not a warning.
+            return Err(TransportError::Other {
+                node: node.name.clone(),
+                message: format!(
+                    "--record {}: cannot write the transcript ({e}); the command ran, its \
+                     record is missing",
+                    self.dir.display()
+                ),
+            });
         }
         res
     }
-    fn cleanup(&self) {
+    fn cleanup(&self) -> Vec<super::Leftover> {
         self.inner.cleanup()
+    }
+    fn cleanup_pending(&self) -> Vec<super::Leftover> {
+        self.inner.cleanup_pending()
     }
     fn close(&self) {
         self.inner.close()

@@ -76,6 +76,7 @@ fn two_host_names_to_a_green_five_step() {
         "RoCE v2 GID index 3, show_gids",
         "PCI function 1 of the adapter with sys_image_guid 4cbb:4703:002d:1a16",
         "DMI product name: NVIDIA_DGX_Spark",
+        "# platform profile: dgx-spark",
     ] {
         assert!(text.contains(said), "lacks {said:?}:\n{text}");
     }

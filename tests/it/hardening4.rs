@@ -286,3 +286,83 @@ fn an_inventory_that_is_a_fifo_dev_zero_or_huge_is_refused_at_once() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("larger than 16MiB"), "{out}");
 }
+
+const LOCAL_INV: &str = "[[node]]\nname = \"n1\"\nhost = \"localhost\"\ntransport = \"local\"\n";
+
+#[test]
+fn sighup_is_handled_like_term_reports_written_exit_3() {
+    let f = Fab::new()
+        .file("inv.toml", LOCAL_INV)
+        .file(
+            "s.rhai",
+            "test(\"quick\", || { assert(true); });\ntest(\"slow\", || { node(\"n1\").run(\"sleep 20\"); });\n",
+        )
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports();
+    let child = f.spawn();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let t = std::time::Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let out = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < std::time::Duration::from_secs(15));
+    let o = f.outcome(out);
+    assert_eq!(o.code, 3, "{}", o.stderr);
+    assert_eq!(o.json.as_ref().expect("JSON written")["interrupted"], true);
+    assert_eq!(o.status("quick"), "pass");
+    o.junit_is_valid();
+}
+
+#[test]
+fn exec_strips_control_sequences_unless_raw() {
+    let cmd = "printf 'a\\033]0;title\\007\\033[2Jb\\000c\\033]52;c;cHduZWQ=\\007d\\n'";
+    let o = Fab::new()
+        .file("inv.toml", LOCAL_INV)
+        .args(["exec", "-i", "inv.toml", "-w", "n1", "--", cmd])
+        .run();
+    o.code(0);
+    assert!(o.stdout.contains("abcd"), "{:?}", o.stdout);
+    for bad in ['\u{1b}', '\u{7}', '\u{0}'] {
+        assert!(!o.stdout.contains(bad), "{bad:?} in {:?}", o.stdout);
+    }
+    let o = Fab::new()
+        .file("inv.toml", LOCAL_INV)
+        .args(["exec", "-i", "inv.toml", "-w", "n1", "--raw", "--", cmd])
+        .run();
+    o.code(0);
+    assert!(o.stdout.contains("\u{1b}]0;title\u{7}"), "{:?}", o.stdout);
+}
+
+#[test]
+fn record_into_a_link_or_another_users_file_is_an_error_not_silent() {
+    let inv = LOCAL_INV;
+    let s = "test(\"t\", || { node(\"n1\").run(\"true\"); });\n";
+    let f = Fab::new().file("inv.toml", inv).file("r.rhai", s);
+    std::fs::create_dir(f.dir().join("rec")).unwrap();
+    std::fs::write(f.dir().join("victim"), "precious").unwrap();
+    std::os::unix::fs::symlink(f.dir().join("victim"), f.dir().join("rec/n1.jsonl")).unwrap();
+    let o = f
+        .args(["run", "r.rhai", "-i", "inv.toml", "--record", "rec"])
+        .run();
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("--record") && o.stderr.contains("n1.jsonl"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(o.dir.join("victim")).unwrap(),
+        "precious"
+    );
+    if is_root() {
+        let f = Fab::new().file("inv.toml", inv).file("r.rhai", s);
+        std::fs::create_dir(f.dir().join("rec")).unwrap();
+        std::fs::write(f.dir().join("rec/n1.jsonl"), "").unwrap();
+        std::os::unix::fs::chown(f.dir().join("rec/n1.jsonl"), Some(65534), Some(65534)).unwrap();
+        let o = f
+            .args(["run", "r.rhai", "-i", "inv.toml", "--record", "rec"])
+            .run();
+        assert_eq!(o.code, 2, "{}", o.stderr);
+        assert!(o.stderr.contains("another user"), "{}", o.stderr);
+    }
+}

@@ -385,3 +385,124 @@ fn local_env_reaches_a_sudo_command_as_root_and_as_another_user_and_no_argv() {
         );
     }
 }
+
+/// Issue 36, item 5: a login shell whose `~/.bashrc` prints 1.1 MB before every command (over
+/// the 1 MiB that used to end the search for the start line): the command's output is only
+/// its own (on main: the banner, the run's start line, then `hello`). A shell that prints as
+/// much and then never runs the command is an error that says so, not output.
+#[test]
+fn a_login_banner_over_1_mib_never_reaches_the_output() {
+    use crate::common::lab::Variant;
+    let v = Variant {
+        noisy_shell: true,
+        ..Default::default()
+    };
+    let Some(lab) =
+        Lab::ensure_variant(4, &v, "a_login_banner_over_1_mib_never_reaches_the_output")
+    else {
+        return;
+    };
+    let rc = "/home/fclab/.bashrc";
+    let mark = std::fs::read_to_string(rc).unwrap();
+    let mark = mark.lines().next().unwrap().to_string();
+    // The first line stays lab.sh's mark: dropping the variant lab restores the rc file.
+    let banner = "head -c 1100000 /dev/zero | tr '\\0' B; echo\n";
+    std::fs::write(rc, format!("{mark}\n{banner}")).unwrap();
+    let s = "test(\"echo\", || { let r = node(\"lab01\").run(\"echo hello\"); assert_eq(r.stdout, \"hello\\n\", \"only the command's output\"); });\n";
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &lab.inventory(), "-w", "lab01"])
+        .reports()
+        .run();
+    let m = o.message("echo");
+    assert_eq!(o.status("echo"), "pass", "{m}\n{}", o.stderr);
+    // The flood without the start line: the shell exits before the command.
+    std::fs::write(rc, format!("{mark}\n{banner}exit 0\n")).unwrap();
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &lab.inventory(), "-w", "lab01"])
+        .reports()
+        .run();
+    std::fs::write(rc, format!("{mark}\n")).unwrap();
+    let m = o.message("echo");
+    assert_eq!(o.status("echo"), "error", "{m}");
+    assert!(m.contains("never fabcheck's start line"), "{m}");
+    assert!(!m.contains("BBBBBBBB"), "{m}");
+}
+
+/// Run `run_all(nodes(), "sleep 60")` on lab[01-04]; once lab03 runs it, `between` (kill its
+/// sshd, ...), then SIGTERM. Returns the outcome and what is still running on lab03.
+fn sshd_dies_mid_run(lab: &Lab, between: &dyn Fn()) -> (crate::common::Outcome, String, Fab) {
+    let s = "test(\"sleep\", || { run_all(nodes(), \"sleep 60\"); });\n";
+    let f = Fab::new()
+        .file("s.rhai", s)
+        .args([
+            "run",
+            "s.rhai",
+            "-i",
+            &lab.inventory(),
+            "-w",
+            "lab[01-04]",
+            "--html",
+            "{dir}/r.html",
+        ])
+        .reports();
+    let child = f.spawn();
+    crate::lab_ssh::wait_on_node(lab, "lab03", "sleep 60");
+    between();
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let left = lab.pids("lab03");
+    // Whatever happens, the lab is left as found.
+    lab.start_sshd("lab03");
+    let _ = lab.exec("lab03", "pkill -KILL -f '[s]leep 60'");
+    (f.outcome(out), left, f)
+}
+
+/// Issue 36, item 4: a node whose sshd dies while it runs a command of the run. With no way to
+/// reach it again, the run (SIGTERM: exit 3) says in every report that this node could not be
+/// cleaned up, what may be left there and until when (on main: nothing, and `sleep 60` ran on
+/// unnamed). When its sshd is back before the cleanup, a fresh connection ends the command.
+#[test]
+fn a_node_whose_sshd_dies_is_named_not_cleaned_up_or_cleaned_over_a_fresh_connection() {
+    let Some(lab) = Lab::ensure(
+        16,
+        "a_node_whose_sshd_dies_is_named_not_cleaned_up_or_cleaned_over_a_fresh_connection",
+    ) else {
+        return;
+    };
+    let (o, left, _keep) = sshd_dies_mid_run(&lab, &|| lab.kill_sshd("lab03"));
+    assert_eq!(o.code, 3, "{}", o.stderr);
+    assert!(
+        left.contains("sleep 60"),
+        "the command is really left: {left}"
+    );
+    let line = "NOT CLEANED UP lab03: `sleep 60`, until ";
+    assert!(o.stdout.contains(line), "{}", o.stdout);
+    assert!(o.stdout.contains("(node-side timeout cap)"), "{}", o.stdout);
+    assert_eq!(
+        o.stdout.matches("NOT CLEANED UP").count(),
+        1,
+        "{}",
+        o.stdout
+    );
+    let j = o.json.as_ref().unwrap();
+    assert_eq!(j["not_cleaned_up"][0]["node"], "lab03", "{j}");
+    assert_eq!(j["not_cleaned_up"][0]["commands"][0], "sleep 60", "{j}");
+    let junit = o.junit.clone().unwrap();
+    assert!(junit.contains("name=\"not_cleaned_up/lab03\""), "{junit}");
+    o.junit_is_valid();
+    let html = std::fs::read_to_string(o.dir.join("r.html")).unwrap();
+    assert!(html.contains("NOT CLEANED UP lab03"), "{html}");
+    // sshd killed, then back before the TERM: the old connection is gone, a fresh one cleans.
+    let (o, left, _keep) = sshd_dies_mid_run(&lab, &|| {
+        lab.kill_sshd("lab03");
+        lab.start_sshd("lab03");
+    });
+    assert_eq!(o.code, 3, "{}", o.stderr);
+    assert!(!o.stdout.contains("NOT CLEANED UP"), "{}", o.stdout);
+    assert!(!left.contains("sleep 60"), "left on lab03: {left}");
+    assert!(o.json.as_ref().unwrap().get("not_cleaned_up").is_none());
+}

@@ -79,9 +79,19 @@ fn record_keeps_everything_in_private_files_and_follows_no_planted_link() {
         .args([rec.display().to_string()])
         .reports()
         .run();
-    o.code(0);
+    // Issue 36: the planted link is refused before the run (exit 2), not silently skipped.
+    o.code(2);
+    assert!(o.stderr.contains("symbolic link"), "{}", o.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-    // The full output went to its own 0600 file, written as it came.
+    // Without it: the full output goes to its own 0600 file, written as it came.
+    std::fs::remove_file(rec.join("a.jsonl")).unwrap();
+    let f = Fab::new().file("inv.toml", INV).file("s.rhai", s);
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--record"])
+        .args([rec.display().to_string()])
+        .reports()
+        .run();
+    o.code(0);
     std::fs::remove_file(rec.join("a.jsonl")).unwrap();
     let full: Vec<_> = std::fs::read_dir(&rec)
         .unwrap()

@@ -638,6 +638,79 @@ s.discover_diff(["spark-02: rail enP2p1s0f1np1 renamed fab1"])
 s.write()
 # --- END discover scenarios ---
 
+# --- BEGIN platform profile scenarios (issue 30 section 1, docs/profiles.md) ---
+# Detection reads the sysfs listing (DMI product name, GPUs, adapters) and nvidia-smi's GPU
+# names (formats.py gpu_command); the checks then take the profile's expectations.
+from formats import gpu_command, gpu_text
+BDFS = {"enp1s0f1np1": "0000:01:00.1", "enP2p1s0f1np1": "0002:01:00.1"}
+def partner_ethtool(iface, speed, partner_modes):
+    """The healthy synthesised ethtool answer with `speed` negotiated and the link partner's
+    advertisement (the lines and their order of the real capture on the netdev list, fbnic at
+    100G: "Link partner advertised link modes:  100000baseCR2/Full", pause, autoneg, FEC)."""
+    t = read(f"synth/ethtool-{iface}.txt").replace("Speed: 200000Mb/s", f"Speed: {speed}Mb/s")
+    pad = " " * 41
+    lp = ("        Link partner advertised link modes:  " + f"\n{pad}".join(partner_modes) + "\n"
+          "        Link partner advertised pause frame use: Symmetric\n"
+          "        Link partner advertised auto-negotiation: Yes\n"
+          "        Link partner advertised FEC modes: RS\n")
+    anchor = "        Advertised FEC modes: RS\n"
+    assert anchor in t
+    return t.replace(anchor, anchor + lp)
+def at_100g(s, partner_modes, note):
+    for n in ["spark-01", "spark-02"]:
+        for i in IFACES:
+            s.answer(n, f"ethtool {i}", note, stdout_file=s.file(f"ethtool-{i}.txt", partner_ethtool(i, 100000, partner_modes)), ms=40)
+        for k, d in enumerate(DEVS):
+            t = rdma_client(read(f"synth/ib_write_bw-client-{d}.txt"), [47.51, 47.42][k])
+            s.answer(n, ib_write_cmd(d, k, IPS[PEER[n]][k]), "the healthy client answer at half bandwidth (the port runs at 100G)",
+                     stdout_file=s.file(f"ib_write_bw-client-{d}.txt", t), ms=6050)
+        s.answer(n, nccl_cmd(n), "the healthy all_reduce_perf answer at half the bandwidth (100G)",
+                 stdout_file=s.file("all_reduce_perf.txt", nccl_scaled(HEALTHY_NCCL, 0.5)), ms=80000)
+
+s = Scenario("spark-on-100g-switch", "healthy: both Sparks' qsfp1 on a 100G switch (its ports advertise at most 100000baseCR4): 100G negotiated, RDMA rails 47.5 + 47.4 Gbit/s, NCCL at half; the expected speed is the highest mode both ends advertise, and the run says the partner limits it", healthy=True)
+at_100g(s, ["100000baseCR4/Full"], "ethtool at 100G, the switch port advertising up to 100000baseCR4 (synthesised)")
+for script, test in [(FIVE, "step 3: link speed [spark-01]"), (BASE, "link: speed and EEE [spark-01]"), (HEALTH, "health: fec")]:
+    s.expect(script, test, [], status="pass")
+s.write()
+
+s = Scenario("negotiated-100g-partner-200g", "a bad cable between two 200G-capable ends: both advertise 200000baseCR4 (ethtool's link partner modes) but the link came up at 100G; RDMA rails 47.5 + 47.4 Gbit/s, NCCL at half")
+at_100g(s, ["100000baseCR4/Full", "200000baseCR4/Full"], "ethtool at 100G, the partner advertising 100000baseCR4 and 200000baseCR4 (synthesised)")
+for n in ["spark-01", "spark-02"]:
+    s.expect(FIVE, f"step 3: link speed [{n}]", [n, "negotiated 100000 Mb/s", "expected 200000 Mb/s", "highest mode both ends advertise"])
+    s.expect(BASE, f"link: speed and EEE [{n}]", [n, "negotiated 100000 Mb/s", "expected 200000 Mb/s", "highest mode both ends advertise"])
+    s.expect(FIVE, f"step 3: rdma write per port [{n} -> {PEER[n]}]", ["94.93 Gbit/s", "expected 200 Gbit/s"])
+    s.expect(BASE, f"rdma: write per port [{n} -> {PEER[n]}]", ["94.93 Gbit/s", "expected 200 Gbit/s"])
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["bus bandwidth"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["bus bandwidth"])
+s.write()
+
+s = Scenario("spark-pcie-x2", "spark-02's first CX7 function (0000:01:00.1) trained its PCIe link at Gen5 x2 instead of the Spark's x4: the profile's x4 (not the x16 LnkCap, not a typed var) makes it red")
+s.answer("spark-02", "lspci -vv -s 0000:01:00.1", "the healthy lspci answer with LnkSta Width x2",
+         stdout=lspci_text("0000:01:00.1", "Speed 32GT/s (ok), Width x2 (downgraded)"), ms=40)
+s.expect(HEALTH, "health: pcie link [spark-02]", ["spark-02 enp1s0f1np1 (01:00.1)", "32.0 GT/s x2", "expected 32 GT/s x4", "width from profile dgx-spark"])
+s.write()
+
+s = Scenario("unknown-platform", "spark-01 cannot be told apart: no DMI product name (an OEM board without it), no nvidia-smi; it is judged generically and says so: its rails' x4 of the x16 LnkCap is red, GPUDirect RDMA is required of NCCL")
+s.answer("spark-01", sysfs_command(), "the sysfs listing with an empty DMI product name", stdout=sysfs_text(dmi=""), ms=30)
+s.answer("spark-01", gpu_command(), "the shell's answer to a missing program (exit 127)",
+         stdout="", stderr="bash: line 1: nvidia-smi: command not found\n", exit_code=127, ms=3)
+s.expect(HEALTH, "health: pcie link [spark-01]", ["expected 32.0 GT/s x16", "width from hardware (profile generic has no pcie_width)"])
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["0 of", "network channels go via GDRDMA"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["0 of", "network channels go via GDRDMA"])
+s.write()
+
+s = Scenario("h100-class-pcie-x8", "spark-01 answers as a DGX H100 (DMI DGXH100, 8 x NVIDIA H100 80GB HBM3): its ConnectX functions at PCIe Gen5 x8 are red against the profile's x16, and NCCL's channels without GDRDMA are red (GPUDirect RDMA expected there)")
+s.answer("spark-01", sysfs_command(), "the sysfs listing of a DGX H100 (synthesised: DMI product name and 8 GPUs)",
+         stdout=sysfs_text(dmi="DGXH100", gpus=[f"0000:{b:02x}:00.0" for b in [0x1b, 0x43, 0x52, 0x61, 0x9d, 0xc3, 0xd1, 0xdf]]), ms=30)
+s.answer("spark-01", gpu_command(), "nvidia-smi's csv answer on a DGX H100 (synthesised)", stdout=gpu_text(["NVIDIA H100 80GB HBM3"] * 8), ms=40)
+for i, bdf in BDFS.items():
+    s.answer("spark-01", f"lspci -vv -s {bdf}", "the healthy lspci answer with LnkSta Width x8",
+             stdout=lspci_text(bdf, "Speed 32GT/s (ok), Width x8 (downgraded)"), ms=40)
+s.expect(HEALTH, "health: pcie link [spark-01]", ["32.0 GT/s x8", "expected 32 GT/s x16", "width from profile dgx-h100-class"])
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["0 of", "network channels go via GDRDMA"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["0 of", "network channels go via GDRDMA"])
+s.write()
+# --- END platform profile scenarios ---
 # --- BEGIN five-step (issue 30 section 3, helper fivestep) ---
 # Teams run only the five-step in a window: what it must catch itself.
 # 1. The jumbo path and the RoCE MTU in step 1.

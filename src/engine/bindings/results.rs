@@ -466,7 +466,7 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
         method("n.profile()", &["profile"], One(s.profile))
             .doc("the node's platform profile (`dgx-spark`, `dgx-h100-class`, else `generic` with known: false), detected once per run from the DMI product name, the GPU names (nvidia-smi) and the RDMA adapters' PCIe paths (sysfs), and the reason; every report shows it (docs/profiles.md)"),
         method("n.expect(key, hardware)", &["expect"], One(s.expect))
-            .doc("what a check should expect for `key` on the node (`gdr`, `pcie_width`, `pcie_gts`, `rails_per_port`, `port_limit_gbps`, ...) and where it came from: `--set KEY`, else the inventory's node var, else the platform profile, else `hardware` (the value the check read; () when not given); `n.expect(key)` without it. Every report lists the expectations taken"),
+            .doc("what a check should expect for `key` on the node (`gdr`, `pcie_width`, `pcie_gts`, `rails_per_port`, `shared_limit_gbps`, ...) and where it came from: `--set KEY`, else the inventory's node var, else the platform profile, else `hardware` (the value the check read; () when not given); `n.expect(key)` without it. Every report lists the expectations taken"),
         method("n.ib_ports()", &["ib_ports"], List(s.ib_port))
             .doc("every HCA port of the node from `ibstat`, flat: device, port, state, phys_state, rate (Gb/s), base_lid, sm_lid, link_layer, ca_type, fw_ver"),
         method("n.ib_port_check(rate)", &["ib_port_check"], List(s.ib_check))

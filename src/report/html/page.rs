@@ -82,6 +82,9 @@ pub fn header(h: &mut String, run: &RunResult) {
     if run.interrupted {
         h.push_str("<p class=\"bad\">The run was interrupted: these are partial results.</p>");
     }
+    for l in &run.not_cleaned_up {
+        let _ = write!(*h, "<p class=\"bad\">NOT CLEANED UP {}</p>", esc(&l.line()));
+    }
 }
 
 /// The nodes never reached, and why: before the failures (each of their testcases says only

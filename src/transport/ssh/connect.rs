@@ -50,6 +50,34 @@ impl SshTransport {
         b
     }
 
+    /// A new connection to `node` for the interrupt's cleanup (its own master, not kept):
+    /// one attempt, bounded by the node's `connect_timeout` and 2 s, during an interrupt too.
+    pub(super) async fn connect_fresh(&self, node: &Node) -> Option<Session> {
+        check_destination(node).ok()?;
+        let control_dir = self.control_dir().ok()?;
+        let known_hosts = match node.known_hosts {
+            KnownHosts::SshConfig => ssh_config_known_hosts(node).await.ok()?,
+            k => k,
+        };
+        let b = self.builder(node, known_hosts, control_dir);
+        let setup = async {
+            if self.process_mux {
+                b.connect(&node.host).await
+            } else {
+                b.connect_mux(&node.host).await
+            }
+        };
+        let limit = node.connect_timeout + Duration::from_secs(2);
+        match tokio::time::timeout(limit, setup).await {
+            Ok(Ok(s)) => Some(s),
+            Ok(Err(_)) => None,
+            Err(_) => {
+                super::cleanup::kill_connecting_ssh(&control_dir.display().to_string(), node);
+                None
+            }
+        }
+    }
+
     pub(super) async fn connect(
         &self,
         node: &Node,

@@ -65,6 +65,25 @@ pub(super) fn classify_exit(
     }
 }
 
+/// A stream that printed more than [`super::super::preamble::MAX_PREAMBLE`] without the start
+/// line: its output cannot be told from the login shell's, so it is an error, never parsed.
+fn flooded(node: &Node, pre: &[Preamble; 2]) -> Option<TransportError> {
+    let (i, n) = pre
+        .iter()
+        .enumerate()
+        .find_map(|(i, p)| p.flooded().map(|n| (i, n)))?;
+    Some(TransportError::Other {
+        node: node.name.clone(),
+        message: format!(
+            "the node printed {} on {} and never fabcheck's start line, so the command's \
+             output cannot be told from what the login shell printed; make the shell quiet \
+             for non-interactive logins (~/.bashrc, /etc/profile.d) or remove a ForceCommand",
+            crate::util::fmt::human_bytes(n as f64),
+            ["stdout", "stderr"][i]
+        ),
+    })
+}
+
 /// Why reading a command's output stopped before its end.
 enum Stop {
     Interrupted,
@@ -223,6 +242,7 @@ impl SshTransport {
         // No polling: output, the exit, an interrupt or the deadline, whichever comes first.
         let deadline = tokio::time::sleep(req.timeout + Duration::from_secs(8));
         tokio::pin!(deadline);
+        self.sent(node, tag, req);
         let spawned = tokio::select! {
             r = cmd.spawn() => r,
             _ = cancel::cancelled() => return Err(stopped(Stop::Interrupted, node, req, None)),
@@ -240,6 +260,9 @@ impl SshTransport {
             }
         };
         got.finish(sink);
+        if let Some(e) = flooded(node, &got.pre) {
+            return Err(e);
+        }
         self.warn_preamble(node, &got.pre);
         let duration = started.elapsed();
         let exit = classify_exit(&status, duration, req.timeout, self.process_mux);

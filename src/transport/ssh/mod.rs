@@ -9,6 +9,7 @@ mod cleanup;
 mod connect;
 mod control_dir;
 mod exec;
+mod pending;
 
 use cleanup::{cleanup_command, futures_join_all, reap_local_ssh};
 use control_dir::make_control_dir;
@@ -36,6 +37,10 @@ struct Conn {
     /// the master never counts as idle; when fabcheck ends in any way (SIGKILL included) the
     /// kernel closes it and the master exits [`MASTER_IDLE_S`] later on its own.
     keeper: Mutex<Option<std::os::unix::net::UnixStream>>,
+    /// The node, for a fresh connection when this one is gone.
+    spec: Node,
+    /// Commands sent whose end on the node is not known yet, by command tag.
+    pending: Mutex<HashMap<String, pending::Pending>>,
 }
 
 /// `ControlPersist` of every master: idle seconds (no mux client, our keeper included) before
@@ -81,6 +86,16 @@ impl SshTransport {
         }
     }
 
+    /// `req` (command `tag`) is being sent to `node`: pending until its end is known.
+    fn sent(&self, node: &Node, tag: &str, req: &CmdRequest) {
+        let conn = self.conn(node);
+        let mut p = conn.pending.lock().unwrap_or_else(|p| p.into_inner());
+        p.insert(
+            tag.to_string(),
+            pending::Pending::new(&req.command, req.timeout),
+        );
+    }
+
     fn conn(&self, node: &Node) -> Arc<Conn> {
         let mut m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
         m.entry(node.name.clone())
@@ -89,6 +104,8 @@ impl SshTransport {
                     session: OnceCell::new(),
                     slots: Semaphore::new(PER_CONNECTION),
                     keeper: Mutex::new(None),
+                    spec: node.clone(),
+                    pending: Mutex::new(HashMap::new()),
                 })
             })
             .clone()
@@ -116,17 +133,79 @@ impl SshTransport {
             .map_err(Clone::clone)
     }
 
-    fn sessions(&self) -> Vec<(String, Arc<Session>)> {
-        let m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
-        m.iter()
-            .filter_map(|(n, c)| {
-                c.session
-                    .get()
-                    .and_then(|r| r.as_ref().ok())
-                    .map(|s| (n.clone(), s.clone()))
-            })
-            .collect()
+    /// The node cleanup ([`cleanup_command`]) on every node with a connection (`only_pending`:
+    /// on those with a command whose end is not known), all at once: over the node's
+    /// connection, else over a fresh one; the nodes where neither worked and a command may
+    /// still run, as [`super::Leftover`]s.
+    fn clean(&self, only_pending: bool) -> Vec<super::Leftover> {
+        let marker = super::run_marker().to_string();
+        let conns: Vec<Arc<Conn>> = self
+            .conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let left = Mutex::new(Vec::new());
+        self.rt.block_on(async {
+            let futs = conns.iter().map(|c| {
+                let (marker, left) = (&marker, &left);
+                async move {
+                    if let Some(l) = self.clean_node(c, marker, only_pending).await {
+                        left.lock().unwrap_or_else(|p| p.into_inner()).push(l);
+                    }
+                }
+            });
+            futures_join_all(futs).await;
+        });
+        let mut left = left.into_inner().unwrap_or_else(|p| p.into_inner());
+        left.sort_by(|a, b| a.node.cmp(&b.node));
+        left
     }
+
+    async fn clean_node(
+        &self,
+        c: &Conn,
+        marker: &str,
+        only_pending: bool,
+    ) -> Option<super::Leftover> {
+        let pending: Vec<pending::Pending> = c
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let session = c.session.get().and_then(|r| r.as_ref().ok()).cloned();
+        if pending.is_empty() && (only_pending || session.is_none()) {
+            return None;
+        }
+        let cmd = cleanup_command(marker);
+        let mut done = match &session {
+            Some(s) => cleaned(s, &cmd).await,
+            None => false,
+        };
+        if !done && !pending.is_empty() {
+            // The node's connection is gone (its sshd died, the link dropped): a fresh one.
+            if let Some(s) = self.connect_fresh(&c.spec).await {
+                done = cleaned(&s, &cmd).await;
+                let _ = tokio::time::timeout(Duration::from_secs(2), s.close()).await;
+            }
+        }
+        if done {
+            c.pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            return None;
+        }
+        pending::leftover(&c.spec.name, &pending)
+    }
+}
+
+/// The node cleanup ran over `s` and ended well, within 5 s.
+async fn cleaned(s: &Session, cmd: &str) -> bool {
+    let mut c = s.raw_command(cmd);
+    let out = c.output();
+    matches!(tokio::time::timeout(Duration::from_secs(5), out).await,
+        Ok(Ok(o)) if o.status.success())
 }
 
 impl Transport for SshTransport {
@@ -142,6 +221,12 @@ impl Transport for SshTransport {
     ) -> Result<CmdOutput, TransportError> {
         let tag = super::leftovers::command_tag();
         let r = self.rt.block_on(self.run_async(node, req, &tag, sink));
+        // A command sent (see run_async) whose end is known is not pending any more.
+        if pending::settled(&r) {
+            let conn = self.conn(node);
+            let mut p = conn.pending.lock().unwrap_or_else(|p| p.into_inner());
+            p.remove(&tag);
+        }
         r.map_err(|e| {
             e.with_ended(|| super::leftovers::ended_note(self.end_command(node, &tag, req.sudo)))
         })
@@ -149,20 +234,12 @@ impl Transport for SshTransport {
 
     /// Interrupt path: kill this run's processes on every connected node. Every command line
     /// carries the run marker; `timeout` forwards the TERM to the command's process group.
-    fn cleanup(&self) {
-        let marker = super::run_marker().to_string();
-        let sessions = self.sessions();
-        self.rt.block_on(async {
-            let futs = sessions.iter().map(|(_, s)| {
-                let cmd = cleanup_command(&marker);
-                async move {
-                    let _ =
-                        tokio::time::timeout(Duration::from_secs(5), s.raw_command(cmd).output())
-                            .await;
-                }
-            });
-            futures_join_all(futs).await;
-        });
+    fn cleanup(&self) -> Vec<super::Leftover> {
+        self.clean(false)
+    }
+
+    fn cleanup_pending(&self) -> Vec<super::Leftover> {
+        self.clean(true)
     }
 
     fn close(&self) {
