@@ -96,7 +96,8 @@ fn discover_on_a_lab_without_names_through_the_ssh_config() {
             )
         })
         .collect();
-    assert_eq!(st.len(), 12, "{st:?}\n{}", o5.stdout);
+    // 6 ping pairs, 3 nodes' rails, 6 SSH pairs
+    assert_eq!(st.len(), 15, "{st:?}\n{}", o5.stdout);
     assert!(st.iter().all(|(_, s)| s == "pass"), "{st:?}\n{}", o5.stdout);
     o5.code(0);
 

@@ -109,6 +109,10 @@ for name, n in nodes.items():
         cmd(f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",
             stdout=f"fabcheck-hop nvidia {n['peer']}\n", ms=180)
 
+    # identity (issue 30 section 3): the host name each node gives itself, which a hop to one of
+    # its addresses must answer (synthesised: the inventory's name, as the hops above answer)
+    cmd("hostname", stdout=f"{name}\n", ms=3, note="synthesised: the node's host name, the one its hops answer")
+
     # ib_write_bw per port: both rails at once (server answers: REAL RoCE server capture; client: synthesised)
     for k, d in enumerate(devs):
         port = 18515 + k
