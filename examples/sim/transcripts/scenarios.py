@@ -642,4 +642,16 @@ for n, h in [("spark-01", "gx10-9c1e"), ("spark-02", "gx10-4f2a")]:
                  "the peer's factory host name", stdout=f"fabcheck-hop nvidia {h}\n", ms=180)
 s.expect(FIVE, "step 2: passwordless ssh [spark-01 -> spark-02]", [])
 s.write()
+s = Scenario("address-answered-by-wrong-node", "spark-02's second address 192.168.200.11 is also held by a third box outside the inventory (a stale IP from before a re-addressing), which answers spark-01's ARP first: the pings succeed, from the wrong machine")
+s.answer("spark-01", "ip -j neigh show 192.168.200.11 dev enP2p1s0f1np1", "the neighbour entry with the third box's MAC (format of the real capture tests/fixtures/lab/ip-j-neigh-show-addr-dev-reachable.json)",
+         stdout='[{"dst":"192.168.200.11","lladdr":"4c:bb:47:2d:99:01","state":["REACHABLE"]}]\n', ms=4)
+s.expect(FIVE, "step 1: ping mesh [spark-01 -> spark-02]", ["192.168.200.11 answered from MAC 4c:bb:47:2d:99:01, not from spark-02's enP2p1s0f1np1", "another machine holds this address"])
+s.write()
+
+s = Scenario("routed-fabric-no-neighbour", "healthy: a routed (L3) fabric: the peers' addresses are reached through a gateway, so the nodes have no neighbour entry for them (ip -j neigh answers []): said in a note, not failed", healthy=True)
+for n in ["spark-01", "spark-02"]:
+    for k, ip in enumerate(IPS[PEER[n]]):
+        s.answer(n, f"ip -j neigh show {ip} dev {IFACES[k]}", "no entry, as the real capture tests/fixtures/lab/ip-j-neigh-show-addr-dev-no-entry.json", stdout="[]\n", ms=4)
+s.expect(FIVE, "step 1: ping mesh [spark-01 -> spark-02]", [])
+s.write()
 # --- END identity scenarios ---
