@@ -10,6 +10,7 @@
 #   D  fabcheck's peak RSS at N nodes and `fabcheck --version` start-up time
 # A is also given in busy CPU seconds of the whole machine. BENCH_ONLY_A=1 runs only A.
 set -euo pipefail
+FCLAB_ARGS=("$@")
 cd "$(dirname "$0")/.."
 N=${1:-64}
 ROUNDS=${2:-5}
@@ -19,6 +20,8 @@ for t in pdsh clush /usr/bin/time python3; do command -v "$t" >/dev/null || { ec
 [[ -x target/release/fabcheck ]] || cargo build --release --quiet
 FC=$PWD/target/release/fabcheck
 FCLAB_QUIET=1 bash tests/lab/lab.sh ensure "$N" --dir "$DIR"
+# the lab lives in a network namespace of its own (tests/lab/README.md): the rest runs in it
+[[ -n ${FCLAB_IN_NETNS:-} ]] || FCLAB_IN_NETNS=1 exec nsenter --net=/run/netns/fclab-net -- bash "$0" "${FCLAB_ARGS[@]}"
 INV=$DIR/inventory.toml
 HOSTS=$(paste -sd, "$DIR/hosts")
 export PDSH_SSH_ARGS="-F $DIR/ssh_config -l fclab %h"

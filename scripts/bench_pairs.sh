@@ -9,6 +9,7 @@
 # one after another. Prints both wall times, the ratio (target <= 0.35 at 8 nodes) and whether
 # any node was in two pairs at once (from the JSON result's recorded start times and durations).
 set -euo pipefail
+FCLAB_ARGS=("$@")
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == plan ]]; then
     N=${2:-1000}
@@ -34,6 +35,8 @@ DIR=${FCLAB_DIR:-/tmp/fclab}
 [[ -x target/release/fabcheck ]] || cargo build --release --quiet
 FC=$PWD/target/release/fabcheck
 FCLAB_QUIET=1 bash tests/lab/lab.sh ensure "$((N > 16 ? N : 16))" --dir "$DIR"
+# the lab lives in a network namespace of its own (tests/lab/README.md): the rest runs in it
+[[ -n ${FCLAB_IN_NETNS:-} ]] || FCLAB_IN_NETNS=1 exec nsenter --net=/run/netns/fclab-net -- bash "$0" "${FCLAB_ARGS[@]}"
 INV=$DIR/inventory.toml
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -4,6 +4,7 @@
 # local ssh or control directory behind 1 s after exit.
 #   sudo scripts/reliability.sh [ITERATIONS=20]      (NODES=4 to use lab01..lab04 only)
 set -euo pipefail
+FCLAB_ARGS=("$@")
 cd "$(dirname "$0")/.."
 ITER=${1:-20}
 NODES=${NODES:-16}
@@ -13,6 +14,8 @@ DIR=${FCLAB_DIR:-/tmp/fclab}
 FC=$PWD/target/release/fabcheck
 XSD=tests/junit/jenkins-xunit-junit-10-2018-04.xsd
 FCLAB_QUIET=1 bash tests/lab/lab.sh ensure 16 --dir "$DIR"
+# the lab lives in a network namespace of its own (tests/lab/README.md): the rest runs in it
+[[ -n ${FCLAB_IN_NETNS:-} ]] || FCLAB_IN_NETNS=1 exec nsenter --net=/run/netns/fclab-net -- bash "$0" "${FCLAB_ARGS[@]}"
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 cat > "$W/s.rhai" <<'RHAI'
 let all = nodes(param("nodes", "lab[01-16]"));

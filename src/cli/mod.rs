@@ -20,11 +20,27 @@ pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_INTERRUPTED: i32 = 3;
 
+/// The exit codes, as `fabcheck --help` and `fabcheck run --help` print them.
+pub const EXIT_CODES_HELP: &str = "Exit codes:
+  0  every test passed or was skipped
+  1  a test failed or errored
+  2  usage, inventory or script error: nothing was run
+  3  interrupted (Ctrl-C, SIGTERM)
+  exec: the highest exit code of the command on any node (255: a node was not reached)";
+
+/// `fabcheck exec --help`'s exit codes.
+pub const EXEC_EXIT_CODES_HELP: &str = "Exit codes:
+  0    the command exited 0 on every node
+  N    the highest exit code of the command on any node (255: a node was not reached)
+  2    usage or inventory error: nothing was run
+  3    interrupted (Ctrl-C, SIGTERM)";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "fabcheck",
     version,
-    about = "Scripted acceptance and regression tests for GPU cluster network fabrics"
+    about = "Scripted acceptance and regression tests for GPU cluster network fabrics",
+    after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
     /// More logs on stderr (-v debug, -vv trace); RUST_LOG is honoured.
@@ -79,7 +95,9 @@ pub struct RunArgs {
     /// Print remote commands instead of running them; check reachability only.
     #[arg(long)]
     pub dry_run: bool,
-    /// Allow tests that change nodes (write files, restart services, apply netplan).
+    /// Allow tests marked as changing nodes. The shipped one is five-step's step 5: it writes a
+    /// backup of /etc/netplan/*.yaml and writes the files back with their own content
+    /// (`netplan apply` is never run). Without this flag such tests are skipped.
     #[arg(long)]
     pub allow_changes: bool,
     /// Save every remote command and its output in DIR.
@@ -103,6 +121,7 @@ pub struct RunArgs {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run scripts and write reports.
+    #[command(after_help = EXIT_CODES_HELP)]
     Run(Box<RunArgs>),
     /// Compile only: syntax and unknown-function errors.
     Check {
@@ -121,11 +140,15 @@ pub enum Command {
         filter: Vec<String>,
     },
     /// Ad-hoc fan-out of one command; identical outputs grouped (like clush -b).
+    #[command(after_help = EXEC_EXIT_CODES_HELP)]
     Exec {
         #[command(flatten)]
         target: Target,
+        /// Nodes contacted at once at most (default: the inventory's `fanout`, else 64).
         #[arg(long)]
         fanout: Option<usize>,
+        /// Cap of the command on each node (500ms, 30s, 5m; default: the inventory's
+        /// `command_timeout`); a node past it is reported as timed out.
         #[arg(long)]
         timeout: Option<String>,
         #[arg(last = true, required = true)]

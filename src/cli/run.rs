@@ -59,6 +59,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         params: p.params.clone(),
         suites,
         tool_versions: vec![],
+        unreachable: vec![],
         profiles: vec![],
     };
     let baseline = p.baseline.as_ref().map(|(path, b)| (path.as_str(), b));

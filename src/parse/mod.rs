@@ -15,6 +15,9 @@ pub mod ethtool_driver;
 pub mod ethtool_module;
 pub mod ethtool_stats;
 pub mod ibdev2netdev;
+pub mod iblinkinfo;
+pub mod ibstat;
+pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod ip_addr;
 pub mod ip_neigh;
@@ -22,7 +25,9 @@ pub mod iperf3;
 pub mod lspci;
 pub mod mlnx_qos;
 pub mod nccl;
+pub mod nvidia_smi_topo;
 pub mod ofed_info;
+pub mod perfquery;
 pub mod perftest;
 pub mod ping;
 pub mod rdma_link;
@@ -97,6 +102,19 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("show-fec", "show_fec", "ethtool [-I] --show-fec IFACE"),
     ("mlnx-qos", "mlnx_qos", "mlnx_qos -i IFACE"),
     ("ethtool-module", "ethtool_module", "ethtool -m IFACE"),
+    ("ibstat", "ibstat", "ibstat"),
+    ("ibstatus", "ibstatus", "ibstatus"),
+    (
+        "perfquery",
+        "perfquery",
+        "perfquery [-x] [LID PORT] (classic or extended counters)",
+    ),
+    ("iblinkinfo", "iblinkinfo", "iblinkinfo"),
+    (
+        "nvidia-smi-topo",
+        "nvidia_smi_topo",
+        "nvidia-smi topo -m (or -mp)",
+    ),
 ];
 
 fn to_json<T: Serialize>(v: T) -> serde_json::Value {
@@ -127,6 +145,11 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "show-fec" => show_fec::parse(text).map(to_json),
         "mlnx-qos" => mlnx_qos::parse(text).map(to_json),
         "ethtool-module" => ethtool_module::parse(text).map(to_json),
+        "ibstat" => ibstat::parse(text).map(to_json),
+        "ibstatus" => ibstatus::parse(text).map(to_json),
+        "perfquery" => perfquery::parse(text).map(to_json),
+        "iblinkinfo" => iblinkinfo::parse(text).map(to_json),
+        "nvidia-smi-topo" => nvidia_smi_topo::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",
             0,

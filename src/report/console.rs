@@ -1,5 +1,6 @@
 //! Console output: one line per finished test, a live "running" line on a terminal, plain
-//! line-by-line text when stdout is not a terminal or `CI` is set, a summary at the end.
+//! line-by-line text when stdout is not a terminal or `CI` is set (with a progress line on
+//! stderr at a steady interval: `progress`), a summary at the end.
 
 use crate::run::model::{Metric, RunResult, Status, TestResult};
 use crate::run::observer::Observer;
@@ -14,6 +15,7 @@ pub struct Console {
     echo: u8,
     color: bool,
     running: Mutex<Vec<String>>,
+    progress: std::sync::Arc<super::progress::Progress>,
 }
 
 impl Console {
@@ -26,6 +28,7 @@ impl Console {
             echo,
             color: tty && !ci && std::env::var_os("NO_COLOR").is_none(),
             running: Mutex::new(Vec::new()),
+            progress: Default::default(),
         }
     }
 
@@ -56,7 +59,13 @@ impl Console {
             } else {
                 String::new()
             };
-            let _ = write!(out, "  running: {}{more}", first.join(", "));
+            let done = self
+                .progress
+                .line()
+                .and_then(|l| l.rsplit("; ").next().map(str::to_string))
+                .map(|d| format!(" · {d}"))
+                .unwrap_or_default();
+            let _ = write!(out, "  running: {}{more}{done}", first.join(", "));
         }
         let _ = out.flush();
     }
@@ -68,6 +77,7 @@ impl Console {
     }
 
     pub fn summary(&self, run: &RunResult, reports: &[String]) {
+        self.progress.stop();
         let mut out = std::io::stdout().lock();
         if self.live {
             let _ = write!(out, "\r\x1b[K");
@@ -81,6 +91,16 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
     use std::fmt::Write as _;
     let c = run.counts();
     let mut out = String::new();
+    if !run.unreachable.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nUnreachable nodes ({}): every testcase that needed one is an ERROR",
+            run.unreachable.len()
+        );
+        for u in &run.unreachable {
+            let _ = writeln!(out, "  {}: {}", u.node, super::one_line(&u.reason));
+        }
+    }
     let problems: Vec<&TestResult> = run
         .suites
         .iter()
@@ -250,6 +270,7 @@ pub fn metrics_inline(t: &TestResult) -> String {
 
 impl Observer for Console {
     fn suite_started(&self, name: &str, tests: usize) {
+        self.progress.suite(tests);
         if !self.quiet {
             let clear = if self.live { "\r\x1b[K" } else { "" };
             let name = super::one_line(name);
@@ -258,12 +279,17 @@ impl Observer for Console {
     }
 
     fn test_started(&self, name: &str) {
+        self.progress.started(name);
+        if !self.live && self.echo >= 1 {
+            self.progress.tick_on_stderr(super::progress::interval());
+        }
         let mut r = self.running.lock().unwrap_or_else(|p| p.into_inner());
         r.push(name.to_string());
         self.redraw(&r);
     }
 
     fn test_finished(&self, t: &TestResult) {
+        self.progress.finished(&t.name);
         let mut r = self.running.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = r.iter().position(|n| n == &t.name) {
             r.remove(i);
@@ -276,6 +302,11 @@ impl Observer for Console {
             }
             let msg = match (&t.status, &t.message) {
                 (Status::Pass, _) | (_, None) => String::new(),
+                // a node never reached: said in full once, in the summary
+                (Status::Error, Some(m)) if crate::run::finish::shortened(m).is_some() => {
+                    let short = crate::run::finish::shortened(m).unwrap_or_default();
+                    format!("\n        {short}")
+                }
                 (_, Some(m)) => format!("\n        {}", super::one_line(m)),
             };
             let metrics = metrics_inline(t);
@@ -362,6 +393,7 @@ mod tests {
                 ],
             }],
             tool_versions: vec![],
+            unreachable: vec![],
             profiles: vec![],
         };
         assert_eq!(

@@ -21,6 +21,14 @@ fn system_out(t: &TestResult, run: &RunResult) -> String {
             "REPLAYED: answers from {r}; no node was contacted\n"
         ));
     }
+    if !run.unreachable.is_empty() {
+        let nodes: Vec<String> = run
+            .unreachable
+            .iter()
+            .map(|u| format!("{} ({})", u.node, one_line(&u.reason)))
+            .collect();
+        s.push_str(&format!("UNREACHABLE NODES: {}\n", nodes.join("; ")));
+    }
     if let Some(l) = t.line {
         s.push_str(&format!("test at {}:{l}\n", t.file));
     }

@@ -12,6 +12,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod matrix;
+pub mod progress;
 pub mod target;
 
 use std::path::{Path, PathBuf};

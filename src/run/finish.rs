@@ -22,8 +22,61 @@ pub fn finish(run: &mut RunResult, baseline: Option<(&str, &RunResult)>) -> Opti
         .flat_map(|t| t.profiles.iter().cloned());
     run.profiles = super::profile::merge(profiles);
     run.make_unique();
+    gather_unreachable(run);
     let (path, b) = baseline.filter(|_| !run.interrupted)?;
     Some(super::baseline::apply(run, b, path).clone())
+}
+
+/// The short message of a testcase whose node was never reached: `NODE: cannot connect to
+/// HOST (Connection refused)` (the whole reason is at the top of the reports).
+pub fn short_not_reached(node: &str, reason: &str) -> String {
+    let head = reason.split(": ").next().unwrap_or(reason);
+    let gist = crate::transport::reason_gist(reason);
+    if head == gist {
+        format!("{node}: {head} (node not reached)")
+    } else {
+        format!("{node}: {head} ({gist})")
+    }
+}
+
+/// The short message of an errored testcase that says only that a node was not reached.
+pub fn shortened(message: &str) -> Option<String> {
+    let (node, reason) = crate::transport::not_reached(message)?;
+    let short = short_not_reached(&node, &reason);
+    (short.len() < message.len()).then_some(short)
+}
+
+/// The nodes never reached, once each with the first reason met (reports put them first); an
+/// errored testcase that says only that keeps a short message (`NODE: cannot connect to HOST
+/// (Connection refused)`), its whole text going to the detail.
+fn gather_unreachable(run: &mut RunResult) {
+    use crate::transport::not_reached;
+    let mut seen: Vec<super::model::Unreached> = Vec::new();
+    for t in run.suites.iter_mut().flat_map(|s| &mut s.tests) {
+        if t.status != super::model::Status::Error {
+            continue;
+        }
+        let Some(msg) = t.message.clone() else {
+            continue;
+        };
+        let Some((node, reason)) = not_reached(&msg) else {
+            continue;
+        };
+        let short = short_not_reached(&node, &reason);
+        if short.len() < msg.len() {
+            t.detail = Some(match t.detail.take() {
+                Some(d) if !d.contains(&msg) => format!("{msg}\n{d}"),
+                Some(d) => d,
+                None => msg.clone(),
+            });
+            t.message = Some(short);
+        }
+        if !seen.iter().any(|u| u.node == node) {
+            seen.push(super::model::Unreached { node, reason });
+        }
+    }
+    seen.sort_by(|a, b| a.node.cmp(&b.node));
+    run.unreachable = seen;
 }
 
 #[cfg(test)]
@@ -60,6 +113,50 @@ mod tests {
         assert_eq!(names, ["baseline", "baseline (2)", "baseline (3)"]);
         assert_eq!(added.name, "baseline (3)");
         assert_eq!(r.suites.last().map(|s| s.name.as_str()), Some("baseline"));
+    }
+
+    #[test]
+    fn unreachable_nodes_gathered_once_and_their_testcases_kept_short() {
+        use crate::run::model::Status;
+        let err = |name: &str, msg: &str| TestResult {
+            status: Status::Error,
+            message: Some(msg.into()),
+            ..TestResult::new(name, "s")
+        };
+        let refused = "dead-04: cannot connect to 127.0.0.1: failed to connect to the remote host: connect to host 127.0.0.1 port 2: Connection refused";
+        let mut r = RunResult::of_tests(
+            "s",
+            vec![
+                err("a [dead-04]", refused),
+                err("b [spark-01 -> dead-04]", refused),
+                err("c [x]", "x: `ib_write_bw` is not installed"),
+                err(
+                    "d [dead-03]",
+                    "dead-03: authentication failed for u@h: Permission denied (publickey)",
+                ),
+            ],
+        );
+        finish(&mut r, None);
+        let nodes: Vec<&str> = r.unreachable.iter().map(|u| u.node.as_str()).collect();
+        assert_eq!(nodes, ["dead-03", "dead-04"]);
+        assert!(r.unreachable[1]
+            .reason
+            .ends_with("port 2: Connection refused"));
+        let t = &r.suites[0].tests;
+        assert_eq!(
+            t[0].message.as_deref(),
+            Some("dead-04: cannot connect to 127.0.0.1 (Connection refused)")
+        );
+        assert_eq!(t[0].detail.as_deref(), Some(refused));
+        assert_eq!(
+            t[2].message.as_deref(),
+            Some("x: `ib_write_bw` is not installed")
+        );
+        // already short: kept as it is
+        assert_eq!(
+            t[3].message.as_deref(),
+            Some("dead-03: authentication failed for u@h: Permission denied (publickey)")
+        );
     }
 
     #[test]

@@ -244,6 +244,17 @@ pub struct RunResult {
     /// ([`super::profile`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<super::profile::NodeProfile>,
+    /// The nodes no connection reached, each once with the reason (the top of every report):
+    /// every testcase that needed one of them is an error with a short message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<Unreached>,
+}
+
+/// A node that was never reached, and why (one line: `cannot connect to HOST: CAUSE`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Unreached {
+    pub node: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -318,6 +329,7 @@ impl RunResult {
                 tests,
             }],
             tool_versions: vec![],
+            unreachable: vec![],
             profiles: vec![],
         }
     }

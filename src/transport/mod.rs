@@ -33,6 +33,35 @@ pub struct CmdOutput {
     pub duration: Duration,
 }
 
+/// The connection errors of a node that was never reached, as their messages begin after
+/// `NODE: ` (see [`TransportError`]'s `Unreachable`, `Auth` and `HostKey`).
+const NOT_REACHED: [&str; 3] = [
+    "cannot connect to ",
+    "authentication failed for ",
+    "host key verification failed for ",
+];
+
+/// In a testcase message, the error of a node that was never reached: `(node, reason)`, the
+/// reason on one line (`cannot connect to HOST: CAUSE`). None for any other message.
+pub fn not_reached(message: &str) -> Option<(String, String)> {
+    NOT_REACHED.iter().find_map(|kind| {
+        let at = message.find(&format!(": {kind}"))?;
+        let before = &message[..at];
+        let start = before
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
+            .map_or(0, |i| i + 1);
+        let node = &before[start..];
+        let reason = message[at + 2..].lines().next().unwrap_or_default().trim();
+        (!node.is_empty()).then(|| (node.to_string(), reason.to_string()))
+    })
+}
+
+/// The last part of a connection error's reason (`Connection refused`, `Permission denied
+/// (publickey)`), for a testcase's short message.
+pub fn reason_gist(reason: &str) -> &str {
+    reason.rsplit(": ").next().unwrap_or(reason).trim()
+}
+
 /// Infrastructure problems: the check could not be made (an `error` outcome, never a failure).
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum TransportError {
@@ -340,6 +369,41 @@ pub fn text(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_never_reached_is_told_from_its_testcase_message() {
+        let e = TransportError::Unreachable {
+            node: "dead-04".into(),
+            host: "127.0.0.1".into(),
+            cause: "failed to connect to the remote host: connect to host 127.0.0.1 port 2: Connection refused\nmore".into(),
+        };
+        let (node, reason) = not_reached(&format!("{e} at stdlib/x.rhai:3")).unwrap();
+        assert_eq!(node, "dead-04");
+        assert!(
+            reason.starts_with("cannot connect to 127.0.0.1: failed"),
+            "{reason}"
+        );
+        assert!(!reason.contains("more"));
+        assert_eq!(
+            reason_gist("cannot connect to h: a: Connection refused"),
+            "Connection refused"
+        );
+        let auth = TransportError::Auth {
+            node: "gpu-7.x".into(),
+            host: "h".into(),
+            user: "u".into(),
+            cause: "Permission denied (publickey)".into(),
+        };
+        let (node, _) = not_reached(&format!("gpu-1 -> {auth}")).unwrap();
+        assert_eq!(node, "gpu-7.x");
+        let other = TransportError::NoAnswer {
+            node: "n".into(),
+            command: "c".into(),
+            timeout: "1s".into(),
+        };
+        assert_eq!(not_reached(&other.to_string()), None);
+        assert_eq!(not_reached("a: `ib_write_bw` is not installed"), None);
+    }
 
     #[test]
     fn wrapped_command_has_node_side_timeout_and_marker() {

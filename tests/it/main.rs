@@ -18,6 +18,7 @@ mod lab_primitives;
 mod lab_shipped;
 mod lab_slurm;
 mod lab_ssh;
+mod newcomer;
 mod outcomes;
 mod pairs_at_once;
 mod parse_fixtures;

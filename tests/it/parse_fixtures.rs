@@ -38,6 +38,10 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt", "perfquery_extended_two_ports"),
+    ("ibdiags/perfquery-classic-mlx4-fdr-lid7-capmask-0x1400-32bit-data.txt", "perfquery_classic"),
+    ("ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt", "iblinkinfo_hdr_sections"),
+    ("ibdiags/iblinkinfo-edr-grep-up-sb7700-no-section-headers.txt", "iblinkinfo_edr_grep"),
     ("lspci/lspci-vv-s-cx7-osfp-ndr-gen5-x16-ok-markers-spaces-vpd-trailing-spaces.txt", "lspci_cx7_ok_markers"),
     ("rdma/show_counters-mlx5_bond_0-hw-counters-nonzero-cnp-ecn-out_of_sequence.txt", "rdma_statistic_show_counters"),
     ("ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt", "show_fec_dgx_spark"),
@@ -164,10 +168,10 @@ const FIXTURES: &[(&str, &str)] = &[
     ("nccl-tests/alltoall-1rank-rtx5090-avg-busbw-zero-integer-huge-algbw.txt", "nccl_alltoall_one_rank"),
     ("nccl-tests/alltoall-v2.18.3-2node-16xRTX6000D-cx8-spcx-mpi-help-in-header-NA.txt", "nccl_alltoall_mpi_help"),
     ("nccl-tests/rccl-tests-all_reduce-FAILURE-unhandled-cuda-error-nThreads-colon-header-rx7900xtx.txt", "nccl_rccl_failure"),
-    ("nvidia-smi/topo-m-1xH200-ansi-underline-header.txt", "foreign_tools_rejected"),
-    ("nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt", "foreign_tools_rejected"),
-    ("nvidia-smi/topo-m-tabs-8gpu-12nic-single-numa-bond-nics.txt", "foreign_tools_rejected"),
-    ("nvidia-smi/topo-mp-8xH100-12nic-2numa-gpu-numa-id-NA-tabs.txt", "foreign_tools_rejected"),
+    ("nvidia-smi/topo-m-1xH200-ansi-underline-header.txt", "topo_single_gpu_ansi"),
+    ("nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt", "topo_b200_spaces"),
+    ("nvidia-smi/topo-m-tabs-8gpu-12nic-single-numa-bond-nics.txt", "topo_tabs_12_nics"),
+    ("nvidia-smi/topo-mp-8xH100-12nic-2numa-gpu-numa-id-NA-tabs.txt", "topo_tabs_12_nics"),
     ("perftest/ib_read_bw-cx7-ndr-ib-gbits-cpufreq-warning.txt", "perftest_read_bw_cx7_gbits"),
     ("perftest/ib_read_bw-mlx4-fdr-ib-all-sizes-mbsec.txt", "perftest_read_bw_mlx4_mbsec"),
     ("perftest/ib_read_lat-server-roce-mlx5-no-result-table.txt", "perftest_read_lat_server_no_table"),
@@ -192,10 +196,10 @@ const FIXTURES: &[(&str, &str)] = &[
     ("perftest/ib_write_lat-mlx4-fdr-ib-all-sizes.txt", "perftest_write_lat_mlx4_all_sizes"),
     ("rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", "ibdev2netdev_dgx_spark"),
     ("rdma/ibdev2netdev-roce-lag-bond-mlx5_bond_0-and-huawei-hrn3.txt", "ibdev2netdev_roce_lag"),
-    ("rdma/ibstat-11ca-mixed-cx8-down-cx7-rate100-b300-host.txt", "foreign_tools_rejected"),
-    ("rdma/ibstat-12ca-h100-roce-cx7-cx6dx-down-polling-disabled-tabs.txt", "foreign_tools_rejected"),
-    ("rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt", "foreign_tools_rejected"),
-    ("rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt", "foreign_tools_rejected"),
+    ("rdma/ibstat-11ca-mixed-cx8-down-cx7-rate100-b300-host.txt", "ibstat_b300_mixed"),
+    ("rdma/ibstat-12ca-h100-roce-cx7-cx6dx-down-polling-disabled-tabs.txt", "ibstat_h100_roce_tabs"),
+    ("rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt", "ibstat_ibpanic_partial"),
+    ("rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt", "ibstatus_azure_hdr"),
     ("rdma/ibv_devices-dgx-spark-rocep-naming.txt", "foreign_tools_rejected"),
     ("rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt", "ibv_devinfo_8x_cx7_ib"),
     ("rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", "ibv_devinfo_dgx_spark"),
@@ -1781,17 +1785,7 @@ fn ibv_devinfo_verbose_rxe() {
 
 #[test]
 fn foreign_tools_rejected() {
-    for f in [
-        "nvidia-smi/topo-m-1xH200-ansi-underline-header.txt",
-        "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt",
-        "nvidia-smi/topo-m-tabs-8gpu-12nic-single-numa-bond-nics.txt",
-        "nvidia-smi/topo-mp-8xH100-12nic-2numa-gpu-numa-id-NA-tabs.txt",
-        "rdma/ibstat-11ca-mixed-cx8-down-cx7-rate100-b300-host.txt",
-        "rdma/ibstat-12ca-h100-roce-cx7-cx6dx-down-polling-disabled-tabs.txt",
-        "rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt",
-        "rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt",
-        "rdma/ibv_devices-dgx-spark-rocep-naming.txt",
-    ] {
+    for f in ["rdma/ibv_devices-dgx-spark-rocep-naming.txt"] {
         let errs = rejected_by_all(&fx(f));
         // the nearest parsers point at the first line of the foreign output
         let first = fx(f).lines().position(|l| !l.trim().is_empty()).unwrap() + 1;
@@ -1904,6 +1898,26 @@ fn dispatcher_covers_every_kind() {
         (
             "ethtool-module",
             "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt",
+        ),
+        (
+            "ibstat",
+            "rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt",
+        ),
+        (
+            "ibstatus",
+            "rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt",
+        ),
+        (
+            "perfquery",
+            "ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt",
+        ),
+        (
+            "iblinkinfo",
+            "ibdiags/iblinkinfo-edr-grep-up-sb7700-no-section-headers.txt",
+        ),
+        (
+            "nvidia-smi-topo",
+            "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt",
         ),
     ];
     assert_eq!(samples.len(), parse::KINDS.len());
@@ -2700,4 +2714,352 @@ fn srun_refusals_and_failures() {
     assert_eq!(s.errors.len(), 6, "{s:?}");
     assert!(s.errors.iter().any(|e| e
         == "slurmstepd-lab02: error: execve(): /nonexistent-fabcheck-test/all_reduce_perf: No such file or directory"));
+}
+
+// ---------------------------------------------------------------- InfiniBand tools (issue 33)
+
+/// Each IB parser accepts only its own tool's output: the other IB fixtures are refused.
+#[test]
+fn ib_parsers_refuse_each_others_output() {
+    let own = [
+        (
+            "ibstat",
+            "rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt",
+        ),
+        (
+            "ibstatus",
+            "rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt",
+        ),
+        (
+            "perfquery",
+            "ibdiags/perfquery-classic-mlx4-fdr-lid7-capmask-0x1400-32bit-data.txt",
+        ),
+        (
+            "iblinkinfo",
+            "ibdiags/iblinkinfo-edr-grep-up-sb7700-no-section-headers.txt",
+        ),
+        (
+            "nvidia-smi-topo",
+            "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt",
+        ),
+    ];
+    for (kind, _) in own {
+        for (other, f) in own {
+            let r = parse::parse(kind, &fx(f));
+            assert_eq!(r.is_ok(), kind == other, "{kind} on {f}: {r:?}");
+        }
+    }
+}
+
+#[test]
+fn ibstat_h100_roce_tabs() {
+    let s = parse::ibstat::parse(&fx(
+        "rdma/ibstat-12ca-h100-roce-cx7-cx6dx-down-polling-disabled-tabs.txt",
+    ))
+    .unwrap();
+    assert_eq!(s.cas.len(), 12);
+    assert!(s.errors.is_empty());
+    let ca = |n: &str| s.cas.iter().find(|c| c.ca == n).unwrap();
+    let m0 = ca("mlx5_0");
+    assert_eq!(m0.ca_type.as_deref(), Some("MT4129"));
+    assert_eq!(m0.fw_ver.as_deref(), Some("28.39.1002"));
+    assert_eq!(m0.node_guid.as_deref(), Some("0xa088c20300adeab8"));
+    let p = &m0.ports[0];
+    assert_eq!(
+        (p.port, p.state.as_deref(), p.phys_state.as_deref()),
+        (1, Some("Active"), Some("LinkUp"))
+    );
+    close(p.rate, 400.0);
+    assert_eq!((p.base_lid, p.sm_lid), (Some(0), Some(0)));
+    assert_eq!(p.link_layer.as_deref(), Some("Ethernet"));
+    assert_eq!(p.port_guid.as_deref(), Some("0xa288c2fffeadeab8"));
+    let m1 = ca("mlx5_1");
+    assert_eq!(m1.ca_type.as_deref(), Some("MT4125"));
+    close(m1.ports[0].rate, 100.0);
+    let p11 = &ca("mlx5_11").ports[0];
+    assert_eq!(
+        (p11.state.as_deref(), p11.phys_state.as_deref()),
+        (Some("Down"), Some("Polling"))
+    );
+    close(p11.rate, 40.0);
+    let down: Vec<_> = s
+        .cas
+        .iter()
+        .filter(|c| c.ports[0].state.as_deref() == Some("Down"))
+        .map(|c| c.ca.as_str())
+        .collect();
+    assert_eq!(down, ["mlx5_11", "mlx5_5"]);
+    assert_eq!(
+        ca("mlx5_5").ports[0].phys_state.as_deref(),
+        Some("Disabled")
+    );
+}
+
+#[test]
+fn ibstat_b300_mixed() {
+    let s = parse::ibstat::parse(&fx(
+        "rdma/ibstat-11ca-mixed-cx8-down-cx7-rate100-b300-host.txt",
+    ))
+    .unwrap();
+    assert_eq!(s.cas.len(), 11);
+    let m0 = &s.cas[0];
+    assert_eq!(
+        (m0.ca.as_str(), m0.ca_type.as_deref()),
+        ("mlx5_0", Some("MT4131"))
+    );
+    assert_eq!(m0.fw_ver.as_deref(), Some("40.46.5500"));
+    let p = &m0.ports[0];
+    assert_eq!(
+        (p.state.as_deref(), p.phys_state.as_deref()),
+        (Some("Down"), Some("Disabled"))
+    );
+    close(p.rate, 10.0);
+    assert_eq!((p.base_lid, p.sm_lid), (Some(65535), Some(0)));
+    // lexical order, as ibstat prints it
+    assert_eq!(
+        (s.cas[1].ca.as_str(), s.cas[2].ca.as_str()),
+        ("mlx5_1", "mlx5_10")
+    );
+    assert_eq!(
+        s.cas[1].ports[0].port_guid.as_deref(),
+        Some("0x7425540300353e0d")
+    );
+    let cx7_active: Vec<_> = s
+        .cas
+        .iter()
+        .filter(|c| c.ca_type.as_deref() == Some("MT4129"))
+        .map(|c| (c.ports[0].state.clone().unwrap(), c.ports[0].rate.unwrap()))
+        .collect();
+    assert_eq!(cx7_active.len(), 4);
+    let m2 = s.cas.iter().find(|c| c.ca == "mlx5_2").unwrap();
+    assert_eq!(
+        (m2.ports[0].base_lid, m2.ports[0].sm_lid),
+        (Some(1), Some(1))
+    );
+    assert!(cx7_active.iter().all(|(s, r)| s == "Active" && *r == 100.0));
+    assert!(s
+        .cas
+        .iter()
+        .all(|c| c.ports[0].link_layer.as_deref() == Some("InfiniBand")));
+}
+
+#[test]
+fn ibstat_ibpanic_partial() {
+    let s = parse::ibstat::parse(&fx(
+        "rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt",
+    ))
+    .unwrap();
+    assert_eq!(s.cas.len(), 8);
+    assert_eq!(
+        s.errors,
+        ["ibpanic: [1400444] main: stat of IB device 'mlx5_8' failed: No such file or directory"]
+    );
+    assert!(s.cas.iter().all(|c| c.ca_type.as_deref() == Some("MT4124")
+        && c.fw_ver.as_deref() == Some("20.41.1000")
+        && c.ports[0].rate == Some(200.0)));
+}
+
+#[test]
+fn ibstatus_azure_hdr() {
+    let p =
+        parse::ibstatus::parse(&fx("rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt")).unwrap();
+    assert_eq!(p.len(), 9);
+    let m0 = &p[0];
+    assert_eq!((m0.device.as_str(), m0.port), ("mlx5_0", 1));
+    assert_eq!(
+        m0.default_gid.as_deref(),
+        Some("fe80:0000:0000:0000:0015:5dff:fd34:11eb")
+    );
+    assert_eq!((m0.base_lid, m0.sm_lid), (Some(0x33bf), Some(1)));
+    assert_eq!(
+        (m0.state_code, m0.state.as_deref()),
+        (Some(4), Some("ACTIVE"))
+    );
+    assert_eq!(
+        (m0.phys_state_code, m0.phys_state.as_deref()),
+        (Some(5), Some("LinkUp"))
+    );
+    close(m0.rate, 200.0);
+    assert_eq!(
+        (m0.width.as_deref(), m0.speed.as_deref()),
+        (Some("4X"), Some("HDR"))
+    );
+    assert_eq!(p[7].base_lid, Some(0x33f9));
+    let eth = &p[8];
+    assert_eq!(eth.device, "mlx5_8");
+    assert_eq!(eth.default_gid.as_deref(), Some("unknown"));
+    assert_eq!(eth.link_layer.as_deref(), Some("Ethernet"));
+    assert_eq!((eth.speed.as_deref(), eth.sm_lid), (Some("QDR"), Some(0)));
+    close(eth.rate, 40.0);
+}
+
+#[test]
+fn perfquery_extended_two_ports() {
+    let q = parse::perfquery::parse(&fx(
+        "ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt",
+    ))
+    .unwrap();
+    assert_eq!(q.ports.len(), 2);
+    let p1 = &q.ports[0];
+    assert!(p1.extended);
+    assert_eq!((p1.lid, p1.port), (1719, Some(1)));
+    assert_eq!(p1.cap_mask.as_deref(), Some("0x5300"));
+    assert_eq!(p1.cap_mask2.as_deref(), Some("0x0000002"));
+    assert_eq!(p1.counters["PortXmitData"], 36298026860928);
+    assert_eq!(p1.counters["PortXmitWait"], 22730501);
+    assert_eq!(p1.counters["SymbolErrorCounter"], 0);
+    assert_eq!(p1.counters["QP1Dropped"], 0);
+    assert!(!p1.counters.contains_key("PortSelect"));
+    assert!(!p1.counters.contains_key("CounterSelect2"));
+    let p2 = &q.ports[1];
+    assert_eq!(p2.port, Some(2));
+    assert_eq!(p2.counters["PortXmitWait"], 36510964);
+    assert_eq!(p2.counters["PortRcvData"], 39078804993378);
+    assert_eq!(p2.counters.len(), 22);
+}
+
+#[test]
+fn perfquery_classic() {
+    let q = parse::perfquery::parse(&fx(
+        "ibdiags/perfquery-classic-mlx4-fdr-lid7-capmask-0x1400-32bit-data.txt",
+    ))
+    .unwrap();
+    let p = &q.ports[0];
+    assert!(!p.extended);
+    assert_eq!(p.group, "Port counters");
+    assert_eq!(
+        (p.lid, p.port, p.cap_mask.as_deref(), p.cap_mask2.as_deref()),
+        (7, Some(1), Some("0x1400"), None)
+    );
+    assert_eq!(p.counters["PortXmitWait"], 2);
+    assert_eq!(p.counters["PortRcvPkts"], 130792613);
+    assert_eq!(p.counters["PortXmitData"], 6465317);
+    assert_eq!(p.counters["ExcessiveBufferOverrunErrors"], 0);
+    assert_eq!(p.counters.len(), 17);
+}
+
+#[test]
+fn iblinkinfo_hdr_sections() {
+    let l = parse::iblinkinfo::parse(&fx(
+        "ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt",
+    ))
+    .unwrap();
+    assert_eq!(l.len(), 63);
+    let first = &l[0];
+    assert_eq!(first.node.as_deref(), Some("cu01 HCA-1"));
+    assert_eq!(first.node_type.as_deref(), Some("CA"));
+    assert_eq!(first.guid.as_deref(), Some("0xb8cef60300025b8c"));
+    assert_eq!((first.lid, first.port), (1, 1));
+    assert_eq!(first.width.as_deref(), Some("4X"));
+    close(first.lane_gbps, 53.125);
+    assert_eq!(first.speed.as_deref(), Some("HDR"));
+    close(first.rate, 200.0);
+    assert_eq!(
+        (first.state.as_str(), first.phys_state.as_str()),
+        ("Active", "LinkUp")
+    );
+    assert_eq!((first.peer_lid, first.peer_port), (Some(3), Some(40)));
+    assert_eq!(first.peer.as_deref(), Some("Quantum Mellanox Technologies"));
+    assert_eq!(first.note, None);
+    let down: Vec<_> = l.iter().filter(|x| x.state == "Down").collect();
+    assert_eq!(down.len(), 19);
+    let p5 = down[0];
+    assert_eq!(p5.node.as_deref(), Some("Quantum Mellanox Technologies"));
+    assert_eq!(p5.node_type.as_deref(), Some("Switch"));
+    assert_eq!(p5.guid.as_deref(), Some("0x0c42a103008982a4"));
+    assert_eq!((p5.lid, p5.port, p5.phys_state.as_str()), (3, 5, "Polling"));
+    assert_eq!(
+        (
+            p5.width.as_deref(),
+            p5.rate,
+            p5.peer.as_deref(),
+            p5.peer_lid
+        ),
+        (None, None, None, None)
+    );
+    let last = l.last().unwrap();
+    assert_eq!(
+        (last.node.as_deref(), last.lid, last.peer_port),
+        (Some("cu02 HCA-1"), 17, Some(39))
+    );
+}
+
+#[test]
+fn iblinkinfo_edr_grep() {
+    let l = parse::iblinkinfo::parse(&fx(
+        "ibdiags/iblinkinfo-edr-grep-up-sb7700-no-section-headers.txt",
+    ))
+    .unwrap();
+    assert_eq!(l.len(), 6);
+    assert!(l
+        .iter()
+        .all(|x| x.node.is_none() && x.speed.as_deref() == Some("EDR") && x.rate == Some(100.0)));
+    assert_eq!(l[0].guid.as_deref(), Some("0xec0d9a03003d62be"));
+    assert_eq!(l[0].peer.as_deref(), Some("MF0;SB7700:MSB7700/U1"));
+    let sw = &l[2];
+    assert_eq!((sw.guid.as_deref(), sw.lid, sw.port), (None, 2, 17));
+    assert_eq!(
+        (sw.peer_lid, sw.peer_port, sw.peer.as_deref()),
+        (Some(4), Some(1), Some("n02 HCA-1"))
+    );
+}
+
+#[test]
+fn topo_b200_spaces() {
+    let t =
+        parse::nvidia_smi_topo::parse(&fx("nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt")).unwrap();
+    assert_eq!(t.columns.len(), 16);
+    assert_eq!((t.gpus.len(), t.nics.len()), (8, 8));
+    let g0 = &t.gpus[0];
+    assert_eq!(g0.links["GPU1"], "NV18");
+    assert_eq!(g0.links["GPU0"], "X");
+    assert_eq!(g0.links["NIC2"], "NODE");
+    assert_eq!(g0.cpu_affinity.as_deref(), Some("0-55,112-167"));
+    assert_eq!(
+        (g0.numa_affinity.as_deref(), g0.gpu_numa_id.as_deref()),
+        (Some("0"), Some("N/A"))
+    );
+    assert_eq!(g0.nearest.as_deref(), Some("PIX"));
+    assert_eq!(g0.nearest_nics, ["mlx5_0", "mlx5_1"]);
+    assert_eq!(t.gpus[6].nearest_nics, ["mlx5_6", "mlx5_7"]);
+    assert_eq!(t.gpus[4].cpu_affinity.as_deref(), Some("56-111,168-223"));
+    assert_eq!(t.nics[3].device.as_deref(), Some("mlx5_3"));
+    assert_eq!(t.nics[3].links["GPU2"], "PIX");
+}
+
+#[test]
+fn topo_tabs_12_nics() {
+    let t = parse::nvidia_smi_topo::parse(&fx(
+        "nvidia-smi/topo-m-tabs-8gpu-12nic-single-numa-bond-nics.txt",
+    ))
+    .unwrap();
+    assert_eq!((t.gpus.len(), t.nics.len()), (8, 12));
+    assert_eq!(t.gpus[3].nearest_nics, ["mlx5_5"]);
+    assert_eq!(t.gpus[7].nearest_nics, ["mlx5_11"]);
+    assert_eq!(t.gpus[0].cpu_affinity.as_deref(), Some("0-191"));
+    assert_eq!(t.gpus[0].gpu_numa_id.as_deref(), Some("N/A"));
+    assert_eq!(t.nics[10].device.as_deref(), Some("mlx5_10"));
+    let mp = parse::nvidia_smi_topo::parse(&fx(
+        "nvidia-smi/topo-mp-8xH100-12nic-2numa-gpu-numa-id-NA-tabs.txt",
+    ))
+    .unwrap();
+    assert_eq!(mp.gpus[0].nearest_nics, ["mlx5_0", "mlx5_1", "mlx5_2"]);
+    assert_eq!(mp.gpus[1].nearest_nics, ["mlx5_3"]);
+    assert_eq!(mp.gpus[4].nearest_nics, ["mlx5_6", "mlx5_7", "mlx5_8"]);
+    assert_eq!(mp.gpus[4].numa_affinity.as_deref(), Some("1"));
+    assert_eq!(mp.gpus[4].cpu_affinity.as_deref(), Some("1,3,5,7,9,11"));
+    assert_eq!(mp.gpus[0].links["GPU4"], "SYS");
+}
+
+#[test]
+fn topo_single_gpu_ansi() {
+    let t =
+        parse::nvidia_smi_topo::parse(&fx("nvidia-smi/topo-m-1xH200-ansi-underline-header.txt"))
+            .unwrap();
+    assert_eq!(t.columns, ["GPU0"]);
+    assert_eq!(t.gpus.len(), 1);
+    assert!(t.nics.is_empty());
+    assert_eq!(t.gpus[0].cpu_affinity.as_deref(), Some("0-15"));
+    assert_eq!(t.gpus[0].gpu_numa_id.as_deref(), Some("N/A"));
+    assert_eq!(t.gpus[0].nearest, None);
 }

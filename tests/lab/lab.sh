@@ -13,22 +13,33 @@
 #                                  prints a banner (stdout) and module chatter (stderr)
 #       --slurm                    a real Slurm cluster: munged and slurmctld on the root
 #                                  side, one slurmd per node (README.md "Slurm")
-#   lab.sh down [--dir DIR] [--purge]  remove everything (safe twice / after
-#                                  failure); --purge also drops the route guards
+#   lab.sh down [--dir DIR]        remove everything, the lab user too when up created it
+#                                  (safe twice / after failure)
 #   lab.sh status [--dir DIR]      which nodes are up (exit 0 all up, 1 some down, 2 no lab)
 #   lab.sh kill-sshd NODE [--listener-only]   stop a node's sshd (and its sessions)
 #   lab.sh start-sshd NODE         start it again
 #   lab.sh isolate|unisolate NODE  take the node's management link down/up (ssh times out)
 #   lab.sh exec NODE CMD...        run CMD as root inside the node (net/uts/mount/pid ns)
+#   lab.sh run CMD...              run CMD in the lab's network namespace (the "root side"
+#                                  of the lab: ssh -F DIR/ssh_config labNN, fabcheck ...)
 #   lab.sh pids NODE               processes of the lab user on NODE, except sshd
 #
 # --dir may also be given as FCLAB_DIR. See README.md in this directory.
+#
+# The host's network is left alone: bridges, the lab's "root side" (10.213.0.254) and its
+# routes live in one network namespace of their own, fclab-net; each node is a namespace
+# set of its own (not registered in /run/netns) linked to fclab-net's bridges by veths.
 set -euo pipefail
 
 readonly LAB_USER=fclab
 readonly LAB_HOME=/home/fclab
 readonly BR_MGMT=fclabm0 BR_F0=fclabf0 BR_F1=fclabf1
 readonly NS_PREFIX=fclab-
+# the lab's own network namespace (bridges, 10.213.0.254, routes): the host sees none of it
+readonly LAB_NS=fclab-net
+readonly LAB_NS_PATH=/run/netns/$LAB_NS
+# the lab user's comment: a user with it was created by lab.sh, and "down" removes it
+readonly LAB_USER_GECOS="fabcheck test lab user (lab.sh; removed by lab.sh down)"
 readonly LOCK=/run/fclab.lock
 readonly NETPLAN_MARK=/run/fclab.created-etc-netplan
 readonly SLURM_ETC_MARK=/run/fclab.created-etc-slurm
@@ -87,7 +98,7 @@ while (($#)); do
         --user-ssh-config=*) USER_SSH_CONFIG=${1#--user-ssh-config=}; HAVE_USER_SSH_CONFIG=1; shift ;;
         --) shift; ARGS+=("$@"); break ;;
         *)
-            if [[ $CMD == exec && ${#ARGS[@]} -ge 1 ]]; then ARGS+=("$@"); break; fi
+            if [[ ($CMD == exec && ${#ARGS[@]} -ge 1) || $CMD == run ]]; then ARGS+=("$@"); break; fi
             ARGS+=("$1"); shift ;;
     esac
 done
@@ -143,10 +154,11 @@ init_pid() {
 }
 # root-namespace pids of sshd processes of a node (listener first if any)
 sshd_pids() {
-    local ns=$NS_PREFIX$1 p init=
+    local p init=
     init_pid "$1" && init=$REPLY
     REPLY=""
-    for p in $(ip netns pids "$ns" 2>/dev/null); do
+    [[ -n $init ]] || return 0
+    for p in $(pgrep --ns "$init" --nslist net 2>/dev/null); do
         [[ -r /proc/$p/comm && $(</proc/"$p"/comm) == sshd ]] || continue
         if [[ -n $init && $(awk '/^PPid:/{print $2}' "/proc/$p/status" 2>/dev/null) == "$init" ]]; then
             REPLY="$p $REPLY"
@@ -169,18 +181,10 @@ listener_pid() {
     return 1
 }
 
-# Lab subnets must never leave the machine through the default route (e.g. a
-# test aiming at a fabric address from the root namespace, or at a node after
-# "down"): "unreachable" routes with a high metric stay below the bridge's
-# connected route while the lab is up, and are kept by "down" (--purge removes
-# them).
+# Older copies of lab.sh added "unreachable" route guards for the lab subnets to the host;
+# "down" removes them (this lab adds no route to the host: its subnets exist only in
+# fclab-net and the nodes).
 readonly LAB_NETS="10.213.0.0/16 10.214.0.0/16 10.215.0.0/16"
-guard_routes() {
-    local net
-    for net in $LAB_NETS; do
-        ip route replace unreachable "$net" metric 4000 || die "cannot add route guard for $net"
-    done
-}
 unguard_routes() {
     local net
     for net in $LAB_NETS; do ip route del unreachable "$net" metric 4000 2>/dev/null || true; done
@@ -196,6 +200,8 @@ variant_sig() {
     REPLY="no_names=$NO_NAMES user_ssh_config=$cfg noisy_shell=$NOISY_SHELL"
     # only when asked for: a default lab's signature is the one older lab.sh copies write
     ((SLURM)) && REPLY+=" slurm=1"
+    # the layout: older copies (nodes on host bridges) see a different lab and rebuild it
+    REPLY+=" netns=$LAB_NS"
     return 0
 }
 current_variant() {
@@ -246,6 +252,9 @@ RC
         chown "$LAB_USER:" "$f"
     fi
 }
+
+# CMD... in the lab's network namespace (as the caller, same mounts)
+labns() { nsenter --net="$LAB_NS_PATH" -- "$@"; }
 
 take_lock() {
     exec 9>"$LOCK"
@@ -338,6 +347,9 @@ do_down() {
         rmdir /etc/slurm 2>/dev/null || true
         rm -f "$SLURM_ETC_MARK"
     fi
+    # route guards of older copies of lab.sh (this one adds no host route)
+    unguard_routes
+    [[ ${1:-} == keep-keys ]] || remove_user
     if [[ ${1:-} == keep-keys ]]; then
         [[ -d $DIR ]] && find "$DIR" -mindepth 1 -maxdepth 1 ! -name keys ! -name 'id_ed25519*' \
             ! -name .fclab-lab -exec rm -rf {} +
@@ -345,6 +357,17 @@ do_down() {
         rm -rf "$DIR"
     fi
     return 0
+}
+
+# The lab user goes with the lab when lab.sh created it (its comment says so); a user that
+# was there before (or made by an older lab.sh) is left as it is.
+remove_user() {
+    id "$LAB_USER" >/dev/null 2>&1 || return 0
+    [[ $(getent passwd "$LAB_USER" | cut -d: -f5) == "$LAB_USER_GECOS" ]] || return 0
+    pkill -KILL -u "$LAB_USER" 2>/dev/null && sleep 0.1
+    userdel -r "$LAB_USER" 2>/dev/null || userdel "$LAB_USER" ||
+        echo "fabcheck lab: warning: could not remove user $LAB_USER" >&2
+    rm -rf "$LAB_HOME"
 }
 
 # ---------------------------------------------------------------- slurm (--slurm)
@@ -410,7 +433,7 @@ slurm_start_ctl() {
     munged --socket="$sd/munge/munge.socket" --key-file="$sd/munge/munge.key" \
         --pid-file="$sd/munge/munged.pid" --log-file="$sd/munge/munged.log" \
         --seed-file="$sd/munge/munged.seed" 9>&- || die "munged did not start (log: $sd/munge/munged.log)"
-    SLURM_CONF=$sd/etc/slurm.conf slurmctld -c -f "$sd/etc/slurm.conf" 9>&- ||
+    SLURM_CONF=$sd/etc/slurm.conf labns slurmctld -c -f "$sd/etc/slurm.conf" 9>&- ||
         die "slurmctld did not start (log: $sd/slurmctld.log)"
 }
 # one slurmd per node (all at once; each daemonizes), once the node's mounts are in place
@@ -432,12 +455,13 @@ slurm_start_nodes() {
         slurm_idle && return 0
         sleep 0.02
     done
-    SLURM_CONF=$sd/etc/slurm.conf sinfo -N >&2 || true
+    SLURM_CONF=$sd/etc/slurm.conf labns sinfo -N >&2 || true
     die "Slurm nodes did not all become idle (logs: $sd/slurmctld.log, $sd/labNN/slurmd.log)"
 }
 # all lab nodes registered and idle (sets REPLY to the count)
 slurm_idle() {
-    REPLY=$(SLURM_CONF=$DIR/nodes/_slurm/etc/slurm.conf timeout 5 sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)
+    [[ -e $LAB_NS_PATH ]] || { REPLY=0; return 1; }
+    REPLY=$(SLURM_CONF=$DIR/nodes/_slurm/etc/slurm.conf labns timeout 5 sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)
     ((REPLY == ${#NODES[@]}))
 }
 
@@ -448,6 +472,12 @@ NODE_INIT='#!/bin/bash
 set -u
 name=$1 nd=$2
 hostname "$name" || exit 1
+# its own /sys (this node network devices), as ip netns exec does
+umount -l /sys 2>/dev/null; mount -t sysfs sysfs /sys || exit 1
+# lab.sh moves mgmt0/fab0/fab1 into this namespace, then creates net.ready
+for ((i = 0; i < 3000; i++)); do [[ -e $nd/net.ready ]] && break; sleep 0.01; done
+[[ -e $nd/net.ready ]] || { echo "node-init: no network after 30 s" >&2; exit 1; }
+ip -batch "$nd/ip.batch" || exit 1
 mount --bind "$nd/netplan" /etc/netplan || exit 1
 mount --bind "$nd/hosts" /etc/hosts || exit 1
 # the --slurm variant: the lab Slurm configuration where srun and slurmd look for it
@@ -474,16 +504,14 @@ while :; do
 done
 '
 
-launch_node() { # NAME: configure the node's namespace side, then start it
+launch_node() { # NAME: start the node in namespaces of its own; node-init waits for net.ready
     local n=$1 nd=$DIR/nodes/$1
     : >"$nd/sshd.out"
     : >"$nd/init.out"
-    # one background job per node; it execs (setsid -> ip -> unshare), so $!
-    # ends up being the unshare process
+    rm -f "$nd/net.ready"
+    # one background job per node; it execs (setsid -> unshare), so $! is the unshare process
     (
-        ip -n "$NS_PREFIX$n" -batch "$nd/ip.batch" >>"$nd/init.out" 2>&1 || exit 1
-        exec setsid ip netns exec "$NS_PREFIX$n" \
-            unshare --uts --mount --pid --fork --mount-proc --kill-child -- \
+        exec setsid unshare --net --uts --mount --pid --fork --mount-proc --kill-child -- \
             /bin/bash "$DIR/node-init" "$n" "$nd" </dev/null >>"$nd/init.out" 2>&1 9>&-
     ) 9>&- &
     echo $! >"$nd/unshare.pid"
@@ -492,7 +520,7 @@ launch_node() { # NAME: configure the node's namespace side, then start it
 ensure_user() {
     local shadow
     if ! id "$LAB_USER" >/dev/null 2>&1; then
-        useradd -m -d "$LAB_HOME" -s /bin/sh "$LAB_USER"
+        useradd -m -d "$LAB_HOME" -s /bin/sh -c "$LAB_USER_GECOS" "$LAB_USER"
     fi
     local shell=/bin/sh
     ((NOISY_SHELL)) && shell=/bin/bash
@@ -511,7 +539,6 @@ do_up() {
     local start_ns
     start_ns=$(date +%s%N)
     ensure_pkgs
-    guard_routes
     do_down keep-keys
     phase "teardown done"
     mkdir -p "$DIR"/{keys,nodes,shims/bin,cm}
@@ -678,29 +705,6 @@ $extra" >"$nd/sshd_config"
 
     ((SLURM)) && slurm_files
     phase "files written"
-    # ---- network: one ip batch in the root namespace ...
-    local b=""
-    b+="link add $BR_MGMT type bridge"$'\n'
-    b+="link add $BR_F0 mtu $MTU_FABRIC type bridge"$'\n'
-    b+="link add $BR_F1 mtu $MTU_FABRIC type bridge"$'\n'
-    b+="addr add 10.213.0.254/16 dev $BR_MGMT"$'\n'
-    for k in "${!NODES[@]}"; do
-        n=${NODES[$k]} i=${IDX[$k]}
-        node_mac "$i" 0 macm
-        node_mac "$i" 1 mac0
-        node_mac "$i" 2 mac1
-        b+="netns add $NS_PREFIX$n"$'\n'
-        b+="link add fcm-$n type veth peer name mgmt0 address $macm netns $NS_PREFIX$n"$'\n'
-        b+="link add fcf0-$n mtu $MTU_FABRIC type veth peer name fab0 mtu $MTU_FABRIC address $mac0 netns $NS_PREFIX$n"$'\n'
-        b+="link add fcf1-$n mtu $MTU_FABRIC type veth peer name fab1 mtu $MTU_FABRIC address $mac1 netns $NS_PREFIX$n"$'\n'
-        b+="link set fcm-$n master $BR_MGMT up"$'\n'
-        b+="link set fcf0-$n master $BR_F0 up"$'\n'
-        b+="link set fcf1-$n master $BR_F1 up"$'\n'
-    done
-    b+="link set $BR_MGMT up"$'\n'"link set $BR_F0 mtu $MTU_FABRIC up"$'\n'"link set $BR_F1 mtu $MTU_FABRIC up"$'\n'
-    ip -batch - <<<"$b" || die "network setup failed (see above); run: $0 down --dir $DIR"
-    # the per-namespace part (DIR/nodes/labNN/ip.batch) runs in launch_node
-    phase "network configured"
     # ---- inventory for fabcheck
     local inv first last
     first=${NODES[0]} last=${NODES[-1]}
@@ -728,9 +732,11 @@ fabric_ips = [\"${FAB0[$k]}\", \"${FAB1[$k]}\"]
     fi
     printf '%s' "$inv" >"$DIR/inventory.toml"
 
-    # ---- start the nodes (each: ip netns exec + unshare uts/mount/pid, sshd -D)
+    # ---- start the nodes (each: unshare net/uts/mount/pid; sshd -D once its network is there)
     for n in "${NODES[@]}"; do launch_node "$n"; done
     phase "nodes launched"
+    lab_network
+    phase "network configured"
     ((SLURM)) && slurm_start_ctl
     wait_sshd "${NODES[@]}" || die "some sshd did not come up (logs: $DIR/nodes/*/sshd.{log,out})"
     phase "all sshd listening"
@@ -738,12 +744,45 @@ fabric_ips = [\"${FAB0[$k]}\", \"${FAB1[$k]}\"]
 
     local got
     # (last line: a --noisy-shell variant prints before every command)
-    got=$(ssh -F "$DIR/ssh_config" "${NODES[0]}" 'echo; hostname' 2>/dev/null | tail -n 1) || die "ssh to ${NODES[0]} failed"
+    got=$(labns ssh -F "$DIR/ssh_config" "${NODES[0]}" 'echo; hostname' 2>/dev/null | tail -n 1) || die "ssh to ${NODES[0]} failed"
     [[ $got == "${NODES[0]}" ]] || die "ssh ${NODES[0]} hostname returned '$got'"
     variant_sig
     printf '%s\n' "$REPLY" >"$DIR/variant"
     local ms=$((($(date +%s%N) - start_ns) / 1000000))
     log "up: $count nodes in ${ms} ms ($((SECONDS - t0)) s); inventory $DIR/inventory.toml"
+}
+
+# The lab's network namespace: bridges, the root-side address 10.213.0.254 and the veths,
+# whose node ends go into each node's own network namespace (found by the node's PID 1);
+# then each node's node-init configures its side (DIR/nodes/labNN/ip.batch) and starts sshd.
+lab_network() {
+    local b="" k n i macm mac0 mac1 pid pids=() tries
+    for n in "${NODES[@]}"; do
+        for ((tries = 0; tries < 1500; tries++)); do init_pid "$n" && break; sleep 0.02; done
+        init_pid "$n" || die "node $n did not start (log: $DIR/nodes/$n/init.out)"
+        pids+=("$REPLY")
+    done
+    ip netns add "$LAB_NS" || die "cannot create network namespace $LAB_NS"
+    b+="link set lo up"$'\n'
+    b+="link add $BR_MGMT type bridge"$'\n'
+    b+="link add $BR_F0 mtu $MTU_FABRIC type bridge"$'\n'
+    b+="link add $BR_F1 mtu $MTU_FABRIC type bridge"$'\n'
+    b+="addr add 10.213.0.254/16 dev $BR_MGMT"$'\n'
+    for k in "${!NODES[@]}"; do
+        n=${NODES[$k]} i=${IDX[$k]} pid=${pids[$k]}
+        node_mac "$i" 0 macm
+        node_mac "$i" 1 mac0
+        node_mac "$i" 2 mac1
+        b+="link add fcm-$n type veth peer name mgmt0 address $macm netns $pid"$'\n'
+        b+="link add fcf0-$n mtu $MTU_FABRIC type veth peer name fab0 mtu $MTU_FABRIC address $mac0 netns $pid"$'\n'
+        b+="link add fcf1-$n mtu $MTU_FABRIC type veth peer name fab1 mtu $MTU_FABRIC address $mac1 netns $pid"$'\n'
+        b+="link set fcm-$n master $BR_MGMT up"$'\n'
+        b+="link set fcf0-$n master $BR_F0 up"$'\n'
+        b+="link set fcf1-$n master $BR_F1 up"$'\n'
+    done
+    b+="link set $BR_MGMT up"$'\n'"link set $BR_F0 mtu $MTU_FABRIC up"$'\n'"link set $BR_F1 mtu $MTU_FABRIC up"$'\n'
+    ip -n "$LAB_NS" -batch - <<<"$b" || die "network setup failed (see above); run: $0 down --dir $DIR"
+    for n in "${NODES[@]}"; do : >"$DIR/nodes/$n/net.ready"; done
 }
 
 # wait until each node's sshd has written its PidFile (sshd writes it after
@@ -773,7 +812,7 @@ wait_sshd() {
     load_nodes
     for n in "$@"; do node_index "$n"; ips+=("${MGMT[$REPLY]}"); done
     # shellcheck disable=SC2016
-    timeout 20 bash -c 'for ip; do
+    labns timeout 20 bash -c 'for ip; do
         exec 3<>"/dev/tcp/$ip/22" || { echo "fabcheck lab: sshd not reachable on $ip:22" >&2; exit 1; }
         exec 3>&-; done' _ "${ips[@]}"
 }
@@ -791,8 +830,8 @@ do_status() {
         n=${NODES[$k]}
         if ! init_pid "$n"; then state="down (node not running)"; rc=1
         elif ! listener_pid "$n"; then state="down (sshd not running)"; rc=1
-        elif [[ $(ip -n "$NS_PREFIX$n" -o link show mgmt0 2>/dev/null) != *"state UP"* ]] ||
-             [[ $(ip -o link show "fcm-$n" 2>/dev/null) != *"state UP"* ]]; then state="isolated (mgmt link down)"; rc=1
+        elif [[ $(nsenter -t "$REPLY" -n ip -o link show mgmt0 2>/dev/null) != *"state UP"* ]] ||
+             [[ $(ip -n "$LAB_NS" -o link show "fcm-$n" 2>/dev/null) != *"state UP"* ]]; then state="isolated (mgmt link down)"; rc=1
         else state="up"; fi
         printf '%s %s mgmt=%s fab0=%s fab1=%s\n' "$n" "$state" "${MGMT[$k]}" "${FAB0[$k]}" "${FAB1[$k]}"
     done
@@ -843,7 +882,7 @@ do_start_sshd() {
 
 do_isolate() { # NODE up|down
     need_lab; node_index "$1"
-    ip link set "fcm-$1" "$2"
+    ip -n "$LAB_NS" link set "fcm-$1" "$2"
 }
 
 do_exec() {
@@ -859,7 +898,8 @@ do_pids() {
     local n=$1 uid p puid
     need_lab; node_index "$n"
     uid=$(id -u "$LAB_USER")
-    for p in $(ip netns pids "$NS_PREFIX$n" 2>/dev/null); do
+    init_pid "$n" || return 0
+    for p in $(pgrep --ns "$REPLY" --nslist net 2>/dev/null); do
         [[ -r /proc/$p/status ]] || continue
         puid=$(awk '/^Uid:/{print $2}' "/proc/$p/status" 2>/dev/null) || continue
         [[ $puid == "$uid" ]] || continue
@@ -883,7 +923,7 @@ case $CMD in
         current_variant
         if [[ ${#NODES[@]} -eq ${ARGS[0]} && $REPLY == "$want" ]] && do_status >/dev/null 2>&1 &&
             { ((!SLURM)) || slurm_idle; } &&
-            [[ $(ssh -F "$DIR/ssh_config" "${NODES[0]}" 'echo; hostname' 2>/dev/null | tail -n 1) == "${NODES[0]}" ]]; then
+            [[ $(labns ssh -F "$DIR/ssh_config" "${NODES[0]}" 'echo; hostname' 2>/dev/null | tail -n 1) == "${NODES[0]}" ]]; then
             log "ensure: lab of ${ARGS[0]} nodes ($want) in $DIR is up"
         else
             do_up "${ARGS[0]}"
@@ -891,7 +931,6 @@ case $CMD in
     down)
         t0=$(date +%s%N)
         take_lock; do_down
-        if ((PURGE)); then unguard_routes; fi
         log "down: done in $((($(date +%s%N) - t0) / 1000000)) ms" ;;
     status) do_status ;;
     kill-sshd) one_node; take_lock; do_kill_sshd "${ARGS[0]}" ;;
@@ -899,6 +938,10 @@ case $CMD in
     isolate) one_node; do_isolate "${ARGS[0]}" down ;;
     unisolate) one_node; do_isolate "${ARGS[0]}" up ;;
     exec) one_node; do_exec "${ARGS[@]}" ;;
+    run)
+        ((${#ARGS[@]})) || die "run: missing command"
+        [[ -e $LAB_NS_PATH ]] || die "no lab network namespace ($LAB_NS_PATH): run lab.sh up N first"
+        exec nsenter --net="$LAB_NS_PATH" -- "${ARGS[@]}" ;;
     pids) one_node; do_pids "${ARGS[0]}" ;;
     -h|--help|help) usage ;;
     *) usage ;;

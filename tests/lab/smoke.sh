@@ -28,7 +28,9 @@ check() { # DESCRIPTION CMD...
     local d=$1; shift
     if "$@"; then ok "$d"; else bad "$d"; fi
 }
-S() { ssh -F "$DIR/ssh_config" "$@"; }
+# the lab lives in its own network namespace: the root side of the lab is reached through it
+NSX="nsenter --net=/run/netns/fclab-net"
+S() { $NSX ssh -F "$DIR/ssh_config" "$@"; }
 ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
 name() { if ((N > 99)); then printf 'lab%03d' "$1"; else printf 'lab%02d' "$1"; fi; }
 cleanup() { "$L" down --dir "$DIR" >/dev/null 2>&1 || true; }
@@ -37,6 +39,12 @@ trap cleanup EXIT
 t=$(date +%s%N)
 "$L" up "$N" --dir "$DIR"
 echo "time: up $N nodes: $(ms "$t") ms"
+
+# the host's network is untouched: no lab route, bridge or veth outside fclab-net
+check "host: no lab route" bash -c "! ip route | grep -qE '10\.21[345]\.'"
+check "host: no lab link" bash -c "! ip -o link | grep -qE 'fclab|fc(m|f0|f1)-lab'"
+check "host: one lab netns (fclab-net)" test "$(ip netns list | grep -c '^fclab-')" = 1
+check "fclab-net: bridge address 10.213.0.254" bash -c "ip -n fclab-net -o addr | grep -q '10.213.0.254/16'"
 
 # every node: ssh as fclab, own hostname, own netplan (file is root 0600 -> sudo)
 declare -A sums=()
@@ -68,7 +76,7 @@ check "hop lab02 -> lab01 by name (mgmt)" test "$(S lab02 'ssh -o BatchMode=yes 
 # jumbo frames end to end, and not bigger
 check "ping -M do -s 8972 fab0 lab01->lab02" S lab01 'ping -q -c 2 -W 2 -M do -s 8972 10.214.0.2 >/dev/null'
 check "ping -M do -s 8972 fab1 lab03->lab04" S lab03 'ping -q -c 2 -W 2 -M do -s 8972 10.215.0.4 >/dev/null'
-check "ping -M do -s 8973 fails (MTU 9000)" bash -c "! ssh -F '$DIR/ssh_config' lab01 'ping -q -c 1 -W 1 -M do -s 8973 10.214.0.2' >/dev/null 2>&1"
+check "ping -M do -s 8973 fails (MTU 9000)" bash -c "! $NSX ssh -F '$DIR/ssh_config' lab01 'ping -q -c 1 -W 1 -M do -s 8973 10.214.0.2' >/dev/null 2>&1"
 
 # iperf3 over fab0
 S lab02 'iperf3 -s -D -1 -B 10.214.0.2 >/dev/null 2>&1'
@@ -79,7 +87,7 @@ check "no fclab process left on lab02 after iperf3 -1" test -z "$("$L" pids lab0
 
 # ethtool: root via lab.sh exec, and sudo over ssh (ethtool lives in /usr/sbin)
 check "ethtool fab0 (lab.sh exec)" bash -c "'$L' exec lab05 --dir '$DIR' ethtool fab0 | grep -q 'Link detected: yes'"
-check "ethtool fab0 via ssh+sudo" bash -c "ssh -F '$DIR/ssh_config' lab05 'sudo -n ethtool fab0' | grep -q 'Speed:'"
+check "ethtool fab0 via ssh+sudo" bash -c "$NSX ssh -F '$DIR/ssh_config' lab05 'sudo -n ethtool fab0' | grep -q 'Speed:'"
 check "fab0 MTU 9000 in node" test "$(S lab05 'cat /sys/class/net/fab0/mtu')" = 9000
 
 # leftover process detection
@@ -92,7 +100,7 @@ check "pids empty after pkill" test -z "$("$L" pids lab04 --dir "$DIR")"
 
 # unreachable node
 "$L" kill-sshd lab03 --dir "$DIR"
-check "kill-sshd: ssh lab03 refused" bash -c "! ssh -F '$DIR/ssh_config' -o ConnectTimeout=3 lab03 true 2>/dev/null"
+check "kill-sshd: ssh lab03 refused" bash -c "! $NSX ssh -F '$DIR/ssh_config' -o ConnectTimeout=3 lab03 true 2>/dev/null"
 check "status reports lab03 down" bash -c "'$L' status --dir '$DIR' | grep -q '^lab03 down'"
 "$L" start-sshd lab03 --dir "$DIR"
 check "start-sshd: lab03 back" test "$(S lab03 hostname)" = lab03

@@ -217,6 +217,11 @@ struct Shapes {
     fec: &'static Shape,
     qos: &'static Shape,
     module: &'static Shape,
+    ibstat: &'static Shape,
+    ibstatus: &'static Shape,
+    perfquery: &'static Shape,
+    iblink: &'static Shape,
+    topo: &'static Shape,
     profile: &'static Shape,
     expect: &'static Shape,
 }
@@ -321,6 +326,28 @@ fn shapes() -> Shapes {
                 "tcs",
                 parsed::<mlnx_qos::TrafficClass>("mlnx_qos traffic class").done(),
             )
+            .done(),
+        ibstat: parsed::<ibstat::Ibstat>("ibstat result")
+            .many(
+                "cas",
+                parsed::<ibstat::Ca>("ibstat CA")
+                    .many("ports", parsed::<ibstat::Port>("ibstat port").done())
+                    .done(),
+            )
+            .done(),
+        ibstatus: parsed::<ibstatus::Port>("ibstatus port").done(),
+        // `counters` is a map keyed by perfquery's counter names.
+        perfquery: parsed::<perfquery::Perfquery>("perfquery result")
+            .many(
+                "ports",
+                parsed::<perfquery::PortCounters>("perfquery port").done(),
+            )
+            .done(),
+        iblink: parsed::<iblinkinfo::Link>("iblinkinfo link").done(),
+        // `links` are maps keyed by matrix column (`GPU1`, `NIC0`).
+        topo: parsed::<nvidia_smi_topo::Topo>("nvidia-smi topo result")
+            .many("gpus", parsed::<nvidia_smi_topo::Gpu>("topo GPU").done())
+            .many("nics", parsed::<nvidia_smi_topo::Nic>("topo NIC").done())
             .done(),
     }
 }
@@ -542,6 +569,11 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "show_fec" => One(s.fec),
                 "mlnx_qos" => One(s.qos),
                 "ethtool_module" => One(s.module),
+                "ibstat" => One(s.ibstat),
+                "ibstatus" => List(s.ibstatus),
+                "perfquery" => One(s.perfquery),
+                "iblinkinfo" => List(s.iblink),
+                "nvidia_smi_topo" => One(s.topo),
                 other => panic!("parse::{other} has no result declaration"),
             };
             let names: &'static [&'static str] =
@@ -640,6 +672,8 @@ mod tests {
                 "lspci" => "lspci",
                 "mlnx-qos" => "mlnx_qos",
                 "ethtool-module" => "ethtool-m",
+                "perfquery" | "iblinkinfo" => "ibdiags",
+                "nvidia-smi-topo" => "nvidia-smi",
                 _ => "rdma",
             };
             for f in std::fs::read_dir(fx.join(dir))

@@ -26,6 +26,7 @@ use crate::run::model::RunResult;
 pub fn render(run: &RunResult) -> String {
     let mut h = String::new();
     page::header(&mut h, run);
+    page::unreachable(&mut h, run);
     page::problems(&mut h, run);
     charts::section(&mut h, run);
     charts::matrices(&mut h, run);

@@ -84,6 +84,24 @@ pub fn header(h: &mut String, run: &RunResult) {
     }
 }
 
+/// The nodes never reached, and why: before the failures (each of their testcases says only
+/// "not reached").
+pub fn unreachable(h: &mut String, run: &RunResult) {
+    if run.unreachable.is_empty() {
+        return;
+    }
+    let _ = write!(
+        *h,
+        "<section id=\"unreachable\"><h2>Unreachable nodes ({})</h2>\
+         <p class=\"muted\">Every testcase that needed one of these nodes is an error.</p><ul>",
+        run.unreachable.len()
+    );
+    for u in &run.unreachable {
+        let _ = write!(*h, "<li><b>{}</b>: {}</li>", esc(&u.node), esc(&u.reason));
+    }
+    h.push_str("</ul></section>\n");
+}
+
 /// Failures and errors, each with message, place and output.
 pub fn problems(h: &mut String, run: &RunResult) {
     let problems: Vec<(&str, &TestResult)> = run

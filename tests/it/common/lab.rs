@@ -1,10 +1,17 @@
 //! The namespace lab (tests/lab/lab.sh): real sshd nodes for integration tests. Without root
 //! a lab test skips with a visible notice; with `CI` set a skipped lab test is a failure.
+//!
+//! The lab lives in a network namespace of its own (`fclab-net`): the host keeps no bridge and
+//! no route. While a `Lab` lives, its test's thread is inside that namespace (setns is per
+//! thread), so fabcheck, ssh and srun started by the test reach the nodes; other tests' threads
+//! stay on the host's network. When the test binary exits, the lab is torn down (and the lab
+//! user removed) unless `FCLAB_KEEP=1`.
 #![allow(dead_code)]
 
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, Once};
 
 /// Lab tests of one test binary share the lab: they take turns.
 static TURN: Mutex<()> = Mutex::new(());
@@ -13,10 +20,18 @@ static TURN: Mutex<()> = Mutex::new(());
 /// the one lab too: they take turns through this lock file, held while a `Lab` lives.
 const RUNS_LOCK: &str = "/run/fclab.tests.lock";
 
+/// The lab's network namespace (tests/lab/lab.sh `LAB_NS_PATH`).
+const LAB_NETNS: &str = "/run/netns/fclab-net";
+
+/// Registers the teardown of the lab at the exit of this test binary, once.
+static TEARDOWN: Once = Once::new();
+
 pub struct Lab {
     pub dir: PathBuf,
     pub n: usize,
     pub variant: Variant,
+    /// The test thread's own network namespace, entered again when the `Lab` is dropped.
+    host_netns: Option<std::fs::File>,
     _turn: MutexGuard<'static, ()>,
     _runs: std::fs::File,
 }
@@ -77,6 +92,44 @@ fn lock_runs() -> std::fs::File {
     f
 }
 
+fn lab_dir() -> PathBuf {
+    PathBuf::from(std::env::var("FCLAB_DIR").unwrap_or_else(|_| "/tmp/fclab".into()))
+}
+
+/// Moves the calling thread into the network namespace `path`; returns its previous one.
+fn enter_netns(path: &str) -> std::fs::File {
+    let own = std::fs::File::open("/proc/thread-self/ns/net")
+        .unwrap_or_else(|e| panic!("open /proc/thread-self/ns/net: {e}"));
+    set_netns(path);
+    own
+}
+
+fn set_netns(path: &str) {
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("open {path}: {e}"));
+    // SAFETY: setns on an open namespace file descriptor; affects only the calling thread.
+    let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
+    assert_eq!(rc, 0, "setns {path}: {}", std::io::Error::last_os_error());
+}
+
+/// At exit of the test binary: `lab.sh down` (under the runs lock, so a lab test of another
+/// run finishes first; its next `ensure` builds a new lab), unless FCLAB_KEEP is set.
+extern "C" fn teardown_at_exit() {
+    let keep = std::env::var("FCLAB_KEEP").is_ok_and(|v| !v.is_empty() && v != "0");
+    if keep {
+        eprintln!(
+            "NOTICE: FCLAB_KEEP is set: the test lab stays up (tests/lab/lab.sh down removes it)"
+        );
+        return;
+    }
+    let _runs = lock_runs();
+    let _ = Command::new("bash")
+        .arg(script())
+        .args(["down", "--dir"])
+        .arg(lab_dir())
+        .env("FCLAB_QUIET", "1")
+        .status();
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -103,8 +156,12 @@ impl Lab {
             );
             return None;
         }
+        TEARDOWN.call_once(|| {
+            // SAFETY: registers a plain function to run at process exit.
+            unsafe { libc::atexit(teardown_at_exit) };
+        });
         let runs = lock_runs();
-        let dir = PathBuf::from(std::env::var("FCLAB_DIR").unwrap_or_else(|_| "/tmp/fclab".into()));
+        let dir = lab_dir();
         let st = Command::new("bash")
             .arg(script())
             .args(["ensure", &n.to_string(), "--dir"])
@@ -114,10 +171,12 @@ impl Lab {
             .status()
             .expect("run lab.sh");
         assert!(st.success(), "lab.sh ensure {n} {variant:?} failed");
+        let host_netns = Some(enter_netns(LAB_NETNS));
         Some(Lab {
             dir,
             n,
             variant: variant.clone(),
+            host_netns,
             _turn: turn,
             _runs: runs,
         })
@@ -193,6 +252,17 @@ impl Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
+        // back on the host's network first: lab.sh up replaces the lab's namespace
+        if let Some(own) = self.host_netns.take() {
+            // SAFETY: setns on the thread's own saved namespace descriptor.
+            let rc = unsafe { libc::setns(own.as_raw_fd(), libc::CLONE_NEWNET) };
+            if rc != 0 {
+                eprintln!(
+                    "setns back to the host network: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
         self.remove_shims();
         if self.variant != Variant::default() {
             let (c, out) = self.sh(&["up", &self.n.to_string()]);

@@ -1,0 +1,154 @@
+//! Progress while a run works: without a terminal (CI logs, Jenkins) a plain line on stderr at
+//! a steady interval — which test runs, for how long, how many testcases (nodes, for the per-node
+//! ones) are done — so a 20-minute NCCL sweep is not twenty silent minutes that a CI system
+//! kills; on a terminal the console's live line shows the same. `FABCHECK_PROGRESS_SECS` sets
+//! the interval (30 s; 0 turns the plain lines off).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+/// The default interval between two progress lines without a terminal.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
+
+#[derive(Default)]
+struct State {
+    running: Vec<(String, Instant)>,
+    done: usize,
+    total: usize,
+}
+
+pub struct Progress {
+    state: Mutex<State>,
+    stopped: AtomicBool,
+    ticker: Once,
+}
+
+impl Default for Progress {
+    fn default() -> Progress {
+        Progress {
+            state: Mutex::default(),
+            stopped: AtomicBool::new(false),
+            ticker: Once::new(),
+        }
+    }
+}
+
+impl Progress {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn suite(&self, tests: usize) {
+        self.state().total += tests;
+    }
+
+    pub fn started(&self, name: &str) {
+        self.state()
+            .running
+            .push((name.to_string(), Instant::now()));
+    }
+
+    pub fn finished(&self, name: &str) {
+        let mut s = self.state();
+        if let Some(i) = s.running.iter().position(|(n, _)| n == name) {
+            s.running.remove(i);
+        }
+        s.done += 1;
+    }
+
+    /// No more lines (the summary is being printed).
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// The line: `running `NAME` for 1m30s (+2 more); 4 of 12 testcases done`, None when
+    /// nothing runs.
+    pub fn line(&self) -> Option<String> {
+        let s = self.state();
+        let (name, since) = s.running.iter().min_by_key(|(_, t)| *t)?;
+        let more = match s.running.len() {
+            1 => String::new(),
+            n => format!(" (+{} more)", n - 1),
+        };
+        Some(format!(
+            "running `{name}` for {}{more}; {} of {} testcases done",
+            human(since.elapsed()),
+            s.done,
+            s.total.max(s.done)
+        ))
+    }
+
+    /// Starts, once, the thread that prints [`Progress::line`] on stderr every `interval`.
+    pub fn tick_on_stderr(self: &Arc<Self>, interval: Duration) {
+        if interval.is_zero() {
+            return;
+        }
+        let me = self.clone();
+        self.ticker.call_once(move || {
+            let _ = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn(move || me.ticker_loop(interval));
+        });
+    }
+
+    fn ticker_loop(&self, interval: Duration) {
+        let step = Duration::from_millis(100).min(interval);
+        let mut next = Instant::now() + interval;
+        while !self.stopped.load(Ordering::SeqCst) {
+            std::thread::sleep(step);
+            if Instant::now() < next {
+                continue;
+            }
+            next += interval;
+            if let Some(l) = self.line() {
+                if !self.stopped.load(Ordering::SeqCst) {
+                    eprintln!("fabcheck: {l}");
+                }
+            }
+        }
+    }
+}
+
+/// The interval of the plain progress lines: `FABCHECK_PROGRESS_SECS`, else 30 s.
+pub fn interval() -> Duration {
+    std::env::var("FABCHECK_PROGRESS_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map_or(DEFAULT_INTERVAL, Duration::from_secs_f64)
+}
+
+/// `45s`, `1m30s`, `1h02m`.
+pub fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_names_the_longest_running_test_and_the_count_done() {
+        let p = Progress::default();
+        assert_eq!(p.line(), None);
+        p.suite(3);
+        p.started("nccl sweep");
+        std::thread::sleep(Duration::from_millis(5));
+        p.started("ping [a]");
+        p.finished("ping [a]");
+        p.started("ping [b]");
+        let l = p.line().unwrap();
+        assert!(
+            l.starts_with("running `nccl sweep` for 0s (+1 more); 1 of 3 testcases done"),
+            "{l}"
+        );
+        assert_eq!(human(Duration::from_secs(90)), "1m30s");
+        assert_eq!(human(Duration::from_secs(3720)), "1h02m");
+    }
+}

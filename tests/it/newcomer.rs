@@ -1,0 +1,331 @@
+//! The first day of a newcomer (issue 31): what the simulation says it is, what the README
+//! teaches, and what `cargo test` leaves on the host.
+
+use crate::common::{repo, Fab};
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+}
+
+/// The `simulation = "..."` line of an inventory (the banner of every simulated report).
+fn banner_of(inventory: &str) -> String {
+    let text = read(inventory);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("simulation = "))
+        .unwrap_or_else(|| panic!("{inventory} has no simulation line"));
+    line["simulation = ".len()..].trim_matches('"').to_string()
+}
+
+/// The key of a command in SOURCES.md: its first word, and its first option if it has one
+/// (`ethtool -m`, not every `ethtool`).
+fn command_key(cell: &str) -> Option<String> {
+    let inner = cell.split('`').nth(1)?;
+    let mut words = inner.split_whitespace();
+    let first = words.next()?;
+    match words.next() {
+        Some(opt) if opt.starts_with('-') => Some(format!("{first} {opt}")),
+        _ => Some(first.to_string()),
+    }
+}
+
+/// Issue 31 item 10: the banner says what is synthesised and points at the per-kind table,
+/// and that table names every answer SOURCES.md marks as a real capture.
+#[test]
+fn simulation_banner_says_what_is_real_and_what_is_synthesised() {
+    for inv in [
+        "examples/sim/two-sparks.toml",
+        "examples/sim/discover-defaults.toml",
+    ] {
+        let b = banner_of(inv);
+        assert!(
+            !b.contains("real captured output") || b.contains("synthesised"),
+            "{inv}: the banner claims real output only: {b}"
+        );
+        assert!(b.contains("synthesised"), "{inv}: {b}");
+        assert!(
+            b.contains("docs/simulation.md#real-and-synthesised-per-answer-kind"),
+            "{inv}: {b}"
+        );
+    }
+    let docs = read("docs/simulation.md");
+    assert!(docs.contains("### Real and synthesised, per answer kind"));
+    let real_rows: Vec<&str> = docs
+        .lines()
+        .filter(|l| l.starts_with('|') && l.contains("**real**"))
+        .collect();
+    let sources = read("examples/sim/transcripts/SOURCES.md");
+    let mut real = Vec::new();
+    for line in sources.lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let verdict = cells.get(2).copied().unwrap_or_default();
+        if verdict.starts_with("**real**")
+            || verdict.starts_with("real ")
+            || verdict == "real capture"
+        {
+            if let Some(key) = command_key(cells[0]) {
+                real.push(key);
+            }
+        }
+    }
+    assert!(real.len() >= 4, "SOURCES.md real rows not found: {real:?}");
+    for key in &real {
+        assert!(
+            real_rows.iter().any(|r| r.contains(key.as_str())),
+            "SOURCES.md marks `{key}` as real; docs/simulation.md's per-kind table does not"
+        );
+    }
+    // the console of a simulated run carries the banner
+    let o = Fab::new()
+        .args(["nodes", "-i"])
+        .args([repo()
+            .join("examples/sim/two-sparks.toml")
+            .display()
+            .to_string()])
+        .run();
+    assert!(
+        o.stdout.contains("synthesised"),
+        "fabcheck nodes on the simulation: {}{}",
+        o.stdout,
+        o.stderr
+    );
+}
+
+/// Issue 31 item 8: exit codes in --help; --allow-changes says what changes (and that netplan
+/// is never applied); exec's --fanout and --timeout are explained.
+#[test]
+fn help_says_exit_codes_what_allow_changes_changes_and_exec_options() {
+    let top = Fab::new().args(["--help"]).run();
+    assert_eq!(top.code, 0, "{}", top.stderr);
+    for line in [
+        "Exit codes:",
+        "0  every test passed",
+        "1  a test failed",
+        "2  usage",
+        "3  interrupted",
+    ] {
+        assert!(
+            top.stdout.contains(line),
+            "fabcheck --help lacks `{line}`:\n{}",
+            top.stdout
+        );
+    }
+    let run = Fab::new().args(["run", "--help"]).run();
+    assert!(run.stdout.contains("Exit codes:"), "{}", run.stdout);
+    let allow = run
+        .stdout
+        .split("--allow-changes")
+        .nth(1)
+        .and_then(|s| s.split("\n      --").next())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        allow.contains("`netplan apply` is never run") && !allow.contains("apply netplan"),
+        "--allow-changes help: {allow}"
+    );
+    let exec = Fab::new().args(["exec", "--help"]).run();
+    for (opt, words) in [("--fanout", "at once"), ("--timeout", "on each node")] {
+        let text = exec.stdout.split(opt).nth(1).unwrap_or_default();
+        let first = text.split("\n  -").next().unwrap_or_default();
+        assert!(first.contains(words), "exec {opt} help: {first}");
+    }
+    assert!(
+        exec.stdout.contains("255: a node was not reached"),
+        "{}",
+        exec.stdout
+    );
+}
+
+/// Issue 31 item 8: `check` reports every error of every file (like a compiler), and says
+/// which files are fine.
+#[test]
+fn check_reports_every_error_not_only_the_first() {
+    let o = Fab::new()
+        .file(
+            "two.rhai",
+            "test(\"a\", || {\n    asert_eq(1, 1, \"x\");\n    asert(true, \"y\");\n});\n",
+        )
+        .file("syntax.rhai", "test(\"a\", || {\n    let y = (1 + ;\n});\n")
+        .file(
+            "good.rhai",
+            "test(\"a\", || { assert(true, \"fine\"); });\n",
+        )
+        .args(["check", "two.rhai", "syntax.rhai", "good.rhai"])
+        .run();
+    o.code(2);
+    assert!(
+        o.stderr.contains("unknown function `asert_eq`"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains("unknown function `asert`"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("syntax.rhai:2"), "{}", o.stderr);
+    assert!(o.stdout.contains("ok: good.rhai"), "{}", o.stdout);
+    assert!(
+        o.stderr.contains("check: 3 error(s) in 2 of 3 file(s)"),
+        "{}",
+        o.stderr
+    );
+}
+
+/// The README's first custom check (its first ```rhai block).
+fn readme_first_check() -> String {
+    let readme = read("README.md");
+    let start = readme.find("```rhai\n").expect("README has a rhai example") + "```rhai\n".len();
+    let len = readme[start..].find("```").expect("closed rhai block");
+    readme[start..start + len].to_string()
+}
+
+/// The simulation plus dead nodes (nothing listens on ports 1, 2, ...: connection refused at
+/// once), all in group `fabric`.
+fn sim_with_dead_nodes(dead: usize) -> String {
+    let transcripts = repo().join("examples/sim/transcripts");
+    let mut extra = String::new();
+    let mut names = vec!["spark-[01-02]".to_string()];
+    for i in 0..dead {
+        let name = format!("dead-{:02}", i + 3);
+        extra.push_str(&format!(
+            "[[node]]\nname = \"{name}\"\nhost = \"127.0.0.1\"\nport = {}\ntransport = \"ssh\"\n\
+             connect_timeout = \"3s\"\ninterfaces = [\"enp1s0f1np1\"]\n\n",
+            i + 1
+        ));
+        names.push(name);
+    }
+    let inv = read("examples/sim/two-sparks.toml")
+        .replace(
+            "replay_dir = \"transcripts\"",
+            &format!("replay_dir = \"{}\"", transcripts.display()),
+        )
+        .replace(
+            "[groups]\nfabric = \"spark-[01-02]\"",
+            &format!("{extra}[groups]\nfabric = \"{}\"", names.join(",")),
+        );
+    assert!(
+        dead == 0 || inv.contains("dead-03"),
+        "two-sparks.toml changed shape"
+    );
+    inv
+}
+
+/// Issue 31 item 4: dead nodes are said once, at the top of the console summary and of every
+/// report, with why; each of their testcases keeps a short error.
+#[test]
+fn unreachable_nodes_are_summarised_once_at_the_top() {
+    let o = Fab::new()
+        .file("checks/mtu.rhai", &readme_first_check())
+        .file("cluster.toml", &sim_with_dead_nodes(2))
+        .args([
+            "run",
+            "checks/",
+            "-i",
+            "cluster.toml",
+            "--html",
+            "out/r.html",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    let top = o
+        .stdout
+        .find("Unreachable nodes (2)")
+        .unwrap_or_else(|| panic!("{}", o.stdout));
+    let problems = o.stdout.find("Problems:").expect("problems");
+    assert!(top < problems, "{}", o.stdout);
+    for (node, port) in [("dead-03", 1), ("dead-04", 2)] {
+        let line = format!("  {node}: cannot connect to 127.0.0.1: ");
+        assert_eq!(o.stdout.matches(&line).count(), 1, "{}", o.stdout);
+        assert!(o
+            .stdout
+            .contains(&format!("port {port}: Connection refused")));
+        let m = o.message(&format!("fabric MTU [{node}]"));
+        assert_eq!(
+            m,
+            format!("{node}: cannot connect to 127.0.0.1 (Connection refused)")
+        );
+    }
+    let json = o.json.as_ref().unwrap();
+    assert_eq!(json["unreachable"][0]["node"], "dead-03", "{json}");
+    let junit = o.junit.as_deref().unwrap();
+    assert!(junit.contains("UNREACHABLE NODES: dead-03 (cannot connect to 127.0.0.1"));
+    let html = std::fs::read_to_string(o.dir.join("out/r.html")).unwrap();
+    let sec = html
+        .find("<h2>Unreachable nodes (2)</h2>")
+        .expect("html section");
+    assert!(sec < html.find("id=\"problems\"").unwrap());
+}
+
+/// Issue 31 item 5: the README's first example teaches `test_each` for a per-node fact, so one
+/// dead node is one ERROR and the live nodes still show their values.
+#[test]
+fn readme_first_example_keeps_live_nodes_values_when_one_node_is_dead() {
+    let script = readme_first_check();
+    assert!(
+        script.contains("test_each("),
+        "README's first check:\n{script}"
+    );
+    let inv = sim_with_dead_nodes(1);
+    let o = Fab::new()
+        .file("checks/mtu.rhai", &script)
+        .file("cluster.toml", &inv)
+        .args(["run", "checks/", "-i", "cluster.toml"])
+        .reports()
+        .run();
+    o.code(1);
+    for n in ["spark-01", "spark-02"] {
+        let t = format!("fabric MTU [{n}]");
+        assert_eq!(o.status(&t), "pass", "{t}: {}", o.message(&t));
+    }
+    assert_eq!(o.status("fabric MTU [dead-03]"), "error", "{}", o.stdout);
+}
+
+/// Issue 31 item 6: without a terminal a long test is not silent: a plain progress line on
+/// stderr at a steady interval says which test runs, for how long, and how many are done.
+#[test]
+fn without_a_terminal_progress_lines_come_at_a_steady_interval() {
+    let o = Fab::new()
+        .file(
+            "inv.toml",
+            "[[node]]\nname = \"n1\"\nhost = \"localhost\"\ntransport = \"local\"\n",
+        )
+        .file(
+            "s.rhai",
+            "test(\"quick\", || { assert(true, \"ok\"); });\n\
+             test(\"slow sweep\", || { node(\"n1\").run(\"sleep 2\"); });\n",
+        )
+        .env("FABCHECK_PROGRESS_SECS", "0.5")
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .run();
+    o.code(0);
+    let lines: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fabcheck: running `slow sweep` for "))
+        .collect();
+    assert!(lines.len() >= 2, "{}", o.stderr);
+    assert!(
+        lines.iter().all(|l| l.ends_with("; 1 of 2 testcases done")),
+        "{lines:?}"
+    );
+    // and nothing after the summary
+    let quiet = Fab::new()
+        .file(
+            "inv.toml",
+            "[[node]]\nname = \"n1\"\nhost = \"localhost\"\ntransport = \"local\"\n",
+        )
+        .file(
+            "s.rhai",
+            "test(\"slow\", || { node(\"n1\").run(\"sleep 1\"); });\n",
+        )
+        .env("FABCHECK_PROGRESS_SECS", "0")
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .run();
+    assert!(
+        !quiet.stderr.contains("fabcheck: running"),
+        "{}",
+        quiet.stderr
+    );
+}
