@@ -405,6 +405,33 @@ pub fn which(n: &NodeRef, program: &str, dirs: &[String]) -> PResult<String> {
     Ok(path.to_string())
 }
 
+/// `n.read_text(path)`: a text file's content (`cat -- PATH`). A read-only lookup, so it runs
+/// in a dry run too (a recipe's settings decide the launch the dry run lists); a file that
+/// cannot be read is an error naming node, path and cat's words.
+pub fn read_text(n: &NodeRef, path: &str) -> PResult<String> {
+    if path.trim().is_empty() || path.contains(['\0', '\n']) {
+        return Err(PrimError::error(format!(
+            "read_text: refused path {path:?}: give the file's path on the node"
+        )));
+    }
+    let req = CmdRequest {
+        command: format!("cat -- {}", quote(path)),
+        timeout: n.env.command_timeout(&n.spec, None, None),
+        env: vec![],
+        sudo: false,
+    };
+    let o = n.env.exec_lookup(&n.spec, &req)?;
+    if o.exit_code != Some(0) {
+        return Err(PrimError::error(format!(
+            "{}: cannot read {path}: {} (exit {}); give a readable file's path",
+            n.name(),
+            o.stderr.trim(),
+            o.exit_code.map_or("none".into(), |c| c.to_string())
+        )));
+    }
+    Ok(o.stdout)
+}
+
 /// `n.needs(programs)`: the programs a check will run on the node, declared for `--dry-run`'s
 /// preflight (which then looks for them even where the listing stops before their commands).
 /// Outside a dry run it does nothing: each command still says for itself when its program is

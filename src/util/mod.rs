@@ -5,6 +5,7 @@ pub mod duration;
 pub mod fmt;
 pub mod fs;
 pub mod names;
+pub mod nccl_env;
 pub mod nccl_hca;
 pub mod pool;
 pub mod random;

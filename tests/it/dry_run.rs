@@ -321,7 +321,8 @@ test("writes", || {
         let preflight = t["classname"] == "preflight";
         for c in t["commands"].as_array().unwrap() {
             let cmd = c["command"].as_str().unwrap();
-            // Sent: the preflight's read-only questions and n.which's lookup; nothing else.
+            // Sent: the preflight's read-only questions, n.which's lookup and n.read_text's
+            // `cat` of the recipe (its NCCL settings decide the launch); nothing else.
             let read_only = if preflight {
                 cmd.starts_with("command -v ")
                     || cmd == "true"
@@ -329,6 +330,7 @@ test("writes", || {
             } else {
                 c["dry_run"] == Value::Bool(true)
                     || cmd.starts_with("command -v 'all_reduce_perf' ||")
+                    || cmd == "cat -- /home/nvidia/recipe/hostfile"
             };
             assert!(read_only, "{name}: `{cmd}` was sent in a dry run");
         }

@@ -220,6 +220,7 @@ for n in ["spark-01", "spark-02"]:
 for a, b, ip in [("spark-01", "spark-02", "192.168.200.11"), ("spark-02", "spark-01", "192.168.200.10")]:
     s.expect(FIVE, f"step 1: ping mesh [{a} -> {b}]", [ip, "ping loss"])
     s.expect(FIVE, f"step 2: passwordless ssh [{a} -> {b}]", [ip])
+    s.expect(FIVE, f"step 1: MTU end to end [{a} -> {b}]", [ip, "0 of 3 8972-byte don't-fragment pings"])
     s.expect(BASE, f"link: MTU end to end [{a} -> {b}]", [ip])
 s.expect(FIVE, "step 3: link speed [spark-02]", ["spark-02", "enP2p1s0f1np1: link down"])
 s.expect(BASE, "link: speed and EEE [spark-02]", ["spark-02", "enP2p1s0f1np1: link down"])
@@ -655,3 +656,83 @@ for n in ["spark-01", "spark-02"]:
 s.expect(FIVE, "step 1: ping mesh [spark-01 -> spark-02]", [])
 s.write()
 # --- END identity scenarios ---
+
+# --- BEGIN five-step (issue 30 section 3, helper fivestep) ---
+# Teams run only the five-step in a window: what it must catch itself.
+# 1. The jumbo path and the RoCE MTU in step 1.
+s = Scenario("jumbo-path-broken-one-direction", "spark-01 holds a cached path-MTU exception of 1500 for 192.168.200.11 (ip route get shows `cache expires ... mtu 1500`): its 8972-byte don't-fragment pings on the second rail are refused locally, spark-02 -> spark-01 jumbo pings still pass (the reply is fragmented), and small pings, SSH, RDMA and NCCL are unaffected")
+ip0, ip1 = IPS["spark-02"]
+mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[0]} -s 8972 {ip0}", f"ping -n -c 3 -W 2 -M do -I {IFACES[1]} -s 8972 {ip1}"]
+refused = (f"PING {ip1} ({ip1}) 8972(9000) bytes of data.\n\n--- {ip1} ping statistics ---\n"
+           "3 packets transmitted, 0 received, +3 errors, 100% packet loss, time 2041ms\n\n")
+s.answer("spark-01", ping_all_cmd(mtu), "n.ping_all: the healthy first rail's jumbo answer, then iputils' local MTU refusal on the second in the words and statistics line of public captures (`ping: local error: message too long, mtu=1500` on stderr, `+3 errors, 100% packet loss`)",
+         stdout=ping_all_out([(0, ping_text(ip0, 3, 8972), ""), (1, refused, "ping: local error: message too long, mtu=1500\n" * 3)]), ms=2050)
+JUMBO = ["spark-01 enP2p1s0f1np1 -> 192.168.200.11", "0 of 3 8972-byte don't-fragment pings", "spark-01 refuses to send them", "mtu=1500"]
+s.expect(FIVE, "step 1: MTU end to end [spark-01 -> spark-02]", JUMBO)
+s.expect(BASE, "link: MTU end to end [spark-01 -> spark-02]", JUMBO)
+s.write()
+
+s = Scenario("roce-mtu-1024-on-jumbo", "spark-01's roceP2p1s0f1 runs RoCE at active_mtu 1024 while its netdev enP2p1s0f1np1 carries MTU 9000 (RDMA sends 1 KiB packets: the five-step's step 1 names it)")
+blk = dv.split("hca_id:\troceP2p1s0f1\n", 1)
+blk2 = blk[1].replace("active_mtu:\t\t4096 (5)", "active_mtu:\t\t1024 (3)", 1)
+assert blk2 != blk[1]
+s.answer("spark-01", "ibv_devinfo", "the real DGX Spark ibv_devinfo capture with roceP2p1s0f1's active_mtu 1024 (3)",
+         stdout=blk[0] + "hca_id:\troceP2p1s0f1\n" + blk2, ms=80)
+ROCE_MTU = ["spark-01", "roceP2p1s0f1: active_mtu 1024", "enP2p1s0f1np1 MTU 9000", "expected 4096"]
+s.expect(FIVE, "step 1: roce mtu [spark-01]", ROCE_MTU)
+s.expect(HEALTH, "health: roce mtu [spark-01]", ROCE_MTU)
+s.write()
+# 2. The recipe's NCCL environment (step 4), and step 3 running NCCL with it.
+def recipe_scenario(name, description, fname, text, nccl_env, nccl_text, healthy=False):
+    """A scenario whose recipe (read on spark-01, --set recipe=/home/nvidia/recipe/FNAME) is
+    `text`; step 3 then runs NCCL with the recipe's NCCL_* variables `nccl_env` (sorted, as
+    the launch passes them) and gets `nccl_text`."""
+    s = Scenario(name, description, healthy=healthy)
+    s.answer("spark-01", f"cat -- /home/nvidia/recipe/{fname}", "the recipe file (example content)", stdout_file=s.file(fname, text), ms=4)
+    xs = " ".join(f"-x {k}" for k in sorted(set(nccl_env) | {"NCCL_IB_HCA"})) + " -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS"
+    cmd = nccl_cmd("spark-01").replace("-x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS", xs)
+    s.answer("spark-01", cmd, "all_reduce_perf launched with the recipe's NCCL variables", stdout_file=s.file("all_reduce_perf.txt", nccl_text), ms=80000)
+    return s, ["--set", f"recipe=/home/nvidia/recipe/{fname}"]
+SOCKET_NCCL = nccl_scaled(HEALTHY_NCCL.replace("NCCL INFO Initialized NET plugin IB", "NCCL INFO NET/Socket : Using [0]enp1s0f1np1:192.168.100.10<0>")
+    .replace("Assigned NET plugin IB", "Assigned NET plugin Socket").replace("Using network IB", "Using network Socket").replace("via NET/IB/", "via NET/Socket/"), 2.9 / 23.09)
+NO_IB_DEV = nccl_scaled(re.sub(r"NCCL INFO NET/IB : Using .*", "NCCL INFO NET/IB : No device found.", HEALTHY_NCCL)
+    .replace("NCCL INFO Initialized NET plugin IB", "NCCL INFO NET/Socket : Using [0]enp1s0f1np1:192.168.100.10<0>")
+    .replace("Assigned NET plugin IB", "Assigned NET plugin Socket").replace("Using network IB", "Using network Socket").replace("via NET/IB/", "via NET/Socket/"), 2.9 / 23.09)
+NO_IB_LINE = re.sub(r".*NCCL INFO NET/IB : Using .*\n", "", SOCKET_NCCL)
+HEAD = "# serving environment of the two Sparks (sourced by launch.sh)\nexport MASTER_ADDR=192.168.100.10\nexport MASTER_PORT=29500\n"
+
+s, a = recipe_scenario("nccl-env-ib-disabled", "the serving recipe's env file says `export NCCL_IB_DISABLE=1` (left from a debugging session): NCCL runs over TCP sockets at 2.9 GB/s", "serve.env",
+    HEAD + "export NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1\nexport NCCL_IB_DISABLE=1\n", ["NCCL_IB_DISABLE"], NO_IB_LINE)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_IB_DISABLE=1 (/home/nvidia/recipe/serve.env line 5): NCCL will not use IB/RoCE at all and runs over TCP sockets"], args=a)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["Socket"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-socket-ifname-mgmt", "the recipe says `export NCCL_SOCKET_IFNAME=en` (a prefix): it selects the management NIC enP7s7 besides the two fabric rails, so NCCL's bootstrap and socket traffic may leave over the management network", "serve.env",
+    HEAD + "export NCCL_SOCKET_IFNAME=en\n", ["NCCL_SOCKET_IFNAME"], HEALTHY_NCCL)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_SOCKET_IFNAME=en (/home/nvidia/recipe/serve.env line 4): spark-01: it selects enP7s7 (10.0.0.11), not a fabric interface", "spark-02: it selects enP7s7"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-ib-hca-absent", "the recipe was copied from a DGX H100 cluster: `export NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5`, devices a Spark does not have (its are rocep1s0f1, roceP2p1s0f1): NCCL finds no IB device and falls back to sockets", "serve.env",
+    HEAD + "export NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5\n", ["NCCL_IB_HCA"], NO_IB_DEV)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5 (/home/nvidia/recipe/serve.env line 4): spark-01: it names mlx5_0, which spark-01 does not have", "no ACTIVE RDMA device"], args=a)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["Socket"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-ib-hca-down", "the recipe names the QSFP port without a cable: `export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0` (f0, DOWN on a one-cable Spark; the cabled rails are f1): NCCL finds no active device and falls back to sockets", "serve.env",
+    HEAD + "export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0\n", ["NCCL_IB_HCA"], NO_IB_DEV)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0", "spark-01: it names rocep1s0f0 port 1, which is DOWN", "roceP2p1s0f0 port 1, which is DOWN", "no ACTIVE RDMA device"], args=a)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["Socket"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-gid-index-v1", "the recipe says `export NCCL_IB_GID_INDEX=2`: on the Sparks that is the RoCE v1 GID of the fabric address (v2 is at 3): NCCL would send RoCE v1 (not routable, no ECN) although the run itself completes", "serve.env",
+    HEAD + "export NCCL_IB_GID_INDEX=2\n", ["NCCL_IB_GID_INDEX"], HEALTHY_NCCL)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_IB_GID_INDEX=2 (/home/nvidia/recipe/serve.env line 4): spark-01 rocep1s0f1: GID 2 is RoCE v1 192.168.100.10", "index [3]", "spark-02 roceP2p1s0f1"], args=a)
+s.write()
+
+s, a = recipe_scenario("nccl-env-export-lines-healthy", "healthy: the recipe is a shell env file of `export VAR=value` lines (MASTER_ADDR on the fabric, NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1, NCCL_SOCKET_IFNAME==enp1s0f1np1,enP2p1s0f1np1, NCCL_IB_GID_INDEX=3, NCCL_DEBUG=WARN): steps 3 and 4 pass, NCCL runs with those settings", "serve.env",
+    "#!/bin/sh\n" + HEAD + "export NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1\nexport NCCL_SOCKET_IFNAME==enp1s0f1np1,enP2p1s0f1np1   # the two rails\nexport NCCL_IB_GID_INDEX=3\nexport NCCL_DEBUG=WARN\n",
+    ["NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME"], HEALTHY_NCCL, healthy=True)
+s.expect(FIVE, "step 4: recipe NCCL settings", [], args=a)
+s.write()
+
+# --- END five-step ---

@@ -439,6 +439,8 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
         ),
         method("n.file_info(path)", &["file_info"], One(s.file))
             .doc("sha256, owner, group, mode and size of a file (sudo -n when needed)"),
+        method("n.read_text(path)", &["read_text"], Plain("the file's text"))
+            .doc("a text file's content (`cat -- PATH`): a read-only lookup that a dry run asks too; an unreadable file is an error naming it"),
         method(
             "n.which(program, dirs)",
             &["which"],
@@ -537,6 +539,8 @@ fn plain_decls() -> Vec<Decl> {
         f("simulated()", &["simulated"], Plain("bool"), "true when the inventory is a simulated cluster"),
         f("nccl_ib_hca(value)", &["nccl_ib_hca"], Plain("#{ raw, exclude, exact, entries: [#{ hca, port }] }"), "NCCL_IB_HCA read as NCCL reads it (`^` exclude list, `=` exact names else prefixes, comma-separated `dev[:port]`)"),
         f("nccl_ib_hca_uses(value, device, port)", &["nccl_ib_hca_uses"], Plain("#{ used, why }"), "does NCCL use that RDMA device port under this NCCL_IB_HCA, and why"),
+        f("nccl_recipe_env(text)", &["nccl_recipe_env"], Plain("[#{ name, value, line }]"), "the NCCL_* settings a recipe's text gives NCCL (`export VAR=value` and `VAR=value` lines, launcher flags `-x`/`-e`, YAML/JSON mappings; quotes as the shell reads them; the last setting of a variable wins, with its line)"),
+        f("nccl_socket_ifname_uses(value, ifname)", &["nccl_socket_ifname_uses"], Plain("#{ used, why }"), "does NCCL pick that interface under this NCCL_SOCKET_IFNAME (`^` exclude list, `=` exact names else prefixes), and why"),
     ]
 }
 

@@ -119,6 +119,7 @@ pub fn register(engine: &mut Engine) {
     method1!(engine, "eee", tools::eee);
     method1!(engine, "bond", tools::bond);
     method1!(engine, "file_info", tools::file_info);
+    method1!(engine, "read_text", tools::read_text);
     method0!(engine, "addresses", tools::addresses);
     method0!(engine, "ibdev2netdev", tools::ibdev2netdev);
     method0!(engine, "rdma_links", tools::rdma_links);
