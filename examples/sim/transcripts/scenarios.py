@@ -613,6 +613,7 @@ s.answer("spark-02", "ibdev2netdev", "the real DGX Spark capture without roceP2p
 MISSING = ["spark-02", "RDMA device roceP2p1s0f1 (the inventory's rail on enP2p1s0f1np1) is missing", "rdma link shows"]
 s.expect(FIVE, f"{RAILS} [spark-02]", MISSING)
 s.expect(FIVE, "step 3: rdma devices up [spark-02]", ["roceP2p1s0f1", "not in \"rdma link\""])
+s.expect(FIVE, "step 1: roce mtu [spark-02]", ["roceP2p1s0f1: no netdev in ibdev2netdev"])
 s.expect(HEALTH, f"{HRAILS} [spark-02]", MISSING)
 s.expect(HEALTH, "health: roce mtu [spark-02]", ["roceP2p1s0f1: no netdev in ibdev2netdev"])
 s.write()
