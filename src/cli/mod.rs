@@ -80,6 +80,14 @@ pub struct RunArgs {
     /// Write a self-contained HTML report here.
     #[arg(long)]
     pub html: Option<PathBuf>,
+    /// Every run also writes junit.xml, result.json and report.html into a directory of its own
+    /// under DIR (named by start time and script), printed at the end.
+    #[arg(long, value_name = "DIR", default_value = "fabcheck-results")]
+    pub results: PathBuf,
+    /// Do not write the per-run results directory (only the reports asked for by --junit,
+    /// --json, --html).
+    #[arg(long)]
+    pub no_results: bool,
     /// Run only tests whose name contains this (repeatable; `tag:NAME` selects by tag).
     #[arg(long)]
     pub filter: Vec<String>,

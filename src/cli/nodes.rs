@@ -17,6 +17,13 @@ pub fn nodes(inventory: Option<&Path>, set: Option<&str>) -> i32 {
             Err(e) => return usage(e),
         },
     };
+    let problems = crate::inventory::needs::inconsistencies(&inv.nodes);
+    if !problems.is_empty() {
+        eprintln!("Inventory problems ({}):", problems.len());
+        for l in &problems {
+            eprintln!("  {l}");
+        }
+    }
     if let Some(sim) = &inv.simulation {
         println!("# SIMULATED cluster: {sim}");
     }

@@ -38,6 +38,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     } else if let Some(r) = &p.replayed {
         console.print_header(&format!("REPLAYED: answers from {r}; no node is contacted"));
     }
+    print_inventory_problems(&p);
     let suites = execute(&a, &p, &console);
     let interrupted = cancel::interrupted();
     if interrupted {
@@ -258,7 +259,87 @@ fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
     if a.html.is_some() {
         write(&a.html, "HTML", report::html::render(run));
     }
+    if !a.no_results && !a.dry_run {
+        match results_dir(a, run) {
+            Ok(dir) => {
+                let ok = [
+                    ("junit.xml", report::junit::render(run)),
+                    ("result.json", report::json::render(run)),
+                    ("report.html", report::html::render(run)),
+                ]
+                .into_iter()
+                .all(|(name, body)| {
+                    report::write_atomic(&dir.join(name), body.as_bytes())
+                        .map_err(|e| {
+                            eprintln!("error: cannot write {}: {e}", dir.join(name).display());
+                        })
+                        .is_ok()
+                });
+                if ok {
+                    written.push(format!(
+                        "Results: {} (junit.xml, result.json, report.html; --no-results: none)",
+                        dir.display()
+                    ));
+                } else {
+                    write_failed = true;
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                write_failed = true;
+            }
+        }
+    }
     (written, write_failed)
+}
+
+/// A new directory for this run's reports: `--results` DIR / `<start time>-<first script>`
+/// (`-2`, `-3`... when a run started in the same second).
+fn results_dir(a: &RunArgs, run: &RunResult) -> Result<PathBuf, String> {
+    let stamp: String = run
+        .started
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .collect();
+    let script = a
+        .scripts
+        .first()
+        .map(|s| {
+            let stem = std::path::Path::new(s.trim_end_matches('/'))
+                .file_stem()
+                .map(|x| x.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            stem.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect::<String>()
+        })
+        .unwrap_or_default();
+    let base = format!("{stamp}-{script}");
+    std::fs::create_dir_all(&a.results)
+        .map_err(|e| format!("cannot create the results directory {}: {e} (--results DIR elsewhere, or --no-results)", a.results.display()))?;
+    for n in 1..1000 {
+        let name = if n == 1 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
+        let dir = a.results.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+        }
+    }
+    Err(format!(
+        "no free name for {base} under {}",
+        a.results.display()
+    ))
 }
 
 /// A filter that selects nothing would pass having checked nothing: a usage error.
@@ -289,6 +370,34 @@ fn filter_matched_nothing(a: &RunArgs, scripts: &[crate::engine::Script]) -> Opt
 
 /// Where `param` is read: the scripts, the embedded stdlib and the module files the scripts'
 /// imports read (never the other files of their folders).
+/// Inventory mistakes against what the selected scripts read, each once, before any test
+/// (also in a dry run).
+fn print_inventory_problems(p: &Prepared) {
+    let mut sources: Vec<String> = p.scripts.iter().map(|s| s.source.clone()).collect();
+    // and the stdlib modules they import, and those these import
+    let mut i = 0;
+    while i < sources.len() {
+        for (name, src) in crate::engine::stdlib::EMBEDDED {
+            let imported = sources[i].contains(&format!("import \"{name}\""));
+            if imported && !sources.iter().any(|s| s == src) {
+                sources.push(src.to_string());
+            }
+        }
+        i += 1;
+    }
+    let problems = crate::inventory::needs::problems(&p.env.inventory.nodes, &sources);
+    if problems.is_empty() {
+        return;
+    }
+    println!(
+        "Inventory problems ({}), said once here; every testcase they touch is an ERROR or SKIP:",
+        problems.len()
+    );
+    for l in &problems {
+        println!("  {l}");
+    }
+}
+
 fn script_sources(scripts: &[crate::engine::Script]) -> Vec<String> {
     let mut out: Vec<String> = scripts.iter().map(|s| s.source.clone()).collect();
     out.extend(

@@ -2,6 +2,7 @@
 
 pub mod diff;
 pub mod discovered;
+pub mod needs;
 pub mod nodeset;
 pub mod slurm;
 

@@ -7,6 +7,12 @@
 //! failure when something regressed (the worst ones in the message, the table in `detail`),
 //! error when none of the baseline's metrics are in this run, pass otherwise (the table in
 //! `output`). Metrics missing from this run are listed; new metrics are listed too.
+//!
+//! What is noise is no regression: a value whose print step (the unit's decimals in reports)
+//! is already more than the tolerance of it (`busbw@128: 0.01 → 0`), or a change smaller than
+//! half a print step. The message ranks what matters first: judged metrics (with a threshold),
+//! then values that carry the series (a per-size point at ≥ 10 % of the series' peak, or no
+//! series), then the rest; within each, the worst change first.
 
 use crate::run::model::{Metric, RunResult, Status, SuiteResult, TestResult};
 use crate::util::fmt::{clean_text, fmt_num};
@@ -29,6 +35,40 @@ pub struct Row {
     pub tolerance_pct: f64,
     pub higher_is_better: bool,
     pub regressed: bool,
+    /// This run judged the metric against a threshold.
+    pub judged: bool,
+    /// Not a per-size point, or one at ≥ 10 % of its series' peak in the baseline.
+    pub carries: bool,
+}
+
+/// The smallest step a report prints of `unit` (`0.01` for Gbit/s, GB/s, us).
+fn print_step(unit: &str) -> f64 {
+    let d = crate::util::fmt::unit_decimals(unit).unwrap_or(3);
+    10f64.powi(-(d as i32))
+}
+
+/// A change that printing cannot show or that the print step alone exceeds the tolerance of.
+fn noise(old: f64, new: f64, unit: &str, tol: f64) -> bool {
+    let step = print_step(unit);
+    (new - old).abs() < step / 2.0 || step / old.abs() * 100.0 > tol
+}
+
+/// The baseline's peak of each per-size series: (suite, test, unit, name before `@`).
+fn series_peaks(old: &[(Key, &Metric)]) -> Vec<((String, String, String, String), f64)> {
+    let mut peaks: Vec<((String, String, String, String), f64)> = Vec::new();
+    for (k, m) in old.iter().filter(|(_, m)| m.size_bytes.is_some()) {
+        let series = series_of(k, m);
+        match peaks.iter_mut().find(|(s, _)| *s == series) {
+            Some((_, p)) => *p = p.max(m.value.abs()),
+            None => peaks.push((series, m.value.abs())),
+        }
+    }
+    peaks
+}
+
+fn series_of(k: &Key, m: &Metric) -> (String, String, String, String) {
+    let base = k.2.split('@').next().unwrap_or(&k.2).to_string();
+    (k.0.clone(), k.1.clone(), m.unit.clone(), base)
 }
 
 type Key = (String, String, String);
@@ -56,6 +96,7 @@ pub struct Comparison {
 pub fn compare(baseline: &RunResult, run: &RunResult) -> Comparison {
     let old = metrics(baseline);
     let cur = metrics(run);
+    let peaks = series_peaks(&old);
     let mut rows = Vec::new();
     let mut missing = Vec::new();
     for (k, o) in &old {
@@ -74,10 +115,15 @@ pub fn compare(baseline: &RunResult, run: &RunResult) -> Comparison {
         };
         let worse = change.map(|c| if n.higher_is_better { -c } else { c });
         let regressed = match worse {
-            Some(w) => w > tol + 1e-9,
+            Some(w) => w > tol + 1e-9 && !noise(o.value, n.value, &n.unit, tol),
             // From 0 (or a non-number) there is no percentage; only a non-finite value is worse.
             None => !n.value.is_finite(),
         };
+        let carries = o.size_bytes.is_none()
+            || peaks
+                .iter()
+                .find(|(s, _)| *s == series_of(k, o))
+                .is_none_or(|(_, peak)| o.value.abs() >= 0.1 * peak);
         rows.push(Row {
             suite: k.0.clone(),
             test: k.1.clone(),
@@ -90,6 +136,8 @@ pub fn compare(baseline: &RunResult, run: &RunResult) -> Comparison {
             tolerance_pct: tol,
             higher_is_better: n.higher_is_better,
             regressed,
+            judged: n.threshold.is_some(),
+            carries,
         });
     }
     let new = cur
@@ -184,10 +232,15 @@ pub fn table(c: &Comparison, baseline_path: &str) -> String {
 pub fn testcase(c: &Comparison, baseline_path: &str) -> TestResult {
     let text = clean_text(&table(c, baseline_path));
     let mut regressions: Vec<&Row> = c.rows.iter().filter(|r| r.regressed).collect();
+    // what matters first: judged metrics, then values that carry their series, then the worst
     regressions.sort_by(|a, b| {
-        b.worse_pct
-            .unwrap_or(f64::INFINITY)
-            .total_cmp(&a.worse_pct.unwrap_or(f64::INFINITY))
+        (b.judged, b.carries)
+            .cmp(&(a.judged, a.carries))
+            .then_with(|| {
+                b.worse_pct
+                    .unwrap_or(f64::INFINITY)
+                    .total_cmp(&a.worse_pct.unwrap_or(f64::INFINITY))
+            })
     });
     let (status, message, detail, output) = if !regressions.is_empty() {
         let worst: Vec<String> = regressions
@@ -299,6 +352,50 @@ mod tests {
             higher_is_better: hib,
             ..Metric::new(name, v, "u")
         }
+    }
+
+    #[test]
+    fn headline_ranks_what_matters_and_ignores_print_noise() {
+        let sized = |size: u64, v: f64| Metric {
+            size_bytes: Some(size),
+            ..Metric::new(&format!("busbw@{size}"), v, "GB/s")
+        };
+        let judged = |v: f64| Metric {
+            threshold: Some(90.0),
+            ..Metric::new("rdma_bw", v, "Gbit/s")
+        };
+        let old = run_with(vec![
+            sized(128, 0.01),
+            sized(1024, 1.0),
+            sized(1 << 30, 20.0),
+            judged(95.0),
+            m("other", 100.0, true),
+        ]);
+        let new = run_with(vec![
+            sized(128, 0.0),
+            sized(1024, 0.4),
+            sized(1 << 30, 12.0),
+            judged(47.5),
+            m("other", 10.0, true),
+        ]);
+        let c = compare(&old, &new);
+        let row = |name: &str| c.rows.iter().find(|r| r.metric == name).unwrap();
+        assert!(
+            !row("busbw@128").regressed,
+            "0.01 → 0 GB/s is below the print precision"
+        );
+        assert!(row("busbw@1024").regressed && !row("busbw@1024").carries);
+        assert!(row("busbw@1073741824").carries);
+        let t = testcase(&c, "old.json");
+        let msg = t.message.unwrap();
+        assert!(msg.starts_with("4 of 5 metrics regressed"), "{msg}");
+        let order: Vec<usize> = ["rdma_bw", "other", "busbw@1073741824", "busbw@1024"]
+            .iter()
+            .map(|n| msg.find(&format!("t / {n}:")).unwrap_or(usize::MAX))
+            .collect();
+        assert!(order[0] < order[1] && order[1] < order[2], "{msg}");
+        assert!(msg.contains("and 1 more"), "{msg}");
+        assert!(!msg.contains("busbw@128"), "{msg}");
     }
 
     #[test]

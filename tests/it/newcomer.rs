@@ -329,3 +329,151 @@ fn without_a_terminal_progress_lines_come_at_a_steady_interval() {
         quiet.stderr
     );
 }
+
+/// Issue 31 item 7: every run writes JUnit, JSON and HTML into a directory of its own under
+/// ./fabcheck-results (said at the end), unless --no-results.
+#[test]
+fn every_run_keeps_its_reports_in_a_results_directory_of_its_own() {
+    let sim = repo()
+        .join("examples/sim/two-sparks.toml")
+        .display()
+        .to_string();
+    let f = Fab::new().file("s.rhai", "test(\"a\", || { assert(true, \"x\"); });\n");
+    let dir = f.dir().to_path_buf();
+    let first = f.args(["run", "s.rhai", "-i", &sim]).run();
+    first.code(0);
+    let line = first
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Results: fabcheck-results/"))
+        .unwrap_or_else(|| panic!("{}", first.stdout));
+    let rel = line["Results: ".len()..].split(' ').next().unwrap();
+    let results = first.dir.join(rel);
+    for f in ["junit.xml", "result.json", "report.html"] {
+        assert!(results.join(f).is_file(), "{} lacks {f}", results.display());
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["suites"][0]["tests"][0]["name"], "a");
+    assert!(rel.ends_with("-s"), "{rel}");
+    // a second run never overwrites the first
+    let again = Fab::new()
+        .args([
+            "run",
+            &dir.join("s.rhai").display().to_string(),
+            "-i",
+            &sim,
+            "--results",
+        ])
+        .args([dir.join("fabcheck-results").display().to_string()])
+        .run();
+    again.code(0);
+    let runs = std::fs::read_dir(dir.join("fabcheck-results"))
+        .unwrap()
+        .count();
+    assert_eq!(runs, 2, "{}", again.stdout);
+    // --no-results: none
+    let none = Fab::new()
+        .file("s.rhai", "test(\"a\", || {});\n")
+        .args(["run", "s.rhai", "-i", &sim, "--no-results"])
+        .run();
+    assert!(!none.dir.join("fabcheck-results").exists());
+    assert!(!none.stdout.contains("Results:"), "{}", none.stdout);
+}
+
+/// Issue 31 item 3: a node that lacks what the selected scripts read (here `fabric_ips` and RDMA
+/// devices) is said first, once per field, in the run, in --dry-run and in `nodes`.
+#[test]
+fn inventory_mistakes_come_first_and_once() {
+    let five = repo()
+        .join("scripts/five_step_acceptance.rhai")
+        .display()
+        .to_string();
+    for extra in [&["--dry-run"][..], &["--filter", "step 1"][..]] {
+        let o = Fab::new()
+            .file("cluster.toml", &sim_with_dead_nodes(1))
+            .args(["run", five.as_str(), "-i", "cluster.toml", "--no-results"])
+            .args(extra)
+            .run();
+        let first_test = o.stdout.find("\n== ").unwrap_or(o.stdout.len());
+        let at = o
+            .stdout
+            .find("Inventory problems (2)")
+            .unwrap_or_else(|| panic!("{extra:?}: {}", o.stdout));
+        assert!(at < first_test, "{extra:?}: {}", o.stdout);
+        for field in ["fabric_ips", "rdma_devices"] {
+            let line = format!("  dead-03: no `{field}` in the inventory");
+            assert_eq!(
+                o.stdout.matches(&line).count(),
+                1,
+                "{extra:?}: {}",
+                o.stdout
+            );
+        }
+    }
+    // a script that reads neither field has no such problem
+    let o = Fab::new()
+        .file("checks/mtu.rhai", &readme_first_check())
+        .file("cluster.toml", &sim_with_dead_nodes(1))
+        .args(["run", "checks/", "-i", "cluster.toml", "--no-results"])
+        .run();
+    assert!(!o.stdout.contains("Inventory problems"), "{}", o.stdout);
+    // `nodes`: what some nodes have and another lacks
+    let o = Fab::new()
+        .file("cluster.toml", &sim_with_dead_nodes(1))
+        .args(["nodes", "-i", "cluster.toml"])
+        .run();
+    o.code(0);
+    assert!(
+        o.stderr
+            .contains("dead-03: no `fabric_ips` in the inventory while 2 other node(s) have them"),
+        "{}",
+        o.stderr
+    );
+}
+
+/// Issue 31 item 8: on a 200G port at 100G, the RDMA failure names both weak rails (47.51 and
+/// the weaker 47.42) and the link-speed failure says what tells a cable from a setting: lanes,
+/// auto-negotiation, what the link partner advertises.
+#[test]
+fn rdma_failure_names_every_weak_rail_and_the_speed_hint_useful_facts() {
+    let sim = repo()
+        .join("examples/sim/two-sparks.toml")
+        .display()
+        .to_string();
+    let five = repo()
+        .join("scripts/five_step_acceptance.rhai")
+        .display()
+        .to_string();
+    let o = Fab::new()
+        .args([
+            "run",
+            five.as_str(),
+            "-i",
+            sim.as_str(),
+            "--scenario",
+            "negotiated-100g",
+        ])
+        .args([
+            "--filter",
+            "step 3: rdma write",
+            "--filter",
+            "step 3: link speed",
+            "--no-results",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    let m = o.message("step 3: rdma write per port [spark-01 -> spark-02]");
+    assert!(
+        m.contains("rocep1s0f1 47.51") && m.contains("roceP2p1s0f1 47.42"),
+        "{m}"
+    );
+    let m = o.message("step 3: link speed [spark-01]");
+    assert!(m.contains("negotiated 100000 Mb/s"), "{m}");
+    assert!(
+        m.contains("auto-negotiation ") && m.contains("link partner advertises"),
+        "{m}"
+    );
+}

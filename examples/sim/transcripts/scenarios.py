@@ -736,4 +736,59 @@ s, a = recipe_scenario("nccl-env-export-lines-healthy", "healthy: the recipe is 
 s.expect(FIVE, "step 4: recipe NCCL settings", [], args=a)
 s.write()
 
+# 3. NCCL's own evidence.
+def nccl_rows(text, change):
+    """The healthy answer with change(size, fields) applied to every result row's fields."""
+    out = []
+    for line in text.split("\n"):
+        f = line.split()
+        if len(f) == 13 and f[0].isdigit():
+            f = change(int(f[0]), f)
+            line = (f"{f[0]:>12} {f[1]:>13} {f[2]:>9} {f[3]:>7} {f[4]:>7} {f[5]:>8} {f[6]:>7} {f[7]:>7} {f[8]:>7} "
+                    f"{f[9]:>8} {f[10]:>7} {f[11]:>7} {f[12]:>7}")
+        out.append(line)
+    return "\n".join(out)
+def wrong(size, f):
+    if size >= 64 << 20:
+        f[8] = str(size // 4096); f[12] = str(size // 4096)
+    return f
+s = Scenario("nccl-wrong-nonzero-exit0", "all_reduce_perf exits 0 but its #wrong column is non-zero from 64 MiB on (data corruption: older nccl-tests exit 0 with wrong results); bandwidth and transport look healthy")
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with #wrong = size/4096 in both columns from 64 MiB on, exit 0", stdout_file=s.file("all_reduce_perf.txt", nccl_rows(HEALTHY_NCCL, wrong)), ms=80000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["wrong results (data corruption)", "67108864 B out-of-place #wrong 16384", "exited 0"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["wrong results (data corruption)"])
+s.write()
+
+def collapse(size, f):
+    if 8 << 20 <= size <= 64 << 20:
+        for t, a, b in [(5, 6, 7), (9, 10, 11)]:
+            tt = float(f[t]) * 4
+            bw = size / tt / 1e3
+            f[t], f[a], f[b] = f"{tt:.2f}", f"{bw:.2f}", f"{bw:.2f}"
+    return f
+s = Scenario("nccl-midsize-collapse", "NCCL's busbw collapses to a quarter between 8 and 64 MiB (the sizes of tensor-parallel traffic) and recovers above: the best point (23.09 GB/s at 1 GiB) still passes the threshold")
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with the 8-64 MiB rows four times slower", stdout_file=s.file("all_reduce_perf.txt", nccl_rows(HEALTHY_NCCL, collapse)), ms=80000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["collapses at mid sizes", "8388608 B: 5.5 GB/s", "below 70.0% of 21.02 GB/s at 4194304 B"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["collapses at mid sizes"])
+s.write()
+
+s = Scenario("nccl-warn-net", "during the run spark-02's NCCL logs `NCCL WARN NET/IB : Got async event : port error` (a rail flapped); the run completes with healthy numbers")
+warned = HEALTHY_NCCL.replace("\n#\n#     ", "\nspark-02:3987:4060 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got async event : port error\n#\n#     ", 1)
+assert warned != HEALTHY_NCCL
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with one NCCL WARN line (the words of a real training log's line, the prefix format of a real NCCL WARN capture; see SOURCES.md)", stdout_file=s.file("all_reduce_perf.txt", warned), ms=80000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["NCCL warned about the network", "spark-02:3987:4060", "Got async event : port error"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["NCCL warned about the network"])
+s.write()
+
+s = Scenario("nccl-ranks-on-one-node", "both NCCL ranks ran on spark-01 (spark-02's fabric address answered from spark-01, or a host list naming it twice): NCCL never crossed the fabric, yet the run completes")
+one = HEALTHY_NCCL.replace("Pid   3987 on   spark-02", "Pid   4212 on   spark-01")
+assert one != HEALTHY_NCCL
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with rank 1's line on spark-01", stdout_file=s.file("all_reduce_perf.txt", one), ms=80000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["2 ranks ran on 1 host(s)", "for 2 nodes", "ranks shared a node"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["ranks shared a node"])
+s.write()
+
 # --- END five-step ---
