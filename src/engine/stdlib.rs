@@ -18,6 +18,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("nccl", include_str!("../../stdlib/nccl.rhai")),
     ("acceptance", include_str!("../../stdlib/acceptance.rhai")),
     ("health", include_str!("../../stdlib/health.rhai")),
+    ("infiniband", include_str!("../../stdlib/infiniband.rhai")),
     (
         "second_cable",
         include_str!("../../stdlib/second_cable.rhai"),

@@ -55,6 +55,9 @@ pub struct Perftest {
     pub bw_peak_gbps: Option<f64>,
     pub t_typical_usec: Option<f64>,
     pub t_avg_usec: Option<f64>,
+    /// Latency tests: the 99 % percentile and the maximum of the largest message size.
+    pub t_p99_usec: Option<f64>,
+    pub t_max_usec: Option<f64>,
     pub warnings: Vec<String>,
     pub errors: Vec<String>,
 }
@@ -327,6 +330,8 @@ pub fn parse(text: &str) -> Result<Perftest, ParseError> {
         out.bw_peak_gbps = last.bw_peak_gbps;
         out.t_typical_usec = last.t_typical_usec;
         out.t_avg_usec = last.t_avg_usec;
+        out.t_p99_usec = last.t_p99_usec;
+        out.t_max_usec = last.t_max_usec;
     }
     Ok(out)
 }

@@ -160,6 +160,28 @@ pub const RDMA_INFO: &[&str] = &[
 const OTHER_MUST_NOT_GROW: &[&str] = &["tx_dropped_link_down", "fec_uncorrectable_blocks"];
 const OTHER_INFO: &[&str] = &["fec_corrected_blocks"];
 
+/// InfiniBand port counters (`perfquery`, the IBA PortCounters attribute) that a healthy link
+/// does not move: physical errors, error recovery, link down, receive errors and discards.
+const IB_MUST_NOT_GROW: &[&str] = &[
+    "symbolerrorcounter",
+    "linkerrorrecoverycounter",
+    "linkdownedcounter",
+    "portrcverrors",
+    "portrcvremotephysicalerrors",
+    "portxmitdiscards",
+    "locallinkintegrityerrors",
+    "excessivebufferoverrunerrors",
+];
+/// IB counters recorded, never failed: PortXmitWait is congestion (time the port had data and
+/// no credits), the data and packet counters are the load itself.
+const IB_INFO: &[&str] = &[
+    "portxmitwait",
+    "portxmitdata",
+    "portrcvdata",
+    "portxmitpkts",
+    "portrcvpkts",
+];
+
 /// `rx_prio3_buf_discard` -> Some(3) for the per-priority discard counters.
 fn prio_discard(k: &str) -> Option<u32> {
     let rest = k.strip_prefix("rx_prio")?;
@@ -214,6 +236,12 @@ pub fn judgement(name: &str) -> Judgement {
     if k == "rx_corrected_bits_phy" {
         return Judgement::Rate;
     }
+    if IB_MUST_NOT_GROW.contains(&k) {
+        return Judgement::MustNotGrow;
+    }
+    if IB_INFO.contains(&k) {
+        return Judgement::Info;
+    }
     if DOC_ERROR_PORT.contains(&k) || RDMA_MUST_NOT_GROW.contains(&k) {
         return Judgement::MustNotGrow;
     }
@@ -259,6 +287,10 @@ pub fn judgement_name(j: Judgement) -> &'static str {
 
 /// Where the judgement comes from, for messages: the document's type or fabcheck's own list.
 pub fn source(name: &str) -> &'static str {
+    let k = name.to_ascii_lowercase();
+    if IB_MUST_NOT_GROW.contains(&k.as_str()) || IB_INFO.contains(&k.as_str()) {
+        return "InfiniBand PortCounters, perfquery";
+    }
     match doc_type(name) {
         DocType::Error => "mlx5 counters.rst: Error",
         DocType::Informative => "mlx5 counters.rst: Informative",

@@ -44,14 +44,14 @@ pub struct CounterSnapshot {
     pub ports: Vec<PortCounters>,
 }
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
 }
 
-fn judged(all: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+pub(super) fn judged(all: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     all.iter()
         .filter(|(k, _)| judgement(k) != Judgement::Ignored)
         .map(|(k, v)| (k.clone(), *v))

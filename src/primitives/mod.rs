@@ -11,6 +11,7 @@ pub mod counter_policy;
 pub mod discover;
 pub mod error;
 pub mod health;
+pub mod infiniband;
 pub mod nccl;
 pub mod pair;
 pub mod ping_all;

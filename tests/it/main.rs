@@ -29,6 +29,7 @@ mod reports;
 mod scenarios;
 mod second_cable;
 mod shipped;
+mod sim_ib;
 mod ssh_setup;
 mod transport_local;
 mod typed;

@@ -7,6 +7,7 @@ pub mod assertions;
 mod cluster;
 pub mod dry;
 mod health;
+mod infiniband;
 mod nccl_env;
 mod nodes;
 mod options;
@@ -103,6 +104,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     nccl_env::register(engine);
     engine.register_static_module("parse", Arc::new(parse::module()));
     health::register(engine);
+    infiniband::register(engine);
     profile::register(engine);
 }
 

@@ -1,4 +1,5 @@
-//! `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and `_port`), `iperf3`.
+//! `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and `_port`), `ib_write_lat` / `ib_send_lat`,
+//! `iperf3`.
 
 use super::results::returns;
 use super::{value, Opts};
@@ -99,21 +100,29 @@ fn iperf3(
     value(pair::iperf3(s, c, &io), returns("iperf3"), pos)
 }
 
+/// `TOOL(server, client)` and `TOOL(server, client, opts)`.
+fn register_pair(engine: &mut Engine, tool: &'static str) {
+    let one = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
+        let pos = ctx.call_position();
+        let po = perftest_opts(tool, o, PERFTEST_OPTS, pos)?;
+        value(pair::perftest(tool, &s, &c, &po), returns(tool), pos)
+    };
+    engine.register_fn(
+        tool,
+        move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| one(ctx, s, c, None),
+    );
+    engine.register_fn(
+        tool,
+        move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| one(ctx, s, c, Some(o)),
+    );
+}
+
 pub fn register(engine: &mut Engine) {
+    for tool in ["ib_write_lat", "ib_send_lat"] {
+        register_pair(engine, tool);
+    }
     for tool in ["ib_write_bw", "ib_read_bw", "ib_send_bw"] {
-        let one = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
-            let pos = ctx.call_position();
-            let po = perftest_opts(tool, o, PERFTEST_OPTS, pos)?;
-            value(pair::perftest(tool, &s, &c, &po), returns(tool), pos)
-        };
-        engine.register_fn(
-            tool,
-            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| one(ctx, s, c, None),
-        );
-        engine.register_fn(
-            tool,
-            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| one(ctx, s, c, Some(o)),
-        );
+        register_pair(engine, tool);
         let port_fn = format!("{tool}_port");
         let port = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
             let pos = ctx.call_position();

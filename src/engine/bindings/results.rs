@@ -8,8 +8,8 @@ use super::registry::{PAIR_OPTS, TEST_OPTS};
 use super::{cluster, nodes, pair, tools};
 use crate::parse;
 use crate::primitives::{
-    health as phealth, nccl as pnccl, pair as ppair, ping_all as pping_all, profile as pprofile,
-    ssh_hop, tools as ptools,
+    health as phealth, infiniband as pib, nccl as pnccl, pair as ppair, ping_all as pping_all,
+    profile as pprofile, ssh_hop, tools as ptools,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -222,6 +222,8 @@ struct Shapes {
     perfquery: &'static Shape,
     iblink: &'static Shape,
     topo: &'static Shape,
+    ib_port: &'static Shape,
+    ib_check: &'static Shape,
     profile: &'static Shape,
     expect: &'static Shape,
 }
@@ -336,6 +338,8 @@ fn shapes() -> Shapes {
             )
             .done(),
         ibstatus: parsed::<ibstatus::Port>("ibstatus port").done(),
+        ib_port: parsed::<pib::IbPort>("ib port").done(),
+        ib_check: parsed::<pib::PortCheck>("ib port check").done(),
         // `counters` is a map keyed by perfquery's counter names.
         perfquery: parsed::<perfquery::Perfquery>("perfquery result")
             .many(
@@ -467,6 +471,14 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
             .doc("the node's platform profile (`dgx-spark`, `dgx-h100-class`, else `generic` with known: false), detected once per run from the DMI product name, the GPU names (nvidia-smi) and the RDMA adapters' PCIe paths (sysfs), and the reason; every report shows it (docs/profiles.md)"),
         method("n.expect(key, hardware)", &["expect"], One(s.expect))
             .doc("what a check should expect for `key` on the node (`gdr`, `pcie_width`, `pcie_gts`, `rails_per_port`, `port_limit_gbps`, ...) and where it came from: `--set KEY`, else the inventory's node var, else the platform profile, else `hardware` (the value the check read; () when not given); `n.expect(key)` without it. Every report lists the expectations taken"),
+        method("n.ib_ports()", &["ib_ports"], List(s.ib_port))
+            .doc("every HCA port of the node from `ibstat`, flat: device, port, state, phys_state, rate (Gb/s), base_lid, sm_lid, link_layer, ca_type, fw_ver"),
+        method("n.ib_port_check(rate)", &["ib_port_check"], List(s.ib_check))
+            .doc("the InfiniBand port check of every HCA port (`ibstat`): State Active, Physical state LinkUp, rate at least `rate` Gb/s (() or omitted: not judged), a LID and a subnet manager (SM LID not 0); ports whose link layer is not InfiniBand get infiniband: false and no problem (RoCE checks apply)"),
+        method("n.ib_counters()", &["ib_counters"], One(s.counters))
+            .doc("a health_counters snapshot of the node's InfiniBand ports (`perfquery -x -C DEV -P PORT`): error counters must not grow, PortXmitWait recorded; compare two with counter_growth"),
+        method("n.gpu_topology()", &["gpu_topology"], One(s.topo))
+            .doc("`nvidia-smi topo -m` parsed: the matrix, and per GPU its nearest NIC relation and the NICs at it (by device name from the NIC legend)"),
         method("n.health_counters()", &["health_counters"], One(s.counters))
             .doc("a snapshot of the node's error counters: mlx5 physical-layer counters (`ethtool -S`) of every fabric interface and the RDMA hw_counters (`rdma statistic show`) of every RDMA device"),
     ]
@@ -481,6 +493,10 @@ fn other_decls(s: &Shapes) -> Vec<Decl> {
     vec![
         function("ib_write_bw(server, client, opts)", perf, pair::PERFTEST_OPTS, One(s.perf_r))
             .doc("server started, readiness awaited, client run against the server's fabric address, both sides parsed, server always stopped"),
+        function("ib_write_lat(server, client, opts)", &["ib_write_lat", "ib_send_lat"], pair::PERFTEST_OPTS, One(s.perf_r))
+            .doc("latency between two HCAs (ib_write_lat / ib_send_lat, same options as ib_write_bw): t_typical_usec, t_p99_usec, t_max_usec of the largest size; server always stopped"),
+        function("latency_outliers(rows, factor)", &["latency_outliers"], &[], Plain("array of messages"))
+            .doc("rows #{ pair, usec }: each pair above factor (default 2) x the median of all pairs and at least 1 usec above it, named with its latency and the median; fewer than three pairs: none"),
         function("ib_write_bw_port(server, client, opts)", port, pair::PORT_OPTS, One(s.port))
             .doc("all logical rails of one physical port at once, summed"),
         function("iperf3(server, client, opts)", &["iperf3"], pair::IPERF3_OPTS, One(s.iperf3))

@@ -62,7 +62,9 @@ pub fn perftest_plan(
     if o.all_sizes {
         common.push("-a".into());
     }
-    common.push("--report_gbits".into());
+    if !tool.ends_with("_lat") {
+        common.push("--report_gbits".into());
+    }
     if let Some(x) = &o.extra_args {
         common.extend(arg_words("extra_args", x)?);
     }

@@ -1,0 +1,139 @@
+# Generates the transcripts of the SIMULATED InfiniBand cluster (examples/sim-ib): four DGX
+# H100-class nodes, eight ConnectX-7 NDR HCAs each (one rail per GPU), a subnet manager. Run from
+# examples/sim-ib/:   python3 transcripts/generate.py
+# Every answer is SYNTHESISED in the format of a real capture in tests/fixtures (named at each
+# function); SOURCES.md says which. The fault scenarios are written at the end.
+import json, os, shutil
+
+NODES = ["h100-01", "h100-02", "h100-03", "h100-04"]
+# The HCA names of the real 8x H100 ibv_devinfo capture
+# (tests/fixtures/rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt).
+HCAS = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+
+def q(s):
+    return json.dumps(s)
+
+def ibstat(node, over=None):
+    """ibstat in the format of tests/fixtures/rdma/ibstat-12ca-h100-roce-cx7-cx6dx-down-polling-disabled-tabs.txt
+    (tab indentation, lexical CA order), InfiniBand NDR ports with LIDs and SM lid 1."""
+    over = over or {}
+    k = NODES.index(node)
+    out = []
+    for i, ca in sorted(enumerate(HCAS), key=lambda x: x[1]):
+        guid = f"0xa088c20300{k:02x}{i:02x}{0xb8 + i:02x}"
+        p = dict(state="Active", phys="LinkUp", rate="400", lid=str(10 + 8 * k + i), sm="1")
+        p.update(over.get(ca, {}))
+        out += [f"CA '{ca}'", "\tCA type: MT4129", "\tNumber of ports: 1", "\tFirmware version: 28.39.1002",
+                "\tHardware version: 0", f"\tNode GUID: {guid}", f"\tSystem image GUID: {guid}", "\tPort 1:",
+                f"\t\tState: {p['state']}", f"\t\tPhysical state: {p['phys']}", f"\t\tRate: {p['rate']}",
+                f"\t\tBase lid: {p['lid']}", "\t\tLMC: 0", f"\t\tSM lid: {p['sm']}",
+                "\t\tCapability mask: 0xa651e848", f"\t\tPort GUID: {guid}", "\t\tLink layer: InfiniBand"]
+    return "\n".join(out) + "\n"
+
+def perfquery(node, ca, symbol=0, wait=0):
+    """perfquery -x -C CA -P 1 in the format of
+    tests/fixtures/ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt."""
+    k, i = NODES.index(node), HCAS.index(ca)
+    lid = 10 + 8 * k + i
+    data = 91_000_000_000 + 7919 * i + 104729 * k
+    rows = [("PortSelect", "1"), ("CounterSelect", "0x0000"), ("PortXmitData", data), ("PortRcvData", data - 4099),
+            ("PortXmitPkts", data // 1024), ("PortRcvPkts", data // 1024 - 3), ("PortUnicastXmitPkts", data // 1024),
+            ("PortUnicastRcvPkts", data // 1024 - 3), ("PortMulticastXmitPkts", 0), ("PortMulticastRcvPkts", 0),
+            ("CounterSelect2", "0x00000000"), ("SymbolErrorCounter", symbol), ("LinkErrorRecoveryCounter", 0),
+            ("LinkDownedCounter", 0), ("PortRcvErrors", 0), ("PortRcvRemotePhysicalErrors", 0),
+            ("PortRcvSwitchRelayErrors", 0), ("PortXmitDiscards", 0), ("PortXmitConstraintErrors", 0),
+            ("PortRcvConstraintErrors", 0), ("LocalLinkIntegrityErrors", 0), ("ExcessiveBufferOverrunErrors", 0),
+            ("VL15Dropped", 0), ("PortXmitWait", 1_204_117 + wait), ("QP1Dropped", 0)]
+    out = [f"# Port extended counters: Lid {lid} port 1 (CapMask: 0x5300 CapMask2: 0x0000002)"]
+    out += [f"{n}:{'.' * (33 - len(n) - 1)}{v}" for n, v in rows]
+    return "\n".join(out) + "\n"
+
+def topo(far=None):
+    """nvidia-smi topo -m in the format of tests/fixtures/nvidia-smi/topo-m-tabs-8gpu-12nic-single-numa-bond-nics.txt
+    (TAB separated, " X " self cells, NIC legend): GPU i and NIC i on one PCIe switch (PIX), the
+    other NICs of its CPU socket NODE, the other socket SYS. `far`: the GPU whose own NIC is
+    in the other socket's slot (its row and column say SYS)."""
+    cols = [f"GPU{i}" for i in range(8)] + [f"NIC{i}" for i in range(8)]
+    def rel(a, b):
+        if a == b:
+            return " X "
+        ga, gb = a.startswith("GPU"), b.startswith("GPU")
+        if ga and gb:
+            return "NV18"
+        ia, ib = int(a[3:]), int(b[3:])
+        if far is not None and ((a == f"GPU{far}" and b == f"NIC{far}") or (b == f"GPU{far}" and a == f"NIC{far}")):
+            return "SYS"
+        if ia == ib:
+            return "PIX"
+        return "NODE" if ia // 4 == ib // 4 else "SYS"
+    out = ["\t" + "\t".join(cols + ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"])]
+    for r in cols:
+        cells = [rel(r, c) for c in cols]
+        if r.startswith("GPU"):
+            numa = int(r[3:]) // 4
+            cells += ["0-55,112-167" if numa == 0 else "56-111,168-223", str(numa), "", "N/A"]
+        else:
+            cells += ["", "", "", ""]
+        out.append(r + "\t" + "\t".join(cells))
+    out += ["", "Legend:", "", "  X    = Self",
+            "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)",
+            "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node",
+            "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)",
+            "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)",
+            "  PIX  = Connection traversing at most a single PCIe bridge",
+            "  NV#  = Connection traversing a bonded set of # NVLinks", "", "NIC Legend:", ""]
+    out += [f"  NIC{i}: {ca}" for i, ca in enumerate(HCAS)]
+    return "\n".join(out) + "\n"
+
+def cmd(out, c, stdout, ms=10, note=None, after=None):
+    if note:
+        out.append(f"# {note}")
+    out += ["[[command]]", f"command = {q(c)}"]
+    if after:
+        out.append(f"after = {q(after)}")
+    out += [f"stdout = {q(stdout)}", "exit_code = 0", f"duration_ms = {ms}", ""]
+
+def node_file(path, node, head, body):
+    out = [f"# {head}", "# SYNTHESISED answers in the formats of real captures (see SOURCES.md).", ""]
+    body(out)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "w").write("\n".join(out))
+
+for node in NODES:
+    def body(out, node=node):
+        cmd(out, "ibstat", ibstat(node), ms=40, note="ibstat: 8 ConnectX-7 NDR ports, Active, 400, SM lid 1")
+        for ca in HCAS:
+            cmd(out, f"perfquery -x -C {ca} -P 1", perfquery(node, ca), ms=15)
+        cmd(out, "nvidia-smi topo -m", topo(), ms=300, note="one HCA per GPU on its PCIe switch (PIX)")
+    node_file(f"transcripts/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
+
+# ---- fault scenarios: scenarios/NAME/{scenario.toml, NODE.toml} -------------------------------
+def scenario(name, description, expects, files):
+    d = f"transcripts/scenarios/{name}"
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    s = [f"description = {q(description)}", "healthy = false", ""]
+    for test, msgs in expects:
+        s += ["[[expect]]", 'script = "fabric_health.rhai"', f"test = {q(test)}", 'status = "failure"',
+              f"message = {json.dumps(msgs)}", ""]
+    open(f"{d}/scenario.toml", "w").write("\n".join(s))
+    for node, body in files.items():
+        node_file(f"{d}/{node}.toml", node, f"Fault scenario `{name}` on {node}: these answers replace the healthy ones.", body)
+
+scenario("ib-port-at-hdr", "h100-02 mlx5_5 trained at 200 Gb/s (HDR speed or 2X width) in an NDR fabric",
+         [("health: ib ports [h100-02]", ["h100-02 mlx5_5 port 1: Rate 200 Gb/s", "expected 400 Gb/s (4X NDR)"])],
+         {"h100-02": lambda out: cmd(out, "ibstat", ibstat("h100-02", {"mlx5_5": {"rate": "200"}}), ms=40)})
+no_sm = {ca: {"state": "Initializing", "lid": "65535", "sm": "0"} for ca in HCAS}
+scenario("ib-no-subnet-manager", "no subnet manager runs: every port links up but stays Initializing, no LID, SM lid 0",
+         [(f"health: ib ports [{n}]", [f"{n} mlx5_0 port 1: State Initializing", "SM lid 0: no subnet manager"]) for n in NODES],
+         {n: (lambda out, n=n: cmd(out, "ibstat", ibstat(n, no_sm), ms=40)) for n in NODES})
+def symbol_growing(out):
+    cmd(out, "perfquery -x -C mlx5_9 -P 1", perfquery("h100-03", "mlx5_9"), ms=15, note="first read: healthy")
+    cmd(out, "perfquery -x -C mlx5_9 -P 1", perfquery("h100-03", "mlx5_9", symbol=37, wait=8801), ms=15,
+        note="second read: SymbolErrorCounter grew by 37 (a marginal cable or transceiver)")
+scenario("ib-symbol-errors-growing", "h100-03 mlx5_9: SymbolErrorCounter grows by 37 between the two reads (a marginal cable)",
+         [("health: error counters not grown [h100-03]", ["h100-03 mlx5_9/1", "SymbolErrorCounter grew by +37"])],
+         {"h100-03": symbol_growing})
+scenario("ib-gpu-far-hca", "h100-04 GPU5's HCA mlx5_9 sits in a slot of the other CPU socket (SYS): GPUDirect crosses the socket link",
+         [("health: gpu nearest hca [h100-04]", ["h100-04 GPU5: nearest listed HCA is mlx5_6 (NODE)", "no HCA on the GPU's PCIe switch"])],
+         {"h100-04": lambda out: cmd(out, "nvidia-smi topo -m", topo(far=5), ms=300)})

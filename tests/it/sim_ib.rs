@@ -1,0 +1,120 @@
+//! The InfiniBand simulation (`examples/sim-ib`, issue 33): four DGX H100-class nodes with eight
+//! NDR rails each. fabric_health's IB checks (ib ports, IB error counters before and after,
+//! GPU-to-HCA topology) pass on the healthy cluster, and each IB fault scenario fails exactly
+//! the testcases its scenario.toml lists, naming node, HCA, port and value.
+
+use crate::common::{repo, Fab, Outcome};
+use std::collections::BTreeMap;
+
+const IB_TESTS: &[&str] = &[
+    "health: ib ports",
+    "health: error counters",
+    "health: gpu nearest hca",
+];
+
+fn run(scenario: Option<&str>) -> Outcome {
+    let mut a = vec![
+        "run".to_string(),
+        repo()
+            .join("scripts/fabric_health.rhai")
+            .display()
+            .to_string(),
+        "-i".into(),
+        repo()
+            .join("examples/sim-ib/cluster.toml")
+            .display()
+            .to_string(),
+    ];
+    for t in IB_TESTS {
+        a.extend(["--filter".to_string(), t.to_string()]);
+    }
+    if let Some(s) = scenario {
+        a.extend(["--scenario".to_string(), s.to_string()]);
+    }
+    Fab::new().args(a).reports().run()
+}
+
+fn problems(o: &Outcome) -> BTreeMap<String, (String, String)> {
+    o.tests()
+        .iter()
+        .filter(|t| !matches!(t["status"].as_str(), Some("pass") | Some("skipped")))
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap_or("").to_string(),
+                (
+                    t["status"].as_str().unwrap_or("").to_string(),
+                    t["message"].as_str().unwrap_or("").to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn healthy_ib_cluster_passes_every_ib_check() {
+    let o = run(None);
+    assert!(problems(&o).is_empty(), "{:#?}\n{}", problems(&o), o.stdout);
+    let passed: Vec<String> = o
+        .tests()
+        .iter()
+        .filter(|t| t["status"] == "pass")
+        .map(|t| t["name"].as_str().unwrap_or("").to_string())
+        .collect();
+    // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown)
+    assert_eq!(passed.len(), 16, "{passed:#?}");
+    for n in ["h100-01", "h100-04"] {
+        assert!(
+            passed.contains(&format!("health: ib ports [{n}]")),
+            "{passed:?}"
+        );
+        assert!(passed.contains(&format!("health: error counters not grown [{n}]")));
+    }
+    o.code(0);
+}
+
+#[test]
+fn every_ib_fault_scenario_is_caught_by_the_testcases_it_lists() {
+    let dir = repo().join("examples/sim-ib/transcripts/scenarios");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 4, "{names:?}");
+    for name in names {
+        let text = std::fs::read_to_string(dir.join(&name).join("scenario.toml")).unwrap();
+        let s: toml::Value = toml::from_str(&text).unwrap();
+        let o = run(Some(&name));
+        let got = problems(&o);
+        let expects = s["expect"].as_array().unwrap();
+        for e in expects {
+            let test = e["test"].as_str().unwrap();
+            let (status, msg) = got
+                .get(test)
+                .unwrap_or_else(|| panic!("{name}: `{test}` did not fail: {got:#?}\n{}", o.stdout));
+            assert_eq!(
+                status,
+                e["status"].as_str().unwrap(),
+                "{name}: {test}: {msg}"
+            );
+            for m in e["message"].as_array().unwrap() {
+                let m = m.as_str().unwrap();
+                assert!(msg.contains(m), "{name}: `{test}` lacks {m:?}: {msg}");
+            }
+        }
+        let unexpected: Vec<_> = got
+            .keys()
+            .filter(|t| {
+                !expects
+                    .iter()
+                    .any(|e| e["test"].as_str() == Some(t.as_str()))
+            })
+            .collect();
+        assert!(
+            unexpected.is_empty(),
+            "{name}: unexpected problems {unexpected:?}: {got:#?}"
+        );
+        o.code(1);
+    }
+}
