@@ -20,6 +20,7 @@ pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod ip_addr;
+pub mod ip_neigh;
 pub mod iperf3;
 pub mod lspci;
 pub mod mlnx_qos;
@@ -85,6 +86,7 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ),
     ("iperf3", "iperf3", "iperf3 -J JSON"),
     ("ip-addr", "ip_addr", "ip -j addr"),
+    ("ip-neigh", "ip_neigh", "ip -j neigh [show ADDR dev IFACE]"),
     ("ibdev2netdev", "ibdev2netdev", "ibdev2netdev"),
     ("rdma-link", "rdma_link", "rdma link"),
     ("ofed-info", "ofed_info", "ofed_info -s"),
@@ -131,6 +133,7 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "nccl" => nccl::parse(text).map(to_json),
         "iperf3" => iperf3::parse(text).map(to_json),
         "ip-addr" => ip_addr::parse(text).map(to_json),
+        "ip-neigh" => ip_neigh::parse(text).map(to_json),
         "ibdev2netdev" => ibdev2netdev::parse(text).map(to_json),
         "rdma-link" => rdma_link::parse(text).map(to_json),
         "ofed-info" => ofed_info::parse(text).map(to_json),

@@ -1,6 +1,6 @@
 //! Node methods that read state through a tool and a parser: `n.ethtool(iface)`,
 //! `n.ethtool_driver`, `n.ethtool_stats`, `n.eee`, `n.bond`, `n.addresses`, `n.ibdev2netdev`,
-//! `n.rdma_links`, `n.ofed_version`, `n.ping`, `n.file_info`. Arguments are validated and
+//! `n.rdma_links`, `n.neighbour`, `n.ofed_version`, `n.ping`, `n.file_info`. Arguments are validated and
 //! quoted; a missing tool, interface or device is an error naming it and the node.
 
 use super::{check_addr, check_name, parsed, NodeRef, PResult, PrimError};
@@ -189,6 +189,24 @@ pub fn bond(n: &NodeRef, name: &str) -> PResult<parse::bonding::Bonding> {
 
 pub fn addresses(n: &NodeRef) -> PResult<Vec<parse::ip_addr::Interface>> {
     simple(n, "ip", "ip -j addr", parse::ip_addr::parse)
+}
+
+/// The neighbour entry of `ip` on `iface` (`ip -j neigh show ADDR dev IFACE`): the MAC the
+/// address answered from; an empty list when the node has none (never asked, or an address
+/// behind a router, whose neighbour is the gateway).
+pub fn neighbour(n: &NodeRef, ip: &str, iface: &str) -> PResult<Vec<parse::ip_neigh::Neighbour>> {
+    check_addr(ip)?;
+    check_name("interface", iface)?;
+    let cmd = format!("ip -j neigh show {} dev {}", quote(ip), quote(iface));
+    let o = tool(n, "ip", &cmd, None, None)?;
+    if o.exit_code != Some(0) {
+        return Err(failed(n, &cmd, &o));
+    }
+    // iproute2 prints `[]` for no entry; an empty answer says the same
+    if o.stdout.trim().is_empty() {
+        return Ok(vec![]);
+    }
+    parsed(n.name(), &o.stdout, parse::ip_neigh::parse)
 }
 
 pub fn ibdev2netdev(n: &NodeRef) -> PResult<Vec<parse::ibdev2netdev::Mapping>> {

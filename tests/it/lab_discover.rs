@@ -96,12 +96,13 @@ fn discover_on_a_lab_without_names_through_the_ssh_config() {
             )
         })
         .collect();
-    // Ping mesh, MTU end to end (the discovered MTU 9000) and SSH: 6 ordered pairs each; the
+    // Ping mesh, MTU end to end (the discovered MTU 9000) and SSH: 6 ordered pairs each, and
+    // each node's rails (3); the
     // RoCE MTU of step 1 is skipped on nodes without RDMA devices.
     let (roce, rest): (Vec<_>, Vec<_>) = st
         .iter()
         .partition(|(n, _)| n.starts_with("step 1: roce mtu"));
-    assert_eq!(rest.len(), 18, "{st:?}\n{}", o5.stdout);
+    assert_eq!(rest.len(), 21, "{st:?}\n{}", o5.stdout);
     assert!(
         rest.iter().all(|(_, s)| s == "pass"),
         "{st:?}\n{}",

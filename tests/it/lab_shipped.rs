@@ -102,9 +102,10 @@ fn five_step_on_the_lab() {
             .or_default()
             .push(t["status"].as_str().unwrap().to_string());
     }
-    // step 1: the ping mesh and the MTU end to end, 12 ordered pairs each.
+    // step 1: the ping mesh and the MTU end to end, 12 ordered pairs each, and 4 nodes' rails
+    // (no rdma_devices in the lab: their addresses only).
     // step 4: the recipe's addresses and its NCCL settings (none: a pass with a note).
-    for (step, n) in [("step 1", 24), ("step 2", 12), ("step 4", 2), ("step 5", 4)] {
+    for (step, n) in [("step 1", 28), ("step 2", 12), ("step 4", 2), ("step 5", 4)] {
         let st = &steps[step];
         assert_eq!(st.len(), n, "{step}: {st:?}");
         assert!(

@@ -122,6 +122,11 @@ const FIXTURES: &[(&str, &str)] = &[
     ("lab/ethtool-show-eee-veth-unsupported.txt", "lab_ethtool_veth"),
     ("lab/ethtool-veth.txt", "lab_ethtool_veth"),
     ("lab/ip-j-addr-netns.json", "lab_ip_addr"),
+    ("lab/ip-j-addr-neigh-peer-idvb.json", "lab_ip_neigh"),
+    ("lab/ip-j-neigh-show-addr-dev-incomplete.json", "lab_ip_neigh"),
+    ("lab/ip-j-neigh-show-addr-dev-no-entry.json", "lab_ip_neigh"),
+    ("lab/ip-j-neigh-show-addr-dev-reachable.json", "lab_ip_neigh"),
+    ("lab/ip-j-neigh-show-all-two-entries.json", "lab_ip_neigh"),
     ("lab/iperf3-3.12-J-P4-t2.json", "lab_iperf3_p4"),
     ("lab/iperf3-3.12-J-connection-refused.json", "lab_iperf3_refused"),
     ("lab/iperf3-3.12-text-P2.txt", "iperf3_plain_text_rejected"),
@@ -1558,6 +1563,53 @@ fn lab_ip_addr() {
     assert_eq!(ifs[0].mtu, Some(65536));
 }
 
+/// The identity check's two answers, captured together: the neighbour entry one namespace
+/// host has for its peer's address, and the peer's own `ip -j addr`, whose interface holding
+/// that address has the same MAC.
+#[test]
+fn lab_ip_neigh() {
+    let n = parse::ip_neigh::parse(&fx("lab/ip-j-neigh-show-addr-dev-reachable.json")).unwrap();
+    assert_eq!(n.len(), 1);
+    assert_eq!(n[0].dst, "10.77.0.2");
+    assert_eq!(
+        n[0].dev, None,
+        "`dev` named on the command line is left out"
+    );
+    assert_eq!(n[0].lladdr.as_deref(), Some("3a:f1:30:0e:75:2d"));
+    assert_eq!(n[0].state, ["REACHABLE"]);
+    assert!(!n[0].router);
+    let peer = parse::ip_addr::parse(&fx("lab/ip-j-addr-neigh-peer-idvb.json")).unwrap();
+    let holder = peer
+        .iter()
+        .find(|i| {
+            i.addresses
+                .iter()
+                .any(|a| a.local.as_deref() == Some("10.77.0.2"))
+        })
+        .unwrap();
+    assert_eq!(holder.ifname, "idvb");
+    assert_eq!(holder.address, n[0].lladdr);
+    // an address that never answered: no MAC
+    let n = parse::ip_neigh::parse(&fx("lab/ip-j-neigh-show-addr-dev-incomplete.json")).unwrap();
+    assert_eq!(
+        (n[0].dst.as_str(), n[0].lladdr.as_deref()),
+        ("10.77.0.9", None)
+    );
+    assert_eq!(n[0].state, ["INCOMPLETE"]);
+    // no entry at all (never asked, or behind a router): an empty list
+    let n = parse::ip_neigh::parse(&fx("lab/ip-j-neigh-show-addr-dev-no-entry.json")).unwrap();
+    assert!(n.is_empty());
+    let n = parse::ip_neigh::parse(&fx("lab/ip-j-neigh-show-all-two-entries.json")).unwrap();
+    assert_eq!(n.len(), 2);
+    assert_eq!(n[0].dev.as_deref(), Some("idva"));
+    assert_eq!(n[0].lladdr, None);
+    assert_eq!(n[1].lladdr.as_deref(), Some("3a:f1:30:0e:75:2d"));
+    // the text form is refused naming the JSON one
+    let e = parse::ip_neigh::parse("10.77.0.2 dev idva lladdr 3a:f1:30:0e:75:2d REACHABLE\n")
+        .unwrap_err();
+    assert!(e.reason.contains("ip -j neigh"), "{e}");
+}
+
 // ---------------------------------------------------------------- rdma / ofed / ping
 
 #[test]
@@ -1809,6 +1861,7 @@ fn dispatcher_covers_every_kind() {
         ("nccl", "nccl-real/h200-all_reduce_1gpu.json"),
         ("iperf3", "lab/iperf3-3.12-J-P4-t2.json"),
         ("ip-addr", "lab/ip-j-addr-netns.json"),
+        ("ip-neigh", "lab/ip-j-neigh-show-addr-dev-reachable.json"),
         (
             "ibdev2netdev",
             "rdma/ibdev2netdev-roce-lag-bond-mlx5_bond_0-and-huawei-hrn3.txt",

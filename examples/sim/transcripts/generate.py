@@ -109,6 +109,16 @@ for name, n in nodes.items():
         cmd(f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",
             stdout=f"fabcheck-hop nvidia {n['peer']}\n", ms=180)
 
+    # identity (issue 30 section 3): the host name each node gives itself, which a hop to one of
+    # its addresses must answer (synthesised: the inventory's name, as the hops above answer)
+    cmd("hostname", stdout=f"{name}\n", ms=3, note="synthesised: the node's host name, the one its hops answer")
+    # the neighbour entry of each peer address pinged in step 1: the MAC of the peer interface
+    # holding it (synthesised in the format of the real capture tests/fixtures/lab/ip-j-neigh-show-addr-dev-reachable.json)
+    peer_mac = {a["local"]: i["address"] for i in json.load(open(f"transcripts/synth/ip-j-addr-{n['peer']}.json")) for a in i["addr_info"]}
+    for k, ip in enumerate(n["peer_ips"]):
+        cmd(f"ip -j neigh show {ip} dev {ifaces[k]}", stdout=json.dumps([{"dst": ip, "lladdr": peer_mac[ip], "state": ["REACHABLE"]}], separators=(",", ":")) + "\n", ms=4,
+            note="synthesised in the format of the real capture tests/fixtures/lab/ip-j-neigh-show-addr-dev-reachable.json: the peer interface's MAC")
+
     # ib_write_bw per port: both rails at once (server answers: REAL RoCE server capture; client: synthesised)
     for k, d in enumerate(devs):
         port = 18515 + k
@@ -142,7 +152,7 @@ for name, n in nodes.items():
     # in sysfs (all four CX7 functions, as the real ibdev2netdev capture lists them).
     # `sudo -n true` is answered by the `true` below.
     for t in ["timeout", "ss", "pkill", "ssh", "sudo", "/home/nvidia/nccl-tests/build/all_reduce_perf",
-              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos", "dpkg-query"]:
+              "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos", "dpkg-query", "hostname"]:
         cmd(f"command -v {t} >/dev/null", stdout="", ms=3)
     cmd("ls -1 /sys/class/infiniband", stdout="rocep1s0f0\nrocep1s0f1\nroceP2p1s0f0\nroceP2p1s0f1\n", ms=3,
         note="synthesised: the four CX7 RDMA devices of the real DGX Spark ibdev2netdev capture")

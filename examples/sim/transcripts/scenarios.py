@@ -711,6 +711,76 @@ s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["0 of", "network 
 s.expect(BASE, "nccl: all_reduce 2 nodes", ["0 of", "network channels go via GDRDMA"])
 s.write()
 # --- END platform profile scenarios ---
+# --- BEGIN identity scenarios (issue 30 section 3: identity, RDMA device <-> netdev <-> address) ---
+RAILS = "step 1: rails as the inventory says"
+HRAILS = "health: rails as the inventory says"
+s = Scenario("rdma-mapping-swapped", "spark-02's two RDMA devices sit on each other's netdevs (rocep1s0f1 on enP2p1s0f1np1, roceP2p1s0f1 on enp1s0f1np1: a udev rule or a renamed port), so perftest and NCCL_IB_HCA pick the other rail than the inventory says")
+link = read("synth/rdma-link-dgx-spark.txt")
+link = link.replace("rocep1s0f1/1 state ACTIVE physical_state LINK_UP netdev enp1s0f1np1", "rocep1s0f1/1 state ACTIVE physical_state LINK_UP netdev @A@")
+link = link.replace("roceP2p1s0f1/1 state ACTIVE physical_state LINK_UP netdev enP2p1s0f1np1", "roceP2p1s0f1/1 state ACTIVE physical_state LINK_UP netdev enp1s0f1np1")
+link = link.replace("@A@", "enP2p1s0f1np1")
+s.answer("spark-02", "rdma link", "the healthy answer with the two active devices' netdevs swapped", stdout_file=s.file("rdma-link.txt", link), ms=15)
+i2n = read("real/rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt")
+i2n = i2n.replace("rocep1s0f1 port 1 ==> enp1s0f1np1", "rocep1s0f1 port 1 ==> @A@").replace("roceP2p1s0f1 port 1 ==> enP2p1s0f1np1", "roceP2p1s0f1 port 1 ==> enp1s0f1np1").replace("@A@", "enP2p1s0f1np1")
+s.answer("spark-02", "ibdev2netdev", "the real DGX Spark capture with the two Up devices' netdevs swapped", stdout_file=s.file("ibdev2netdev.txt", i2n), ms=60)
+SWAP = ["spark-02", "RDMA device rocep1s0f1 is on netdev enP2p1s0f1np1, the inventory pairs it with enp1s0f1np1", "enp1s0f1np1 is roceP2p1s0f1's"]
+s.expect(FIVE, f"{RAILS} [spark-02]", SWAP)
+s.expect(HEALTH, f"{HRAILS} [spark-02]", SWAP)
+s.write()
+
+s = Scenario("rdma-device-missing", "spark-02's second RDMA device roceP2p1s0f1 is gone (mlx5 function not probed after a firmware update: its netdev enP2p1s0f1np1 still carries 192.168.200.11)")
+link = "".join(l for l in read("synth/rdma-link-dgx-spark.txt").splitlines(True) if "roceP2p1s0f1/" not in l)
+s.answer("spark-02", "rdma link", "the healthy answer without roceP2p1s0f1's line", stdout_file=s.file("rdma-link.txt", link), ms=15)
+i2n = "".join(l for l in read("real/rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt").splitlines(True) if not l.startswith("roceP2p1s0f1 "))
+s.answer("spark-02", "ibdev2netdev", "the real DGX Spark capture without roceP2p1s0f1's line", stdout_file=s.file("ibdev2netdev.txt", i2n), ms=60)
+MISSING = ["spark-02", "RDMA device roceP2p1s0f1 (the inventory's rail on enP2p1s0f1np1) is missing", "rdma link shows"]
+s.expect(FIVE, f"{RAILS} [spark-02]", MISSING)
+s.expect(FIVE, "step 3: rdma devices up [spark-02]", ["roceP2p1s0f1", "not in \"rdma link\""])
+s.expect(FIVE, "step 1: roce mtu [spark-02]", ["roceP2p1s0f1: no netdev in ibdev2netdev"])
+s.expect(HEALTH, f"{HRAILS} [spark-02]", MISSING)
+s.expect(HEALTH, "health: roce mtu [spark-02]", ["roceP2p1s0f1: no netdev in ibdev2netdev"])
+s.write()
+
+s = Scenario("address-owned-by-two-nodes", "spark-02 also holds spark-01's second fabric address 192.168.200.10 on enP2p1s0f1np1 (a netplan copied from spark-01 and half edited): one address, two nodes")
+def steal(i):
+    if i["ifname"] == "enP2p1s0f1np1":
+        i["addr_info"].append({"family": "inet", "local": "192.168.200.10", "prefixlen": 24, "scope": "global", "label": "enP2p1s0f1np1",
+                               "valid_life_time": 4294967295, "preferred_life_time": 4294967295})
+s.answer("spark-02", "ip -j addr", "the healthy answer with spark-01's 192.168.200.10 added on enP2p1s0f1np1", stdout=ip_addr_json("spark-02", steal), ms=12)
+TWO = ["spark-02 holds spark-01's address 192.168.200.10 on enP2p1s0f1np1", "each address belongs to one node"]
+s.expect(FIVE, f"{RAILS} [spark-02]", TWO)
+s.expect(HEALTH, f"{HRAILS} [spark-02]", TWO)
+s.write()
+
+s = Scenario("hop-lands-on-wrong-host", "spark-01's SSH hop to spark-02's second address 192.168.200.11 lands on another machine (spark-07 holds that address too: a stale IP on a third box), which accepts the key")
+hop = "ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 192.168.200.11 'echo fabcheck-hop $(id -un) $(hostname)'"
+s.answer("spark-01", hop, "the healthy hop answer from another host name", stdout="fabcheck-hop nvidia spark-07\n", ms=180)
+s.expect(FIVE, "step 2: passwordless ssh [spark-01 -> spark-02]", ['landed on host "spark-07", not spark-02', "192.168.200.11"])
+s.write()
+
+s = Scenario("hostnames-differ-from-names", "healthy: the nodes call themselves gx10-4f2a and gx10-9c1e (the DGX Spark's factory host names), not the inventory's spark-01/spark-02: the hops answer those names and reach the right nodes", healthy=True)
+for n, h in [("spark-01", "gx10-4f2a"), ("spark-02", "gx10-9c1e")]:
+    s.answer(n, "hostname", "a factory host name", stdout=h + "\n", ms=3)
+for n, h in [("spark-01", "gx10-9c1e"), ("spark-02", "gx10-4f2a")]:
+    for ip in IPS[PEER[n]]:
+        s.answer(n, f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",
+                 "the peer's factory host name", stdout=f"fabcheck-hop nvidia {h}\n", ms=180)
+s.expect(FIVE, "step 2: passwordless ssh [spark-01 -> spark-02]", [])
+s.write()
+s = Scenario("address-answered-by-wrong-node", "spark-02's second address 192.168.200.11 is also held by a third box outside the inventory (a stale IP from before a re-addressing), which answers spark-01's ARP first: the pings succeed, from the wrong machine")
+s.answer("spark-01", "ip -j neigh show 192.168.200.11 dev enP2p1s0f1np1", "the neighbour entry with the third box's MAC (format of the real capture tests/fixtures/lab/ip-j-neigh-show-addr-dev-reachable.json)",
+         stdout='[{"dst":"192.168.200.11","lladdr":"4c:bb:47:2d:99:01","state":["REACHABLE"]}]\n', ms=4)
+s.expect(FIVE, "step 1: ping mesh [spark-01 -> spark-02]", ["192.168.200.11 answered from MAC 4c:bb:47:2d:99:01, not from spark-02's enP2p1s0f1np1", "another machine holds this address"])
+s.write()
+
+s = Scenario("routed-fabric-no-neighbour", "healthy: a routed (L3) fabric: the peers' addresses are reached through a gateway, so the nodes have no neighbour entry for them (ip -j neigh answers []): said in a note, not failed", healthy=True)
+for n in ["spark-01", "spark-02"]:
+    for k, ip in enumerate(IPS[PEER[n]]):
+        s.answer(n, f"ip -j neigh show {ip} dev {IFACES[k]}", "no entry, as the real capture tests/fixtures/lab/ip-j-neigh-show-addr-dev-no-entry.json", stdout="[]\n", ms=4)
+s.expect(FIVE, "step 1: ping mesh [spark-01 -> spark-02]", [])
+s.write()
+# --- END identity scenarios ---
+
 # --- BEGIN five-step (issue 30 section 3, helper fivestep) ---
 # Teams run only the five-step in a window: what it must catch itself.
 # 1. The jumbo path and the RoCE MTU in step 1.

@@ -193,6 +193,7 @@ struct Shapes {
     bond: &'static Shape,
     iface: &'static Shape,
     mapping: &'static Shape,
+    neigh: &'static Shape,
     link: &'static Shape,
     ofed: &'static Shape,
     ping: &'static Shape,
@@ -267,6 +268,7 @@ fn shapes() -> Shapes {
             .many("addresses", addr)
             .done(),
         mapping: parsed::<ibdev2netdev::Mapping>("ibdev2netdev entry").done(),
+        neigh: parsed::<ip_neigh::Neighbour>("ip neigh entry").done(),
         link: parsed::<rdma_link::Link>("rdma link entry").done(),
         ofed: parsed::<ofed_info::OfedInfo>("ofed_info result").done(),
         ping,
@@ -419,6 +421,8 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
             .doc("parsed /proc/net/bonding/NAME"),
         method("n.addresses()", &["addresses"], List(s.iface))
             .doc("parsed `ip -j addr`"),
+        method("n.neighbour(ip, iface)", &["neighbour"], List(s.neigh))
+            .doc("the node's neighbour entry for an address on an interface (`ip -j neigh show ADDR dev IFACE`): `lladdr` is the MAC it answered from (absent while unresolved); an empty list when there is none (an address behind a router: the neighbour is the gateway)"),
         method("n.ibdev2netdev()", &["ibdev2netdev"], List(s.mapping))
             .doc("parsed `ibdev2netdev`"),
         method("n.rdma_links()", &["rdma_links"], List(s.link))
@@ -577,6 +581,7 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "nccl" => One(s.nccl),
                 "iperf3" => One(s.iperf3),
                 "ip_addr" => List(s.iface),
+                "ip_neigh" => List(s.neigh),
                 "ibdev2netdev" => List(s.mapping),
                 "rdma_link" => List(s.link),
                 "ofed_info" => One(s.ofed),

@@ -125,6 +125,13 @@ pub fn register(engine: &mut Engine) {
     method0!(engine, "rdma_links", tools::rdma_links);
     method0!(engine, "ofed_version", tools::ofed_version);
     method0!(engine, "mgmt_address", tools::mgmt_address);
+    let r = returns("neighbour");
+    engine.register_fn(
+        "neighbour",
+        move |ctx: NativeCallContext, n: &mut NodeRef, ip: &str, iface: &str| {
+            value(tools::neighbour(n, ip, iface), r, ctx.call_position())
+        },
+    );
     engine.register_fn(
         "needs",
         |ctx: NativeCallContext, n: &mut NodeRef, programs: rhai::Array| {
