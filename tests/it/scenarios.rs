@@ -21,6 +21,9 @@ struct Scenario {
     /// fault's part.
     #[serde(default)]
     parts: Vec<String>,
+    /// The same, per script, where the first diagnosis differs between scripts.
+    #[serde(default)]
+    parts_by_script: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -195,7 +198,8 @@ fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
                 "{label}: unexpected problems: {unexpected:#?}"
             );
             if !s.healthy {
-                diagnosis_names_the_part(&o, &s.parts, &got, &label);
+                let parts = s.parts_by_script.get(&script).unwrap_or(&s.parts);
+                diagnosis_names_the_part(&o, parts, &got, &label);
             }
             o.code(if s.healthy { 0 } else { 1 });
             report.push(format!("{name}/{script}: {} problem(s)", got.len()));
