@@ -26,6 +26,9 @@ pub struct NodeTopo {
     pub interfaces: Vec<String>,
     pub rails: Vec<String>,
     pub ports: Vec<PortTopo>,
+    /// The platform profile the run detected on the node (`run::profile`), when it did: a
+    /// part's words depend on it (a DGX Spark has no riser).
+    pub platform: Option<String>,
 }
 
 /// What the rules know of the fabric's shape (from the inventory).
@@ -53,9 +56,27 @@ impl Topology {
                         rails: p.rdma_devices.clone(),
                     })
                     .collect(),
+                platform: None,
             })
             .collect();
         Topology { nodes }
+    }
+
+    /// The same, with each node's platform as the run detected it.
+    pub fn with_profiles(&self, profiles: &[super::profile::NodeProfile]) -> Topology {
+        let mut t = self.clone();
+        for n in &mut t.nodes {
+            n.platform = profiles
+                .iter()
+                .find(|p| p.node == n.name && p.profile.known)
+                .map(|p| p.profile.name.clone());
+        }
+        t
+    }
+
+    /// Whether the run detected `node` as a DGX Spark.
+    pub fn is_spark(&self, node: &str) -> bool {
+        self.node(node).and_then(|n| n.platform.as_deref()) == Some(super::profile::SPARK)
     }
 
     pub fn node(&self, name: &str) -> Option<&NodeTopo> {
@@ -215,6 +236,7 @@ fn lows(t: &TestResult) -> Vec<Low> {
 /// The diagnosis of `run`: one [`Diagnosis`] per probable cause, the rules' in their order
 /// ([`rules::ALL`]), then one per red no rule explains. Empty when nothing is red.
 pub fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
+    let topo = &topo.with_profiles(&run.profiles);
     let reds: Vec<Red> = run
         .suites
         .iter()

@@ -244,6 +244,16 @@ fn host_side_words(
     )
 }
 
+/// Where a downtrained PCIe link can be at fault: a DGX Spark's x4 paths are on the board (no
+/// slot, no riser); elsewhere the slot, a riser and the card's seating come first.
+fn pcie_path_words(spark: bool) -> &'static str {
+    if spark {
+        "its PCIe path (the NIC's PCIe function; a DGX Spark has no riser: the x4 path is on the board), or the BIOS/firmware link setting"
+    } else {
+        "its PCIe path (the card's seating in its slot, a riser or retimer on the way, the NIC's PCIe function), or the BIOS/firmware link setting"
+    }
+}
+
 /// A PCIe path trained below its speed or width explains its rail's bandwidth reds.
 pub fn pcie_downtrained(ctx: &mut Ctx) {
     let topo = ctx.topo;
@@ -264,7 +274,7 @@ pub fn pcie_downtrained(ctx: &mut Ctx) {
         ctx.out.push(Diagnosis {
             rule: "pcie_downtrained".into(),
             cause: format!("the PCIe link of {part} trained below its expected speed or width: it caps this rail's bandwidth"),
-            part: format!("{part}: its PCIe path (slot, the NIC's PCIe function; a DGX Spark has no riser: the x4 path is on the board), or the BIOS/firmware link setting"),
+            part: format!("{part}: {}", pcie_path_words(topo.is_spark(&s.node))),
             evidence,
             next: vec![
                 format!("ethtool -i {netdev}   # bus-info"),

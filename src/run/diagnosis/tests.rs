@@ -17,6 +17,7 @@ fn spark(name: &str) -> NodeTopo {
             interfaces: ifs,
             rails,
         }],
+        platform: None,
     }
 }
 
@@ -55,7 +56,25 @@ fn rail_metric(node: &str, peer: &str, rail: &str, v: f64, share: f64) -> Metric
 }
 
 fn run(tests: Vec<TestResult>) -> Vec<Diagnosis> {
-    diagnose(&RunResult::of_tests("s", tests), &topo())
+    run_on(tests, crate::run::profile::SPARK)
+}
+
+/// The run with both nodes detected as `platform`.
+fn run_on(tests: Vec<TestResult>, platform: &str) -> Vec<Diagnosis> {
+    let mut r = RunResult::of_tests("s", tests);
+    r.profiles = ["spark-01", "spark-02"]
+        .iter()
+        .map(|n| crate::run::profile::NodeProfile {
+            node: n.to_string(),
+            profile: crate::run::profile::Detected {
+                name: platform.into(),
+                known: true,
+                reason: "test".into(),
+            },
+            expectations: vec![],
+        })
+        .collect();
+    diagnose(&r, &topo())
 }
 
 fn passing(mut t: TestResult) -> TestResult {
@@ -264,14 +283,26 @@ fn a_downtrained_pcie_path_explains_its_rails_bandwidth_not_the_others() {
         threshold: Some(85.0),
         ..rail_metric("spark-02", "spark-01", "rocep1s0f1", 20.0, 85.0)
     }];
-    let d = run(vec![pcie, bw, other]);
+    let tests = vec![pcie, bw, other];
+    let d = run(tests.clone());
     assert_eq!(d[0].rule, "pcie_downtrained");
     assert_eq!(
         d[0].evidence,
         ["pcie [spark-01]", "rdma [spark-01 -> spark-02]"]
     );
-    assert!(d[0].part.contains("no riser"));
+    assert!(d[0].part.contains("no riser"), "{}", d[0].part);
     assert_ne!(d[1].rule, "pcie_downtrained");
+    // the same fault on a DGX H100-class host (or an unknown one): its slot and riser are
+    // where to look, and a Spark is not mentioned
+    for platform in [crate::run::profile::DGX, crate::run::profile::GENERIC] {
+        let d = run_on(tests.clone(), platform);
+        assert_eq!(d[0].rule, "pcie_downtrained");
+        assert!(
+            d[0].part.contains("riser") && !d[0].part.contains("Spark"),
+            "{platform}: {}",
+            d[0].part
+        );
+    }
 }
 
 #[test]
