@@ -466,6 +466,8 @@ fn handshakes_survive_a_strict_max_startups() {
     };
     // 30 inventory names for one sshd that drops half the handshakes beyond 3 in flight and
     // all beyond 6: pacing per server address and retries with jittered backoff get through.
+    // Each name has a port of its own on that sshd (one SSH destination is one node: the
+    // inventory refuses two names for one host and port), the server address is the same.
     let cfg_path = lab.dir.join("nodes/lab01/sshd_config");
     let original = std::fs::read_to_string(&cfg_path).unwrap();
     let _guard = SshdConfigGuard {
@@ -484,18 +486,55 @@ fn handshakes_survive_a_strict_max_startups() {
         })
         .collect::<Vec<_>>()
         .join("\n")
-        + "\n";
+        + "\n"
+        + &(1..=30)
+            .map(|i| format!("ListenAddress 10.213.0.1:{}\n", 2200 + i))
+            .collect::<String>();
     assert!(strict.contains("MaxStartups 3:50:6"));
     std::fs::write(&cfg_path, strict).unwrap();
     lab.kill_sshd("lab01");
     lab.start_sshd("lab01");
     let inv = std::fs::read_to_string(lab.dir.join("inventory.toml")).unwrap();
-    let head = inv.split("[[node]]").next().unwrap().to_string();
+    let fab = Fab::new();
+    let dir = fab.dir().to_path_buf();
+    // lab01's host key, known under each port (`[10.213.0.1]:2201 KEY`), through an ssh
+    // config of the test's own that reads that file first and then includes the lab's
+    let known = std::fs::read_to_string(lab.dir.join("known_hosts")).unwrap();
+    let key = known
+        .lines()
+        .find(|l| l.starts_with("lab01,"))
+        .and_then(|l| l.split_once(' '))
+        .map(|(_, k)| k.to_string())
+        .expect("lab01 in the lab's known_hosts");
+    let ports: String = (1..=30)
+        .map(|i| format!("[10.213.0.1]:{} {key}\n", 2200 + i))
+        .collect();
+    let lab_config = lab.dir.join("ssh_config");
+    let config = format!(
+        "UserKnownHostsFile {}\nInclude {}\n",
+        dir.join("known_ports").display(),
+        lab_config.display()
+    );
+    let head = inv.split("[[node]]").next().unwrap().replace(
+        &format!("ssh_config = \"{}\"", lab_config.display()),
+        &format!("ssh_config = \"{}\"", dir.join("ssh_config").display()),
+    );
+    assert!(
+        head.contains("known_ports") || head.contains(&*dir.to_string_lossy()),
+        "{head}"
+    );
     let nodes: String = (1..=30)
-        .map(|i| format!("[[node]]\nname = \"alias{i:02}\"\nhost = \"10.213.0.1\"\n\n"))
+        .map(|i| {
+            format!(
+                "[[node]]\nname = \"alias{i:02}\"\nhost = \"10.213.0.1\"\nport = {}\n\n",
+                2200 + i
+            )
+        })
         .collect();
     let s = "test_each(nodes(), \"hostname\", |n| { assert_eq(n.sh(\"hostname\").trimmed(), \"lab01\", \"same host\"); });\n";
-    let o = Fab::new()
+    let o = fab
+        .file("known_ports", &ports)
+        .file("ssh_config", &config)
         .file("inv.toml", &format!("{head}{nodes}"))
         .file("a.rhai", s)
         .args(["run", "a.rhai", "-i", "inv.toml"])
