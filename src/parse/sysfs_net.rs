@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! net enp1s0f1np1 pci=0000:01:00.1 driver=mlx5_core kind= master= carrier=1 speed=200000 port_name=p1
-//! rdma rocep1s0f1 pci=0000:01:00.1 sys_image_guid=4cbb:4703:002d:1a16 node_guid=4cbb:4703:002d:1a17 netdevs=enp1s0f1np1,
+//! rdma rocep1s0f1 pci=0000:01:00.1 sys_image_guid=4cbb:4703:002d:1a16 node_guid=4cbb:4703:002d:1a17 netdevs=enp1s0f1np1, link_layer=Ethernet,
 //! dmi product_name=NVIDIA_DGX_Spark
 //! gpu 000f:01:00.0
 //! ```
@@ -51,6 +51,10 @@ pub struct RdmaDev {
     pub node_guid: Option<String>,
     /// The netdevs of the device's PCI function (`device/net/`).
     pub netdevs: Vec<String>,
+    /// The link layer of each port (`ports/N/link_layer`: `InfiniBand` or `Ethernet`), in
+    /// port order; empty where not read (older listings).
+    #[serde(default)]
+    pub link_layers: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -92,20 +96,26 @@ fn netdev(name: &str, m: &BTreeMap<&str, &str>) -> Netdev {
     }
 }
 
+/// A comma-separated field (`a,b,`), empty entries dropped.
+fn list(m: &BTreeMap<&str, &str>, k: &str) -> Vec<String> {
+    opt(m, k)
+        .map(|v| {
+            v.split(',')
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn rdma(name: &str, m: &BTreeMap<&str, &str>) -> RdmaDev {
     RdmaDev {
         name: name.to_string(),
         pci: opt(m, "pci"),
         sys_image_guid: opt(m, "sys_image_guid"),
         node_guid: opt(m, "node_guid"),
-        netdevs: opt(m, "netdevs")
-            .map(|v| {
-                v.split(',')
-                    .filter(|x| !x.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        netdevs: list(m, "netdevs"),
+        link_layers: list(m, "link_layer"),
     }
 }
 
@@ -162,6 +172,7 @@ mod tests {
              net enp1s0f1np1 pci=0000:01:00.1 driver=mlx5_core kind= master= carrier=1 speed=200000 port_name=p1\n\
              net enp1s0f0np0 pci=0000:01:00.0 driver=mlx5_core kind= master= carrier=0 speed=-1 port_name=p0\n\
              rdma rocep1s0f1 pci=0000:01:00.1 sys_image_guid=4cbb:4703:002d:1a16 node_guid=4cbb:4703:002d:1a17 netdevs=enp1s0f1np1,\n\
+             rdma mlx5_0 pci=0000:1a:00.0 sys_image_guid=a088:c203:00b8:0001 node_guid=a088:c203:00b8:0001 netdevs= link_layer=InfiniBand,\n\
              dmi product_name=NVIDIA DGX Spark\n\
              gpu 000f:01:00.0\n",
         )
@@ -173,6 +184,10 @@ mod tests {
         assert_eq!(s.netdevs[2].carrier, Some(false));
         assert_eq!(s.netdevs[2].speed_mbps, None);
         assert_eq!(s.rdma[0].netdevs, ["enp1s0f1np1"]);
+        // an older listing without link_layer= reads as not known
+        assert!(s.rdma[0].link_layers.is_empty());
+        assert!(s.rdma[1].netdevs.is_empty());
+        assert_eq!(s.rdma[1].link_layers, ["InfiniBand"]);
         assert_eq!(
             s.rdma[0].sys_image_guid.as_deref(),
             Some("4cbb:4703:002d:1a16")

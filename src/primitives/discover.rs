@@ -24,9 +24,10 @@ pub const SYSFS_COMMAND: &str = concat!(
     r#""$(cat "$n/speed" 2>/dev/null)" "$(cat "$n/phys_port_name" 2>/dev/null)"; done; "#,
     r#"cd /sys/class/infiniband 2>/dev/null && for n in *; do [ -e "$n" ] || continue; "#,
     r#"l=$(readlink "$n/device" 2>/dev/null); "#,
-    r#"printf 'rdma %s pci=%s sys_image_guid=%s node_guid=%s netdevs=%s\n' "$n" "${l##*/}" "#,
+    r#"printf 'rdma %s pci=%s sys_image_guid=%s node_guid=%s netdevs=%s link_layer=%s\n' "$n" "${l##*/}" "#,
     r#""$(cat "$n/sys_image_guid" 2>/dev/null)" "$(cat "$n/node_guid" 2>/dev/null)" "#,
-    r#""$(for x in "$n"/device/net/*; do [ -e "$x" ] && printf '%s,' "${x##*/}"; done)"; done; "#,
+    r#""$(for x in "$n"/device/net/*; do [ -e "$x" ] && printf '%s,' "${x##*/}"; done)" "#,
+    r#""$(for x in "$n"/ports/*; do [ -e "$x/link_layer" ] && printf '%s,' "$(cat "$x/link_layer")"; done)"; done; "#,
     r#"printf 'dmi product_name=%s\n' "$(cat /sys/class/dmi/id/product_name 2>/dev/null)"; "#,
     r#"for g in /proc/driver/nvidia/gpus/*; do [ -e "$g" ] && printf 'gpu %s\n' "${g##*/}"; done; true"#
 );

@@ -52,6 +52,9 @@ fn facts(n: &NodeRef) -> Result<Facts, PrimError> {
                 f.dmi_product_name = s.dmi_product_name;
                 f.gpu_count = s.gpus.len();
                 for d in s.rdma {
+                    if !d.link_layers.is_empty() {
+                        f.link_layers.insert(d.name.clone(), d.link_layers.clone());
+                    }
                     let g = d.sys_image_guid.unwrap_or_else(|| d.name.clone());
                     f.adapters.entry(g).or_default().extend(d.pci);
                 }
@@ -147,6 +150,48 @@ pub fn expect(n: &NodeRef, key: &str, hardware: Value) -> Result<Expected, PrimE
     let d = detect(n).unwrap_or_default();
     note(n, &d, Some(&e));
     Ok(e)
+}
+
+/// `n.link_layer()`: the node's fabric, `infiniband` or `ethernet`, and where that came from:
+/// `--set link_layer`, else the inventory's node var `link_layer` (an override), else the link
+/// layers read from sysfs with the profile (of the inventory's rdma_devices, when listed), else
+/// `ethernet` (RoCE, the checks as before). Not noted in the reports; a dry run reads nothing.
+pub fn link_layer(n: &NodeRef) -> Result<Expected, PrimError> {
+    let key = "link_layer";
+    let given = n
+        .env
+        .params
+        .get(key)
+        .map(|v| (v.clone(), format!("--set {key}")))
+        .or_else(|| {
+            n.spec
+                .vars
+                .get(key)
+                .filter(|v| !v.is_null())
+                .map(|v| (v.clone(), format!("inventory var {key} of {}", n.name())))
+        });
+    let (value, from) = match given {
+        Some((v, from)) => (Value::String(text(&v).to_ascii_lowercase()), from),
+        None => {
+            let read = match detect(n) {
+                Ok(d) => pure::link_layer(&d.link_layers, &n.spec.rdma_devices),
+                Err(e) if dry(&e) => None,
+                Err(e) => return Err(e),
+            };
+            match read {
+                Some((v, from)) => (Value::String(v), from),
+                None => (
+                    Value::String("ethernet".into()),
+                    "no port link layer read (sysfs): RoCE (Ethernet) assumed; set the node var link_layer = \"infiniband\" on an IB node".into(),
+                ),
+            }
+        }
+    };
+    Ok(Expected {
+        key: key.into(),
+        value,
+        from,
+    })
 }
 
 fn text(v: &Value) -> String {

@@ -27,6 +27,8 @@ pub struct Facts {
     pub adapters: BTreeMap<String, Vec<String>>,
     /// What could not be read, and why.
     pub unread: Vec<String>,
+    /// RDMA device -> the link layer of each of its ports (sysfs `ports/N/link_layer`).
+    pub link_layers: BTreeMap<String, Vec<String>>,
 }
 
 /// The profile a node got, and why.
@@ -39,6 +41,10 @@ pub struct Detected {
     pub known: bool,
     /// The facts that decided it, in words.
     pub reason: String,
+    /// RDMA device -> the link layer of each of its ports, as read (not in the reports:
+    /// `n.link_layer()` says what a node's fabric is).
+    #[serde(skip)]
+    pub link_layers: BTreeMap<String, Vec<String>>,
 }
 
 pub const SPARK: &str = "dgx-spark";
@@ -119,8 +125,78 @@ fn gpus(f: &Facts) -> usize {
     f.gpu_names.len().max(f.gpu_count)
 }
 
-/// Which profile the facts make.
+/// Which profile the facts make, with the link layers read.
 pub fn detect(f: &Facts) -> Detected {
+    Detected {
+        link_layers: f.link_layers.clone(),
+        ..platform(f)
+    }
+}
+
+/// The node's fabric from the link layers read: `infiniband` when a port of the `listed` RDMA
+/// devices (every device when none is listed) is InfiniBand and none of the listed ones is
+/// Ethernet, `ethernet` when every port read is Ethernet; `None` when no port of those devices
+/// was read. An 8-rail IB node with its Ethernet storage/in-band adapters unlisted is IB.
+pub fn link_layer(
+    layers: &BTreeMap<String, Vec<String>>,
+    listed: &[String],
+) -> Option<(String, String)> {
+    let mut ports: Vec<(String, String)> = Vec::new();
+    for (dev, ll) in layers {
+        if listed.is_empty() || listed.contains(dev) {
+            for (i, l) in ll.iter().enumerate() {
+                ports.push((format!("{dev}/{}", i + 1), l.to_ascii_lowercase()));
+            }
+        }
+    }
+    let of = |k: &str| -> Vec<String> {
+        ports
+            .iter()
+            .filter(|p| p.1 == k)
+            .map(|p| p.0.clone())
+            .collect()
+    };
+    let (ib, eth) = (of("infiniband"), of("ethernet"));
+    let which = if listed.is_empty() {
+        "the node's RDMA devices"
+    } else {
+        "the inventory's rdma_devices"
+    };
+    if !ib.is_empty() && (eth.is_empty() || listed.is_empty()) {
+        let also = if eth.is_empty() {
+            String::new()
+        } else {
+            format!("; Ethernet {} left to RoCE", eth.join(" "))
+        };
+        Some((
+            "infiniband".into(),
+            format!(
+                "sysfs link_layer of {which}: InfiniBand {}{also}",
+                ib.join(" ")
+            ),
+        ))
+    } else if !eth.is_empty() {
+        let also = if ib.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; InfiniBand {} among them: list one fabric per node",
+                ib.join(" ")
+            )
+        };
+        Some((
+            "ethernet".into(),
+            format!(
+                "sysfs link_layer of {which}: Ethernet {}{also}",
+                eth.join(" ")
+            ),
+        ))
+    } else {
+        None
+    }
+}
+
+fn platform(f: &Facts) -> Detected {
     let dmi = f
         .dmi_product_name
         .as_deref()
@@ -133,6 +209,7 @@ pub fn detect(f: &Facts) -> Detected {
             name: SPARK.into(),
             known: true,
             reason: format!("DGX Spark (GB10): {words}"),
+            ..Default::default()
         };
     }
     let dgx_dmi = ["dgxh100", "dgxh200", "dgxh800", "dgxb200", "dgxb300"]
@@ -149,12 +226,14 @@ pub fn detect(f: &Facts) -> Detected {
             name: DGX.into(),
             known: true,
             reason: format!("8-GPU DGX/HGX H100/H200/B200-class host: {words}"),
+            ..Default::default()
         };
     }
     Detected {
         name: GENERIC.into(),
         known: false,
         reason: format!("unknown platform, judged by what its hardware reports: {words}"),
+        ..Default::default()
     }
 }
 
@@ -289,6 +368,41 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(detect(&f).name, DGX);
+    }
+
+    #[test]
+    fn link_layer_from_the_ports_read() {
+        let l = |v: &[(&str, &str)]| -> BTreeMap<String, Vec<String>> {
+            v.iter()
+                .map(|(d, l)| (d.to_string(), vec![l.to_string()]))
+                .collect()
+        };
+        let s = |v: &[&str]| -> Vec<String> { v.iter().map(|x| x.to_string()).collect() };
+        // a DGX H100: 8 IB rails and two Ethernet adapters (storage), none listed: IB
+        let dgx = l(&[
+            ("mlx5_0", "InfiniBand"),
+            ("mlx5_1", "Ethernet"),
+            ("mlx5_3", "InfiniBand"),
+        ]);
+        let (v, why) = link_layer(&dgx, &[]).unwrap();
+        assert_eq!(v, "infiniband");
+        assert!(
+            why.contains("InfiniBand mlx5_0/1 mlx5_3/1; Ethernet mlx5_1/1 left to RoCE"),
+            "{why}"
+        );
+        // the inventory lists the IB rails: IB; it lists the Ethernet one: RoCE, and says so
+        assert_eq!(
+            link_layer(&dgx, &s(&["mlx5_0", "mlx5_3"])).unwrap().0,
+            "infiniband"
+        );
+        let (v, why) = link_layer(&dgx, &s(&["mlx5_0", "mlx5_1"])).unwrap();
+        assert_eq!(v, "ethernet");
+        assert!(why.contains("InfiniBand mlx5_0/1 among them"), "{why}");
+        // a Spark (RoCE): ethernet; nothing read (older kernel, no device): not known
+        let spark = l(&[("rocep1s0f1", "Ethernet"), ("roceP2p1s0f1", "Ethernet")]);
+        assert_eq!(link_layer(&spark, &[]).unwrap().0, "ethernet");
+        assert_eq!(link_layer(&BTreeMap::new(), &[]), None);
+        assert_eq!(link_layer(&dgx, &s(&["mlx5_7"])), None);
     }
 
     #[test]

@@ -28,6 +28,13 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("profile", move |ctx: NativeCallContext, n: &mut NodeRef| {
         value(profile::profile(n), r, ctx.call_position())
     });
+    let r = returns("link_layer");
+    engine.register_fn(
+        "link_layer",
+        move |ctx: NativeCallContext, n: &mut NodeRef| {
+            value(profile::link_layer(n), r, ctx.call_position())
+        },
+    );
     engine.register_fn(
         "expect",
         |ctx: NativeCallContext, n: &mut NodeRef, key: &str| expect(&ctx, n, key, Dynamic::UNIT),

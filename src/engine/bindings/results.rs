@@ -471,6 +471,8 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
             .doc("the node's platform profile (`dgx-spark`, `dgx-h100-class`, else `generic` with known: false), detected once per run from the DMI product name, the GPU names (nvidia-smi) and the RDMA adapters' PCIe paths (sysfs), and the reason; every report shows it (docs/profiles.md)"),
         method("n.expect(key, hardware)", &["expect"], One(s.expect))
             .doc("what a check should expect for `key` on the node (`gdr`, `pcie_width`, `pcie_gts`, `rails_per_port`, `shared_limit_gbps`, ...) and where it came from: `--set KEY`, else the inventory's node var, else the platform profile, else `hardware` (the value the check read; () when not given); `n.expect(key)` without it. Every report lists the expectations taken"),
+        method("n.link_layer()", &["link_layer"], One(s.expect))
+            .doc("the node's fabric, `infiniband` or `ethernet` (key, value, from): `--set link_layer`, else the inventory's node var `link_layer` (an override), else read from sysfs `/sys/class/infiniband/DEV/ports/N/link_layer` of the inventory's rdma_devices (every device when none is listed; an IB port makes the node IB, its Ethernet adapters left to RoCE), else `ethernet`"),
         method("n.ib_ports()", &["ib_ports"], List(s.ib_port))
             .doc("every HCA port of the node from `ibstat`, flat: device, port, state, phys_state, rate (Gb/s), base_lid, sm_lid, link_layer, ca_type, fw_ver"),
         method("n.ib_port_check(rate)", &["ib_port_check"], List(s.ib_check))

@@ -70,6 +70,7 @@ fn run_on(tests: Vec<TestResult>, platform: &str) -> Vec<Diagnosis> {
                 name: platform.into(),
                 known: true,
                 reason: "test".into(),
+                ..Default::default()
             },
             expectations: vec![],
         })
