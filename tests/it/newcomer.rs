@@ -478,6 +478,7 @@ fn rdma_failure_names_every_weak_rail_and_the_speed_hint_useful_facts() {
     for rail in ["spark-01:rocep1s0f1", "spark-01:roceP2p1s0f1"] {
         let bar = h
             .split("<rect ")
+            .filter(|r| r.starts_with("class=\"bar-"))
             .find(|r| r.contains(&format!("rdma_write_gbps[{rail}]")))
             .unwrap_or_else(|| panic!("no bar of {rail}"));
         assert!(
