@@ -486,7 +486,10 @@ fn rdma_failure_names_every_weak_rail_and_the_speed_hint_useful_facts() {
             "{bar}"
         );
     }
-    assert!(!h.contains("not judged"), "a judged rail drawn as not judged");
+    assert!(
+        !h.contains("not judged"),
+        "a judged rail drawn as not judged"
+    );
     let m = o.message("step 3: link speed [spark-01]");
     assert!(m.contains("negotiated 100000 Mb/s"), "{m}");
     assert!(

@@ -169,9 +169,8 @@ fn get_key(ctx: &NativeCallContext, m: &Keyed, key: &str) -> Result<Dynamic, Rha
 
 fn register_keyed(engine: &mut Engine) {
     engine.register_type_with_name::<Keyed>("map");
-    engine.register_indexer_get(|ctx: NativeCallContext, m: &mut Keyed, k: &str| {
-        get_key(&ctx, m, k)
-    });
+    engine
+        .register_indexer_get(|ctx: NativeCallContext, m: &mut Keyed, k: &str| get_key(&ctx, m, k));
     engine.register_indexer_set(|m: &mut Keyed, k: &str, v: Dynamic| {
         m.map.insert(k.into(), v);
     });
