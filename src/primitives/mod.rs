@@ -13,6 +13,7 @@ pub mod error;
 pub mod health;
 pub mod infiniband;
 pub mod nccl;
+pub mod net_state;
 pub mod pair;
 pub mod ping_all;
 pub mod profile;

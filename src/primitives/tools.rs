@@ -160,7 +160,7 @@ pub fn eee(n: &NodeRef, iface: &str) -> PResult<parse::eee::Eee> {
 }
 
 /// A tool whose failure with empty stdout is an error, else its stdout is parsed.
-fn simple<T>(
+pub(super) fn simple<T>(
     n: &NodeRef,
     tool_name: &str,
     cmd: &str,
