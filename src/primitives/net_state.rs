@@ -275,7 +275,7 @@ mod tests {
         let name = i.ifname.clone();
         let lost = i.addresses.remove(0);
         i.operstate = Some("DOWN".into());
-        i.mtu = Some(1500);
+        i.mtu = Some(1234);
         let d = b
             .routes
             .iter_mut()
@@ -297,7 +297,7 @@ mod tests {
                 || all.contains("link state"),
             "{all}"
         );
-        assert!(all.contains("MTU") && all.contains("1500 now"), "{all}");
+        assert!(all.contains("MTU") && all.contains("1234 now"), "{all}");
         assert!(
             all.contains("route changed: `default via 10.99.0.1")
                 && all.contains("`default via 10.99.0.9"),
