@@ -13,6 +13,7 @@ pub mod finish;
 pub mod model;
 pub mod observer;
 pub mod outcome;
+pub mod peers;
 pub mod preflight;
 pub mod profile;
 pub mod versions;
