@@ -25,6 +25,7 @@ pub mod ip_neigh;
 pub mod lspci;
 pub mod mlnx_qos;
 pub mod nccl;
+pub mod net_state;
 pub mod ofed_info;
 pub mod pair;
 pub mod ping;

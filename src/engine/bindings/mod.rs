@@ -10,6 +10,7 @@ pub mod dry;
 mod health;
 mod infiniband;
 mod nccl_env;
+mod net_state;
 mod nodes;
 mod options;
 mod pair;
@@ -103,6 +104,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     pair::register(engine);
     cluster::register(engine);
     nccl_env::register(engine);
+    net_state::register(engine);
     engine.register_static_module("parse", Arc::new(parse::module()));
     health::register(engine);
     diagnosis::register(engine);
