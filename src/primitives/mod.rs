@@ -12,6 +12,7 @@ pub mod discover;
 pub mod error;
 pub mod health;
 pub mod infiniband;
+pub mod localise;
 pub mod nccl;
 pub mod pair;
 pub mod ping_all;

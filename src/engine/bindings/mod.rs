@@ -9,6 +9,7 @@ pub mod diagnosis;
 pub mod dry;
 mod health;
 mod infiniband;
+mod localise;
 mod nccl_env;
 mod nodes;
 mod options;
@@ -107,6 +108,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     health::register(engine);
     diagnosis::register(engine);
     infiniband::register(engine);
+    localise::register(engine);
     profile::register(engine);
 }
 
