@@ -282,9 +282,16 @@ mod tests {
     fn a_bad_link_is_told_from_a_bad_node() {
         let v = localise(16, &[], &[("lab04", "lab03")]);
         assert!(v.nodes.is_empty(), "{v:?}");
-        assert_eq!(v.links, vec![vec!["lab03".to_string(), "lab04".to_string()]]);
+        assert_eq!(
+            v.links,
+            vec![vec!["lab03".to_string(), "lab04".to_string()]]
+        );
         assert_eq!(v.tests, 17, "the ring and one re-test of the link");
-        assert!(v.evidence[0].contains("link lab03 - lab04"), "{:?}", v.evidence);
+        assert!(
+            v.evidence[0].contains("link lab03 - lab04"),
+            "{:?}",
+            v.evidence
+        );
     }
 
     #[test]
@@ -295,14 +302,20 @@ mod tests {
         let mut trials = run(&rings(&ns, 1), &["lab03"], &[]);
         let v = infer(&ns, &trials, 3);
         assert_eq!(v.suspects, vec!["lab03".to_string()]);
-        assert_eq!(v.retests, vec![vec!["lab03".to_string(), "lab05".to_string()]]);
+        assert_eq!(
+            v.retests,
+            vec![vec!["lab03".to_string(), "lab05".to_string()]]
+        );
         trials.extend(run(&[("lab03".into(), "lab05".into())], &[], &[]));
         let v = infer(&ns, &trials, 3);
         assert!(v.nodes.is_empty() && v.suspects.is_empty(), "{v:?}");
         assert_eq!(v.retests.len(), 2, "{v:?}");
         // both pass again: flaky, nothing excluded
         trials.extend(run(
-            &[("lab02".into(), "lab03".into()), ("lab03".into(), "lab04".into())],
+            &[
+                ("lab02".into(), "lab03".into()),
+                ("lab03".into(), "lab04".into()),
+            ],
             &[],
             &[],
         ));

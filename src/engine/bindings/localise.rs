@@ -47,7 +47,10 @@ fn trial(d: Dynamic, pos: Position) -> Result<Trial, RhaiErr> {
         .and_then(|v| v.as_bool().ok())
         .ok_or_else(|| bad("`ok` is missing or not a bool"))?;
     let note = m.get("note").map(|v| v.to_string()).unwrap_or_default();
-    if let Some(k) = m.keys().find(|k| !["a", "b", "ok", "note"].contains(&k.as_str())) {
+    if let Some(k) = m
+        .keys()
+        .find(|k| !["a", "b", "ok", "note"].contains(&k.as_str()))
+    {
         return Err(bad(&format!("unknown key `{k}`")));
     }
     Ok(Trial {
@@ -71,7 +74,11 @@ pub fn register(engine: &mut Engine) {
     );
     engine.register_fn(
         "localise_infer",
-        |ctx: NativeCallContext, nodes: Array, trials: Array, confirm: i64| -> Result<Dynamic, RhaiErr> {
+        |ctx: NativeCallContext,
+         nodes: Array,
+         trials: Array,
+         confirm: i64|
+         -> Result<Dynamic, RhaiErr> {
             let pos = ctx.call_position();
             let ns = names(nodes, "localise_infer", pos)?;
             let ts = trials
