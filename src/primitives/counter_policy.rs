@@ -1,7 +1,7 @@
 //! Which NIC counters may grow during a load test: ONE policy, used by every script (the
 //! health counters of `fabric_health`, the five-step's step 3 and the baseline, through
-//! `primitives::health` and the `counter_class(name)` script function). Plain data and
-//! functions.
+//! `primitives::health`, `primitives::counter_growth` and the `counter_class(name)` script
+//! function). Plain data and functions.
 //!
 //! The `ethtool -S` names and their types come from the mlx5 driver's own documentation:
 //! Linux `Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst`

@@ -5,7 +5,7 @@
 //! the sysfs listing [`SYSFS_COMMAND`], `rdma link` (else `ibdev2netdev`, else sysfs),
 //! `ethtool IFACE` and `show_gids DEV` per fabric interface.
 
-use super::{health, tools, NodeRef, PrimError};
+use super::{tools, NodeRef, PrimError};
 use crate::inventory::discovered::{Found, Platform, Port, Rail};
 use crate::parse::ethtool::Ethtool;
 use crate::parse::ip_addr::Interface;
@@ -60,7 +60,7 @@ pub fn discover(n: &NodeRef) -> Result<Found, String> {
 fn gather(n: &NodeRef) -> Result<Facts, String> {
     let msg = |e: PrimError| e.message;
     let mgmt = tools::mgmt_address(n).map_err(msg)?;
-    let addrs = tools::addresses(n).map_err(msg)?;
+    let addrs = super::ip_addr::addresses(n).map_err(msg)?;
     let mut notes = Vec::new();
     let sysfs = match tools::tool(n, "sh", SYSFS_COMMAND, None, None) {
         Ok(o) => sysfs_net::parse(&o.stdout).unwrap_or_else(|e| {
@@ -91,7 +91,7 @@ fn rdma_mapping(
     sysfs: &SysfsNet,
     notes: &mut Vec<String>,
 ) -> (BTreeMap<String, String>, String) {
-    match tools::rdma_links(n) {
+    match super::rdma_link::rdma_links(n) {
         Ok(links) => {
             let m: BTreeMap<String, String> = links
                 .into_iter()
@@ -104,7 +104,7 @@ fn rdma_mapping(
         Err(e) => notes.push(format!("rdma link: {}", e.message)),
     }
     if !sysfs.rdma.is_empty() {
-        if let Ok(maps) = tools::ibdev2netdev(n) {
+        if let Ok(maps) = super::ibdev2netdev::ibdev2netdev(n) {
             let m: BTreeMap<String, String> = maps
                 .into_iter()
                 .map(|x| (x.netdev, x.rdma_device))
@@ -378,7 +378,7 @@ fn platform(s: &SysfsNet) -> Platform {
 /// The speed the rail negotiated and the most it supports (`ethtool`), its RoCE v2 GID index
 /// (`show_gids`); what cannot be read is noted, never guessed.
 fn measure(n: &NodeRef, r: &mut Rail, _s: &SysfsNet, notes: &mut Vec<String>) {
-    match tools::ethtool(n, &r.iface) {
+    match super::ethtool::ethtool(n, &r.iface) {
         Ok(e) => {
             if e.speed_mbps.is_some() {
                 r.speed_mbps = e.speed_mbps;
@@ -402,7 +402,7 @@ fn measure(n: &NodeRef, r: &mut Rail, _s: &SysfsNet, notes: &mut Vec<String>) {
     if ipv4.is_empty() {
         return;
     }
-    match health::gids(n, &dev) {
+    match super::show_gids::gids(n, &dev) {
         Ok(gids) => {
             r.gid_index = gids
                 .iter()

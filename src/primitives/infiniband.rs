@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn ib_counters_judged_as_the_roce_ones() {
-        use super::super::health::{growth, GrowthOpts};
+        use super::super::counter_growth::{growth, GrowthOpts};
         let b = snap(0, 22730501, 0);
         assert!(b.ports[0].counters.contains_key("LinkDownedCounter"));
         assert!(!b.ports[0].counters.contains_key("QP1Dropped"));

@@ -5,20 +5,39 @@
 //! Every command goes through [`RunEnv`](crate::run::env::RunEnv): the one timeout policy,
 //! logged into the current test, dry runs printed instead of run.
 
+pub mod bonding;
 pub mod command;
+pub mod counter_growth;
 pub mod counter_policy;
-
 pub mod discover;
+pub mod eee;
 pub mod error;
+pub mod ethtool;
+pub mod ethtool_driver;
+pub mod ethtool_module;
+pub mod ethtool_stats;
 pub mod health;
+pub mod ibdev2netdev;
+pub mod ibv_devinfo;
 pub mod infiniband;
+pub mod ip_addr;
+pub mod ip_neigh;
 pub mod localise;
+pub mod lspci;
+pub mod mlnx_qos;
 pub mod nccl;
+pub mod ofed_info;
 pub mod pair;
+pub mod ping;
 pub mod ping_all;
 pub mod profile;
+pub mod rdma_link;
+pub mod rdma_statistic;
+pub mod show_fec;
+pub mod show_gids;
 pub mod ssh_hop;
 pub mod tools;
+pub mod version_drift;
 
 pub use error::{PResult, PrimError};
 

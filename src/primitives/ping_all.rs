@@ -5,7 +5,8 @@
 //! line, and removes on exit (also when the command's timeout ends it: the shell traps TERM,
 //! and `timeout` signals the whole process group, pings included).
 
-use super::tools::{installed, ping_command, ping_work, tool, tool_reason, PingOpts, PingResult};
+use super::ping::{ping_command, ping_work, PingOpts, PingResult};
+use super::tools::{installed, tool, tool_reason};
 use super::{parsed, NodeRef, PResult, PrimError};
 use crate::parse;
 use serde::Serialize;

@@ -1,9 +1,11 @@
-//! Node methods that read state through a tool and a parser: `n.ethtool(iface)`,
-//! `n.ethtool_driver`, `n.ethtool_stats`, `n.eee`, `n.bond`, `n.addresses`, `n.ibdev2netdev`,
-//! `n.rdma_links`, `n.neighbour`, `n.ofed_version`, `n.ping`, `n.file_info`. Arguments are validated and
-//! quoted; a missing tool, interface or device is an error naming it and the node.
+//! What every tool primitive shares (`tool`: one read-only command with the one exit-127
+//! check and a retry of lost output; `as_root`; `tool_reason`), and the node methods that are
+//! no one tool's: `n.file_info`, `n.which`, `n.read_text`, `n.needs`, `n.mgmt_address`,
+//! `n.package_version`. A tool with a parser has its own file (`primitives/X.rs` for
+//! `parse/X.rs`). Arguments are validated and quoted; a missing tool, interface or device is an
+//! error naming it and the node.
 
-use super::{check_addr, check_name, parsed, NodeRef, PResult, PrimError};
+use super::{check_name, parsed, NodeRef, PResult, PrimError};
 use crate::parse;
 use crate::transport::{CmdOutput, CmdRequest};
 use crate::util::names::quote;
@@ -77,7 +79,7 @@ pub fn tool_reason(o: &CmdOutput) -> String {
     why.join(" | ")
 }
 
-fn failed(n: &NodeRef, cmd: &str, o: &CmdOutput) -> PrimError {
+pub(super) fn failed(n: &NodeRef, cmd: &str, o: &CmdOutput) -> PrimError {
     PrimError::error(format!(
         "{}: `{cmd}` failed (exit {}): {}",
         n.name(),
@@ -86,81 +88,8 @@ fn failed(n: &NodeRef, cmd: &str, o: &CmdOutput) -> PrimError {
     ))
 }
 
-/// `ethtool [FLAG] IFACE`, with "interface does not exist" told apart from other failures.
-fn ethtool_run(n: &NodeRef, iface: &str, flag: &str) -> PResult<CmdOutput> {
-    check_name("interface", iface)?;
-    let cmd = if flag.is_empty() {
-        format!("ethtool {}", quote(iface))
-    } else {
-        format!("ethtool {flag} {}", quote(iface))
-    };
-    let o = tool(n, "ethtool", &cmd, None, None)?;
-    if o.exit_code != Some(0) {
-        let all = format!("{}\n{}", o.stderr, o.stdout);
-        if all.contains("No such device")
-            || all.contains("no device matches")
-            || all.contains("does not exist")
-        {
-            return Err(PrimError::error(format!(
-                "{}: interface `{iface}` does not exist ({})",
-                n.name(),
-                tool_reason(&o)
-            )));
-        }
-        return Err(failed(n, &cmd, &o));
-    }
-    Ok(o)
-}
-
-pub fn ethtool(n: &NodeRef, iface: &str) -> PResult<parse::ethtool::Ethtool> {
-    let o = ethtool_run(n, iface, "")?;
-    parsed(n.name(), &o.stdout, parse::ethtool::parse)
-}
-
-pub fn ethtool_driver(n: &NodeRef, iface: &str) -> PResult<parse::ethtool_driver::EthtoolDriver> {
-    let o = ethtool_run(n, iface, "-i")?;
-    let d = parsed(n.name(), &o.stdout, parse::ethtool_driver::parse)?;
-    if let Some(driver) = d.driver.as_deref().filter(|x| !x.is_empty()) {
-        let version = format!(
-            "{driver} {}, firmware {}",
-            d.version.as_deref().unwrap_or_default(),
-            d.firmware_version.as_deref().unwrap_or_default()
-        );
-        crate::run::versions::record(n.name(), &format!("driver/firmware {iface}"), &version);
-    }
-    Ok(d)
-}
-
-pub fn ethtool_stats(n: &NodeRef, iface: &str) -> PResult<parse::ethtool_stats::EthtoolStats> {
-    let o = ethtool_run(n, iface, "-S")?;
-    parsed(n.name(), &o.stdout, parse::ethtool_stats::parse)
-}
-
-/// `ethtool --show-eee`; a device without EEE support at all is `supported: false` (it cannot
-/// be enabled or active), with ethtool's line in `error`.
-pub fn eee(n: &NodeRef, iface: &str) -> PResult<parse::eee::Eee> {
-    check_name("interface", iface)?;
-    let cmd = format!("ethtool --show-eee {}", quote(iface));
-    let o = tool(n, "ethtool", &cmd, None, None)?;
-    if o.exit_code != Some(0) && o.stdout.trim().is_empty() {
-        let why = tool_reason(&o);
-        if why.contains("Operation not supported") {
-            return Ok(parse::eee::Eee {
-                interface: Some(iface.to_string()),
-                error: Some(why),
-                ..Default::default()
-            });
-        }
-        return Err(PrimError::error(format!(
-            "{}: `{cmd}` failed: {why}",
-            n.name()
-        )));
-    }
-    parsed(n.name(), &o.stdout, parse::eee::parse)
-}
-
 /// A tool whose failure with empty stdout is an error, else its stdout is parsed.
-fn simple<T>(
+pub(super) fn simple<T>(
     n: &NodeRef,
     tool_name: &str,
     cmd: &str,
@@ -171,128 +100,6 @@ fn simple<T>(
         return Err(failed(n, cmd, &o));
     }
     parsed(n.name(), &o.stdout, f)
-}
-
-pub fn bond(n: &NodeRef, name: &str) -> PResult<parse::bonding::Bonding> {
-    check_name("bond", name)?;
-    let path = format!("/proc/net/bonding/{name}");
-    let o = tool(n, "cat", &format!("cat {}", quote(&path)), None, None)?;
-    if o.exit_code != Some(0) {
-        return Err(PrimError::error(format!(
-            "{}: no bond `{name}` ({path}: {})",
-            n.name(),
-            tool_reason(&o)
-        )));
-    }
-    parsed(n.name(), &o.stdout, parse::bonding::parse)
-}
-
-pub fn addresses(n: &NodeRef) -> PResult<Vec<parse::ip_addr::Interface>> {
-    simple(n, "ip", "ip -j addr", parse::ip_addr::parse)
-}
-
-/// The neighbour entry of `ip` on `iface` (`ip -j neigh show ADDR dev IFACE`): the MAC the
-/// address answered from; an empty list when the node has none (never asked, or an address
-/// behind a router, whose neighbour is the gateway).
-pub fn neighbour(n: &NodeRef, ip: &str, iface: &str) -> PResult<Vec<parse::ip_neigh::Neighbour>> {
-    check_addr(ip)?;
-    check_name("interface", iface)?;
-    let cmd = format!("ip -j neigh show {} dev {}", quote(ip), quote(iface));
-    let o = tool(n, "ip", &cmd, None, None)?;
-    if o.exit_code != Some(0) {
-        return Err(failed(n, &cmd, &o));
-    }
-    // iproute2 prints `[]` for no entry; an empty answer says the same
-    if o.stdout.trim().is_empty() {
-        return Ok(vec![]);
-    }
-    parsed(n.name(), &o.stdout, parse::ip_neigh::parse)
-}
-
-pub fn ibdev2netdev(n: &NodeRef) -> PResult<Vec<parse::ibdev2netdev::Mapping>> {
-    simple(
-        n,
-        "ibdev2netdev",
-        "ibdev2netdev",
-        parse::ibdev2netdev::parse,
-    )
-}
-
-pub fn rdma_links(n: &NodeRef) -> PResult<Vec<parse::rdma_link::Link>> {
-    simple(n, "rdma", "rdma link", parse::rdma_link::parse)
-}
-
-pub fn ofed_version(n: &NodeRef) -> PResult<parse::ofed_info::OfedInfo> {
-    simple(n, "ofed_info", "ofed_info -s", parse::ofed_info::parse)
-}
-
-/// Options of `n.ping`.
-#[derive(Debug, Clone, Default)]
-pub struct PingOpts {
-    pub count: Option<i64>,
-    /// Seconds to wait for each reply (`-W`).
-    pub wait: Option<i64>,
-    pub iface: Option<String>,
-    pub size: Option<i64>,
-    pub dont_fragment: bool,
-    pub interval: Option<f64>,
-    pub timeout: Option<Duration>,
-}
-
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct PingResult {
-    #[serde(flatten)]
-    pub ping: parse::ping::Ping,
-    /// Errors such as "message too long" (MTU) are printed on stderr: kept visible.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stderr: Option<String>,
-}
-
-/// The ping command line for `ip` with options `o` (validated).
-pub fn ping_command(ip: &str, o: &PingOpts) -> PResult<String> {
-    check_addr(ip)?;
-    let count = o.count.unwrap_or(3).clamp(1, 10_000);
-    let mut cmd = format!("ping -n -c {count} -W {}", o.wait.unwrap_or(2).clamp(1, 60));
-    // Options in the order of their names (the order recorded transcripts have).
-    if o.dont_fragment {
-        cmd.push_str(" -M do");
-    }
-    if let Some(i) = &o.iface {
-        check_name("interface", i)?;
-        cmd.push_str(&format!(" -I {}", quote(i)));
-    }
-    if let Some(f) = o.interval {
-        cmd.push_str(&format!(" -i {:.3}", f.clamp(0.002, 60.0)));
-    }
-    if let Some(s) = o.size {
-        cmd.push_str(&format!(" -s {}", s.clamp(0, 65507)));
-    }
-    cmd.push(' ');
-    cmd.push_str(&quote(ip));
-    Ok(cmd)
-}
-
-/// How long a ping with options `o` takes: count × interval (1 s by default) plus the last wait.
-pub fn ping_work(o: &PingOpts) -> Duration {
-    Duration::from_secs_f64(
-        o.count.unwrap_or(3).clamp(1, 10_000) as f64 * o.interval.unwrap_or(1.0).clamp(0.002, 60.0)
-            + o.wait.unwrap_or(2).clamp(1, 60) as f64,
-    )
-}
-
-/// `n.ping(ip, opts)`: 100 % loss is data (the script asserts on it); an unknown host or a bad
-/// option is an error.
-pub fn ping(n: &NodeRef, ip: &str, o: &PingOpts) -> PResult<PingResult> {
-    let cmd = ping_command(ip, o)?;
-    let o2 = tool(n, "ping", &cmd, o.timeout, Some(ping_work(o)))?;
-    if o2.exit_code != Some(0) && o2.exit_code != Some(1) {
-        return Err(failed(n, &cmd, &o2));
-    }
-    let ping = parsed(n.name(), &o2.stdout, parse::ping::parse)?;
-    Ok(PingResult {
-        ping,
-        stderr: Some(o2.stderr.trim().to_string()).filter(|s| !s.is_empty()),
-    })
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -471,6 +278,58 @@ pub fn mgmt_address(n: &NodeRef) -> PResult<String> {
         .unwrap_or_else(|| n.spec.host.clone()))
 }
 
+/// A read-only tool run as root (`sudo -n`: lspci hides LnkCap, ethtool -m and mlnx_qos need
+/// root); missing is an error naming it, a failure with nothing printed an error with its
+/// reason.
+pub(super) fn as_root(
+    n: &NodeRef,
+    program: &str,
+    cmd: &str,
+) -> PResult<crate::transport::CmdOutput> {
+    n.env.need_tool(&n.spec, program);
+    let req = crate::transport::CmdRequest {
+        command: cmd.to_string(),
+        timeout: n.env.command_timeout(&n.spec, None, None),
+        env: vec![],
+        sudo: true,
+    };
+    let o = n.env.exec(&n.spec, &req)?;
+    installed(&o, n.name(), program)?;
+    if o.exit_code != Some(0) || o.stdout.trim().is_empty() {
+        return Err(PrimError::error(format!(
+            "{}: `{cmd}` failed (exit {}): {}",
+            n.name(),
+            o.exit_code.unwrap_or(-1),
+            tool_reason(&o)
+        )));
+    }
+    Ok(o)
+}
+
+/// `n.package_version(name)`: the installed version of Debian package `name` (`dpkg-query -W
+/// -f='${Version}' NAME`, read-only), `None` when the package is not installed. A node without
+/// dpkg-query (not Debian/Ubuntu) is an error naming it.
+pub fn package_version(n: &NodeRef, name: &str) -> PResult<Option<String>> {
+    check_name("package", name)?;
+    let cmd = format!("dpkg-query -W -f='${{Version}}' {}", quote(name));
+    let o = tool(n, "dpkg-query", &cmd, None, None)?;
+    let v = o.stdout.trim();
+    if o.exit_code == Some(0) && !v.is_empty() {
+        // The reports' tool versions table shows it (package name as the tool).
+        crate::run::versions::record(n.name(), name, v);
+        return Ok(Some(v.to_string()));
+    }
+    if o.stderr.contains("no packages found") || o.exit_code == Some(0) {
+        return Ok(None);
+    }
+    Err(PrimError::error(format!(
+        "{}: `{cmd}` failed (exit {}): {}",
+        n.name(),
+        o.exit_code.unwrap_or(-1),
+        tool_reason(&o)
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,31 +347,5 @@ mod tests {
         assert_eq!(which_command("mpirun", &[]).unwrap(), "command -v 'mpirun'");
         assert!(which_command("x;reboot", &[]).is_err());
         assert!(which_command("x", &["/opt/$(reboot)".into()]).is_err());
-    }
-
-    #[test]
-    fn ping_command_is_built_from_options() {
-        let o = PingOpts {
-            count: Some(5),
-            iface: Some("enp1s0f1np1".into()),
-            size: Some(8972),
-            dont_fragment: true,
-            interval: Some(0.2),
-            ..Default::default()
-        };
-        assert_eq!(
-            ping_command("192.168.100.11", &o).unwrap(),
-            "ping -n -c 5 -W 2 -M do -I enp1s0f1np1 -i 0.200 -s 8972 192.168.100.11"
-        );
-        assert_eq!(
-            ping_command("10.0.0.1", &PingOpts::default()).unwrap(),
-            "ping -n -c 3 -W 2 10.0.0.1"
-        );
-        assert!(ping_command("10.0.0.1; reboot", &PingOpts::default()).is_err());
-        let bad_iface = PingOpts {
-            iface: Some("eth0 -f".into()),
-            ..Default::default()
-        };
-        assert!(ping_command("10.0.0.1", &bad_iface).is_err());
     }
 }

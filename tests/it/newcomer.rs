@@ -461,6 +461,8 @@ fn rdma_failure_names_every_weak_rail_and_the_speed_hint_useful_facts() {
             "--filter",
             "step 3: link speed",
             "--no-results",
+            "--html",
+            "{dir}/r.html",
         ])
         .reports()
         .run();
@@ -469,6 +471,24 @@ fn rdma_failure_names_every_weak_rail_and_the_speed_hint_useful_facts() {
     assert!(
         m.contains("rocep1s0f1 47.51") && m.contains("roceP2p1s0f1 47.42"),
         "{m}"
+    );
+    // the rails are judged (each against its share of the port): the HTML draws them red
+    // against a threshold, never "not judged"
+    let h = std::fs::read_to_string(o.dir.join("r.html")).expect("HTML report");
+    for rail in ["spark-01:rocep1s0f1", "spark-01:roceP2p1s0f1"] {
+        let bar = h
+            .split("<rect ")
+            .filter(|r| r.starts_with("class=\"bar-"))
+            .find(|r| r.contains(&format!("rdma_write_gbps[{rail}]")))
+            .unwrap_or_else(|| panic!("no bar of {rail}"));
+        assert!(
+            bar.starts_with("class=\"bar-fail\"") && bar.contains("(threshold "),
+            "{bar}"
+        );
+    }
+    assert!(
+        !h.contains("not judged"),
+        "a judged rail drawn as not judged"
     );
     let m = o.message("step 3: link speed [spark-01]");
     assert!(m.contains("negotiated 100000 Mb/s"), "{m}");

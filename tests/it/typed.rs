@@ -230,3 +230,47 @@ test("t", #{ timeout: "5m", tags: ["a"] }, || {});
     let o = Fab::new().args(["check"]).args(&stdlib).run();
     o.code(0);
 }
+
+/// Issue 31 item 8: a typo in a counter name read from a parsed counter map (`ethtool -S`, a
+/// real mlx5 capture) is an ERROR naming the key and the closest keys the map has, never a FAIL
+/// "expected 0, actual null"; a counter spelled right still reads, `in` still tests.
+#[test]
+fn a_misspelt_counter_name_is_an_error_naming_the_closest_counters() {
+    let stats = common::repo().join(
+        "tests/fixtures/ethtool/ethtool-S-mlx5-phy-section-crc-symbol-pcs-errors-fec-corrected-bits-lane3-comments-stripped.txt",
+    );
+    let script = format!(
+        r#"
+let here = nodes()[0];
+test("counter typo", || {{
+    let s = parse::ethtool_stats(here.sh("cat '{stats}'"));
+    assert_eq(s.counters["rx_crc_error_phy"], 0, "CRC errors");
+}});
+test("counter spelled right", || {{
+    let s = parse::ethtool_stats(here.sh("cat '{stats}'"));
+    assert(s.counters["rx_crc_errors_phy"] > 0, "the capture has CRC errors");
+    assert(!("rx_crc_error_phy" in s.counters), "in");
+    assert(s.counters.keys().contains("rx_crc_errors_phy"), "keys");
+    assert_eq(type_of(s.counters), "map", "type_of");
+}});
+"#,
+        stats = stats.display()
+    );
+    let o = Fab::new()
+        .file("counters.rhai", &script)
+        .args(["run", "counters.rhai"])
+        .reports()
+        .run();
+    o.code(1);
+    let right = "counter spelled right";
+    assert_eq!(o.status(right), "pass", "{}", o.message(right));
+    assert_eq!(o.status("counter typo"), "error", "{}", o.stdout);
+    let m = o.message("counter typo");
+    assert!(
+        m.contains("`rx_crc_error_phy` is not a key of `counters` of the ethtool -S result")
+            && m.contains("did you mean `rx_crc_errors_phy`")
+            && m.contains("counters.rhai:5")
+            && !m.contains("null"),
+        "{m}"
+    );
+}

@@ -4,8 +4,11 @@
 use super::results::returns;
 use super::{dry, record, value, Opts};
 use crate::engine::signal::{self, RhaiErr};
-use crate::primitives::health::{self, CounterSnapshot, GrowthOpts, Version};
+use crate::primitives::counter_growth::{self, GrowthOpts};
+use crate::primitives::health::{self, CounterSnapshot};
+use crate::primitives::version_drift::{self, Version};
 use crate::primitives::{counter_policy, NodeRef, PResult};
+use crate::primitives::{ethtool_module, ibv_devinfo, lspci, mlnx_qos, show_fec, show_gids, tools};
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
 
 pub const GROWTH_OPTS: &[&str] = &["max_pre_fec_ber", "lossless_prio"];
@@ -47,7 +50,7 @@ fn growth(
     }
     let b = snapshot(&before, "the first argument", pos)?;
     let a = snapshot(&after, "the second argument", pos)?;
-    let r = health::growth(&b, &a, g);
+    let r = counter_growth::growth(&b, &a, g);
     if let Ok(g) = &r {
         for (port, counter) in &g.grown {
             crate::run::context::add_subject(crate::run::model::Subject {
@@ -103,7 +106,7 @@ fn drift(ctx: &NativeCallContext, rows: Array, fail_items: Array) -> Result<Dyna
         })?;
         v.push(row);
     }
-    let drift = health::version_drift(&v, &strings(&fail_items));
+    let drift = version_drift::version_drift(&v, &strings(&fail_items));
     for n in &drift.odd_nodes {
         let s = crate::run::model::Subject::new(crate::run::model::Finding::Config, n);
         crate::run::context::add_subject(s);
@@ -141,15 +144,15 @@ fn method1<T: serde::Serialize + 'static>(
 
 pub fn register(engine: &mut Engine) {
     method0(engine, "health_counters", health::counters);
-    method0(engine, "ibv_devinfo", health::ibv_devinfo);
-    method1(engine, "gids", health::gids);
-    method1(engine, "pcie", health::pcie);
-    method1(engine, "optics", health::optics);
-    method1(engine, "fec", health::fec);
-    method1(engine, "package_version", health::package_version);
+    method0(engine, "ibv_devinfo", ibv_devinfo::ibv_devinfo);
+    method1(engine, "gids", show_gids::gids);
+    method1(engine, "pcie", lspci::pcie);
+    method1(engine, "optics", ethtool_module::optics);
+    method1(engine, "fec", show_fec::fec);
+    method1(engine, "package_version", tools::package_version);
     // Through JSON: its dscp2prio map has integer keys, script maps have text keys.
     method1(engine, "qos", |n, iface| {
-        health::qos(n, iface).map(|q| serde_json::to_value(q).unwrap_or_default())
+        mlnx_qos::qos(n, iface).map(|q| serde_json::to_value(q).unwrap_or_default())
     });
     engine.register_fn(
         "counter_growth",
@@ -164,7 +167,7 @@ pub fn register(engine: &mut Engine) {
         counter_policy::judgement_name(counter_policy::judgement(name)).to_string()
     });
     engine.register_fn("majority", |values: Array| -> Dynamic {
-        health::majority(&strings(&values)).map_or(Dynamic::UNIT, Dynamic::from)
+        version_drift::majority(&strings(&values)).map_or(Dynamic::UNIT, Dynamic::from)
     });
     engine.register_fn(
         "version_drift",

@@ -3,10 +3,14 @@
 //! "map") but refuses a field its kind does not declare: `e.speed_mpbs` ends the test as an
 //! error with "did you mean `speed_mbps`", never `()` compared to a number and a silent pass.
 //! A declared field that is absent or null reads `()`. `r.to_map()` gives a plain map.
+//! A counter map inside a result (`counters`, `optional_counters`: keys are the driver's or the
+//! kernel's counter names) is a [`Keyed`] map: reading a key it does not have is an error naming
+//! the closest keys it has (`counters["rx_crc_error_phy"]`), never `()` compared to 0 and a FAIL
+//! "actual null"; `"name" in counters` tests for a counter a driver may not have.
 
 use super::results::{Nest, Returns, Shape};
 use crate::engine::signal::{self, RhaiErr};
-use crate::util::suggest::did_you_mean;
+use crate::util::suggest::{did_you_mean, edit_distance};
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext};
 
 #[derive(Clone)]
@@ -36,10 +40,29 @@ fn each(v: Dynamic, s: &'static Shape) -> Dynamic {
     Dynamic::from_array(a)
 }
 
+/// Fields of results that are maps keyed by counter names (see [`Keyed`]).
+const KEYED: &[&str] = &["counters", "optional_counters"];
+
+/// A map of counters read from a tool, keyed by the tool's own names: a key it lacks is an error.
+#[derive(Clone)]
+pub struct Keyed {
+    /// `counters of the ethtool -S result`.
+    pub what: String,
+    pub map: Map,
+}
+
 fn wrap(v: Dynamic, shape: &'static Shape) -> Dynamic {
     let Some(mut map) = v.clone().try_cast::<Map>() else {
         return v; // `()` for an absent nested result
     };
+    for field in KEYED {
+        if let Some(x) = map.get_mut(*field) {
+            if let Some(m) = x.clone().try_cast::<Map>() {
+                let what = format!("`{field}` of the {}", shape.name);
+                *x = Dynamic::from(Keyed { what, map: m });
+            }
+        }
+    }
     for (field, nest) in &shape.nested {
         if let Some(x) = map.get_mut(*field) {
             let inner = std::mem::take(x);
@@ -52,15 +75,18 @@ fn wrap(v: Dynamic, shape: &'static Shape) -> Dynamic {
     Dynamic::from(Record { shape, map })
 }
 
-/// A record as a plain map (nested records too), `None` for any other value.
+/// A record (or counter map) as a plain map (nested ones too), `None` for any other value.
 pub fn as_map(v: &Dynamic) -> Option<Dynamic> {
-    v.is::<Record>().then(|| plain(v))
+    (v.is::<Record>() || v.is::<Keyed>()).then(|| plain(v))
 }
 
-/// A plain map of the record, nested records included.
+/// A plain map of the record, nested records and counter maps included.
 fn plain(v: &Dynamic) -> Dynamic {
     if let Some(r) = v.read_lock::<Record>() {
         return Dynamic::from_map(r.map.iter().map(|(k, x)| (k.clone(), plain(x))).collect());
+    }
+    if let Some(r) = v.read_lock::<Keyed>() {
+        return Dynamic::from_map(r.map.clone());
     }
     if v.is_array() {
         let a = v.clone().cast::<Array>();
@@ -110,6 +136,66 @@ fn get(ctx: &NativeCallContext, r: &Record, field: &str) -> Result<Dynamic, Rhai
     }
 }
 
+/// The error of reading `key`, which the counter map lacks: the closest keys it has.
+fn no_such_key(ctx: &NativeCallContext, m: &Keyed, key: &str) -> RhaiErr {
+    let keys = || m.map.keys().map(|k| k.as_str());
+    let mut near: Vec<(usize, &str)> = keys().map(|k| (edit_distance(key, k), k)).collect();
+    near.sort();
+    let near: Vec<String> = near.iter().take(3).map(|(_, k)| format!("`{k}`")).collect();
+    let closest = if near.is_empty() {
+        "it is empty".to_string()
+    } else {
+        format!("its closest of {} keys: {}", m.map.len(), near.join(", "))
+    };
+    signal::throw(
+        signal::Outcome::ScriptError,
+        format!(
+            "`{key}` is not a key of {}{} at {}; {closest} (`\"{key}\" in …` tests for a counter a driver may lack)",
+            m.what,
+            did_you_mean(key, keys()),
+            super::assertions::at(ctx),
+        ),
+        None,
+        ctx.call_position(),
+    )
+}
+
+fn get_key(ctx: &NativeCallContext, m: &Keyed, key: &str) -> Result<Dynamic, RhaiErr> {
+    match m.map.get(key) {
+        Some(v) => Ok(v.clone()),
+        None => Err(no_such_key(ctx, m, key)),
+    }
+}
+
+fn register_keyed(engine: &mut Engine) {
+    engine.register_type_with_name::<Keyed>("map");
+    engine
+        .register_indexer_get(|ctx: NativeCallContext, m: &mut Keyed, k: &str| get_key(&ctx, m, k));
+    engine.register_indexer_set(|m: &mut Keyed, k: &str, v: Dynamic| {
+        m.map.insert(k.into(), v);
+    });
+    engine.register_fn("get", |ctx: NativeCallContext, m: &mut Keyed, k: &str| {
+        get_key(&ctx, m, k)
+    });
+    engine.register_fn("contains", |m: &mut Keyed, k: &str| m.map.contains_key(k));
+    engine.register_fn("keys", |m: &mut Keyed| -> Array {
+        m.map.keys().map(|k| Dynamic::from(k.to_string())).collect()
+    });
+    engine.register_fn("values", |m: &mut Keyed| -> Array {
+        m.map.values().cloned().collect()
+    });
+    engine.register_fn("len", |m: &mut Keyed| m.map.len() as i64);
+    engine.register_fn("is_empty", |m: &mut Keyed| m.map.is_empty());
+    engine.register_fn("to_map", |m: &mut Keyed| m.map.clone());
+    engine.register_fn("to_string", |m: &mut Keyed| {
+        Dynamic::from_map(m.map.clone()).to_string()
+    });
+    engine.register_fn("to_debug", |m: &mut Keyed| format!("{:?}", m.map));
+    engine.register_fn("to_json", |m: &mut Keyed| {
+        serde_json::to_string(&Dynamic::from_map(m.map.clone())).unwrap_or_default()
+    });
+}
+
 fn set(ctx: &NativeCallContext, r: &mut Record, field: &str, v: Dynamic) -> Result<(), RhaiErr> {
     let _ = get(ctx, r, field)?;
     r.map.insert(field.into(), v);
@@ -117,6 +203,7 @@ fn set(ctx: &NativeCallContext, r: &mut Record, field: &str, v: Dynamic) -> Resu
 }
 
 pub fn register(engine: &mut Engine) {
+    register_keyed(engine);
     engine.register_type_with_name::<Record>("map");
     engine.register_indexer_get(|ctx: NativeCallContext, r: &mut Record, k: &str| get(&ctx, r, k));
     engine.register_indexer_set(

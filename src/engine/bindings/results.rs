@@ -8,8 +8,9 @@ use super::registry::{PAIR_OPTS, TEST_OPTS};
 use super::{cluster, nodes, pair, tools};
 use crate::parse;
 use crate::primitives::{
-    health as phealth, infiniband as pib, nccl as pnccl, pair as ppair, ping_all as pping_all,
-    profile as pprofile, ssh_hop, tools as ptools,
+    counter_growth as pgrowth, health as phealth, infiniband as pib, nccl as pnccl, pair as ppair,
+    ping as pping, ping_all as pping_all, profile as pprofile, ssh_hop, tools as ptools,
+    version_drift as pdrift,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -272,7 +273,7 @@ fn shapes() -> Shapes {
         link: parsed::<rdma_link::Link>("rdma link entry").done(),
         ofed: parsed::<ofed_info::OfedInfo>("ofed_info result").done(),
         ping,
-        ping_r: of::<ptools::PingResult>("ping result")
+        ping_r: of::<pping::PingResult>("ping result")
             .flat(ping)
             .with(["stderr"])
             .done(),
@@ -302,10 +303,10 @@ fn shapes() -> Shapes {
                 parsed::<phealth::PortCounters>("port counters").done(),
             )
             .done(),
-        growth: parsed::<phealth::CounterGrowth>("counter_growth result")
-            .many("deltas", parsed::<phealth::Delta>("counter delta").done())
+        growth: parsed::<pgrowth::CounterGrowth>("counter_growth result")
+            .many("deltas", parsed::<pgrowth::Delta>("counter delta").done())
             .done(),
-        drift: parsed::<phealth::Drift>("version_drift result").done(),
+        drift: parsed::<pdrift::Drift>("version_drift result").done(),
         // `counters` / `optional_counters` are maps keyed by the kernel's counter names.
         rdma_stat: parsed::<rdma_statistic::PortCounters>("rdma statistic port").done(),
         gid: parsed::<show_gids::Gid>("show_gids entry").done(),
@@ -726,7 +727,7 @@ mod tests {
 
     #[test]
     fn primitive_results_have_only_declared_fields() {
-        let ping = ptools::PingResult {
+        let ping = pping::PingResult {
             stderr: Some("ping: sendmsg: Message too long".into()),
             ..Default::default()
         };

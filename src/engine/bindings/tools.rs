@@ -3,9 +3,13 @@
 use super::results::returns;
 use super::{value, Opts};
 use crate::engine::signal::RhaiErr;
+use crate::primitives::ping::{self, PingOpts};
 use crate::primitives::ping_all::{self, Target};
-use crate::primitives::tools::{self, PingOpts};
 use crate::primitives::NodeRef;
+use crate::primitives::{
+    bonding, eee, ethtool, ethtool_driver, ethtool_stats, ibdev2netdev, ip_addr, ip_neigh,
+    ofed_info, rdma_link, tools,
+};
 use rhai::{Engine, Map, NativeCallContext};
 
 pub const PING_OPTS: &[&str] = &[
@@ -26,7 +30,7 @@ fn ping(
 ) -> Result<rhai::Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let po = ping_opts(o, "ping", pos)?;
-    value(tools::ping(n, ip, &po), returns("ping"), pos)
+    value(ping::ping(n, ip, &po), returns("ping"), pos)
 }
 
 fn ping_opts(o: Option<Map>, what: &str, pos: rhai::Position) -> Result<PingOpts, RhaiErr> {
@@ -113,23 +117,23 @@ macro_rules! method0 {
 }
 
 pub fn register(engine: &mut Engine) {
-    method1!(engine, "ethtool", tools::ethtool);
-    method1!(engine, "ethtool_driver", tools::ethtool_driver);
-    method1!(engine, "ethtool_stats", tools::ethtool_stats);
-    method1!(engine, "eee", tools::eee);
-    method1!(engine, "bond", tools::bond);
+    method1!(engine, "ethtool", ethtool::ethtool);
+    method1!(engine, "ethtool_driver", ethtool_driver::ethtool_driver);
+    method1!(engine, "ethtool_stats", ethtool_stats::ethtool_stats);
+    method1!(engine, "eee", eee::eee);
+    method1!(engine, "bond", bonding::bond);
     method1!(engine, "file_info", tools::file_info);
     method1!(engine, "read_text", tools::read_text);
-    method0!(engine, "addresses", tools::addresses);
-    method0!(engine, "ibdev2netdev", tools::ibdev2netdev);
-    method0!(engine, "rdma_links", tools::rdma_links);
-    method0!(engine, "ofed_version", tools::ofed_version);
+    method0!(engine, "addresses", ip_addr::addresses);
+    method0!(engine, "ibdev2netdev", ibdev2netdev::ibdev2netdev);
+    method0!(engine, "rdma_links", rdma_link::rdma_links);
+    method0!(engine, "ofed_version", ofed_info::ofed_version);
     method0!(engine, "mgmt_address", tools::mgmt_address);
     let r = returns("neighbour");
     engine.register_fn(
         "neighbour",
         move |ctx: NativeCallContext, n: &mut NodeRef, ip: &str, iface: &str| {
-            value(tools::neighbour(n, ip, iface), r, ctx.call_position())
+            value(ip_neigh::neighbour(n, ip, iface), r, ctx.call_position())
         },
     );
     engine.register_fn(

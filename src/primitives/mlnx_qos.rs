@@ -1,0 +1,13 @@
+//! `n.qos(iface)`: PFC, trust and traffic classes (`mlnx_qos -i`, as root).
+
+use super::tools::as_root;
+use super::{check_name, parsed, NodeRef, PResult};
+use crate::parse;
+use crate::util::names::quote;
+
+/// `n.qos(iface)`: PFC, trust and traffic classes of `iface` (`mlnx_qos -i IFACE`).
+pub fn qos(n: &NodeRef, iface: &str) -> PResult<parse::mlnx_qos::MlnxQos> {
+    check_name("interface", iface)?;
+    let o = as_root(n, "mlnx_qos", &format!("mlnx_qos -i {}", quote(iface)))?;
+    parsed(n.name(), &o.stdout, parse::mlnx_qos::parse)
+}
