@@ -172,3 +172,49 @@ fn import_error(
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
+
+#[cfg(test)]
+mod layering {
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Lines of `file` that name `crate::MODULE` outside comments.
+    fn naming(file: &Path, module: &str) -> Vec<String> {
+        let needle = format!("crate::{module}");
+        let text = std::fs::read_to_string(file).unwrap();
+        text.lines()
+            .filter(|l| !l.trim_start().starts_with("//") && l.contains(&needle))
+            .map(|l| format!("{}: {}", file.display(), l.trim()))
+            .collect()
+    }
+
+    /// Arrows go one way: the engine reaches the transports only through `run`/`primitives`,
+    /// and the parsers only through the `parse::` script module and the result declarations
+    /// (issue 34 item 1 removes the latter).
+    #[test]
+    fn the_engine_does_not_import_transport_or_parse_directly() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+        let mut files = Vec::new();
+        rust_files(&root, &mut files);
+        assert!(files.len() > 5, "found {} engine files", files.len());
+        let mut bad = Vec::new();
+        for f in &files {
+            bad.extend(naming(f, "transport"));
+            let allowed = f.ends_with("bindings/parse.rs") || f.ends_with("bindings/results.rs");
+            if !allowed {
+                bad.extend(naming(f, "parse"));
+            }
+        }
+        assert!(bad.is_empty(), "engine imports below run: {bad:#?}");
+    }
+}

@@ -15,7 +15,7 @@ pub struct AtOnce {
 
 /// Default `per_node`: the commands one SSH connection runs at once (below sshd's default
 /// `MaxSessions 10`, and below its `MaxStartups 10` for handshakes arriving at a node).
-pub const PER_NODE: usize = crate::transport::ssh::PER_CONNECTION;
+pub const PER_NODE: usize = crate::run::PER_CONNECTION;
 
 /// Which pairs of `n` nodes (by index) to test.
 #[derive(Debug, Clone, PartialEq)]

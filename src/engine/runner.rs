@@ -122,7 +122,10 @@ fn uncapped_outcome(
         }
         Ending::Terminated(_) => (
             Status::Error,
-            format!("test timed out after {}", crate::transport::human(timeout)),
+            format!(
+                "test timed out after {}",
+                crate::util::duration::human(timeout)
+            ),
             None,
         ),
         Ending::Runtime(m) => (Status::Error, m, None),

@@ -21,6 +21,7 @@ pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod ip_addr;
 pub mod ip_neigh;
+pub mod ip_route;
 pub mod iperf3;
 pub mod lspci;
 pub mod mlnx_qos;
@@ -87,6 +88,7 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("iperf3", "iperf3", "iperf3 -J JSON"),
     ("ip-addr", "ip_addr", "ip -j addr"),
     ("ip-neigh", "ip_neigh", "ip -j neigh [show ADDR dev IFACE]"),
+    ("ip-route", "ip_route", "ip -j route / ip -j -6 route"),
     ("ibdev2netdev", "ibdev2netdev", "ibdev2netdev"),
     ("rdma-link", "rdma_link", "rdma link"),
     ("ofed-info", "ofed_info", "ofed_info -s"),
@@ -134,6 +136,7 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "iperf3" => iperf3::parse(text).map(to_json),
         "ip-addr" => ip_addr::parse(text).map(to_json),
         "ip-neigh" => ip_neigh::parse(text).map(to_json),
+        "ip-route" => ip_route::parse(text).map(to_json),
         "ibdev2netdev" => ibdev2netdev::parse(text).map(to_json),
         "rdma-link" => rdma_link::parse(text).map(to_json),
         "ofed-info" => ofed_info::parse(text).map(to_json),

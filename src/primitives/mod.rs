@@ -26,6 +26,7 @@ pub mod localise;
 pub mod lspci;
 pub mod mlnx_qos;
 pub mod nccl;
+pub mod net_state;
 pub mod ofed_info;
 pub mod pair;
 pub mod ping;

@@ -13,9 +13,15 @@ pub mod finish;
 pub mod model;
 pub mod observer;
 pub mod outcome;
+pub mod peers;
 pub mod preflight;
 pub mod profile;
 pub mod versions;
 
 /// Run-wide interruption (Ctrl-C / SIGTERM). It lives with the transports, whose waits it wakes.
 pub use crate::transport::cancel;
+
+/// How many sessions one SSH connection multiplexes; the engine's pair runner sizes by it.
+pub use crate::transport::ssh::PER_CONNECTION;
+/// A remote command's captured output, as the engine hands it to scripts.
+pub use crate::transport::CmdOutput;

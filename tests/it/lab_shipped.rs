@@ -136,6 +136,16 @@ fn five_step_on_the_lab() {
         before,
         "netplan files changed by backup/restore"
     );
+    // Step 5 really read the running network before the backup and after the restore (real
+    // `ip -j addr` / `ip -j route` of real lab nodes) and found it the same: green.
+    let t = o.test("step 5: netplan backup and restore [lab01]");
+    let all = t.to_string();
+    assert!(all.matches("ip -j route").count() >= 2, "{all}");
+    assert!(all.matches("ip -j -6 route").count() >= 2, "{all}");
+    assert!(
+        all.contains("the running network equals the snapshot before the backup"),
+        "{all}"
+    );
 
     // A backup directory someone else prepared is refused (root would write through it).
     let (_, out) = lab.exec(

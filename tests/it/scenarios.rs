@@ -231,3 +231,32 @@ fn an_unknown_scenario_is_a_usage_error_listing_the_known_ones() {
         o.stderr
     );
 }
+
+/// Issue 30 item 4: the README's fault catalogue (docs/simulation.md's table, which the README
+/// links) has a row for every scenario of the catalogue, so a new scenario cannot ship
+/// undocumented.
+#[test]
+fn every_scenario_has_a_row_in_the_documented_catalogue() {
+    let doc =
+        std::fs::read_to_string(repo().join("docs/simulation.md")).expect("docs/simulation.md");
+    let section = doc
+        .split("## Fault scenarios on the simulation")
+        .nth(1)
+        .expect("docs/simulation.md has a `## Fault scenarios on the simulation` section");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| `")).collect();
+    let missing: Vec<String> = catalogue()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            let cell = format!("`{name}`");
+            !rows
+                .iter()
+                .any(|r| r.split('|').nth(1).is_some_and(|c| c.contains(&cell)))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "scenarios without a row in docs/simulation.md's table (add one: scenario | the fault | caught by): {missing:?}"
+    );
+}

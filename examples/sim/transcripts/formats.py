@@ -128,3 +128,26 @@ def gpu_command():
     return src.split('pub const GPU_COMMAND: &str = "', 1)[1].split('";', 1)[0]
 def gpu_text(names=("NVIDIA GB10",)):
     return "".join(f"{n}\n" for n in names)
+
+
+def ip_route_json(addr_doc, mgmt_gateway):
+    """`ip -j route` of a node whose `ip -j addr` answer is addr_doc (issue 30 section 3, step 5):
+    a kernel route per address of an UP interface, a DHCP default route via mgmt_gateway on the
+    interface holding an address in its subnet. Synthesised in the format of the real captures
+    tests/fixtures/lab/ip-j-route-*.json (iproute2 6.1.0): key order dst, gateway, dev, protocol,
+    scope, prefsrc, metric, flags; one line."""
+    import ipaddress, json
+    default, kernel = [], []
+    for i in addr_doc:
+        if i.get("operstate") != "UP":
+            continue
+        for a in i.get("addr_info", []):
+            if a.get("family") != "inet":
+                continue
+            net = ipaddress.ip_network(f"{a['local']}/{a['prefixlen']}", strict=False)
+            kernel.append({"dst": str(net), "dev": i["ifname"], "protocol": "kernel", "scope": "link",
+                           "prefsrc": a["local"], "flags": []})
+            if ipaddress.ip_address(mgmt_gateway) in net:
+                default.append({"dst": "default", "gateway": mgmt_gateway, "dev": i["ifname"], "protocol": "dhcp",
+                                "prefsrc": a["local"], "metric": 100, "flags": []})
+    return json.dumps(default + kernel, separators=(",", ":")) + "\n"

@@ -7,6 +7,7 @@ from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  #
 from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all (issue 22)
 from formats import sysfs_command, sysfs_text  # fabcheck discover (issue 30 section 2)
 from formats import gpu_command, gpu_text  # platform profile detection (issue 30 section 1)
+from formats import ip_route_json  # step 5's running-network snapshot (issue 30 section 3)
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -82,6 +83,11 @@ for name, n in nodes.items():
         cmd(f"ethtool --show-eee {i}", stdout="", stderr="netlink error: Operation not supported\n", exit_code=1, ms=8,
             note="CX7 has no EEE: same answer as the real capture tests/fixtures/lab/ethtool-show-eee-veth-unsupported.txt")
     cmd("ip -j addr", stdout_file=f"synth/ip-j-addr-{name}.json", ms=12)
+    # step 5 compares the running network before the backup and after the restore: the routes
+    # (synthesised in the format of the real capture tests/fixtures/lab/ip-j-route-*.json from
+    # this node's addresses; no IPv6 route, `[]` as the real capture ip-j-6-route-empty-netns.json)
+    cmd("ip -j route", stdout=ip_route_json(json.load(open(f"transcripts/synth/ip-j-addr-{name}.json")), "10.0.0.1"), ms=4)
+    cmd("ip -j -6 route", stdout="[]\n", ms=4)
     # rdma
     cmd("rdma link", stdout_file=S+"rdma-link-dgx-spark.txt", ms=15)
     cmd("ibdev2netdev", stdout_file=F+"rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")

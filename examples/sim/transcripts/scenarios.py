@@ -96,6 +96,8 @@ PARTS = {
     "no-gdrdma": ["GDRDMA"],
     "show-gids-missing-on-peer": ["spark-02", "show_gids"],
     "netplan-config-invalid": ["spark-02", "netplan"],
+    "step5-route-lost": ["spark-02"],
+    "step5-address-lost": ["spark-02"],
     "bond-slave-out-of-sync": ["spark-01", "enP2p1s0f0np0"],
     "nccl-tests-missing-on-peer": ["spark-02", "all_reduce_perf"],
     "perftest-missing-on-peer": ["spark-02", "ib_write_bw"],
@@ -421,6 +423,34 @@ s.answer("spark-02", f"""d=$(mktemp -d /tmp/fabcheck-netplan-gen.XXXXXXXX) || ex
          "REAL netplan.io 0.106 answer to an unparseable file (tests/fixtures/netplan/, captured on this project's CI machine)",
          stdout="", stderr_file=NP_ERR, exit_code=1, ms=150)
 s.expect(FIVE, "step 5: netplan backup and restore [spark-02]", ["spark-02", "netplan generate rejects", "Invalid YAML"], args=["--allow-changes"])
+s.write()
+
+# Step 5 proves the node came back (issue 30 section 3): the running network after the restore
+# equals the snapshot taken before the backup. `after` = the restore command's start: the answers
+# change once the restore has been sent, as a node whose network moved under the step would.
+from formats import ip_route_json
+RESTORE = "t=$(mktemp -- /etc/netplan/40-cx7.yaml.fabcheck."
+def routes_of(node, change=lambda i: None):
+    doc = json.loads(read(f"synth/ip-j-addr-{node}.json"))
+    for i in doc:
+        change(i)
+    return doc
+s = Scenario("step5-route-lost", "after step 5's restore spark-02's default route (via 10.0.0.1 on enP7s7, proto dhcp) is gone: the files are byte-identical, the running network is not what it was")
+r = [x for x in json.loads(ip_route_json(routes_of("spark-02"), "10.0.0.1")) if x["dst"] != "default"]
+s.answer("spark-02", "ip -j route", "after the restore: the healthy answer without the default route (format of the real capture tests/fixtures/lab/ip-j-route-*.json)",
+         stdout=json.dumps(r, separators=(",", ":")) + "\n", ms=4, after=RESTORE)
+s.expect(FIVE, "step 5: netplan backup and restore [spark-02]", ["spark-02: route gone: `default via 10.0.0.1 dev enP7s7 proto dhcp metric 100`"], args=["--allow-changes"])
+s.write()
+
+s = Scenario("step5-address-lost", "after step 5's restore spark-02's enP2p1s0f1np1 has lost 192.168.200.11/24 (and with it its kernel route): the files are byte-identical, the second rail's address is gone")
+def drop(i):
+    if i["ifname"] == "enP2p1s0f1np1":
+        i["addr_info"] = [a for a in i["addr_info"] if a.get("local") != "192.168.200.11"]
+s.answer("spark-02", "ip -j addr", "after the restore: the healthy answer without 192.168.200.11 on enP2p1s0f1np1",
+         stdout=json.dumps(routes_of("spark-02", drop), separators=(",", ":")) + "\n", ms=12, after=RESTORE)
+s.answer("spark-02", "ip -j route", "after the restore: the routes of that answer (format of the real capture tests/fixtures/lab/ip-j-route-*.json)",
+         stdout=ip_route_json(routes_of("spark-02", drop), "10.0.0.1"), ms=4, after=RESTORE)
+s.expect(FIVE, "step 5: netplan backup and restore [spark-02]", ["spark-02 enP2p1s0f1np1: address 192.168.200.11/24 lost", "route gone: `192.168.200.0/24 dev enP2p1s0f1np1 proto kernel`"], args=["--allow-changes"])
 s.write()
 
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ mod health;
 mod infiniband;
 mod localise;
 mod nccl_env;
+mod net_state;
 mod nodes;
 mod options;
 mod pair;
@@ -104,6 +105,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     pair::register(engine);
     cluster::register(engine);
     nccl_env::register(engine);
+    net_state::register(engine);
     engine.register_static_module("parse", Arc::new(parse::module()));
     health::register(engine);
     diagnosis::register(engine);

@@ -7,7 +7,7 @@ use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::command::{self, RunOpts};
 use crate::primitives::NodeRef;
 use crate::run::env::RunEnv;
-use crate::transport::CmdOutput;
+use crate::run::CmdOutput;
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
 use std::sync::Arc;
 

@@ -8,9 +8,9 @@ use super::registry::{PAIR_OPTS, TEST_OPTS};
 use super::{cluster, nodes, pair, tools};
 use crate::parse;
 use crate::primitives::{
-    counter_growth as pgrowth, health as phealth, infiniband as pib, nccl as pnccl, pair as ppair,
-    ping as pping, ping_all as pping_all, profile as pprofile, ssh_hop, tools as ptools,
-    version_drift as pdrift,
+    counter_growth as pgrowth, health as phealth, infiniband as pib, nccl as pnccl,
+    net_state as pnet, pair as ppair, ping as pping, ping_all as pping_all, profile as pprofile,
+    ssh_hop, tools as ptools, version_drift as pdrift,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -195,6 +195,9 @@ struct Shapes {
     iface: &'static Shape,
     mapping: &'static Shape,
     neigh: &'static Shape,
+    route: &'static Shape,
+    net_state: &'static Shape,
+    net_diff: &'static Shape,
     link: &'static Shape,
     ofed: &'static Shape,
     ping: &'static Shape,
@@ -270,6 +273,14 @@ fn shapes() -> Shapes {
             .done(),
         mapping: parsed::<ibdev2netdev::Mapping>("ibdev2netdev entry").done(),
         neigh: parsed::<ip_neigh::Neighbour>("ip neigh entry").done(),
+        route: parsed::<ip_route::Route>("ip route entry").done(),
+        net_state: parsed::<pnet::NetState>("net_state result")
+            .many(
+                "interfaces",
+                parsed::<pnet::IfState>("net_state interface").done(),
+            )
+            .done(),
+        net_diff: parsed::<pnet::NetDiff>("net_state_diff result").done(),
         link: parsed::<rdma_link::Link>("rdma link entry").done(),
         ofed: parsed::<ofed_info::OfedInfo>("ofed_info result").done(),
         ping,
@@ -480,6 +491,8 @@ fn node_decls(s: &Shapes) -> Vec<Decl> {
             .doc("a health_counters snapshot of the node's InfiniBand ports (`perfquery -x -C DEV -P PORT`): error counters must not grow, PortXmitWait recorded; compare two with counter_growth"),
         method("n.gpu_topology()", &["gpu_topology"], One(s.topo))
             .doc("`nvidia-smi topo -m` parsed: the matrix, and per GPU its nearest NIC relation and the NICs at it (by device name from the NIC legend)"),
+        method("n.net_state()", &["net_state"], One(s.net_state))
+            .doc("a snapshot of the node's running network: each interface's operstate, MTU and addresses (`ip -j addr`) and the stable routes of the main table (`ip -j route`, `ip -j -6 route`; RA-learned, redirect and expiring routes counted in churn_routes, not listed); compare two with net_state_diff"),
         method("n.health_counters()", &["health_counters"], One(s.counters))
             .doc("a snapshot of the node's error counters: mlx5 physical-layer counters (`ethtool -S`) of every fabric interface and the RDMA hw_counters (`rdma statistic show`) of every RDMA device"),
     ]
@@ -508,6 +521,8 @@ fn other_decls(s: &Shapes) -> Vec<Decl> {
             .doc("any nccl-tests binary by name (`all_gather_perf`, ...), as all_reduce_perf"),
         function("ssh_hop(from, to, opts)", &["ssh_hop"], cluster::HOP_OPTS, One(s.hop))
             .doc("passwordless SSH from one node to an address (BatchMode): who and where it reached, or why not"),
+        function("net_state_diff(before, after)", &["net_state_diff"], &[], One(s.net_diff))
+            .doc("what changed between two n.net_state() snapshots of a node: `changes` (an interface gone, an address lost or appeared, a link state or MTU changed, a route gone, appeared or changed: dst, type, gateway, device, protocol, metric), each naming the node and the interface or route; `notes` (new interfaces, not compared)"),
         function("counter_growth(before, after, opts)", &["counter_growth"], super::health::GROWTH_OPTS, One(s.growth))
             .doc("compare two health_counters snapshots: an error counter that grew fails (node, port, counter, delta), corrected FEC bits only above max_pre_fec_ber, congestion counters recorded"),
         function("version_drift(rows, fail_items)", &["version_drift"], &[], One(s.drift))
@@ -587,6 +602,7 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "iperf3" => One(s.iperf3),
                 "ip_addr" => List(s.iface),
                 "ip_neigh" => List(s.neigh),
+                "ip_route" => List(s.route),
                 "ibdev2netdev" => List(s.mapping),
                 "rdma_link" => List(s.link),
                 "ofed_info" => One(s.ofed),
@@ -697,7 +713,7 @@ mod tests {
                 "perftest" => "perftest",
                 "nccl" => "nccl-tests",
                 "iperf3" => "iperf3",
-                "ip-addr" => "iproute2",
+                "ip-addr" | "ip-route" => "iproute2",
                 "lspci" => "lspci",
                 "mlnx-qos" => "mlnx_qos",
                 "ethtool-module" => "ethtool-m",
