@@ -315,8 +315,8 @@ pub fn package_version(n: &NodeRef, name: &str) -> PResult<Option<String>> {
     let o = tool(n, "dpkg-query", &cmd, None, None)?;
     let v = o.stdout.trim();
     if o.exit_code == Some(0) && !v.is_empty() {
-        // The reports' tool versions table shows it (package name as the tool).
-        crate::run::versions::record(n.name(), name, v);
+        // The reports' tool versions table shows it (package name as the tool), read from the
+        // command's log by `run::versions::seen_in`.
         return Ok(Some(v.to_string()));
     }
     if o.stderr.contains("no packages found") || o.exit_code == Some(0) {

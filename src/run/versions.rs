@@ -1,28 +1,12 @@
-//! Tool versions, recorded while the run works: the primitives note what they learn (a driver
-//! and its firmware from `ethtool -i`), and every logged command is read once as it is logged
-//! (`X --version`, `ofed_info -s`, `uname -r`, the NCCL and nccl-tests banners, iperf3's JSON). Each test
+//! Tool versions, recorded while the run works: every logged command is read once as it is
+//! logged (`X --version`, `ofed_info -s`, `uname -r`, a driver and its firmware from
+//! `ethtool -i`, a package from `dpkg-query`, the NCCL and nccl-tests banners, iperf3's JSON);
+//! no primitive records anything on the side. Each test
 //! keeps its own; [`super::finish`] gathers them into the run's results, one entry per
 //! (node, tool), in the order the run met them.
 
-use super::context;
 use super::model::{CommandLog, ToolVersion};
 use std::sync::OnceLock;
-
-/// Note `tool`'s `version` on `node` in the current test (nothing outside a test; empty tools
-/// or versions are not kept).
-pub fn record(node: &str, tool: &str, version: &str) {
-    if tool.is_empty() || version.is_empty() {
-        return;
-    }
-    context::with(|c| {
-        c.tool_versions.push(ToolVersion {
-            node: node.to_string(),
-            tool: tool.to_string(),
-            version: version.to_string(),
-            ..Default::default()
-        })
-    });
-}
 
 /// The versions a logged command shows.
 pub fn seen_in(c: &CommandLog) -> Vec<ToolVersion> {
@@ -59,6 +43,25 @@ pub fn seen_in(c: &CommandLog) -> Vec<ToolVersion> {
             .find(|l| !l.is_empty())
             .unwrap_or("");
         add(program.rsplit('/').next().unwrap_or(""), first_line);
+    }
+    let unquoted = |w: &str| w.trim().trim_matches('\'').to_string();
+    if let (Some(0), Some(iface)) = (c.exit_code, cmd.strip_prefix("ethtool -i ")) {
+        if let Ok(d) = crate::parse::ethtool_driver::parse(&c.stdout) {
+            if let Some(driver) = d.driver.as_deref().filter(|x| !x.is_empty()) {
+                let version = format!(
+                    "{driver} {}, firmware {}",
+                    d.version.as_deref().unwrap_or_default(),
+                    d.firmware_version.as_deref().unwrap_or_default()
+                );
+                add(&format!("driver/firmware {}", unquoted(iface)), &version);
+            }
+        }
+    }
+    if let (Some(0), Some(package)) = (
+        c.exit_code,
+        cmd.strip_prefix("dpkg-query -W -f='${Version}' "),
+    ) {
+        add(&unquoted(package), c.stdout.trim());
     }
     for (re, tool) in [(nccl, "nccl"), (tests, "nccl-tests"), (iperf, "iperf3")] {
         if let Some(m) = re.captures(&c.stdout) {
@@ -117,6 +120,29 @@ mod tests {
         v.iter()
             .map(|x| (x.tool.clone(), x.version.clone()))
             .collect()
+    }
+
+    #[test]
+    fn driver_firmware_and_packages_are_read_from_their_logged_commands() {
+        // A real capture (tests/fixtures/SOURCES.tsv): inbox mlx5_core on a ConnectX-6 Dx.
+        let ethtool_i = include_str!(
+            "../../tests/fixtures/ethtool/ethtool-i-cx6dx-inbox-kernel-driver-version-5.0-0.txt"
+        );
+        let got = seen_in(&log("ethtool -i net3", 0, ethtool_i));
+        assert_eq!(
+            pairs(&got),
+            [(
+                "driver/firmware net3".to_string(),
+                "mlx5_core 5.0-0, firmware 22.28.1002 (MT_0000000430)".to_string()
+            )]
+        );
+        assert!(seen_in(&log("ethtool -i enp1s0f1np1", 71, ethtool_i)).is_empty());
+        let dpkg = "dpkg-query -W -f='${Version}' nvidia-dgx-release";
+        assert_eq!(
+            pairs(&seen_in(&log(dpkg, 0, "7.2.3\n"))),
+            [("nvidia-dgx-release".to_string(), "7.2.3".to_string())]
+        );
+        assert!(seen_in(&log(dpkg, 1, "")).is_empty());
     }
 
     #[test]

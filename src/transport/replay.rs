@@ -8,7 +8,9 @@
 //!
 //! `--scenario NAME` overlays a fault scenario on the transcripts: `DIR/scenarios/NAME/<node>.toml`
 //! answers replace the healthy answers of the same commands (paths of captured files stay
-//! relative to DIR); `DIR/scenarios/NAME/scenario.toml` describes the fault.
+//! relative to DIR), except that a command answered there only with `after` answers keeps its
+//! healthy answers for the reads before (a fault that appears mid-run, e.g. after step 5's
+//! restore); `DIR/scenarios/NAME/scenario.toml` describes the fault.
 
 use super::record::Entry;
 use super::{CmdOutput, CmdRequest, Transport, TransportError};
@@ -94,7 +96,8 @@ fn read_toml(path: &Path) -> Result<Vec<Entry>, String> {
 }
 
 /// Load `node`'s transcript from `dir`, with scenario `scenario`'s answers replacing the
-/// healthy answers of the same commands.
+/// healthy answers of the same commands; a scenario whose answers to a command are all
+/// `after` answers keeps the healthy ones for the reads before (a fault that appears mid-run).
 fn load(dir: &Path, node: &str, scenario: Option<&str>) -> Result<NodeScript, String> {
     let mut s = load_base(dir, node)?;
     let Some(name) = scenario else { return Ok(s) };
@@ -106,7 +109,16 @@ fn load(dir: &Path, node: &str, scenario: Option<&str>) -> Result<NodeScript, St
     for e in resolve(dir, node, read_toml(&overlay)?)? {
         replaced.entry(e.command.clone()).or_default().push(e);
     }
-    s.entries.extend(replaced);
+    for (command, answers) in replaced {
+        let list = s.entries.entry(command).or_default();
+        if answers.iter().any(|e| e.after.is_none()) {
+            // a plain answer replaces the healthy ones
+            *list = answers;
+        } else {
+            // only `after` answers: the healthy ones still answer before the prefix is sent
+            list.extend(answers);
+        }
+    }
     Ok(s)
 }
 
@@ -299,6 +311,37 @@ mod tests {
             .map_err(|e| e.to_string())
             .unwrap();
         assert_eq!(s.entries["cat x"][0].stdout, "fine");
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_scenario_of_only_after_answers_keeps_the_healthy_answers_before() {
+        let base = std::env::temp_dir().join(format!("fc-replay-after-{}", std::process::id()));
+        let over = base.join("scenarios/late");
+        std::fs::create_dir_all(&over).unwrap();
+        let line =
+            |c: &str, out: &str| serde_json::json!({"command": c, "stdout": out}).to_string();
+        std::fs::write(
+            base.join("n.jsonl"),
+            [line("ip -j addr", "healthy"), line("uname -r", "6.8")].join("\n"),
+        )
+        .unwrap();
+        let toml =
+            "[[command]]\ncommand = \"ip -j addr\"\nstdout = \"lost\"\nafter = \"restore\"\n\n\
+                    [[command]]\ncommand = \"uname -r\"\nstdout = \"6.11\"\n";
+        std::fs::write(over.join("n.toml"), toml).unwrap();
+        let s = super::load(&base, "n", Some("late")).unwrap();
+        let mut served = std::collections::HashMap::new();
+        let addr = &s.entries["ip -j addr"];
+        assert_eq!(
+            super::pick(addr, &mut served, "ip -j addr").stdout,
+            "healthy"
+        );
+        served.insert("restore now".into(), 1);
+        assert_eq!(super::pick(addr, &mut served, "ip -j addr").stdout, "lost");
+        // a plain scenario answer replaces the healthy one
+        assert_eq!(s.entries["uname -r"].len(), 1);
+        assert_eq!(s.entries["uname -r"][0].stdout, "6.11");
         let _ = std::fs::remove_dir_all(&base);
     }
 

@@ -208,6 +208,11 @@ const FIXTURES: &[(&str, &str)] = &[
     ("rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt", "ofed_info_doca"),
     ("rdma/rdma-link-show-old-format-bf3-roce-lag-mlx5_bond-indented.txt", "rdma_link_old_format"),
     ("rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt", "rdma_link_new_format"),
+    ("iproute2/ip-json-4-route-show-ubuntu-container-multiline.json", "ip_route_container_multiline"),
+    ("lab/ip-j-route-host-default-kernel.json", "ip_route_host_default"),
+    ("lab/ip-j-route-netns-static-dhcp-blackhole-linkdown.json", "ip_route_static_dhcp_blackhole_linkdown"),
+    ("lab/ip-j-6-route-netns-ra-expires-kernel.json", "ip_route_v6_ra_expires"),
+    ("lab/ip-j-6-route-empty-netns.json", "ip_route_v6_empty"),
 ];
 
 #[test]
@@ -1923,6 +1928,7 @@ fn dispatcher_covers_every_kind() {
             "nvidia-smi-topo",
             "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt",
         ),
+        ("ip-route", "lab/ip-j-route-host-default-kernel.json"),
     ];
     assert_eq!(samples.len(), parse::KINDS.len());
     for (kind, f) in samples {
@@ -2746,6 +2752,7 @@ fn ib_parsers_refuse_each_others_output() {
             "nvidia-smi-topo",
             "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt",
         ),
+        ("ip-route", "lab/ip-j-route-host-default-kernel.json"),
     ];
     for (kind, _) in own {
         for (other, f) in own {
@@ -3066,4 +3073,63 @@ fn topo_single_gpu_ansi() {
     assert_eq!(t.gpus[0].cpu_affinity.as_deref(), Some("0-15"));
     assert_eq!(t.gpus[0].gpu_numa_id.as_deref(), Some("N/A"));
     assert_eq!(t.gpus[0].nearest, None);
+}
+
+#[test]
+fn ip_route_container_multiline() {
+    let r = parse::ip_route::parse(&fx(
+        "iproute2/ip-json-4-route-show-ubuntu-container-multiline.json",
+    ))
+    .unwrap();
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0].dst, "default");
+    assert_eq!(r[0].gateway.as_deref(), Some("172.17.0.1"));
+    assert_eq!(r[0].protocol, None);
+    assert_eq!(r[1].dst, "172.17.0.0/16");
+    assert_eq!(r[1].protocol.as_deref(), Some("kernel"));
+    assert_eq!(r[1].prefsrc.as_deref(), Some("172.17.0.2"));
+}
+
+#[test]
+fn ip_route_host_default() {
+    let r = parse::ip_route::parse(&fx("lab/ip-j-route-host-default-kernel.json")).unwrap();
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0].dev.as_deref(), Some("eth0"));
+    assert_eq!(r[0].gateway.as_deref(), Some("192.0.2.1"));
+    assert_eq!(r[1].scope.as_deref(), Some("link"));
+}
+
+#[test]
+fn ip_route_static_dhcp_blackhole_linkdown() {
+    let r = parse::ip_route::parse(&fx(
+        "lab/ip-j-route-netns-static-dhcp-blackhole-linkdown.json",
+    ))
+    .unwrap();
+    assert_eq!(r.len(), 6);
+    assert_eq!(r[0].protocol.as_deref(), Some("dhcp"));
+    assert_eq!(r[0].metric, Some(100));
+    assert_eq!(r[1].protocol.as_deref(), Some("static"));
+    assert_eq!(r[1].gateway.as_deref(), Some("10.99.0.254"));
+    assert_eq!(r[1].metric, Some(20));
+    assert_eq!(r[2].route_type.as_deref(), Some("blackhole"));
+    assert_eq!(r[2].dev, None);
+    assert_eq!(r[3].flags, vec!["linkdown".to_string()]);
+    assert_eq!(r[4].prefsrc.as_deref(), Some("10.98.0.1"));
+}
+
+#[test]
+fn ip_route_v6_ra_expires() {
+    let r = parse::ip_route::parse(&fx("lab/ip-j-6-route-netns-ra-expires-kernel.json")).unwrap();
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[0].protocol.as_deref(), Some("ra"));
+    assert_eq!(r[0].expires, Some(591));
+    assert_eq!(r[0].gateway.as_deref(), Some("fd99::1"));
+    assert_eq!(r[2].dst, "fe80::/64");
+    assert_eq!(r[2].metric, Some(256));
+}
+
+#[test]
+fn ip_route_v6_empty() {
+    let r = parse::ip_route::parse(&fx("lab/ip-j-6-route-empty-netns.json")).unwrap();
+    assert!(r.is_empty());
 }
