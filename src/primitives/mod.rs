@@ -22,6 +22,7 @@ pub mod ibv_devinfo;
 pub mod infiniband;
 pub mod ip_addr;
 pub mod ip_neigh;
+pub mod localise;
 pub mod lspci;
 pub mod mlnx_qos;
 pub mod nccl;

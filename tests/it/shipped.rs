@@ -205,6 +205,7 @@ fn check_compiles_all_shipped_scripts() {
             &script("second_cable_checklist.rhai"),
             &script("fabric_baseline.rhai"),
             &script("fabric_health.rhai"),
+            &script("localise.rhai"),
         ])
         .run()
         .code(0);

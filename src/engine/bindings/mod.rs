@@ -9,6 +9,7 @@ pub mod diagnosis;
 pub mod dry;
 mod health;
 mod infiniband;
+mod localise;
 mod nccl_env;
 mod net_state;
 mod nodes;
@@ -109,6 +110,7 @@ pub fn register(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) {
     health::register(engine);
     diagnosis::register(engine);
     infiniband::register(engine);
+    localise::register(engine);
     profile::register(engine);
 }
 

@@ -535,6 +535,10 @@ fn other_decls(s: &Shapes) -> Vec<Decl> {
             .doc("the value that more than half of the values have, else ()"),
         function("metric(name, value, unit, opts)", &["metric"], METRIC_OPTS, nothing)
             .doc("record a number for reports and --baseline; past its `threshold` it fails the test"),
+        function("localise_rings(nodes, rounds)", &["localise_rings"], &[], Plain("array of [a, b] node names"))
+            .doc("the pairs of `rounds` shifted rings over the nodes (each node with the one 1, 2, ... places after it; each pair once): one ring covers every node twice in N tests"),
+        function("localise_infer(nodes, trials, confirm)", &["localise_infer"], &[], Plain("#{ retests, good, suspects, nodes, exclude, links, flaky, unresolved, evidence, tests }"))
+            .doc("what pair results `[#{ a, b, ok, note }]` prove: nodes that failed against `confirm` nodes proven good (`exclude`: their node set), links that failed twice between good nodes, flaky pairs, and the `retests` still needed (empty: done); see docs/scripts.md, localise"),
         function("subject(opts)", &["subject"], super::diagnosis::SUBJECT_OPTS, nothing)
             .doc("name the part the running test found wrong, for the run's diagnosis: kind (link_down, link_slow, unreachable, bandwidth, latency, rx_errors, flapping, pcie_downtrained, config, other), node (required), port, netdev, rail, peer, cable (an ethtool_module result: vendor, PN, SN); docs/diagnosis.md"),
         function("subject_if(cond, opts)", &["subject_if"], super::diagnosis::SUBJECT_OPTS, nothing)

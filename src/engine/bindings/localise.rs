@@ -1,0 +1,92 @@
+//! `localise_rings(nodes, rounds)` and `localise_infer(nodes, trials, confirm)`: the pair plan
+//! and the inference of `primitives::localise` (find the bad node or link among many).
+
+use crate::engine::signal::{self, RhaiErr};
+use crate::primitives::localise::{self, Trial};
+use crate::primitives::NodeRef;
+use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
+
+/// Node names from an array of nodes or of names.
+fn names(arr: Array, what: &str, pos: Position) -> Result<Vec<String>, RhaiErr> {
+    arr.into_iter()
+        .map(|d| {
+            if d.is_string() {
+                return Ok(d.to_string());
+            }
+            let t = d.type_name();
+            d.try_cast::<NodeRef>()
+                .map(|n| n.name().to_string())
+                .ok_or_else(|| {
+                    signal::error(
+                        format!("{what}: expected an array of nodes or node names, found an element of type {t}"),
+                        pos,
+                    )
+                })
+        })
+        .collect()
+}
+
+/// One `#{ a, b, ok, note }` of a script (a, b: nodes or names).
+fn trial(d: Dynamic, pos: Position) -> Result<Trial, RhaiErr> {
+    let bad = |why: &str| {
+        signal::error(
+            format!("localise_infer: each trial is #{{ a, b, ok, note }} (a, b: nodes or names; ok: bool); {why}"),
+            pos,
+        )
+    };
+    let t = d.type_name();
+    let m = d
+        .try_cast::<Map>()
+        .ok_or_else(|| bad(&format!("found a {t}")))?;
+    let end = |k: &str| -> Result<String, RhaiErr> {
+        let v = m.get(k).ok_or_else(|| bad(&format!("`{k}` is missing")))?;
+        Ok(names(vec![v.clone()], "localise_infer", pos)?.remove(0))
+    };
+    let ok = m
+        .get("ok")
+        .and_then(|v| v.as_bool().ok())
+        .ok_or_else(|| bad("`ok` is missing or not a bool"))?;
+    let note = m.get("note").map(|v| v.to_string()).unwrap_or_default();
+    if let Some(k) = m
+        .keys()
+        .find(|k| !["a", "b", "ok", "note"].contains(&k.as_str()))
+    {
+        return Err(bad(&format!("unknown key `{k}`")));
+    }
+    Ok(Trial {
+        a: end("a")?,
+        b: end("b")?,
+        ok,
+        note: if note == "()" { String::new() } else { note },
+    })
+}
+
+pub fn register(engine: &mut Engine) {
+    engine.register_fn(
+        "localise_rings",
+        |ctx: NativeCallContext, nodes: Array, rounds: i64| -> Result<Array, RhaiErr> {
+            let ns = names(nodes, "localise_rings", ctx.call_position())?;
+            Ok(localise::rings(&ns, rounds.max(1) as usize)
+                .into_iter()
+                .map(|(a, b)| Dynamic::from_array(vec![a.into(), b.into()]))
+                .collect())
+        },
+    );
+    engine.register_fn(
+        "localise_infer",
+        |ctx: NativeCallContext,
+         nodes: Array,
+         trials: Array,
+         confirm: i64|
+         -> Result<Dynamic, RhaiErr> {
+            let pos = ctx.call_position();
+            let ns = names(nodes, "localise_infer", pos)?;
+            let ts = trials
+                .into_iter()
+                .map(|d| trial(d, pos))
+                .collect::<Result<Vec<_>, _>>()?;
+            let v = localise::infer(&ns, &ts, confirm.max(1) as usize);
+            rhai::serde::to_dynamic(v)
+        },
+    );
+}
