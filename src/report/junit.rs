@@ -124,7 +124,8 @@ fn case(t: &TestResult, run: &RunResult) -> TestCase {
 }
 
 /// The run's diagnosis, first, as a `diagnosis` suite: one failed `diagnosis` testcase whose
-/// message is the first probable cause and whose body lists them all, and per cause the
+/// message is the first probable cause and whose body lists them all (a passing one, its
+/// system-out the list, when all are WARN-level odd-one-out notes), and per cause the
 /// properties `diagnosis.N.{rule,cause,part,evidence,next}` (Jenkins and GitLab show both).
 fn diagnosis_suite(run: &RunResult) -> Option<TestSuite> {
     let first = run.diagnosis.first()?;
@@ -141,11 +142,22 @@ fn diagnosis_suite(run: &RunResult) -> Option<TestSuite> {
             suite.add_property(Property::new(format!("diagnosis.{n}.{k}"), clean_text(&v)));
         }
     }
-    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-    status.set_message(one_line(&format!("{} — {}", first.cause, first.part)));
-    status.set_type("diagnosis");
-    status.set_description(clean_text(&super::diagnosis_text(run)));
+    let text = clean_text(&super::diagnosis_text(run));
+    let warn_only = run.diagnosis.iter().all(|d| d.is_warning());
+    let status = if warn_only {
+        TestCaseStatus::success()
+    } else {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        status.set_message(one_line(&format!("{} — {}", first.cause, first.part)));
+        status.set_type("diagnosis");
+        status.set_description(text.clone());
+        status
+    };
     let mut c = TestCase::new("diagnosis", status);
+    if warn_only {
+        // WARN-level notes only (the odd one out): shown, failing nothing.
+        c.set_system_out(text);
+    }
     c.set_classname("diagnosis");
     suite.add_test_case(c);
     Some(suite)

@@ -8,8 +8,7 @@
 //! and `mad_factor` × MAD. Fewer than `min_peers` comparable results: no comparison at all.
 //! An outlier is a WARN-level note, not a failure (see docs/diagnosis.md).
 
-// Not yet wired into the results (see docs/diagnosis.md): only the unit tests call it today.
-#![allow(dead_code)]
+use super::model::{Diagnosis, Metric, RunResult};
 
 /// Knobs of the peer comparison; the defaults are documented in docs/diagnosis.md.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,9 +109,232 @@ pub fn high_outliers(results: &[(String, f64)], policy: &PeerPolicy) -> Vec<Outl
         .collect()
 }
 
+/// Which way a unit is better: bandwidth higher, latency lower. Other units are not compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// The direction of `unit`, when it is a bandwidth (Gbit/s, GB/s, ...) or a latency (us, ms).
+pub fn better(unit: &str) -> Option<Better> {
+    match unit {
+        "Gbit/s" | "Gb/s" | "Mbit/s" | "GB/s" | "MB/s" => Some(Better::Higher),
+        "us" | "µs" | "ms" => Some(Better::Lower),
+        _ => None,
+    }
+}
+
+/// `rdma_write_gbps[spark-01:rocep1s0f1]` → `rdma_write_gbps`; a name with no `[key]` is no
+/// member of any group (nothing says what its peers are).
+fn base(name: &str) -> Option<&str> {
+    let (base, key) = name.split_once('[')?;
+    key.ends_with(']').then_some(base)
+}
+
+/// One measurement across its peers: the same script, metric base name, unit and message size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group<'a> {
+    pub suite: &'a str,
+    pub base: &'a str,
+    pub unit: &'a str,
+    pub size_bytes: Option<u64>,
+    pub better: Better,
+    /// Each member: its metric and the testcase that recorded it.
+    pub members: Vec<(&'a Metric, &'a str)>,
+}
+
+impl Group<'_> {
+    fn same(&self, suite: &str, base: &str, m: &Metric) -> bool {
+        self.suite == suite
+            && self.base == base
+            && self.unit == m.unit
+            && self.size_bytes == m.size_bytes
+    }
+}
+
+/// The metrics of `run` grouped by measurement, in the order met (see [`Group`]).
+pub fn groups(run: &RunResult) -> Vec<Group<'_>> {
+    let mut out: Vec<Group> = vec![];
+    for s in &run.suites {
+        for t in &s.tests {
+            for m in &t.metrics {
+                let (Some(b), Some(better)) = (base(&m.name), better(&m.unit)) else {
+                    continue;
+                };
+                match out.iter_mut().find(|g| g.same(&s.name, b, m)) {
+                    Some(g) => g.members.push((m, &t.name)),
+                    None => out.push(Group {
+                        suite: &s.name,
+                        base: b,
+                        unit: &m.unit,
+                        size_bytes: m.size_bytes,
+                        better,
+                        members: vec![(m, &t.name)],
+                    }),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `passes its fixed threshold 90`: how the outlier stands against its own line.
+fn against_line(m: &Metric) -> String {
+    match m.threshold {
+        Some(t) => format!(
+            "passes its fixed threshold {}",
+            crate::util::fmt::fmt_num(t)
+        ),
+        None => "no fixed threshold".into(),
+    }
+}
+
+/// Whether `m` is on the wrong side of its own line: its test is red and diagnosed already.
+fn fails_its_line(m: &Metric) -> bool {
+    m.threshold.is_some_and(|t| !m.meets(t))
+}
+
+/// The WARN-level note of outlier `o` of group `g`, its part named by `part`.
+fn note(g: &Group, o: &Outlier, part: String) -> Option<Diagnosis> {
+    let (m, test) = g.members.iter().find(|(m, _)| m.name == o.name)?;
+    let way = match g.better {
+        Better::Higher => "below",
+        Better::Lower => "above",
+    };
+    let num = crate::util::fmt::fmt_num;
+    let cause = format!(
+        "odd one out: {} {} {} is {:.0} % {way} the median {} {} of its {} peers ({})",
+        m.name,
+        num(m.value),
+        m.unit,
+        o.drop * 100.0,
+        num(o.median),
+        m.unit,
+        g.members.len() - 1,
+        against_line(m)
+    );
+    Some(Diagnosis {
+        rule: "odd_one_out".into(),
+        cause,
+        part,
+        evidence: vec![test.to_string()],
+        next: vec![format!(
+            "re-run `{test}` to confirm (one dip can be noise); if it repeats, compare the part's link speed, PCIe width and error counters with its peers'"
+        )],
+    })
+}
+
+/// The outliers of one group, by its direction.
+fn outliers(g: &Group, policy: &PeerPolicy) -> Vec<Outlier> {
+    let values: Vec<(String, f64)> = g
+        .members
+        .iter()
+        .map(|(m, _)| (m.name.clone(), m.value))
+        .collect();
+    match g.better {
+        Better::Higher => low_outliers(&values, policy),
+        Better::Lower => high_outliers(&values, policy),
+    }
+}
+
+/// One WARN-level [`Diagnosis`] (rule `odd_one_out`) per result far from its peers that passes
+/// its own line (one past it is a red, diagnosed by the rules); `part` names a metric's part
+/// (node, port, rail). Never a failure: the run's status is unchanged.
+pub fn odd_ones(
+    run: &RunResult,
+    policy: &PeerPolicy,
+    part: impl Fn(&Metric) -> String,
+) -> Vec<Diagnosis> {
+    groups(run)
+        .iter()
+        .flat_map(|g| {
+            outliers(g, policy)
+                .into_iter()
+                .filter_map(|o| {
+                    let (m, _) = g.members.iter().find(|(m, _)| m.name == o.name)?;
+                    (!fails_its_line(m)).then(|| note(g, &o, part(m)))?
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::model::TestResult;
+
+    fn rail(node: &str, dev: &str, v: f64) -> Metric {
+        Metric {
+            node: Some(node.into()),
+            rail: Some(dev.into()),
+            threshold: Some(70.0),
+            ..Metric::new(&format!("rdma_write_gbps[{node}:{dev}]"), v, "Gbit/s")
+        }
+    }
+
+    fn run_of(metrics: Vec<Metric>) -> RunResult {
+        let t = TestResult {
+            metrics,
+            ..TestResult::new("rdma: write [x]", "s")
+        };
+        RunResult::of_tests("s", vec![t])
+    }
+
+    #[test]
+    fn metrics_group_by_base_name_and_unit_with_direction_by_unit() {
+        let mut ms = vec![rail("a", "r0", 93.0), rail("b", "r0", 92.0)];
+        ms.push(Metric::new("ping_rtt_avg_ms[a->b]", 0.2, "ms"));
+        ms.push(Metric::new("rdma_write_gbps[a:total]", 1.0, "count"));
+        ms.push(Metric::new("plain_gbps", 1.0, "Gbit/s"));
+        let run = run_of(ms);
+        let g = groups(&run);
+        let got: Vec<(&str, &str, Better, usize)> = g
+            .iter()
+            .map(|g| (g.base, g.unit, g.better, g.members.len()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("rdma_write_gbps", "Gbit/s", Better::Higher, 2),
+                ("ping_rtt_avg_ms", "ms", Better::Lower, 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_passing_rail_fifteen_percent_low_gets_a_note_naming_it() {
+        let v = [93.1, 92.8, 93.4, 79.0, 92.9, 93.2];
+        let ms = v
+            .iter()
+            .enumerate()
+            .map(|(i, v)| rail("h", &format!("mlx5_{i}"), *v))
+            .collect();
+        let notes = odd_ones(&run_of(ms), &PeerPolicy::default(), |m| {
+            format!(
+                "{} {}",
+                m.node.as_deref().unwrap_or("?"),
+                m.rail.as_deref().unwrap_or("?")
+            )
+        });
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes[0].rule, "odd_one_out");
+        assert_eq!(notes[0].part, "h mlx5_3");
+        assert_eq!(
+            notes[0].cause,
+            "odd one out: rdma_write_gbps[h:mlx5_3] 79 Gbit/s is 15 % below the median 93 Gbit/s of its 5 peers (passes its fixed threshold 70)"
+        );
+        assert_eq!(notes[0].evidence, ["rdma: write [x]"]);
+        // below its own line too: a red, which the rules diagnose; no second note
+        let v = [93.1, 92.8, 93.4, 52.0, 92.9, 93.2];
+        let ms = v
+            .iter()
+            .enumerate()
+            .map(|(i, v)| rail("h", &format!("mlx5_{i}"), *v))
+            .collect();
+        assert!(odd_ones(&run_of(ms), &PeerPolicy::default(), |_| String::new()).is_empty());
+    }
 
     fn named(values: &[f64]) -> Vec<(String, f64)> {
         values

@@ -208,6 +208,55 @@ fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
     eprintln!("{}", report.join("\n"));
 }
 
+/// The diagnosis entries of rule `odd_one_out` (WARN-level notes) in result.json.
+fn odd_ones(o: &Outcome) -> Vec<serde_json::Value> {
+    let json = o.json.as_ref().expect("--json");
+    let d = json["diagnosis"].as_array().cloned().unwrap_or_default();
+    d.into_iter()
+        .filter(|x| x["rule"] == "odd_one_out")
+        .collect()
+}
+
+fn rdma_pct_80() -> Vec<String> {
+    vec!["--set".to_string(), "rdma_pct=80".to_string()]
+}
+
+#[test]
+fn a_rail_15pct_below_its_peers_is_the_odd_one_out_and_fails_nothing() {
+    let o = run(
+        "fabric_baseline.rhai",
+        Some("rail-15pct-below-peers"),
+        &rdma_pct_80(),
+    );
+    assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
+    o.code(0);
+    let odd = odd_ones(&o);
+    assert_eq!(odd.len(), 1, "{odd:#?}\n{}", o.stdout);
+    let cause = odd[0]["cause"].as_str().unwrap_or("");
+    assert!(
+        cause.starts_with("odd one out: rdma_write_gbps[spark-01:roceP2p1s0f1] 81.02 Gbit/s is 15 % below the median")
+            && cause.ends_with("(passes its fixed threshold 80)"),
+        "{cause}"
+    );
+    assert_eq!(
+        odd[0]["part"],
+        "spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)"
+    );
+    assert!(o.stdout.contains(cause), "console: {}", o.stdout);
+    let junit = o.junit.as_deref().unwrap_or("");
+    assert!(
+        junit.contains("<testcase name=\"diagnosis\"") && !junit.contains("type=\"diagnosis\""),
+        "JUnit: the note is a passing diagnosis testcase, not a failure\n{junit}"
+    );
+}
+
+#[test]
+fn the_healthy_simulation_has_no_odd_one_out_note() {
+    let o = run("fabric_baseline.rhai", None, &rdma_pct_80());
+    o.code(0);
+    assert!(odd_ones(&o).is_empty(), "{:#?}", odd_ones(&o));
+}
+
 #[test]
 fn the_healthy_simulation_fails_nothing_in_any_shipped_script() {
     for script in [

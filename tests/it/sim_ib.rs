@@ -51,6 +51,18 @@ fn problems(o: &Outcome) -> BTreeMap<String, (String, String)> {
 }
 
 #[test]
+fn healthy_ib_cluster_has_no_odd_one_out_note() {
+    let o = run(None);
+    let json = o.json.as_ref().expect("--json");
+    let d = json["diagnosis"].as_array().cloned().unwrap_or_default();
+    assert!(
+        !d.iter().any(|x| x["rule"] == "odd_one_out"),
+        "{d:#?}\n{}",
+        o.stdout
+    );
+}
+
+#[test]
 fn healthy_ib_cluster_passes_every_ib_check() {
     let o = run(None);
     assert!(problems(&o).is_empty(), "{:#?}\n{}", problems(&o), o.stdout);

@@ -234,7 +234,8 @@ fn lows(t: &TestResult) -> Vec<Low> {
 }
 
 /// The diagnosis of `run`: one [`Diagnosis`] per probable cause, the rules' in their order
-/// ([`rules::ALL`]), then one per red no rule explains. Empty when nothing is red.
+/// ([`rules::ALL`]), then one per red no rule explains, then one WARN-level `odd_one_out` note
+/// per result far from its peers ([`super::peers`]). Empty when nothing is red or odd.
 pub fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
     let topo = &topo.with_profiles(&run.profiles);
     let reds: Vec<Red> = run
@@ -256,6 +257,13 @@ pub fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
     // A cause whose reds an earlier one already explained (the second rail of one module)
     // says nothing new.
     ctx.out.retain(|d| !d.evidence.is_empty());
+    // Last, the WARN-level notes: results far from their peers that need not have failed.
+    let part = |m: &crate::run::model::Metric| match m.node.as_deref() {
+        Some(n) => rules::part_of(topo, n, m.rail.as_deref()),
+        None => m.name.clone(),
+    };
+    let policy = super::peers::PeerPolicy::default();
+    ctx.out.extend(super::peers::odd_ones(run, &policy, part));
     ctx.out
 }
 
