@@ -362,3 +362,43 @@ fn an_unknown_platform_is_said_to_be_unknown() {
     );
     assert_eq!(profile_of(&o, "spark-02")["name"], "dgx-spark");
 }
+
+/// An inventory that lists a Spark's rails without `ports` (each rail then a port of its own):
+/// every rail is measured (not the first one twice) and judged against its share of the QSFP
+/// port, since the profile says a Spark port is two rails: green when healthy, red naming the
+/// weak rail, and red again when `--set rails_per_port=1` says each rail is a whole port.
+#[test]
+fn a_spark_inventory_without_ports_judges_each_rail_against_its_share() {
+    let (inv, _) = sim_with("two-sparks-one-cable.toml");
+    let mut t: toml::Table = toml::from_str(&inv).unwrap();
+    for n in t["node"].as_array_mut().unwrap() {
+        assert!(n.as_table_mut().unwrap().remove("ports").is_some());
+    }
+    let inv = toml::to_string(&t).unwrap();
+    let o = run_example(&inv, "five_step_acceptance.rhai", &[]);
+    let t = "step 3: rdma write per port [spark-01 -> spark-02]";
+    assert_eq!(o.status(t), "pass", "{}\n{inv}", o.stdout);
+    let text = o.test(t).to_string();
+    assert!(
+        text.contains("roceP2p1s0f1"),
+        "second rail not measured: {text}"
+    );
+    assert!(text.contains("lists 1 of the 2 rails"), "{text}");
+    let o = run_example(
+        &inv,
+        "five_step_acceptance.rhai",
+        &["--scenario", "rail-at-55pct"],
+    );
+    assert_eq!(o.status(t), "failure", "{}", o.stdout);
+    assert!(
+        o.message(t).contains("roceP2p1s0f1 52.3"),
+        "{}",
+        o.message(t)
+    );
+    let o = run_example(
+        &inv,
+        "five_step_acceptance.rhai",
+        &["--set", "rails_per_port=1"],
+    );
+    assert_eq!(o.status(t), "failure", "{}", o.stdout);
+}

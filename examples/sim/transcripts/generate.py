@@ -126,8 +126,8 @@ for name, n in nodes.items():
             note="synthesised in the format of the real capture tests/fixtures/lab/ip-j-neigh-show-addr-dev-reachable.json: the peer interface's MAC")
 
     # ib_write_bw per port: both rails at once (server answers: REAL RoCE server capture; client: synthesised)
-    for k, d in enumerate(devs):
-        port = 18515 + k
+    # (an inventory without `ports` measures each rail as a port of its own, on TCP port 18515)
+    for k, d, port in [(k, d, p) for k, d in enumerate(devs) for p in sorted({18515 + k, 18515})]:
         cmd(f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits ; : fcsrv-ib_write_bw-{port}",
             stdout_file=F+"perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt", ms=6100,
             note="REAL ib_write_bw server capture (RoCE, --report_gbits, ~98 Gbit/s), another host's device name")

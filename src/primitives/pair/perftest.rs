@@ -189,18 +189,13 @@ pub struct PortResult {
 /// The inventory port of a node to test: by name, else the first; without `ports`, every RDMA
 /// device counts as its own port.
 pub fn pick_port(n: &Node, name: Option<&str>) -> PResult<PortSpec> {
-    let p = match name {
-        Some(name) => n.ports.iter().find(|p| p.name == name).cloned(),
-        None => n.ports.first().cloned(),
-    };
-    p.or_else(|| {
-        n.rdma_devices.first().map(|d| PortSpec {
-            name: d.clone(),
-            interfaces: n.interfaces.iter().take(1).cloned().collect(),
-            rdma_devices: vec![d.clone()],
-            ..Default::default()
-        })
-    })
+    // The same ports as `n.fabric_ports`: the inventory's, else one per RDMA device (by name:
+    // an inventory without `ports` must measure the rail it names, not the first one).
+    let specs = all_port_specs(n);
+    match name {
+        Some(name) => specs.into_iter().find(|p| p.name == name),
+        None => specs.into_iter().next(),
+    }
     .ok_or_else(|| {
         PrimError::error(match name {
             Some(p) => format!("{}: no port `{p}` in the inventory (field `ports`)", n.name),
