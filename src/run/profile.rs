@@ -245,7 +245,8 @@ pub fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
             ("pcie_width", json!(4), "the ConnectX-7 is reached over two PCIe Gen5 x4 paths (\"GB10 GEN5 X4 PCIe host\" root ports): LnkSta x4 of its x16 LnkCap is healthy"),
             ("pcie_gts", json!(32), "PCIe Gen5 (32 GT/s) paths of the GB10"),
             ("rails_per_port", json!(2), "a QSFP port is two rails, one per PCIe path"),
-            ("shared_limit_gbps", json!(200), "both rails of a port (and both QSFP ports) share the two x4 paths: about 200 Gbit/s per Spark"),
+            ("shared_limit_gbps", json!(200), "both rails of a port (and both QSFP ports) share the two x4 paths: about 200 Gbit/s per Spark (a Gen5 x4 path is roughly 100 Gbit/s, ServeTheHome; one rail measured 102.2 Gbit/s RoCE SEND and 97.2 TCP, NVIDIA DAQIRI DGX Spark benchmark)"),
+            ("iperf3_min_gbps", json!(130), "iperf3 -P 16 over a bond of both ports: 160-198 Gbit/s with jumbo frames (ServeTheHome, \"The NVIDIA GB10 ConnectX-7 200GbE Networking is Really Different\"); one PCIe path alone carries about 96-112 (96.2 Gbit/s untuned, catharsis.net.au \"From 96 to 340 Gbit/s\"; 97.2 Gbit/s TCP per rail, NVIDIA DAQIRI DGX Spark benchmark): 130 tells two working slaves from one"),
         ],
         DGX => vec![
             ("gdr", json!(true), "DGX H100/H200/B200: GPUDirect RDMA between each GPU and its own NIC (nvidia_peermem or DMA-BUF)"),

@@ -402,3 +402,140 @@ fn a_spark_inventory_without_ports_judges_each_rail_against_its_share() {
     );
     assert_eq!(o.status(t), "failure", "{}", o.stdout);
 }
+
+/// The MTU end to end (five-step step 1) takes its expected MTU as every expectation does:
+/// `--set mtu`, the node var, the profile (none ships one), else the hardware's majority; the
+/// report says which, and a red names the source with the node and interface.
+#[test]
+fn the_expected_mtu_says_where_it_comes_from() {
+    let five = script("five_step_acceptance.rhai");
+    let t = "step 1: MTU end to end [spark-01 -> spark-02]";
+    let o = run(&["run", &five, "-i", &sim(), "--filter", "MTU end"]);
+    assert_eq!(o.status(t), "pass", "{}", o.stdout);
+    let (m, from) = expectation(&profile_of(&o, "spark-01"), "mtu");
+    assert_eq!(m, "9000");
+    assert!(from.starts_with("hardware"), "{from}");
+
+    let o = run(&[
+        "run",
+        &five,
+        "-i",
+        &sim(),
+        "--filter",
+        "MTU end",
+        "--set",
+        "mtu=4000",
+    ]);
+    assert_eq!(
+        expectation(&profile_of(&o, "spark-01"), "mtu"),
+        ("4000".to_string(), "--set mtu".to_string())
+    );
+    assert_eq!(o.status(t), "failure", "{}", o.stdout);
+    let msg = o.message(t);
+    assert!(
+        msg.contains(
+            "spark-01 enp1s0f1np1 MTU (expected from --set mtu): expected 4000, actual 9000"
+        ),
+        "{msg}"
+    );
+
+    // The node var of spark-02 (the inventory's last node) is its expectation, not spark-01's.
+    let inv = std::fs::read_to_string(sim())
+        .unwrap()
+        .replace(
+            "replay_dir = \"transcripts\"",
+            &format!(
+                "replay_dir = {:?}",
+                repo()
+                    .join("examples/sim/transcripts")
+                    .display()
+                    .to_string()
+            ),
+        )
+        .replace("[groups]", "vars = { mtu = 4000 }\n\n[groups]");
+    let o = Fab::new()
+        .file("inv.toml", &inv)
+        .args(["run", &five, "-i", "{dir}/inv.toml", "--filter", "MTU end"])
+        .reports()
+        .run();
+    assert_eq!(
+        expectation(&profile_of(&o, "spark-02"), "mtu"),
+        (
+            "4000".to_string(),
+            "inventory var mtu of spark-02".to_string()
+        )
+    );
+    let back = "step 1: MTU end to end [spark-02 -> spark-01]";
+    assert_eq!(o.status(back), "failure", "{}", o.stdout);
+    assert!(
+        o.message(back)
+            .contains("(expected from inventory var mtu of spark-02)"),
+        "{}",
+        o.message(back)
+    );
+}
+
+/// The second-cable checklist on an inventory without `ports` (found in the field: each rail
+/// became a "port", so one Spark cable counted as two cables and one rail was measured as the
+/// whole cable, 47 % of the limit, "headroom"): rails are counted per cable by the platform's
+/// rails_per_port, one cable's rails are measured together, and rails of two cables without
+/// ports are an error that says to list the ports.
+#[test]
+fn the_checklist_without_ports_counts_cables_not_rails() {
+    let (inv, _) = sim_with("two-sparks-one-cable.toml");
+    let mut t: toml::Table = toml::from_str(&inv).unwrap();
+    for n in t["node"].as_array_mut().unwrap() {
+        assert!(n.as_table_mut().unwrap().remove("ports").is_some());
+    }
+    let one = toml::to_string(&t).unwrap();
+    let o = run_example(&one, "second_cable_checklist.rhai", &[]);
+    assert!(problems(&o).is_empty(), "{:#?}\n{}", problems(&o), o.stdout);
+    assert!(
+        o.stdout.contains("2 rails are one cable here") && o.stdout.contains("1 cable(s)"),
+        "{}",
+        o.stdout
+    );
+    let names: Vec<String> = o.tests().iter().map(|t| t["name"].to_string()).collect();
+    assert!(
+        !names.iter().any(|n| n.contains("second cable pitfalls")),
+        "one cable is not two: {names:?}"
+    );
+    let verdict = o.test("second cable verdict").to_string();
+    assert!(
+        verdict.contains("summed over 2 rail(s) = 95%") && verdict.contains("do not buy"),
+        "{verdict}"
+    );
+
+    // Four rails and no ports: which two share a cable is not known.
+    for n in t["node"].as_array_mut().unwrap() {
+        let n = n.as_table_mut().unwrap();
+        for (k, extra) in [
+            ("interfaces", ["enp1s0f0np0", "enP2p1s0f0np0"]),
+            ("rdma_devices", ["rocep1s0f0", "roceP2p1s0f0"]),
+        ] {
+            let a = n[k].as_array_mut().unwrap();
+            a.extend(extra.iter().map(|s| toml::Value::from(*s)));
+        }
+        let ips = n["fabric_ips"].as_array_mut().unwrap();
+        let more: Vec<toml::Value> = ips
+            .iter()
+            .map(|v| toml::Value::from(v.as_str().unwrap().replace("192.168.", "192.169.")))
+            .collect();
+        ips.extend(more);
+    }
+    let two = toml::to_string(&t).unwrap();
+    let o = run_example(
+        &two,
+        "second_cable_checklist.rhai",
+        &["--filter", "one cable"],
+    );
+    let c = "one cable: RDMA write vs the port limit";
+    assert_eq!(o.status(c), "error", "{}", o.stdout);
+    assert!(
+        o.message(c).contains("4 rails and no ports")
+            && o.message(c)
+                .contains("which rails share a cable is not known"),
+        "{}",
+        o.message(c)
+    );
+}
