@@ -154,12 +154,15 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     let timeout = def.timeout.unwrap_or(opts.env.test_timeout());
     let file = script.path.display().to_string();
     let mut ended_by = None;
-    for n in 0..=def.retries {
+    for n in 0..=def.retries + def.confirm {
         let a = attempt(script, def, &file, timeout, opts.env.observer.clone());
         ended_by = a.ended_by;
         record(&mut t, def, n, a, opts);
-        // A dry run lists a test once: a retry would list the same commands again.
+        // `retries` run again after any red, `confirm` only after a measured failure. A dry
+        // run lists a test once: a retry would list the same commands again.
+        let again = n < def.retries || t.status == Status::Failure;
         let done = matches!(t.status, Status::Pass | Status::Skipped)
+            || !again
             || cancel::interrupted()
             || opts.env.dry_run;
         if done {
@@ -269,11 +272,12 @@ fn attempt(
 /// its entry in `attempts`; the last attempt's measurements, every attempt's commands and
 /// output; the testcase's status is the attempt's.
 fn record(t: &mut TestResult, def: &TestDef, n: u32, a: AttemptEnd, opts: &RunOptions) {
-    if def.retries > 0 {
+    let most = def.retries + def.confirm + 1;
+    if most > 1 {
         t.output.push_str(&format!(
-            "--- attempt {} of {}: {}{}\n",
+            "--- attempt {} of at most {}: {}{}\n",
             n + 1,
-            def.retries + 1,
+            most,
             a.status.label(),
             a.message
                 .as_ref()
@@ -281,16 +285,25 @@ fn record(t: &mut TestResult, def: &TestDef, n: u32, a: AttemptEnd, opts: &RunOp
                 .unwrap_or_default()
         ));
     }
-    t.attempts.push(Attempt {
-        status: a.status,
-        message: a.message.clone(),
-        duration_ms: a.duration_ms,
-    });
     t.metrics.clear();
     t.warnings.clear();
     if let Some(c) = a.ctx {
         absorb(t, c);
     }
+    let readings: Vec<String> = t.metrics.iter().map(reading).collect();
+    if most > 1 && !readings.is_empty() {
+        t.output.push_str(&format!(
+            "--- readings of attempt {}: {}\n",
+            n + 1,
+            readings.join(", ")
+        ));
+    }
+    t.attempts.push(Attempt {
+        status: a.status,
+        message: a.message.clone(),
+        duration_ms: a.duration_ms,
+        readings,
+    });
     if a.status == Status::Pass && !a.checked && !opts.env.dry_run {
         // A pass that looked at nothing is not evidence: say so everywhere.
         t.warnings.push(CHECKED_NOTHING.into());
@@ -304,17 +317,53 @@ fn record(t: &mut TestResult, def: &TestDef, n: u32, a: AttemptEnd, opts: &RunOp
 /// After the last attempt: a pass after failed attempts is flaky, a dry run's outcome is its
 /// listing, the output is capped.
 fn finalize(t: &mut TestResult, def: &TestDef, opts: &RunOptions, ended_by: Option<Outcome>) {
-    if def.retries > 0 && t.status == Status::Pass && t.attempts.len() > 1 {
-        t.warnings.push(format!(
-            "flaky: passed on attempt {} of {}",
+    let reds = t
+        .attempts
+        .iter()
+        .filter(|a| a.status != Status::Pass)
+        .count();
+    if t.status == Status::Pass && reds > 0 {
+        t.flaky = true;
+        t.warnings.push(flaky_words(t, reds));
+    } else if t.status == Status::Failure && def.confirm > 0 && t.attempts.len() > 1 {
+        t.notes.push(format!(
+            "confirmed: failed all {} measurements ({})",
             t.attempts.len(),
-            def.retries + 1
+            attempt_readings(t)
         ));
     }
     if opts.env.dry_run && t.status != Status::Skipped {
         dry_outcome(t, ended_by);
     }
     t.output = cap(&t.output, OUTPUT_CAP);
+}
+
+/// `name=value unit` of one metric, as the attempts list it.
+fn reading(m: &crate::run::model::Metric) -> String {
+    let v = (m.value * 100.0).round() / 100.0;
+    format!("{}={v} {}", m.name, m.unit).trim_end().to_string()
+}
+
+/// Every attempt's readings, `1: a=.., 2: a=..`, or its message where it measured nothing.
+fn attempt_readings(t: &TestResult) -> String {
+    let each = t.attempts.iter().enumerate().map(|(i, a)| {
+        let r = if a.readings.is_empty() {
+            a.message.clone().unwrap_or_else(|| a.status.label().into())
+        } else {
+            a.readings.join(", ")
+        };
+        format!("{}: {}", i + 1, crate::run::model::cap(&r, 200))
+    });
+    each.collect::<Vec<_>>().join("; ")
+}
+
+/// The flaky warning: which attempts failed, that the last passed, every reading.
+fn flaky_words(t: &TestResult, reds: usize) -> String {
+    format!(
+        "flaky: {reds} of {} attempts failed, then it passed; not confirmed, not blamed: measure it again or watch it (readings {})",
+        t.attempts.len(),
+        attempt_readings(t)
+    )
 }
 
 /// `--dry-run`: a test's outcome is its listing — skipped, "dry run: N commands listed", and

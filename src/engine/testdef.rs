@@ -15,6 +15,9 @@ pub struct TestDef {
     pub timeout: Option<Duration>,
     pub tags: Vec<String>,
     pub retries: u32,
+    /// Option `confirm: N`: a measured failure (not an error) is measured again up to N times
+    /// before it is a failure; a re-measurement that passes makes the test flaky.
+    pub confirm: u32,
     /// Needs `--allow-changes` (option `changes: true`); skipped without it.
     pub changes: bool,
     pub line: Option<usize>,

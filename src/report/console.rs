@@ -32,12 +32,14 @@ impl Console {
         }
     }
 
-    fn paint(&self, s: Status) -> String {
-        let label = format!("{:5}", s.label());
+    fn paint(&self, t: &TestResult) -> String {
+        let s = t.status;
+        let label = format!("{:5}", if t.flaky { "FLAKY" } else { s.label() });
         if !self.color {
             return label;
         }
         let code = match s {
+            Status::Pass if t.flaky => "33",
             Status::Pass => "32",
             Status::Failure => "31",
             Status::Error => "35",
@@ -128,6 +130,23 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
             );
         }
     }
+    let flaky: Vec<&TestResult> = run
+        .suites
+        .iter()
+        .flat_map(|s| &s.tests)
+        .filter(|t| t.flaky)
+        .collect();
+    if !flaky.is_empty() {
+        let _ = writeln!(out, "\nFlaky (failed, then passed on a later attempt: not confirmed, not blamed; every reading in the reports):");
+        for t in flaky {
+            let _ = writeln!(
+                out,
+                "  FLAKY {} ({})",
+                super::one_line(&t.name),
+                super::one_line(&t.classname)
+            );
+        }
+    }
     profiles_text(&mut out, run);
     if let Some(sim) = &run.simulation {
         let _ = writeln!(
@@ -151,11 +170,15 @@ pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
     for l in &run.not_cleaned_up {
         let _ = writeln!(out, "NOT CLEANED UP {}", super::one_line(&l.line()));
     }
+    let passed = if c.flaky > 0 {
+        format!("{} passed ({} flaky)", c.pass, c.flaky)
+    } else {
+        format!("{} passed", c.pass)
+    };
     let _ = writeln!(
         out,
-        "\n{} tests: {} passed, {} failed, {} errors, {} skipped ({:.1}s)",
+        "\n{} tests: {passed}, {} failed, {} errors, {} skipped ({:.1}s)",
         c.total(),
-        c.pass,
         c.failure,
         c.error,
         c.skipped,
@@ -327,7 +350,7 @@ impl Observer for Console {
             let _ = writeln!(
                 out,
                 "{} {} ({:.1}s){metrics}{msg}",
-                self.paint(t.status),
+                self.paint(t),
                 super::one_line(&t.name),
                 t.duration_ms as f64 / 1000.0
             );

@@ -101,6 +101,9 @@ fn case(t: &TestResult, run: &RunResult) -> TestCase {
                     a.status.label(),
                     a.message.clone().unwrap_or_default()
                 ));
+                if !a.readings.is_empty() {
+                    body.push_str(&format!(" [{}]", a.readings.join(", ")));
+                }
             }
         }
         if t.status != Status::Skipped {

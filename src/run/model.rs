@@ -130,6 +130,10 @@ pub struct Attempt {
     pub status: Status,
     pub message: Option<String>,
     pub duration_ms: u64,
+    /// What the attempt measured (`name=value unit`, its metrics), so that every reading of a
+    /// re-measured test is in the report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -153,6 +157,11 @@ pub struct TestResult {
     /// What the script printed (`print`) and the test's log lines.
     pub output: String,
     pub attempts: Vec<Attempt>,
+    /// Passed only on a later attempt (`retries`) or re-measurement (`confirm`): a failure that
+    /// did not reproduce. Not blamed, not green: the console labels it FLAKY, the summary counts
+    /// it, the reports show every attempt's reading.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
     /// When the test started (RFC 3339, ms): with the duration, when each node was busy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started: Option<String>,
@@ -318,6 +327,7 @@ impl TestResult {
             file: String::new(),
             line: None,
             tags: vec![],
+            flaky: false,
             status: Status::Pass,
             message: None,
             detail: None,
@@ -403,6 +413,8 @@ pub struct Unreached {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
     pub pass: usize,
+    /// Of the passes, those that passed only on a later attempt (flaky).
+    pub flaky: usize,
     pub failure: usize,
     pub error: usize,
     pub skipped: usize,
@@ -419,7 +431,10 @@ impl RunResult {
         let mut c = Counts::default();
         for t in self.suites.iter().flat_map(|s| &s.tests) {
             match t.status {
-                Status::Pass => c.pass += 1,
+                Status::Pass => {
+                    c.pass += 1;
+                    c.flaky += usize::from(t.flaky);
+                }
                 Status::Failure => c.failure += 1,
                 Status::Error => c.error += 1,
                 Status::Skipped => c.skipped += 1,

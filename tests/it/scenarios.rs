@@ -309,3 +309,66 @@ fn every_scenario_has_a_row_in_the_documented_catalogue() {
         "scenarios without a row in docs/simulation.md's table (add one: scenario | the fault | caught by): {missing:?}"
     );
 }
+
+/// Issue 32 part 3, confirm before blaming: an RDMA bandwidth failure is measured again
+/// (`confirm`, default 1) before it is one. A dip that does not reproduce (`rail-dips-once`)
+/// is FLAKY — a pass that is not green: labelled on the console, counted in the summary and
+/// the JSON, both readings in every report; with `--set confirm=0` it is a failure; a fault that
+/// reproduces (`rail-at-55pct`) fails, saying both measurements failed.
+#[test]
+fn a_failure_that_does_not_reproduce_is_flaky_and_one_that_does_is_confirmed() {
+    let t = "step 3: rdma write per port [spark-01 -> spark-02]";
+    let filter = ["--filter".to_string(), "rdma write".to_string()];
+    let mut html = filter.to_vec();
+    html.extend(["--html".to_string(), "{dir}/out/report.html".to_string()]);
+    let o = run("five_step_acceptance.rhai", Some("rail-dips-once"), &html);
+    o.code(0);
+    let r = o.test(t);
+    assert_eq!(
+        (r["status"].as_str(), r["flaky"].as_bool()),
+        (Some("pass"), Some(true)),
+        "{r}"
+    );
+    let attempts = r["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{r}");
+    assert_eq!(attempts[0]["status"], "failure");
+    let reading = |i: usize| attempts[i]["readings"].to_string();
+    assert!(
+        reading(0).contains("rdma_write_gbps[spark-01:roceP2p1s0f1]=52.3 Gbit/s"),
+        "{r}"
+    );
+    assert!(
+        reading(1).contains("rdma_write_gbps[spark-01:roceP2p1s0f1]=94.78 Gbit/s"),
+        "{r}"
+    );
+    assert!(
+        o.stdout.contains(&format!("FLAKY {t}")) && o.stdout.contains("2 passed (1 flaky)"),
+        "{}",
+        o.stdout
+    );
+    let junit = o.junit.as_deref().unwrap_or("");
+    assert!(
+        junit.contains("flaky: 1 of 2 attempts failed") && junit.contains("=52.3 Gbit/s"),
+        "{junit}"
+    );
+    let html = std::fs::read_to_string(o.dir.join("out/report.html")).unwrap_or_default();
+    assert!(
+        html.contains("badge flaky") && html.contains("1 flaky"),
+        "no FLAKY in the HTML"
+    );
+
+    let mut once = filter.to_vec();
+    once.extend(["--set".to_string(), "confirm=0".to_string()]);
+    let o = run("five_step_acceptance.rhai", Some("rail-dips-once"), &once);
+    o.code(1);
+    assert_eq!(o.status(t), "failure");
+    assert_eq!(o.test(t)["attempts"].as_array().map(|a| a.len()), Some(1));
+
+    let o = run("five_step_acceptance.rhai", Some("rail-at-55pct"), &filter);
+    assert_eq!(o.status(t), "failure");
+    let notes = o.test(t)["notes"].to_string();
+    assert!(
+        notes.contains("confirmed: failed all 2 measurements"),
+        "{notes}"
+    );
+}

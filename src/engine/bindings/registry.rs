@@ -36,13 +36,14 @@ fn snapshot_loop_captures(
 }
 
 /// Options of `test`, `test_each` and `test_pairs`.
-pub const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "changes"];
+pub const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "confirm", "changes"];
 
 #[derive(Default, Clone)]
 struct TestOpts {
     timeout: Option<Duration>,
     tags: Vec<String>,
     retries: u32,
+    confirm: u32,
     changes: bool,
     /// Why the options could not be read (the test ends as this error, alone).
     invalid: Option<String>,
@@ -103,6 +104,12 @@ fn read_opts(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<TestOpts,
                     .map_err(|_| signal::error("test option retries must be a whole number", pos))?
                     .clamp(0, 100) as u32;
             }
+            "confirm" => {
+                o.confirm = v
+                    .as_int()
+                    .map_err(|_| signal::error("test option confirm must be a whole number (re-measurements of a failure; 0: none)", pos))?
+                    .clamp(0, 10) as u32;
+            }
             "changes" => o.changes = v.as_bool().unwrap_or(false),
             other => {
                 let mut known = TEST_OPTS.to_vec();
@@ -140,6 +147,7 @@ fn add(
         timeout: opts.timeout,
         tags: opts.tags,
         retries: opts.retries,
+        confirm: opts.confirm,
         changes: opts.changes,
         line: ctx.call_position().line(),
         group,

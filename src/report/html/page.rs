@@ -78,6 +78,9 @@ pub fn header(h: &mut String, run: &RunResult) {
     ] {
         let _ = write!(*h, "<span class=\"chip {cls}\">{n} {label}</span>");
     }
+    if c.flaky > 0 {
+        let _ = write!(*h, "<span class=\"chip skipped\">{} flaky</span>", c.flaky);
+    }
     h.push_str("</div></header>\n");
     if run.interrupted {
         h.push_str("<p class=\"bad\">The run was interrupted: these are partial results.</p>");

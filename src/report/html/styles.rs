@@ -41,7 +41,7 @@ header{display:flex;gap:24px;align-items:center;flex-wrap:wrap;padding:18px 0 10
 .chip{border-radius:16px;padding:3px 12px;font-weight:600;border:1px solid var(--line);background:var(--bg)}
 .chip.pass{color:var(--pass)}.chip.failure{color:var(--fail)}.chip.error{color:var(--err)}.chip.skipped{color:var(--skip)}
 .badge{display:inline-block;min-width:48px;text-align:center;border-radius:4px;color:#fff;font-weight:700;font-size:11.5px;padding:1px 6px}
-.badge.pass{background:var(--pass)}.badge.failure{background:var(--fail)}.badge.error{background:var(--err)}.badge.skipped{background:var(--skip)}
+.badge.pass{background:var(--pass)}.badge.failure{background:var(--fail)}.badge.error{background:var(--err)}.badge.skipped{background:var(--skip)}.badge.flaky{background:var(--skip)}
 .problem{border:1px solid var(--line);border-left:6px solid var(--fail);border-radius:6px;padding:8px 12px;margin:10px 0;background:#fff}
 .problem.error{border-left-color:var(--err)}
 .problem .msg{font-weight:600;margin:4px 0;white-space:pre-wrap;word-break:break-word}
@@ -70,6 +70,14 @@ pub fn status_class(s: Status) -> &'static str {
         Status::Error => "error",
         Status::Skipped => "skipped",
     }
+}
+
+/// A testcase's badge: its status, or FLAKY for a pass after failed attempts.
+pub fn test_badge(t: &crate::run::model::TestResult) -> String {
+    if t.flaky {
+        return "<span class=\"badge flaky\">FLAKY</span>".into();
+    }
+    badge(t.status)
 }
 
 pub fn badge(s: Status) -> String {

@@ -2,7 +2,7 @@
 //! output.
 
 use super::super::{fmt_in, fmt_metric};
-use super::styles::{badge, esc, ms, status_class};
+use super::styles::{esc, ms, status_class, test_badge};
 use crate::run::model::{RunResult, Status, TestResult};
 use std::fmt::Write;
 
@@ -32,11 +32,16 @@ pub fn test_body(t: &TestResult, open: bool) -> String {
         for (i, at) in t.attempts.iter().enumerate() {
             let _ = writeln!(
                 a,
-                "attempt {}: {} ({}) {}",
+                "attempt {}: {} ({}) {}{}",
                 i + 1,
                 at.status.label(),
                 ms(at.duration_ms),
-                at.message.as_deref().unwrap_or("")
+                at.message.as_deref().unwrap_or(""),
+                if at.readings.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", at.readings.join(", "))
+                }
             );
         }
         let _ = write!(
@@ -157,8 +162,8 @@ pub fn all_tests(h: &mut String, run: &RunResult) {
             let _ = write!(
                 *h,
                 "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{msg}{}{}</td></tr>",
-                status_class(t.status),
-                badge(t.status),
+                if t.flaky { "flaky" } else { status_class(t.status) },
+                test_badge(t),
                 esc(&t.name),
                 t.node.as_deref().map(esc).unwrap_or_default(),
                 ms(t.duration_ms),
