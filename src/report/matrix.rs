@@ -50,6 +50,8 @@ pub struct Cell {
     /// The pair's test status and message, for the cell's tooltip.
     pub status: Status,
     pub message: Option<String>,
+    /// The odd-one-out note about this value (far from its peers, passing its own line).
+    pub odd: Option<String>,
 }
 
 pub struct Matrix {
@@ -129,6 +131,11 @@ pub fn matrices(run: &RunResult) -> Vec<Matrix> {
                 threshold: m.threshold,
                 status: t.status,
                 message: t.message.clone(),
+                odd: run
+                    .diagnosis
+                    .iter()
+                    .find(|d| d.is_warning() && d.metric.as_deref() == Some(m.name.as_str()))
+                    .map(|d| d.cause.clone()),
             },
         );
     }
@@ -155,6 +162,7 @@ pub fn markdown(m: &Matrix) -> String {
                         match c.verdict {
                             Verdict::Fail => format!("{v} ✗"),
                             Verdict::Error => format!("{v} (error)"),
+                            _ if c.odd.is_some() => format!("{v} (odd one out)"),
                             _ => v,
                         }
                     })

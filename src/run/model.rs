@@ -306,6 +306,9 @@ pub struct Diagnosis {
     pub part: String,
     /// The results it explains (testcase names).
     pub evidence: Vec<String>,
+    /// The metric a note is about (the odd one out: the matrix marks its cell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
     /// What to run next.
     pub next: Vec<String>,
 }

@@ -31,6 +31,32 @@ impl Default for PeerPolicy {
     }
 }
 
+impl PeerPolicy {
+    /// The defaults with the run's `--set` knobs applied: `odd_min_peers=N`, `odd_min_drop=F`
+    /// (a fraction: 0.1 = 10 %), `odd_mad_factor=F`; `odd_one_out=false` turns the comparison
+    /// off (None). A knob that is not a number is ignored (the defaults are documented).
+    pub fn from_params(params: &serde_json::Map<String, serde_json::Value>) -> Option<Self> {
+        let num = |k: &str| {
+            params.get(k).and_then(|v| {
+                v.as_f64()
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            })
+        };
+        let off = params
+            .get("odd_one_out")
+            .is_some_and(|v| v.as_bool() == Some(false) || v.as_str() == Some("false"));
+        if off {
+            return None;
+        }
+        let d = PeerPolicy::default();
+        Some(PeerPolicy {
+            min_peers: num("odd_min_peers").map_or(d.min_peers, |v| v.max(2.0) as usize),
+            min_drop: num("odd_min_drop").map_or(d.min_drop, |v| v.clamp(0.0, 1.0)),
+            mad_factor: num("odd_mad_factor").map_or(d.mad_factor, |v| v.max(0.0)),
+        })
+    }
+}
+
 /// One result far below its peers: which one, its value, and the peers' median.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outlier {
@@ -204,18 +230,19 @@ fn note(g: &Group, o: &Outlier, part: String) -> Option<Diagnosis> {
     };
     let num = crate::util::fmt::fmt_num;
     let cause = format!(
-        "odd one out: {} {} {} is {:.0} % {way} the median {} {} of its {} peers ({})",
+        "odd one out: {} {} {} is {:.0} % {way} the median {} {} of the {} comparable results ({})",
         m.name,
         num(m.value),
         m.unit,
         o.drop * 100.0,
         num(o.median),
         m.unit,
-        g.members.len() - 1,
+        g.members.len(),
         against_line(m)
     );
     Some(Diagnosis {
         rule: "odd_one_out".into(),
+        metric: Some(m.name.clone()),
         cause,
         part,
         evidence: vec![test.to_string()],
@@ -323,7 +350,7 @@ mod tests {
         assert_eq!(notes[0].part, "h mlx5_3");
         assert_eq!(
             notes[0].cause,
-            "odd one out: rdma_write_gbps[h:mlx5_3] 79 Gbit/s is 15 % below the median 93 Gbit/s of its 5 peers (passes its fixed threshold 70)"
+            "odd one out: rdma_write_gbps[h:mlx5_3] 79 Gbit/s is 15 % below the median 93 Gbit/s of the 6 comparable results (passes its fixed threshold 70)"
         );
         assert_eq!(notes[0].evidence, ["rdma: write [x]"]);
         // below its own line too: a red, which the rules diagnose; no second note
@@ -385,5 +412,40 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].name, "pair4");
         assert!(low_outliers(&r, &PeerPolicy::default()).is_empty());
+    }
+
+    #[test]
+    fn set_knobs_change_the_policy_and_false_turns_it_off() {
+        let params = |pairs: &[(&str, serde_json::Value)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect::<serde_json::Map<_, _>>()
+        };
+        assert_eq!(
+            PeerPolicy::from_params(&params(&[])),
+            Some(PeerPolicy::default())
+        );
+        let p = PeerPolicy::from_params(&params(&[
+            ("odd_min_peers", serde_json::json!(6)),
+            ("odd_min_drop", serde_json::json!("0.2")),
+            ("odd_mad_factor", serde_json::json!(2.5)),
+        ]))
+        .unwrap();
+        assert_eq!((p.min_peers, p.min_drop, p.mad_factor), (6, 0.2, 2.5));
+        // a 15 % dip among four: flagged by default, not with a 20 % minimum drop
+        let r: Vec<(String, f64)> = [95.0, 94.8, 95.1, 81.0]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("r{i}"), *v))
+            .collect();
+        assert_eq!(low_outliers(&r, &PeerPolicy::default()).len(), 1);
+        assert!(low_outliers(&r, &p).is_empty());
+        for off in [serde_json::json!(false), serde_json::json!("false")] {
+            assert_eq!(
+                PeerPolicy::from_params(&params(&[("odd_one_out", off)])),
+                None
+            );
+        }
     }
 }

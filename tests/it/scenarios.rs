@@ -223,12 +223,25 @@ fn rdma_pct_80() -> Vec<String> {
 
 #[test]
 fn a_rail_15pct_below_its_peers_is_the_odd_one_out_and_fails_nothing() {
+    let mut args = rdma_pct_80();
+    args.extend(["--html".to_string(), "{dir}/out/report.html".to_string()]);
     let o = run(
         "fabric_baseline.rhai",
         Some("rail-15pct-below-peers"),
-        &rdma_pct_80(),
+        &args,
     );
     assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
+    // The HTML matrix of the rail marks the cell (spark-01 -> spark-02) and only that one.
+    let html = std::fs::read_to_string(o.dir.join("out/report.html")).unwrap_or_default();
+    let cells: Vec<&str> = html.split("<td class=\"num cell v-odd\"").skip(1).collect();
+    assert_eq!(cells.len(), 1, "odd cells in the HTML matrix: {cells:#?}");
+    assert!(
+        cells[0].contains("spark-01 -")
+            && cells[0].contains(" spark-02: 81.02 Gbit/s")
+            && cells[0].contains(">81.02 ◆<"),
+        "{}",
+        cells[0]
+    );
     o.code(0);
     let odd = odd_ones(&o);
     assert_eq!(odd.len(), 1, "{odd:#?}\n{}", o.stdout);
@@ -371,4 +384,50 @@ fn a_failure_that_does_not_reproduce_is_flaky_and_one_that_does_is_confirmed() {
         notes.contains("confirmed: failed all 2 measurements"),
         "{notes}"
     );
+}
+
+/// Latency next to bandwidth (issue 33, issue 32 part 2): the baseline measures every rail's
+/// RDMA write latency pairwise; a rail far above its peers (`rail-latency-high`: 4.95 us where
+/// the others answer 1.47) fails nothing without a fixed line but is the diagnosis's odd one out
+/// and amber in the HTML latency matrix; `--set rdma_lat_max_usec=3` makes it a failure naming
+/// the rail.
+#[test]
+fn a_rail_far_above_its_peers_in_latency_is_named_and_a_fixed_line_fails_it() {
+    let t = "rdma: latency per rail [spark-01 -> spark-02]";
+    let html = vec!["--html".to_string(), "{dir}/out/report.html".to_string()];
+    let o = run("fabric_baseline.rhai", Some("rail-latency-high"), &html);
+    assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
+    o.code(0);
+    let odd = odd_ones(&o);
+    let cause = odd[0]["cause"].as_str().unwrap_or("");
+    assert!(
+        cause.starts_with("odd one out: rdma_lat_usec[spark-01:roceP2p1s0f1] 4.95 us is 237 % above the median 1.47 us"),
+        "{odd:#?}"
+    );
+    assert_eq!(
+        odd[0]["part"],
+        "spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)"
+    );
+    let page = std::fs::read_to_string(o.dir.join("out/report.html")).unwrap_or_default();
+    let cells: Vec<&str> = page.split("<td class=\"num cell v-odd\"").skip(1).collect();
+    assert_eq!(cells.len(), 1, "{cells:#?}");
+    assert!(cells[0].contains(">4.95 ◆<"), "{}", cells[0]);
+
+    let mut line = vec!["--set".to_string(), "rdma_lat_max_usec=3".to_string()];
+    line.extend(["--filter".to_string(), "latency".to_string()]);
+    let o = run("fabric_baseline.rhai", Some("rail-latency-high"), &line);
+    assert_eq!(o.status(t), "failure", "{}", o.stdout);
+    assert!(
+        o.message(t)
+            .contains("latency above 3 us on roceP2p1s0f1 4.95 us"),
+        "{}",
+        o.message(t)
+    );
+    assert_eq!(
+        o.status("rdma: latency per rail [spark-02 -> spark-01]"),
+        "pass"
+    );
+    // the healthy simulation is within the same line
+    let o = run("fabric_baseline.rhai", None, &line);
+    assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
 }

@@ -59,6 +59,25 @@ def ethtool_i(iface):
     sit on PCI domains 0000 and 0002, as the real ibdev2netdev capture's names say)."""
     t = open("transcripts/" + S + "ethtool-i-cx7.txt").read().replace("bus-info: 0000:01:00.1", f"bus-info: {BDF[iface]}")
     return synth(f"ethtool-i-cx7-{iface}.txt", t)
+LAT_REAL = "perftest/ib_write_lat-client-rdma_cm-force-link-IB-dgx-spark.txt"
+def ib_write_lat_text(dev, typical=None):
+    """The REAL DGX Spark ib_write_lat capture (rdma_cm, --force-link IB) rewritten to the RoCE
+    form the scripts run (-x 3: Ethernet link, GID index 3, no rdma_cm, MTU 4096) on `dev`;
+    `typical` scales every latency column (None: the capture's 1.47 us)."""
+    t = open("../../tests/fixtures/" + LAT_REAL).read()
+    t = (t.replace("Device         : rocep1s0f1", f"Device         : {dev}")
+          .replace("Mtu             : 1024[B]", "Mtu             : 4096[B]")
+          .replace(" Link type       : IB\n", " Link type       : Ethernet\n GID index       : 3\n")
+          .replace("rdma_cm QPs     : ON", "rdma_cm QPs     : OFF")
+          .replace("Data ex. method : rdma_cm", "Data ex. method : Ethernet"))
+    if typical is not None:
+        head, row, tail = t.rsplit("\n", 3)[0], t.rsplit("\n", 3)[1], "\n".join(t.rsplit("\n", 3)[2:])
+        f = typical / 1.47
+        cols = row.split()
+        cols[2:] = [f"{float(c) * f:.2f}" for c in cols[2:]]
+        row = " " + "       ".join(cols[:2]) + "          " + "           ".join(cols[2:])
+        t = head + "\n" + row + "\n" + tail
+    return t
 def q(s):  # TOML basic string
     return json.dumps(s)
 for name, n in nodes.items():
@@ -136,6 +155,15 @@ for name, n in nodes.items():
         cmd(f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {n['peer_ips'][k]}",
             stdout_file=S+f"ib_write_bw-client-{d}.txt", ms=6050,
             note="synthesised client output in the format of the real RoCE perftest capture; ~95 Gbit/s per rail (NVIDIA's DGX Spark figure)")
+    # ib_write_lat per rail (fabric_baseline "rdma: latency per rail"): server and client answers
+    # synthesised from the REAL DGX Spark ib_write_lat capture (RoCE form: see ib_write_lat_text)
+    for k, d in enumerate(devs):
+        lat = synth(f"ib_write_lat-{d}.txt", ib_write_lat_text(d))
+        cmd(f"ib_write_lat -d {d} -x 3 -p 18515 ; : fcsrv-ib_write_lat-18515", stdout_file=lat, ms=1100,
+            note="synthesised from the REAL DGX Spark ib_write_lat capture (tests/fixtures/" + LAT_REAL + "): ib_write_lat prints its table on both sides")
+        cmd("pkill -TERM -f -- 'fcsrv-ib_write_lat-1851[5]'; true", stdout="", ms=6)
+        cmd(f"ib_write_lat -d {d} -x 3 -p 18515 {n['peer_ips'][k]}", stdout_file=lat, ms=1050,
+            note="synthesised from the REAL DGX Spark ib_write_lat capture: typical 1.47 us, 99 % 1.57 us")
     # nccl-tests
     cmd("""command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }""",
         stdout="/home/nvidia/nccl-tests/build/all_reduce_perf\n", ms=5)
@@ -149,7 +177,7 @@ for name, n in nodes.items():
 
     # --dry-run: `command -v TOOL` for every tool the primitives run (all present on a DGX Spark)
     for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
-              "ib_read_bw", "ib_send_bw", "iperf3", "mpirun"]:
+              "ib_read_bw", "ib_send_bw", "ib_write_lat", "iperf3", "mpirun"]:
         cmd(f"command -v {t} >/dev/null", stdout="", ms=3, note=None)
     # --- BEGIN dry-run preflight (helper C, issue 20 item 12) ---
     # What `--dry-run`'s preflight asks besides the tools above: the programs every command and

@@ -207,6 +207,27 @@ for script, name in [(FIVE, "step 3: rdma write per port"), (BASE, "rdma: write 
 s.write()
 
 # ---------------------------------------------------------------------------------------------
+# Latency (issue 33, issue 32 part 2): spark-01's second rail answers ib_write_lat at 4.95 us
+# typical where its three peers answer 1.47 (a rail paused by PFC, or a congested path through a
+# switch): no fixed latency line by default, so nothing fails; the diagnosis's odd-one-out note
+# and the HTML latency matrix name it; with --set rdma_lat_max_usec=3 it fails
+# (tests/it/scenarios.rs).
+def lat_scaled(text, typical):
+    """The healthy synthesised ib_write_lat answer with every latency column times typical/1.47."""
+    lines = text.split("\n")
+    i = max(k for k, l in enumerate(lines) if l.startswith(" 2 "))
+    cols = lines[i].split()
+    f = typical / float(cols[4])
+    cols[2:] = [f"{float(c) * f:.2f}" for c in cols[2:]]
+    lines[i] = " " + "       ".join(cols[:2]) + "          " + "           ".join(cols[2:])
+    return "\n".join(lines)
+s = Scenario("rail-latency-high", "spark-01's second rail (roceP2p1s0f1) has an RDMA write latency of 4.95 us typical where its peers have 1.47 (a PFC-paused or congested path): no fixed line, so only the diagnosis's odd-one-out note and the latency matrix name it", healthy=True)
+s.answer("spark-01", "ib_write_lat -d roceP2p1s0f1 -x 3 -p 18515 192.168.200.11", "the healthy client answer with every latency x 3.4 (4.95 us typical)",
+         stdout_file=s.file("ib_write_lat-roceP2p1s0f1.txt", lat_scaled(read("synth/ib_write_lat-roceP2p1s0f1.txt"), 4.95)), ms=1050)
+s.expect(BASE, "rdma: latency per rail [spark-01 -> spark-02]", [], status="pass")
+s.write()
+
+# ---------------------------------------------------------------------------------------------
 # Confirm before blaming (issue 32 part 3): spark-01's second rail dips to 52.3 Gbit/s on the
 # first measurement only (a transient: another job's traffic, a link retraining); the
 # re-measurement (confirm, default 1) gives the healthy answer. The testcase passes as FLAKY,
@@ -596,6 +617,7 @@ s.write()
 
 s = Scenario("perftest-missing-on-peer", "perftest not installed on spark-02: no ib_write_bw for the RDMA pairs (the dry run's preflight)")
 s.answer("spark-02", "command -v ib_write_bw >/dev/null", "not there: command -v prints nothing and exits 1", stdout="", exit_code=1, ms=3)
+s.answer("spark-02", "command -v ib_write_lat >/dev/null", "not there either (the same perftest package)", stdout="", exit_code=1, ms=3)
 for script in [FIVE, BASE]:
     s.expect(script, "tools [spark-02]", ["spark-02", "missing `ib_write_bw`", "install perftest"], status="error", args=DRY)
 s.write()

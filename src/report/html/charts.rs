@@ -69,15 +69,20 @@ const MATRIX_LEGEND: &str = "<p class=\"legend\">Cell colour is the pair's verdi
     <span class=\"cell v-pass\">pass</span> meets its threshold, test passed · \
     <span class=\"cell v-fail\">fail ✗</span> misses its threshold, or the pair's test failed · \
     <span class=\"cell v-error\">error</span> the test could not be made, the value proves nothing · \
-    <span class=\"cell v-none\">no threshold</span> a number, not a verdict.</p>";
+    <span class=\"cell v-none\">no threshold</span> a number, not a verdict · \
+    <span class=\"cell v-odd\">odd one out ◆</span> passes its line but lies far below its peers \
+    (the diagnosis's WARN note).</p>";
 
 /// One pair's cell: the value, coloured by its verdict, the verdict in words in the tooltip.
 fn matrix_cell(h: &mut String, a: &str, b: &str, c: &Cell, unit: &str) {
+    let odd = c.odd.is_some() && !matches!(c.verdict, Verdict::Fail | Verdict::Error);
     let mark = match c.verdict {
         Verdict::Fail => " ✗",
         Verdict::Error => " err",
+        _ if odd => " ◆",
         _ => "",
     };
+    let class = if odd { "v-odd" } else { c.verdict.class() };
     let judged = match c.threshold {
         Some(th) => format!("threshold {} {unit}", fmt_in(th, unit)),
         None => "no threshold".to_string(),
@@ -87,11 +92,12 @@ fn matrix_cell(h: &mut String, a: &str, b: &str, c: &Cell, unit: &str) {
         .as_deref()
         .filter(|_| matches!(c.status, Status::Failure | Status::Error))
         .map(|m| format!(": {}", crate::report::one_line(m)))
+        .or_else(|| c.odd.as_deref().filter(|_| odd).map(|o| format!("; {o}")))
         .unwrap_or_default();
     let _ = write!(
         h,
         "<td class=\"num cell {}\" title=\"{} -> {}: {} {unit}, {judged}; test {}{}\">{}{mark}</td>",
-        c.verdict.class(),
+        class,
         esc(a),
         esc(b),
         esc(&fmt_in(c.value, unit)),

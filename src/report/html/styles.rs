@@ -59,7 +59,7 @@ tr.pass td:first-child{border-left:4px solid var(--pass)}tr.skipped td:first-chi
 .muted{color:var(--muted)}
 .cell{border-radius:3px;padding:1px 6px}.legend .cell{display:inline-block}
 .v-pass{background:#dafbe1;color:#1a7f37}.v-fail{background:#ffebe9;color:#cf222e;font-weight:700}
-.v-error{background:#d0d7de;color:#1f2328;font-style:italic}.v-none{background:#f6f8fa;color:#1f2328}
+.v-error{background:#d0d7de;color:#1f2328;font-style:italic}.v-none{background:#f6f8fa;color:#1f2328}.v-odd{background:#fff8c5;color:#7d4e00;font-weight:700}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
 "#;
 

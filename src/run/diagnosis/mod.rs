@@ -262,8 +262,9 @@ pub fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
         Some(n) => rules::part_of(topo, n, m.rail.as_deref()),
         None => m.name.clone(),
     };
-    let policy = super::peers::PeerPolicy::default();
-    ctx.out.extend(super::peers::odd_ones(run, &policy, part));
+    if let Some(policy) = super::peers::PeerPolicy::from_params(&run.params) {
+        ctx.out.extend(super::peers::odd_ones(run, &policy, part));
+    }
     ctx.out
 }
 

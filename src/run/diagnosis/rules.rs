@@ -82,6 +82,7 @@ pub fn unreachable(ctx: &mut Ctx) {
             .unwrap_or_else(|| node.clone());
         ctx.out.push(Diagnosis {
             rule: "unreachable".into(),
+            metric: None,
             cause: format!(
                 "{node} could not be reached over ssh: every test on it or with it is red for that reason, not for its fabric"
             ),
@@ -217,6 +218,7 @@ fn link_diagnosis(
     };
     Diagnosis {
         rule: rule.into(),
+        metric: None,
         cause,
         part,
         evidence,
@@ -273,6 +275,7 @@ pub fn pcie_downtrained(ctx: &mut Ctx) {
         let netdev = rail_name(&s).unwrap_or("IFACE");
         ctx.out.push(Diagnosis {
             rule: "pcie_downtrained".into(),
+            metric: None,
             cause: format!("the PCIe link of {part} trained below its expected speed or width: it caps this rail's bandwidth"),
             part: format!("{part}: {}", pcie_path_words(topo.is_spark(&s.node))),
             evidence,
@@ -336,6 +339,7 @@ pub fn receiver_errors(ctx: &mut Ctx) {
         next.push("clean the connectors, then swap the cable's two ends: errors that follow the cable are the cable; that stay at this receiver, this port; that move to the far end, its transmitter".into());
         ctx.out.push(Diagnosis {
             rule: "receiver_errors".into(),
+            metric: None,
             cause,
             part,
             evidence,
@@ -388,6 +392,7 @@ pub fn rail_bandwidth(ctx: &mut Ctx) {
         let d = if !sibling_good.is_empty() {
             Diagnosis {
                 rule: "host_side".into(),
+                metric: None,
                 cause: format!("{} is weak while {} on the same cable is fine: the cable is proven; the host side of the weak rail", weak_names.join(", "), sibling_good.join(", ")),
                 part: format!("{}: its PCIe path, PCI function, driver or firmware (its rails share one cable: no riser in the path); else the same rail's receiving side on {peer}", weak_names.join(", ")),
                 evidence: vec![],
@@ -408,6 +413,7 @@ pub fn rail_bandwidth(ctx: &mut Ctx) {
             }
             Diagnosis {
                 rule: "one_direction".into(),
+                metric: None,
                 cause: format!("{node} -> {peer} is weak on every rail of the port while {peer} -> {node} is fine"),
                 part: format!("{}: {node}'s transmitter (its TX lanes, module) or the fibre towards {peer}'s receiver", weak_names.join(", ")),
                 evidence: vec![],
@@ -460,6 +466,7 @@ pub fn unexplained(ctx: &mut Ctx) {
             .replace('\n', " ");
         ctx.out.push(Diagnosis {
             rule: "unexplained".into(),
+            metric: None,
             cause: format!("no rule explains this red; it says: {message}"),
             part,
             evidence: vec![t.name.clone()],
