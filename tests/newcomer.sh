@@ -8,7 +8,10 @@
 #   NEWCOMER_KEEP=1 tests/newcomer.sh   keep the temporary directory (printed)
 #
 # The install builds fabcheck in release mode (several minutes on a small machine); nothing is
-# installed outside the temporary directory (CARGO_INSTALL_ROOT), nothing needs root.
+# installed outside the temporary directory (CARGO_INSTALL_ROOT). As root it then runs the
+# README's line for the five-step on the test lab, which builds the lab and removes it again
+# (the host's routes, namespaces, links and users are compared before and after); without root
+# that half is skipped, saying so (with CI set: a failure).
 # Exit 0: every step did what the README says.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,3 +77,34 @@ set -e
 grep -q "PASS  fabric MTU \[spark-01\]" <<<"$out" || fail "no per-node testcase for spark-01"
 grep -q "^Results: " <<<"$out" || step "note: this build writes no results directory"
 step "ok: fresh clone to five-step on the simulation, a fault caught and a custom check, in $((SECONDS - t0)) s"
+
+# "On real SSH servers before your own cluster": the README's lab line, as root. It leaves the
+# host as it found it (no namespace, route or user of the lab's afterwards). Skipped, saying so,
+# without root or when a lab is already up (its `up` would replace a lab kept for other work).
+lab_cmd=$(grep -m 1 '^bash tests/lab/lab.sh up ' "$repo/README.md" || true)
+[[ -n $lab_cmd ]] || fail "README gives no command for the five-step on the test lab"
+if [[ $(id -u) -ne 0 ]]; then
+    [[ -z ${CI:-} && -z ${NEWCOMER_CI:-} ]] || fail "the lab half needs root (CI runs as root)"
+    step "SKIPPED the lab half: not root (the README's lab line needs root)"
+    exit 0
+fi
+if bash tests/lab/lab.sh status >/dev/null 2>&1 || [[ $? -ne 2 ]]; then
+    step "SKIPPED the lab half: a test lab is up already (tests/lab/lab.sh status)"
+    exit 0
+fi
+lab_state() { ip route; ip netns list; ip -o link show | awk -F': ' '{print $2}'; cut -d: -f1 /etc/passwd; }
+before=$(lab_state)
+t1=$SECONDS
+step "README: $lab_cmd"
+set +e
+out=$(bash -c "$lab_cmd" 2>&1)
+set -e
+printf '%s\n' "$out" | tail -n 3 >&2
+for s in "step 1: ping mesh" "step 1: MTU end to end" "step 2: passwordless ssh"; do
+    n=$(grep -c "^PASS  $s \[" <<<"$out" || true)
+    ((n == 12)) || fail "on the lab, $n of 12 '$s' testcases passed"
+done
+grep -q "^FAIL " <<<"$out" && fail "a test failed on the healthy lab"
+grep -q "^ERROR step 3: rdma devices up \[lab01\]" <<<"$out" || fail "step 3 is not the ERROR the README says"
+[[ $(lab_state) == "$before" ]] || fail "the README's lab line left the host changed: $(diff <(echo "$before") <(lab_state))"
+step "ok: the five-step on the test lab (steps 1 and 2 real, step 3 an error) and the host as before, in $((SECONDS - t1)) s"
