@@ -62,6 +62,11 @@ pub struct Nccl {
     pub max_busbw_gbs: Option<f64>,
     pub transport: Option<String>,
     pub net_devices: Vec<String>,
+    /// The same per host: the `[N]dev` entries of the `NET/<transport> : Using` lines of each
+    /// host (the `HOST:PID:TID [GPU] NCCL INFO` prefix), so that a rail one node lost is seen
+    /// although the other nodes list it. Empty when the lines carry no host prefix.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub net_devices_by_host: std::collections::BTreeMap<String, Vec<String>>,
     /// What NCCL's INFO log says about GPUDirect RDMA ([`gdr`]).
     #[serde(default)]
     pub gdr: Gdr,
@@ -400,7 +405,7 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
     let mut layout: Option<Layout> = None;
     let mut using_network: Option<String> = None;
     let mut via_net: Option<String> = None;
-    let mut net_using: Vec<(String, Vec<String>)> = Vec::new();
+    let mut net_using: Vec<(Option<String>, String, Vec<String>)> = Vec::new();
     let mut library_code: Option<u64> = None;
     let mut groups_line: Option<String> = None;
     let mut info_nranks: Option<u32> = None;
@@ -529,7 +534,10 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
                 .captures_iter(devs)
                 .map(|d| d[1].to_string())
                 .collect::<Vec<_>>();
-            net_using.push((c[1].to_string(), devs));
+            let host = regex!(r"^\s*([^\s:\[]+):\d+:\d+ \[")
+                .captures(t)
+                .map(|h| h[1].to_string());
+            net_using.push((host, c[1].to_string(), devs));
         }
     }
     if !evidence {
@@ -552,13 +560,19 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
     }
     out.transport = using_network
         .or(via_net)
-        .or_else(|| net_using.last().map(|(t, _)| t.clone()));
+        .or_else(|| net_using.last().map(|(_, t, _)| t.clone()));
     if let Some(tr) = out.transport.as_deref() {
-        for (t, devs) in &net_using {
+        for (host, t, devs) in &net_using {
             if t == tr {
                 for d in devs {
                     if !out.net_devices.contains(d) {
                         out.net_devices.push(d.clone());
+                    }
+                    if let Some(h) = host {
+                        let v = out.net_devices_by_host.entry(h.clone()).or_default();
+                        if !v.contains(d) {
+                            v.push(d.clone());
+                        }
                     }
                 }
             }

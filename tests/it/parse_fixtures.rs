@@ -2258,6 +2258,16 @@ fn nccl_h200_2_28_socket() {
     assert_eq!(n.rows.last().unwrap().size_bytes, 134217728);
     assert_eq!(n.devices[0].name, "NVIDIA H200");
     assert_eq!(n.out_of_bounds, Some(0));
+    // `vm:829:829 [0] NCCL INFO NET/Socket : Using [0]eth0:192.0.2.2<0>`: the transport's
+    // device line, per host (the `NET/IB : Using [RO]` line lists no device and is not the
+    // transport's)
+    assert_eq!(n.net_devices, vec!["eth0:192.0.2.2<0>".to_string()]);
+    let by: Vec<(&str, Vec<&str>)> = n
+        .net_devices_by_host
+        .iter()
+        .map(|(h, d)| (h.as_str(), d.iter().map(|x| x.as_str()).collect()))
+        .collect();
+    assert_eq!(by, vec![("vm", vec!["eth0:192.0.2.2<0>"])]);
 }
 
 /// GPUDirect RDMA in NCCL's INFO log (real job logs from NVIDIA/nccl issues): 12 channel lines
