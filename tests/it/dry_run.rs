@@ -86,7 +86,8 @@ fn dry_run_lists_both_ends_of_every_pair_and_the_nccl_launcher() {
         );
     }
     assert!(
-        o.message(w) == "dry run: 8 commands listed (the whole test)",
+        // the exchange's 8 and the client's link-layer read (perftest's -x is RoCE's only)
+        o.message(w) == "dry run: 9 commands listed (the whole test)",
         "{}",
         o.message(w)
     );
@@ -178,12 +179,13 @@ fn dry_run_stops_listing_where_the_test_would_branch_on_an_answer() {
         "{r}"
     );
     // Without an expected speed in the inventory it comes from ethtool's supported modes, read
-    // after the measurement: the exchange (8 commands) is listed, then the threshold waits for
+    // after the measurement: the exchange (8 commands, and the client's link-layer read) is
+    // listed, then the threshold waits for
     // that answer, and the listing says so instead of inventing one.
     let w = "step 3: rdma write per port [spark-01 -> spark-02]";
     let m = o.message(w);
     assert!(
-        m.starts_with("dry run: 9 commands listed, then the listing stops")
+        m.starts_with("dry run: 10 commands listed, then the listing stops")
             && m.contains("`ethtool enp1s0f1np1` on spark-01"),
         "{m}"
     );
