@@ -174,3 +174,67 @@ fn perftest_on_infiniband_passes_no_gid_index() {
         "{roce:#?}"
     );
 }
+
+/// The link layer decides in the five-step and the baseline too (issue 33): on InfiniBand nodes
+/// `step 3: link speed` and `link: speed and EEE` are ibstat's port check (Active, LinkUp, rate,
+/// LID, SM), so a port trained at HDR in an NDR fabric fails there naming node, HCA and rate,
+/// and the RoCE MTU of step 1 is skipped saying why (never a false red).
+#[test]
+fn five_step_and_baseline_check_ib_ports_by_ibstat() {
+    let run_ib = |script: &str, filters: &[&str], scenario: Option<&str>| {
+        let mut a = vec![
+            "run".to_string(),
+            repo().join("scripts").join(script).display().to_string(),
+            "-i".into(),
+            repo()
+                .join("examples/sim-ib/cluster.toml")
+                .display()
+                .to_string(),
+        ];
+        for f in filters {
+            a.extend(["--filter".to_string(), f.to_string()]);
+        }
+        if let Some(s) = scenario {
+            a.extend(["--scenario".to_string(), s.to_string()]);
+        }
+        Fab::new().args(a).reports().run()
+    };
+    let five = "five_step_acceptance.rhai";
+    let o = run_ib(five, &["step 3: link speed", "step 1: roce mtu"], None);
+    o.code(0);
+    for n in ["h100-01", "h100-02", "h100-03", "h100-04"] {
+        assert_eq!(
+            o.status(&format!("step 3: link speed [{n}]")),
+            "pass",
+            "{}",
+            o.stdout
+        );
+        let mtu = format!("step 1: roce mtu [{n}]");
+        assert_eq!(o.status(&mtu), "skipped");
+        assert!(
+            o.message(&mtu).contains("InfiniBand node"),
+            "{}",
+            o.message(&mtu)
+        );
+    }
+    let o = run_ib("fabric_baseline.rhai", &["link: speed and EEE"], None);
+    o.code(0);
+    assert_eq!(
+        o.status("link: speed and EEE [h100-03]"),
+        "pass",
+        "{}",
+        o.stdout
+    );
+
+    let o = run_ib(five, &["step 3: link speed"], Some("ib-port-at-hdr"));
+    o.code(1);
+    let t = "step 3: link speed [h100-02]";
+    assert_eq!(o.status(t), "failure");
+    assert!(
+        o.message(t)
+            .contains("h100-02 mlx5_5 port 1: Rate 200 Gb/s (4X HDR or 2X NDR), expected 400 Gb/s"),
+        "{}",
+        o.message(t)
+    );
+    assert_eq!(problems(&o).len(), 1, "{:#?}", problems(&o));
+}
