@@ -134,7 +134,11 @@ pub fn matrices(run: &RunResult) -> Vec<Matrix> {
                 odd: run
                     .diagnosis
                     .iter()
-                    .find(|d| d.is_warning() && d.metric.as_deref() == Some(m.name.as_str()))
+                    .find(|d| {
+                        d.is_warning()
+                            && d.metric.as_deref() == Some(m.name.as_str())
+                            && d.evidence.contains(&t.name)
+                    })
                     .map(|d| d.cause.clone()),
             },
         );

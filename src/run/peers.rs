@@ -221,9 +221,10 @@ fn fails_its_line(m: &Metric) -> bool {
     m.threshold.is_some_and(|t| !m.meets(t))
 }
 
-/// The WARN-level note of outlier `o` of group `g`, its part named by `part`.
+/// The WARN-level note of outlier `o` of group `g` (its `name` is the member's index: a metric
+/// name repeats across the pairs of a mesh), its part named by `part`.
 fn note(g: &Group, o: &Outlier, part: String) -> Option<Diagnosis> {
-    let (m, test) = g.members.iter().find(|(m, _)| m.name == o.name)?;
+    let (m, test) = g.members.get(o.name.parse::<usize>().ok()?)?;
     let way = match g.better {
         Better::Higher => "below",
         Better::Lower => "above",
@@ -252,12 +253,14 @@ fn note(g: &Group, o: &Outlier, part: String) -> Option<Diagnosis> {
     })
 }
 
-/// The outliers of one group, by its direction.
+/// The outliers of one group, by its direction, each named by its member's index (the same
+/// metric name is recorded by every pair a node is the first of).
 fn outliers(g: &Group, policy: &PeerPolicy) -> Vec<Outlier> {
     let values: Vec<(String, f64)> = g
         .members
         .iter()
-        .map(|(m, _)| (m.name.clone(), m.value))
+        .enumerate()
+        .map(|(i, (m, _))| (i.to_string(), m.value))
         .collect();
     match g.better {
         Better::Higher => low_outliers(&values, policy),
@@ -279,7 +282,7 @@ pub fn odd_ones(
             outliers(g, policy)
                 .into_iter()
                 .filter_map(|o| {
-                    let (m, _) = g.members.iter().find(|(m, _)| m.name == o.name)?;
+                    let (m, _) = g.members.get(o.name.parse::<usize>().ok()?)?;
                     (!fails_its_line(m)).then(|| note(g, &o, part(m)))?
                 })
                 .collect::<Vec<_>>()

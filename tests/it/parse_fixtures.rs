@@ -208,6 +208,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt", "ofed_info_doca"),
     ("rdma/rdma-link-show-old-format-bf3-roce-lag-mlx5_bond-indented.txt", "rdma_link_old_format"),
     ("rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt", "rdma_link_new_format"),
+    ("rdma/rdma-link-ib-cx5-subnet-prefix-lid-sm_lid-no-netdev.txt", "rdma_link_infiniband"),
     ("iproute2/ip-json-4-route-show-ubuntu-container-multiline.json", "ip_route_container_multiline"),
     ("lab/ip-j-route-host-default-kernel.json", "ip_route_host_default"),
     ("lab/ip-j-route-netns-static-dhcp-blackhole-linkdown.json", "ip_route_static_dhcp_blackhole_linkdown"),
@@ -1674,6 +1675,23 @@ fn rdma_link_new_format() {
     assert_eq!(l[0].rdma_device, "rocep0s8");
     assert_eq!(l[0].netdev.as_deref(), Some("enp0s8"));
     assert_eq!(l[0].state.as_deref(), Some("ACTIVE"));
+}
+
+/// An InfiniBand port's `rdma link` line (real, a ConnectX-5 in IB mode): subnet prefix, LID and
+/// SM LID, no netdev.
+#[test]
+fn rdma_link_infiniband() {
+    let l = parse::rdma_link::parse(&fx(
+        "rdma/rdma-link-ib-cx5-subnet-prefix-lid-sm_lid-no-netdev.txt",
+    ))
+    .unwrap();
+    assert_eq!(l.len(), 1);
+    assert_eq!((l[0].rdma_device.as_str(), l[0].port), ("mlx5_0", 1));
+    assert_eq!(l[0].subnet_prefix.as_deref(), Some("fe80:0000:0000:0000"));
+    assert_eq!((l[0].lid, l[0].sm_lid), (Some(2), Some(2)));
+    assert_eq!(l[0].state.as_deref(), Some("ACTIVE"));
+    assert_eq!(l[0].physical_state.as_deref(), Some("LINK_UP"));
+    assert_eq!(l[0].netdev, None);
 }
 
 #[test]

@@ -85,6 +85,70 @@ def topo(far=None):
     out += [f"  NIC{i}: {ca}" for i, ca in enumerate(HCAS)]
     return "\n".join(out) + "\n"
 
+def rdma_link(node):
+    """`rdma link` of the node's IB ports, in the format of the real IB line
+    tests/fixtures/rdma/rdma-link-ib-cx5-subnet-prefix-lid-sm_lid-no-netdev.txt (no netdev), with
+    the LIDs of ibstat() and SM lid 1."""
+    k = NODES.index(node)
+    return "".join(f"link {ca}/1 subnet_prefix fe80:0000:0000:0000 lid {10 + 8 * k + i} sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP\n"
+                   for i, ca in enumerate(HCAS))
+
+FX = "../../tests/fixtures/"
+SPARK = "../sim/transcripts/synth/"
+def ib_write_bw_client(node, peer, ca, gbps=392.18):
+    """The Spark simulation's synthesised client answer (format of the real RoCE perftest capture)
+    rewritten to InfiniBand: link type IB, LID addressing (no GID lines), the HCA's name, and
+    `gbps` (assumed ~98 % of NDR's 400 Gb/s; no public measurement cited)."""
+    k, j, i = NODES.index(node), NODES.index(peer), HCAS.index(ca)
+    t = open(SPARK + "ib_write_bw-client-rocep1s0f1.txt").read()
+    t = (t.replace("Device         : rocep1s0f1", f"Device         : {ca}")
+          .replace(" Link type       : Ethernet\n GID index       : 3\n", " Link type       : IB\n")
+          .replace("Data ex. method : Ethernet", "Data ex. method : Ethernet")
+          .replace(" local address: LID 0000", f" local address: LID {10 + 8 * k + i:#06x}")
+          .replace(" remote address: LID 0000", f" remote address: LID {10 + 8 * j + i:#06x}"))
+    t = "\n".join(l for l in t.split("\n") if not l.startswith(" GID:"))
+    peak, avg = gbps * 1.0025, gbps
+    mpps = gbps * 1e9 / 8 / 65536 / 1e6
+    iters = int(905842 * gbps / 94.97)
+    return t.replace(" 65536      905842             95.21              94.97              0.181141",
+                     f" 65536      {iters}             {peak:.2f}              {avg:.2f}              {mpps:.6f}")
+
+def ib_write_lat_text(ca, typical=None):
+    """The REAL DGX Spark ib_write_lat capture (its link type forced to IB: its header is the IB
+    form) on HCA `ca`; `typical` scales every latency column (None: the capture's 1.47 us)."""
+    t = open(FX + "perftest/ib_write_lat-client-rdma_cm-force-link-IB-dgx-spark.txt").read()
+    t = t.replace("Device         : rocep1s0f1", f"Device         : {ca}")
+    if typical is not None:
+        lines = t.split("\n")
+        i = max(k for k, l in enumerate(lines) if l.startswith(" 2 "))
+        cols = lines[i].split()
+        f = typical / float(cols[4])
+        cols[2:] = [f"{float(c) * f:.2f}" for c in cols[2:]]
+        lines[i] = " " + "       ".join(cols[:2]) + "          " + "           ".join(cols[2:])
+        t = "\n".join(lines)
+    return t
+
+HOSTS = {n: f"10.1.0.{k + 1}" for k, n in enumerate(NODES)}
+def rdma_answers(out, node):
+    """What the baseline's and five-step's RDMA tests send on an IB node: `rdma link`, and per HCA
+    the ib_write_bw / ib_write_lat server (on TCP port 18515; an inventory without ports makes
+    each HCA its own port), its readiness probe and cleanup, and the client against every peer's
+    management address (no fabric_ips: perftest's out-of-band exchange goes there)."""
+    cmd(out, "rdma link", rdma_link(node), ms=8, note="rdma link: 8 IB ports ACTIVE / LINK_UP (format of the real IB line)")
+    server = open(FX + "perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt").read()
+    cmd(out, "ss -Hltn 'sport = :18515'", "LISTEN 0      5            0.0.0.0:18515      0.0.0.0:*          \n", ms=6)
+    for tool in ["ib_write_bw", "ib_write_lat"]:
+        cmd(out, f"pkill -TERM -f -- 'fcsrv-{tool}-1851[5]'; true", "", ms=6)
+    for ca in HCAS:
+        cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits ; : fcsrv-ib_write_bw-18515", server, ms=6100,
+            note="server: the REAL RoCE ib_write_bw server capture, as in the Spark simulation (only the client side is judged)")
+        cmd(out, f"ib_write_lat -d {ca} -p 18515 ; : fcsrv-ib_write_lat-18515", ib_write_lat_text(ca), ms=1100)
+        for peer in NODES:
+            if peer == node:
+                continue
+            cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {HOSTS[peer]}", ib_write_bw_client(node, peer, ca), ms=6050)
+            cmd(out, f"ib_write_lat -d {ca} -p 18515 {HOSTS[peer]}", ib_write_lat_text(ca), ms=1050)
+
 def cmd(out, c, stdout, ms=10, note=None, after=None):
     if note:
         out.append(f"# {note}")
@@ -105,6 +169,7 @@ for node in NODES:
         for ca in HCAS:
             cmd(out, f"perfquery -x -C {ca} -P 1", perfquery(node, ca), ms=15)
         cmd(out, "nvidia-smi topo -m", topo(), ms=300, note="one HCA per GPU on its PCIe switch (PIX)")
+        rdma_answers(out, node)
     node_file(f"transcripts/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
 
 # ---- fault scenarios: scenarios/NAME/{scenario.toml, NODE.toml} -------------------------------
@@ -113,9 +178,11 @@ def scenario(name, description, expects, files):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     s = [f"description = {q(description)}", "healthy = false", ""]
-    for test, msgs in expects:
-        s += ["[[expect]]", 'script = "fabric_health.rhai"', f"test = {q(test)}", 'status = "failure"',
-              f"message = {json.dumps(msgs)}", ""]
+    for e in expects:
+        # (test, messages): fabric_health's IB checks; (script, args, test, messages): another script
+        script, args, test, msgs = ("fabric_health.rhai", [], *e) if len(e) == 2 else e
+        s += ["[[expect]]", f"script = {q(script)}", f"test = {q(test)}", 'status = "failure"',
+              f"message = {json.dumps(msgs)}"] + ([f"args = {json.dumps(args)}"] if args else []) + [""]
     open(f"{d}/scenario.toml", "w").write("\n".join(s))
     for node, body in files.items():
         node_file(f"{d}/{node}.toml", node, f"Fault scenario `{name}` on {node}: these answers replace the healthy ones.", body)
@@ -137,3 +204,17 @@ scenario("ib-symbol-errors-growing", "h100-03 mlx5_9: SymbolErrorCounter grows b
 scenario("ib-gpu-far-hca", "h100-04 GPU5's HCA mlx5_9 sits in a slot of the other CPU socket (SYS): GPUDirect crosses the socket link",
          [("health: gpu nearest hca [h100-04]", ["h100-04 GPU5: nearest listed HCA is mlx5_6 (NODE)", "no HCA on the GPU's PCIe switch"])],
          {"h100-04": lambda out: cmd(out, "nvidia-smi topo -m", topo(far=5), ms=300)})
+# A slow rail at full link rate (a PCIe path or a cable with retransmissions): ibstat says 400,
+# ib_write_bw from h100-03's mlx5_9 reaches 251.3 Gb/s against every peer. The baseline's RDMA
+# test fails naming the node, the HCA and the value.
+RDMA = ["--filter", "rdma: "]
+scenario("ib-rail-write-slow", "h100-03 mlx5_9 is Active at 400 Gb/s but writes only 251.3 Gb/s (RDMA) to every peer: a PCIe path or a cable with retransmissions",
+         [("fabric_baseline.rhai", RDMA, f"rdma: write per port [h100-03 -> {p}]", ["h100-03 -> " + p, "mlx5_9 251.3"]) for p in ["h100-01", "h100-02", "h100-04"]],
+         {"h100-03": lambda out: [cmd(out, f"ib_write_bw -d mlx5_9 -p 18515 -D 5 --report_gbits {HOSTS[p]}", ib_write_bw_client("h100-03", p, "mlx5_9", 251.3), ms=6050)
+                                  for p in ["h100-01", "h100-02", "h100-04"]]})
+# A slow latency pair (issue 33): h100-02's mlx5_4 to h100-04 answers in 6.2 us where every other
+# rail and pair answers 1.47: with the fixed line --set rdma_lat_max_usec=3 the pair fails naming
+# the rail; without it the diagnosis's odd one out names it (tests/it/sim_ib.rs).
+scenario("ib-latency-pair-slow", "h100-02 mlx5_4 -> h100-04: RDMA write latency 6.2 us where every other rail and pair answers 1.47 us",
+         [("fabric_baseline.rhai", RDMA + ["--set", "rdma_lat_max_usec=3"], "rdma: latency per rail [h100-02 -> h100-04]", ["latency above 3 us on mlx5_4 6.2 us"])],
+         {"h100-02": lambda out: cmd(out, f"ib_write_lat -d mlx5_4 -p 18515 {HOSTS['h100-04']}", ib_write_lat_text("mlx5_4", 6.2), ms=1050)})
