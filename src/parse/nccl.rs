@@ -528,16 +528,8 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
             using_network = Some(c[1].trim().to_string());
         } else if let Some(c) = regex!(r"via NET/([^/]+)/").captures(t) {
             via_net = Some(c[1].trim().to_string());
-        } else if let Some(c) = regex!(r"NCCL INFO NET/(\w+)\s*: Using (.*)$").captures(t) {
-            let devs = c[2].split(';').next().unwrap_or("");
-            let devs = regex!(r"\[\d+\](\S+)")
-                .captures_iter(devs)
-                .map(|d| d[1].to_string())
-                .collect::<Vec<_>>();
-            let host = regex!(r"^\s*([^\s:\[]+):\d+:\d+ \[")
-                .captures(t)
-                .map(|h| h[1].to_string());
-            net_using.push((host, c[1].to_string(), devs));
+        } else if let Some(u) = net_using_line(t) {
+            net_using.push((u.host, u.transport, u.devices));
         }
     }
     if !evidence {
@@ -563,7 +555,8 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
         .or_else(|| net_using.last().map(|(_, t, _)| t.clone()));
     if let Some(tr) = out.transport.as_deref() {
         for (host, t, devs) in &net_using {
-            if t == tr {
+            // `Using network IBext_v8` (a net plugin) lists its devices on the `NET/IB` line
+            if t == tr || tr.starts_with(t.as_str()) {
                 for d in devs {
                     if !out.net_devices.contains(d) {
                         out.net_devices.push(d.clone());
@@ -583,6 +576,45 @@ fn parse_text(text: &str) -> Result<Nccl, ParseError> {
         out.nranks = info_nranks;
     }
     Ok(out)
+}
+
+/// One `NET/<transport> : Using ...` line of NCCL's INFO log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetUsing {
+    /// The `HOST:PID:TID [GPU]` prefix's host, when the line has one.
+    pub host: Option<String>,
+    /// `IB`, `Socket`, ...
+    pub transport: String,
+    /// `mlx5_0:1/IB`, `rocep1s0f1:1/RoCE`, `eth0:10.0.0.1<0>`: each device NCCL lists; the
+    /// members of a merged virtual device (`[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}`, NCCL
+    /// 2.20+) each on their own.
+    pub devices: Vec<String>,
+}
+
+/// A `NET/<transport> : Using [0]dev [1]dev ...; OOB ...` line, else None.
+pub fn net_using_line(t: &str) -> Option<NetUsing> {
+    let c = regex!(r"NCCL INFO NET/(\w+)\s*: Using (.*)$").captures(t)?;
+    let list = c[2].split(';').next().unwrap_or("");
+    // RDMA devices as `name:port/link`, also inside merged `={...}` groups; else (sockets) the
+    // `[N]entry` words.
+    let mut devices: Vec<String> = regex!(r"([A-Za-z0-9_.\-]+:\d+/[A-Za-z]+)")
+        .captures_iter(list)
+        .map(|d| d[1].to_string())
+        .collect();
+    if devices.is_empty() {
+        devices = regex!(r"\[\d+\](\S+)")
+            .captures_iter(list)
+            .map(|d| d[1].to_string())
+            .collect();
+    }
+    let host = regex!(r"^\s*([^\s:\[]+):\d+:\d+ \[")
+        .captures(t)
+        .map(|h| h[1].to_string());
+    Some(NetUsing {
+        host,
+        transport: c[1].to_string(),
+        devices,
+    })
 }
 
 /// `nranks` from the `# Using devices` rank lines: the highest rank + 1, or the number of

@@ -209,6 +209,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("rdma/rdma-link-show-old-format-bf3-roce-lag-mlx5_bond-indented.txt", "rdma_link_old_format"),
     ("rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt", "rdma_link_new_format"),
     ("rdma/rdma-link-ib-cx5-subnet-prefix-lid-sm_lid-no-netdev.txt", "rdma_link_infiniband"),
+    ("nccl-tests/nccl-info-net-ib-merged-nics-ibext_v8-roce-nccl-tests373.txt", "nccl_net_using_lines"),
     ("iproute2/ip-json-4-route-show-ubuntu-container-multiline.json", "ip_route_container_multiline"),
     ("lab/ip-j-route-host-default-kernel.json", "ip_route_host_default"),
     ("lab/ip-j-route-netns-static-dhcp-blackhole-linkdown.json", "ip_route_static_dhcp_blackhole_linkdown"),
@@ -1692,6 +1693,48 @@ fn rdma_link_infiniband() {
     assert_eq!(l[0].state.as_deref(), Some("ACTIVE"));
     assert_eq!(l[0].physical_state.as_deref(), Some("LINK_UP"));
     assert_eq!(l[0].netdev, None);
+}
+
+/// NCCL's `NET/<transport> : Using` line, read per line (the fixtures are INFO logs, not whole
+/// nccl-tests outputs): a merged virtual NIC list (NCCL 2.20+, `[0]={[0] mlx5_2:1/RoCE, ...}`,
+/// real log of NVIDIA/nccl-tests#373) gives each member device; the plain form of the real
+/// nccl#1537 log gives its two devices with the host of the line's prefix; a socket list its
+/// entry.
+#[test]
+fn nccl_net_using_lines() {
+    let using = |f: &str| -> Vec<parse::nccl::NetUsing> {
+        fx(f)
+            .lines()
+            .filter_map(parse::nccl::net_using_line)
+            .collect()
+    };
+    let u = using("nccl-tests/nccl-info-net-ib-merged-nics-ibext_v8-roce-nccl-tests373.txt");
+    assert_eq!(u.len(), 1);
+    assert_eq!(
+        (u[0].host.as_deref(), u[0].transport.as_str()),
+        (Some("bigo"), "IB")
+    );
+    assert_eq!(
+        u[0].devices,
+        [
+            "mlx5_2:1/RoCE",
+            "mlx5_3:1/RoCE",
+            "mlx5_0:1/RoCE",
+            "mlx5_1:1/RoCE"
+        ]
+    );
+    let u = using("nccl-tests/nccl-info-gdr-disabled-for-hca-roce-nccl1537.txt");
+    assert_eq!(u.len(), 1);
+    assert_eq!(u[0].host.as_deref(), Some("hostname1"));
+    assert_eq!(u[0].devices, ["mlx5_0:1/RoCE", "mlx5_1:1/RoCE"]);
+    let u = using("nccl-tests/all_reduce-v2.19.6-nccl2.28.9-1xH200-g1-debug-info-netib-nodevice-socket-firecracker.txt");
+    let socket: Vec<_> = u.iter().filter(|x| x.transport == "Socket").collect();
+    assert_eq!(socket[0].devices, ["eth0:192.0.2.2<0>"]);
+    assert!(
+        u.iter()
+            .any(|x| x.transport == "IB" && x.devices.is_empty()),
+        "{u:?}"
+    );
 }
 
 #[test]
