@@ -265,6 +265,22 @@ for script, name in [(FIVE, "step 3: rdma write per port"), (BASE, "rdma: write 
 s.write()
 
 # ---------------------------------------------------------------------------------------------
+# Healthy variant: NCCL through HPC-X's IB net plugin (`P2P plugin IBext_v8`, `Using network
+# IBext_v8`, channels `via NET/IBext_v8/N`, the devices still on the `NET/IB : Using` line), as
+# in the real NVIDIA/nccl-tests#373 log (tests/fixtures/nccl-tests/nccl-info-net-ib-merged-nics-
+# ibext_v8-roce-nccl-tests373.txt). It is IB: nothing may fail (the transport check used to
+# demand exactly "IB").
+s = Scenario("nccl-ib-net-plugin-healthy", "healthy: NCCL runs over HPC-X's IB net plugin (Using network IBext_v8, channels via NET/IBext_v8), the RDMA devices on the NET/IB line as usual", healthy=True)
+text = HEALTHY_NCCL.replace("Using network IB\n", "Using network IBext_v8\n").replace("via NET/IB/", "via NET/IBext_v8/")
+text = text.replace("NCCL INFO Initialized NET plugin IB", "NCCL INFO P2P plugin IBext_v8")
+assert "IBext_v8" in text
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with the IB net plugin's lines (format of the real NVIDIA/nccl-tests#373 log)",
+             stdout_file=s.file("all_reduce_perf.txt", text), ms=41000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", [], status="pass")
+s.expect(BASE, "nccl: all_reduce 2 nodes", [], status="pass")
+s.write()
+
 s = Scenario("nccl-socket-fallback", "NCCL fell back to TCP sockets (no usable IB/RoCE device for NCCL): busbw 2.9 GB/s over NET/Socket")
 text = HEALTHY_NCCL
 text = re.sub(r"NCCL INFO NET/IB : Using .*", "NCCL INFO NET/IB : No device found.", text)
