@@ -354,3 +354,48 @@ fn baseline_rdma_on_infiniband_names_the_slow_rail_and_the_slow_pair() {
         .message("rdma: latency per rail [h100-02 -> h100-04]")
         .contains("latency above 3 us on mlx5_4 6.2 us"));
 }
+
+/// The baseline's NCCL runs on the healthy IB simulation (one rank per node, the eight HCAs on
+/// every host's NET/IB line, GPUDirect RDMA): green, the threshold from the IB rate (80 % of
+/// one NDR port: 40 GB/s), each node's eight rails recorded as used.
+#[test]
+fn baseline_nccl_on_infiniband_is_green_and_counts_every_rail() {
+    let o = Fab::new()
+        .args([
+            "run",
+            &repo()
+                .join("scripts/fabric_baseline.rhai")
+                .display()
+                .to_string(),
+            "-i",
+            &repo()
+                .join("examples/sim-ib/cluster.toml")
+                .display()
+                .to_string(),
+            "--filter",
+            "nccl",
+        ])
+        .reports()
+        .run();
+    assert!(problems(&o).is_empty(), "{:#?}\n{}", problems(&o), o.stdout);
+    o.code(0);
+    let t = o.test("nccl: all_reduce 4 nodes");
+    let m = |name: &str| -> Option<f64> {
+        t["metrics"]
+            .as_array()?
+            .iter()
+            .find(|m| m["name"] == name)?["value"]
+            .as_f64()
+    };
+    for n in ["h100-01", "h100-02", "h100-03", "h100-04"] {
+        assert_eq!(m(&format!("nccl_rails_used[{n}]")), Some(8.0), "{t}");
+    }
+    let best = t["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "nccl_busbw_max_gbs")
+        .cloned()
+        .unwrap();
+    assert_eq!(best["threshold"].as_f64(), Some(40.0), "{best}");
+}
