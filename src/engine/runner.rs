@@ -340,7 +340,7 @@ fn finalize(t: &mut TestResult, def: &TestDef, opts: &RunOptions, ended_by: Opti
 
 /// `name=value unit` of one metric, as the attempts list it.
 fn reading(m: &crate::run::model::Metric) -> String {
-    let v = (m.value * 100.0).round() / 100.0;
+    let v = crate::util::fmt::fmt_num(m.value);
     format!("{}={v} {}", m.name, m.unit).trim_end().to_string()
 }
 

@@ -113,19 +113,7 @@ fn set_and_inventory_win_over_the_profile() {
     assert_eq!((g.as_str(), from.as_str()), ("true", "--set gdr"));
     assert_eq!(o.status("health: gpudirect rdma [spark-01]"), "pass");
     // A node var wins over the profile: pcie_width = 16 on spark-02 fails its x4 rails.
-    let inv = std::fs::read_to_string(sim())
-        .unwrap()
-        .replace(
-            "replay_dir = \"transcripts\"",
-            &format!(
-                "replay_dir = {:?}",
-                repo()
-                    .join("examples/sim/transcripts")
-                    .display()
-                    .to_string()
-            ),
-        )
-        .replace("[groups]", "vars = { pcie_width = 16 }\n\n[groups]");
+    let inv = sim_with_last_node_vars("pcie_width = 16");
     let o = Fab::new()
         .file("inv.toml", &inv)
         .args(["run", &script("fabric_health.rhai"), "-i", "{dir}/inv.toml"])
@@ -150,6 +138,24 @@ fn set_and_inventory_win_over_the_profile() {
         o.message(t)
     );
     assert_eq!(o.status("health: pcie link [spark-01]"), "pass");
+}
+
+/// The simulation's inventory (replay directory made absolute) with `vars` (TOML inline-table
+/// keys) given to its last node, spark-02.
+fn sim_with_last_node_vars(vars: &str) -> String {
+    std::fs::read_to_string(sim())
+        .unwrap()
+        .replace(
+            "replay_dir = \"transcripts\"",
+            &format!(
+                "replay_dir = {:?}",
+                repo()
+                    .join("examples/sim/transcripts")
+                    .display()
+                    .to_string()
+            ),
+        )
+        .replace("[groups]", &format!("vars = {{ {vars} }}\n\n[groups]"))
 }
 
 /// The simulation's inventory with `example`'s node settings applied: every sim node takes the
@@ -440,19 +446,7 @@ fn the_expected_mtu_says_where_it_comes_from() {
     );
 
     // The node var of spark-02 (the inventory's last node) is its expectation, not spark-01's.
-    let inv = std::fs::read_to_string(sim())
-        .unwrap()
-        .replace(
-            "replay_dir = \"transcripts\"",
-            &format!(
-                "replay_dir = {:?}",
-                repo()
-                    .join("examples/sim/transcripts")
-                    .display()
-                    .to_string()
-            ),
-        )
-        .replace("[groups]", "vars = { mtu = 4000 }\n\n[groups]");
+    let inv = sim_with_last_node_vars("mtu = 4000");
     let o = Fab::new()
         .file("inv.toml", &inv)
         .args(["run", &five, "-i", "{dir}/inv.toml", "--filter", "MTU end"])

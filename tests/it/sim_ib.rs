@@ -12,26 +12,31 @@ const IB_TESTS: &[&str] = &[
     "health: gpu nearest hca",
 ];
 
-fn run(scenario: Option<&str>) -> Outcome {
+/// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
+fn ib_run(script: &str, args: &[&str], scenario: Option<&str>) -> Outcome {
     let mut a = vec![
         "run".to_string(),
-        repo()
-            .join("scripts/fabric_health.rhai")
-            .display()
-            .to_string(),
+        repo().join("scripts").join(script).display().to_string(),
         "-i".into(),
         repo()
             .join("examples/sim-ib/cluster.toml")
             .display()
             .to_string(),
     ];
-    for t in IB_TESTS {
-        a.extend(["--filter".to_string(), t.to_string()]);
-    }
+    a.extend(args.iter().map(|x| x.to_string()));
     if let Some(s) = scenario {
         a.extend(["--scenario".to_string(), s.to_string()]);
     }
     Fab::new().args(a).reports().run()
+}
+
+/// fabric_health's IB checks (IB_TESTS) on the IB simulation.
+fn run(scenario: Option<&str>) -> Outcome {
+    let mut args = vec![];
+    for t in IB_TESTS {
+        args.extend(["--filter", *t]);
+    }
+    ib_run("fabric_health.rhai", &args, scenario)
 }
 
 fn problems(o: &Outcome) -> BTreeMap<String, (String, String)> {
@@ -90,19 +95,8 @@ fn run_script(script: &str, args: &[String], scenario: &str) -> Outcome {
     if script == "fabric_health.rhai" && args.is_empty() {
         return run(Some(scenario));
     }
-    let mut a = vec![
-        "run".to_string(),
-        repo().join("scripts").join(script).display().to_string(),
-        "-i".into(),
-        repo()
-            .join("examples/sim-ib/cluster.toml")
-            .display()
-            .to_string(),
-        "--scenario".into(),
-        scenario.to_string(),
-    ];
-    a.extend(args.iter().cloned());
-    Fab::new().args(a).reports().run()
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ib_run(script, &args, Some(scenario))
 }
 
 #[test]
@@ -219,22 +213,8 @@ fn perftest_on_infiniband_passes_no_gid_index() {
 #[test]
 fn five_step_and_baseline_check_ib_ports_by_ibstat() {
     let run_ib = |script: &str, filters: &[&str], scenario: Option<&str>| {
-        let mut a = vec![
-            "run".to_string(),
-            repo().join("scripts").join(script).display().to_string(),
-            "-i".into(),
-            repo()
-                .join("examples/sim-ib/cluster.toml")
-                .display()
-                .to_string(),
-        ];
-        for f in filters {
-            a.extend(["--filter".to_string(), f.to_string()]);
-        }
-        if let Some(s) = scenario {
-            a.extend(["--scenario".to_string(), s.to_string()]);
-        }
-        Fab::new().args(a).reports().run()
+        let args: Vec<&str> = filters.iter().flat_map(|f| ["--filter", *f]).collect();
+        ib_run(script, &args, scenario)
     };
     let five = "five_step_acceptance.rhai";
     let o = run_ib(five, &["step 3: link speed", "step 1: roce mtu"], None);
@@ -284,27 +264,9 @@ fn five_step_and_baseline_check_ib_ports_by_ibstat() {
 #[test]
 fn baseline_rdma_on_infiniband_names_the_slow_rail_and_the_slow_pair() {
     let base = |scenario: Option<&str>, extra: &[&str]| {
-        let mut a = vec![
-            "run".to_string(),
-            repo()
-                .join("scripts/fabric_baseline.rhai")
-                .display()
-                .to_string(),
-            "-i".into(),
-            repo()
-                .join("examples/sim-ib/cluster.toml")
-                .display()
-                .to_string(),
-            "--filter".into(),
-            "rdma: ".into(),
-            "--html".into(),
-            "{dir}/out/report.html".into(),
-        ];
-        a.extend(extra.iter().map(|s| s.to_string()));
-        if let Some(s) = scenario {
-            a.extend(["--scenario".to_string(), s.to_string()]);
-        }
-        Fab::new().args(a).reports().run()
+        let mut args = vec!["--filter", "rdma: ", "--html", "{dir}/out/report.html"];
+        args.extend(extra);
+        ib_run("fabric_baseline.rhai", &args, scenario)
     };
     let o = base(None, &[]);
     assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
@@ -341,8 +303,7 @@ fn baseline_rdma_on_infiniband_names_the_slow_rail_and_the_slow_pair() {
         d[0]["evidence"][0],
         "rdma: latency per rail [h100-02 -> h100-04]"
     );
-    let page = std::fs::read_to_string(o.dir.join("out/report.html")).unwrap_or_default();
-    let cells: Vec<&str> = page.split("<td class=\"num cell v-odd\"").skip(1).collect();
+    let cells = o.odd_matrix_cells();
     assert_eq!(cells.len(), 1, "one amber cell: {cells:#?}");
     assert!(cells[0].contains(">6.2 ◆<"), "{}", cells[0]);
     let o = base(
@@ -360,23 +321,7 @@ fn baseline_rdma_on_infiniband_names_the_slow_rail_and_the_slow_pair() {
 /// one NDR port: 40 GB/s), each node's eight rails recorded as used.
 #[test]
 fn baseline_nccl_on_infiniband_is_green_and_counts_every_rail() {
-    let o = Fab::new()
-        .args([
-            "run",
-            &repo()
-                .join("scripts/fabric_baseline.rhai")
-                .display()
-                .to_string(),
-            "-i",
-            &repo()
-                .join("examples/sim-ib/cluster.toml")
-                .display()
-                .to_string(),
-            "--filter",
-            "nccl",
-        ])
-        .reports()
-        .run();
+    let o = ib_run("fabric_baseline.rhai", &["--filter", "nccl"], None);
     assert!(problems(&o).is_empty(), "{:#?}\n{}", problems(&o), o.stdout);
     o.code(0);
     let t = o.test("nccl: all_reduce 4 nodes");

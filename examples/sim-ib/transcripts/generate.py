@@ -3,7 +3,9 @@
 # examples/sim-ib/:   python3 transcripts/generate.py
 # Every answer is SYNTHESISED in the format of a real capture in tests/fixtures (named at each
 # function); SOURCES.md says which. The fault scenarios are written at the end.
-import json, os, shutil
+import json, os, shutil, sys
+sys.path.insert(0, "../sim/transcripts")
+from formats import lat_scaled  # the Spark simulation's latency scaling, one source
 
 NODES = ["h100-01", "h100-02", "h100-03", "h100-04"]
 # The HCA names of the real 8x H100 ibv_devinfo capture
@@ -103,7 +105,6 @@ def ib_write_bw_client(node, peer, ca, gbps=392.18):
     t = open(SPARK + "ib_write_bw-client-rocep1s0f1.txt").read()
     t = (t.replace("Device         : rocep1s0f1", f"Device         : {ca}")
           .replace(" Link type       : Ethernet\n GID index       : 3\n", " Link type       : IB\n")
-          .replace("Data ex. method : Ethernet", "Data ex. method : Ethernet")
           .replace(" local address: LID 0000", f" local address: LID {10 + 8 * k + i:#06x}")
           .replace(" remote address: LID 0000", f" remote address: LID {10 + 8 * j + i:#06x}"))
     t = "\n".join(l for l in t.split("\n") if not l.startswith(" GID:"))
@@ -118,15 +119,7 @@ def ib_write_lat_text(ca, typical=None):
     form) on HCA `ca`; `typical` scales every latency column (None: the capture's 1.47 us)."""
     t = open(FX + "perftest/ib_write_lat-client-rdma_cm-force-link-IB-dgx-spark.txt").read()
     t = t.replace("Device         : rocep1s0f1", f"Device         : {ca}")
-    if typical is not None:
-        lines = t.split("\n")
-        i = max(k for k, l in enumerate(lines) if l.startswith(" 2 "))
-        cols = lines[i].split()
-        f = typical / float(cols[4])
-        cols[2:] = [f"{float(c) * f:.2f}" for c in cols[2:]]
-        lines[i] = " " + "       ".join(cols[:2]) + "          " + "           ".join(cols[2:])
-        t = "\n".join(lines)
-    return t
+    return t if typical is None else lat_scaled(t, typical)
 
 HOSTS = {n: f"10.1.0.{k + 1}" for k, n in enumerate(NODES)}
 def rdma_answers(out, node):

@@ -151,3 +151,14 @@ def ip_route_json(addr_doc, mgmt_gateway):
                 default.append({"dst": "default", "gateway": mgmt_gateway, "dev": i["ifname"], "protocol": "dhcp",
                                 "prefsrc": a["local"], "metric": 100, "flags": []})
     return json.dumps(default + kernel, separators=(",", ":")) + "\n"
+def lat_scaled(text, typical):
+    """An ib_write_lat answer (format of the real DGX Spark capture tests/fixtures/perftest/
+    ib_write_lat-client-rdma_cm-force-link-IB-dgx-spark.txt) with every latency column of its
+    2-byte row times typical/t_typical (used by both simulations' latency faults)."""
+    lines = text.split("\n")
+    i = max(k for k, l in enumerate(lines) if l.startswith(" 2 "))
+    cols = lines[i].split()
+    f = typical / float(cols[4])
+    cols[2:] = [f"{float(c) * f:.2f}" for c in cols[2:]]
+    lines[i] = " " + "       ".join(cols[:2]) + "          " + "           ".join(cols[2:])
+    return "\n".join(lines)

@@ -60,24 +60,16 @@ def ethtool_i(iface):
     t = open("transcripts/" + S + "ethtool-i-cx7.txt").read().replace("bus-info: 0000:01:00.1", f"bus-info: {BDF[iface]}")
     return synth(f"ethtool-i-cx7-{iface}.txt", t)
 LAT_REAL = "perftest/ib_write_lat-client-rdma_cm-force-link-IB-dgx-spark.txt"
-def ib_write_lat_text(dev, typical=None):
+def ib_write_lat_text(dev):
     """The REAL DGX Spark ib_write_lat capture (rdma_cm, --force-link IB) rewritten to the RoCE
-    form the scripts run (-x 3: Ethernet link, GID index 3, no rdma_cm, MTU 4096) on `dev`;
-    `typical` scales every latency column (None: the capture's 1.47 us)."""
+    form the scripts run (-x 3: Ethernet link, GID index 3, no rdma_cm, MTU 4096) on `dev`
+    (scenarios.py's lat_scaled changes its latencies)."""
     t = open("../../tests/fixtures/" + LAT_REAL).read()
-    t = (t.replace("Device         : rocep1s0f1", f"Device         : {dev}")
-          .replace("Mtu             : 1024[B]", "Mtu             : 4096[B]")
-          .replace(" Link type       : IB\n", " Link type       : Ethernet\n GID index       : 3\n")
-          .replace("rdma_cm QPs     : ON", "rdma_cm QPs     : OFF")
-          .replace("Data ex. method : rdma_cm", "Data ex. method : Ethernet"))
-    if typical is not None:
-        head, row, tail = t.rsplit("\n", 3)[0], t.rsplit("\n", 3)[1], "\n".join(t.rsplit("\n", 3)[2:])
-        f = typical / 1.47
-        cols = row.split()
-        cols[2:] = [f"{float(c) * f:.2f}" for c in cols[2:]]
-        row = " " + "       ".join(cols[:2]) + "          " + "           ".join(cols[2:])
-        t = head + "\n" + row + "\n" + tail
-    return t
+    return (t.replace("Device         : rocep1s0f1", f"Device         : {dev}")
+             .replace("Mtu             : 1024[B]", "Mtu             : 4096[B]")
+             .replace(" Link type       : IB\n", " Link type       : Ethernet\n GID index       : 3\n")
+             .replace("rdma_cm QPs     : ON", "rdma_cm QPs     : OFF")
+             .replace("Data ex. method : rdma_cm", "Data ex. method : Ethernet"))
 def q(s):  # TOML basic string
     return json.dumps(s)
 for name, n in nodes.items():

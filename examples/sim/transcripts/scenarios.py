@@ -212,15 +212,7 @@ s.write()
 # switch): no fixed latency line by default, so nothing fails; the diagnosis's odd-one-out note
 # and the HTML latency matrix name it; with --set rdma_lat_max_usec=3 it fails
 # (tests/it/scenarios.rs).
-def lat_scaled(text, typical):
-    """The healthy synthesised ib_write_lat answer with every latency column times typical/1.47."""
-    lines = text.split("\n")
-    i = max(k for k, l in enumerate(lines) if l.startswith(" 2 "))
-    cols = lines[i].split()
-    f = typical / float(cols[4])
-    cols[2:] = [f"{float(c) * f:.2f}" for c in cols[2:]]
-    lines[i] = " " + "       ".join(cols[:2]) + "          " + "           ".join(cols[2:])
-    return "\n".join(lines)
+from formats import lat_scaled
 s = Scenario("rail-latency-high", "spark-01's second rail (roceP2p1s0f1) has an RDMA write latency of 4.95 us typical where its peers have 1.47 (a PFC-paused or congested path): no fixed line, so only the diagnosis's odd-one-out note and the latency matrix name it", healthy=True)
 s.answer("spark-01", "ib_write_lat -d roceP2p1s0f1 -x 3 -p 18515 192.168.200.11", "the healthy client answer with every latency x 3.4 (4.95 us typical)",
          stdout_file=s.file("ib_write_lat-roceP2p1s0f1.txt", lat_scaled(read("synth/ib_write_lat-roceP2p1s0f1.txt"), 4.95)), ms=1050)

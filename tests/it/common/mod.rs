@@ -257,6 +257,16 @@ impl Outcome {
             })
     }
 
+    /// The HTML report's pair-matrix cells marked as the odd one out (`v-odd`), each the text
+    /// from the cell's attributes on (a run given `--html {dir}/out/report.html`).
+    pub fn odd_matrix_cells(&self) -> Vec<String> {
+        let html = std::fs::read_to_string(self.dir.join("out/report.html")).unwrap_or_default();
+        html.split("<td class=\"num cell v-odd\"")
+            .skip(1)
+            .map(str::to_string)
+            .collect()
+    }
+
     pub fn status(&self, name: &str) -> String {
         self.test(name)["status"].as_str().unwrap().to_string()
     }
