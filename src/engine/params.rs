@@ -74,6 +74,12 @@ pub fn declared(sources: &[String]) -> Declared {
         for c in expect_call().captures_iter(src) {
             d.keys.entry(c[1].to_string()).or_insert(ParamType::Any);
         }
+        // `n.link_layer()` reads `--set link_layer` first (primitives::profile).
+        if src.contains(".link_layer()") {
+            d.keys
+                .entry("link_layer".to_string())
+                .or_insert(ParamType::Any);
+        }
         if dynamic {
             d.maybe
                 .extend(lit.captures_iter(src).map(|c| c[1].to_string()));
@@ -155,6 +161,16 @@ mod tests {
             &d
         )
         .is_ok());
+    }
+
+    /// `--set link_layer=infiniband` is read by `n.link_layer()` (docs/infiniband.md): it was
+    /// refused as "no script reads `link_layer`".
+    #[test]
+    fn link_layer_is_read_where_a_script_asks_the_link_layer() {
+        let d = declared(&["fn is_ib(n) { n.link_layer().value == \"infiniband\" }".to_string()]);
+        assert!(check(&sets(&[("link_layer", "infiniband".into())]), &d).is_ok());
+        let d = declared(&["let x = param(\"mtu\", 9000);".to_string()]);
+        assert!(check(&sets(&[("link_layer", "infiniband".into())]), &d).is_err());
     }
 
     #[test]

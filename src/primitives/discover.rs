@@ -54,6 +54,18 @@ pub fn discover(n: &NodeRef) -> Result<Found, String> {
     for r in &mut found.rails {
         measure(n, r, &facts.sysfs, &mut notes);
     }
+    let ib: Vec<&str> = found
+        .rails
+        .iter()
+        .filter(|r| infiniband(r, &facts.sysfs))
+        .map(|r| r.iface.as_str())
+        .collect();
+    if !ib.is_empty() {
+        notes.push(format!(
+            "InfiniBand (IPoIB) rails {}: no ethtool link modes or RoCE GID to read; runs judge each HCA port by ibstat (state, rate, LID, SM)",
+            ib.join(", ")
+        ));
+    }
     found.notes.extend(notes);
     Ok(found)
 }
@@ -376,9 +388,24 @@ fn platform(s: &SysfsNet) -> Platform {
     }
 }
 
+/// Whether the rail's RDMA device has an InfiniBand port (sysfs `ports/N/link_layer`).
+fn infiniband(r: &Rail, s: &SysfsNet) -> bool {
+    let Some(dev) = r.rdma_device.as_deref() else {
+        return false;
+    };
+    s.rdma
+        .iter()
+        .any(|d| d.name == dev && d.link_layers.iter().any(|l| l == "InfiniBand"))
+}
+
 /// The speed the rail negotiated and the most it supports (`ethtool`), its RoCE v2 GID index
-/// (`show_gids`); what cannot be read is noted, never guessed.
-fn measure(n: &NodeRef, r: &mut Rail, _s: &SysfsNet, notes: &mut Vec<String>) {
+/// (`show_gids`); what cannot be read is noted, never guessed. An IPoIB rail (its HCA's port is
+/// InfiniBand) has neither link modes nor a RoCE GID: its rate is ibstat's, read by the runs,
+/// and its speed is sysfs's.
+fn measure(n: &NodeRef, r: &mut Rail, s: &SysfsNet, notes: &mut Vec<String>) {
+    if infiniband(r, s) {
+        return;
+    }
     match super::ethtool::ethtool(n, &r.iface) {
         Ok(e) => {
             if e.speed_mbps.is_some() {

@@ -253,6 +253,7 @@ pub fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
             ("pcie_width", json!(16), "each ConnectX-7/8 at PCIe x16"),
             ("pcie_gts", json!(32), "PCIe Gen5 (32 GT/s)"),
             ("rails_per_port", json!(1), "one rail per GPU, one port per rail"),
+            ("ib_rate_gbps", json!(400), "DGX H100/H200/B200: eight ConnectX-7 ports at 4X NDR, 400 Gb/s (DGX H100/H200 User Guide); a faster port (XDR) passes, a port at HDR or 2X fails"),
         ],
         _ => vec![],
     }

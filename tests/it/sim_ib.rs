@@ -165,10 +165,11 @@ fn every_ib_fault_scenario_is_caught_by_the_testcases_it_lists() {
 /// perftest on InfiniBand addresses by LID: the shipped RDMA tests pass no GID index (`-x`)
 /// to ib_write_bw / ib_write_lat on an IB node (an IB port has no RoCE v2 GID at index 3; `-x 3`
 /// there is a false red), and still do on RoCE (the Spark simulation). Read from the dry run's
-/// listing of the commands.
+/// listing of the commands. A dry run reads nothing from the nodes, so it cannot detect the link
+/// layer: it takes it from `--set link_layer` (or the inventory var), else RoCE.
 #[test]
 fn perftest_on_infiniband_passes_no_gid_index() {
-    let listing = |inv: &str| {
+    let listing = |inv: &str, extra: &[&str]| {
         let o = Fab::new()
             .args([
                 "run",
@@ -182,6 +183,7 @@ fn perftest_on_infiniband_passes_no_gid_index() {
                 "--filter",
                 "rdma: ",
             ])
+            .args(extra)
             .run();
         format!("{}\n{}", o.stdout, o.stderr)
             .lines()
@@ -189,7 +191,10 @@ fn perftest_on_infiniband_passes_no_gid_index() {
             .map(str::to_string)
             .collect::<Vec<_>>()
     };
-    let ib = listing("examples/sim-ib/cluster.toml");
+    let ib = listing(
+        "examples/sim-ib/cluster.toml",
+        &["--set", "link_layer=infiniband"],
+    );
     assert!(
         ib.iter().any(|l| l.contains("ib_write_bw -d mlx5_0")),
         "{ib:#?}"
@@ -199,7 +204,7 @@ fn perftest_on_infiniband_passes_no_gid_index() {
         "{ib:#?}"
     );
     assert!(ib.iter().all(|l| !l.contains(" -x ")), "{ib:#?}");
-    let roce = listing("examples/sim/two-sparks.toml");
+    let roce = listing("examples/sim/two-sparks.toml", &[]);
     assert!(
         !roce.is_empty() && roce.iter().all(|l| l.contains(" -x 3 ")),
         "{roce:#?}"
@@ -343,4 +348,126 @@ fn baseline_nccl_on_infiniband_is_green_and_counts_every_rail() {
         .cloned()
         .unwrap();
     assert_eq!(best["threshold"].as_f64(), Some(40.0), "{best}");
+}
+
+/// Issue 33's "done when": the four shipped scripts run green on the healthy IB simulation, whose
+/// inventory types no link layer, IB rate or GPUDirect: each node is detected as
+/// dgx-h100-class (DMI product name, eight H100s) and its ports as InfiniBand (sysfs), and the
+/// expected rate (400) and GPUDirect come from that profile. The pings, MTU (IPoIB 4092) and SSH
+/// of the five-step run over the IPoIB addresses; the RoCE-only checks are skipped saying why:
+/// the whole second-cable checklist (bonds, QSFP ports, iperf3 over the bond) among them.
+#[test]
+fn the_four_shipped_scripts_are_green_on_the_healthy_ib_simulation() {
+    let inv = std::fs::read_to_string(repo().join("examples/sim-ib/cluster.toml")).unwrap();
+    for typed in ["link_layer", "ib_rate_gbps", "gdr"] {
+        assert!(
+            !inv.lines()
+                .any(|l| !l.trim_start().starts_with('#') && l.contains(typed)),
+            "{typed} is typed into the inventory"
+        );
+    }
+    for (script, pass_at_least) in [
+        ("five_step_acceptance.rhai", 69),
+        ("fabric_baseline.rhai", 55),
+        ("fabric_health.rhai", 25),
+        ("second_cable_checklist.rhai", 0),
+    ] {
+        let o = ib_run(script, &[], None);
+        assert!(problems(&o).is_empty(), "{script}: {:#?}", problems(&o));
+        let passed = o.tests().iter().filter(|t| t["status"] == "pass").count();
+        assert!(
+            passed >= pass_at_least,
+            "{script}: {passed} passed\n{}",
+            o.stdout
+        );
+        o.code(0);
+        let json = o.json.as_ref().expect("--json");
+        let profiles = json["profiles"].as_array().cloned().unwrap_or_default();
+        if script != "second_cable_checklist.rhai" {
+            assert_eq!(profiles.len(), 4, "{script}: {profiles:#?}");
+            for p in &profiles {
+                assert_eq!(p["name"], "dgx-h100-class", "{p:#}");
+            }
+        }
+    }
+    let o = ib_run("five_step_acceptance.rhai", &[], None);
+    for t in [
+        "step 1: ping mesh [h100-01 -> h100-04]",
+        "step 1: MTU end to end [h100-03 -> h100-02]",
+        "step 2: passwordless ssh [h100-04 -> h100-01]",
+        "step 1: rails as the inventory says [h100-02]",
+        "step 3: link speed [h100-03]",
+        "step 3: nccl all_reduce busbw and transport",
+    ] {
+        assert_eq!(o.status(t), "pass", "{t}: {}", o.message(t));
+    }
+    assert_eq!(o.status("step 1: roce mtu [h100-01]"), "skipped");
+    assert!(o
+        .message("step 1: roce mtu [h100-01]")
+        .contains("InfiniBand node"));
+    let m = serde_json::to_string(&o.test("step 1: MTU end to end [h100-03 -> h100-02]")).unwrap();
+    assert!(m.contains("4092"), "{m}");
+    let o = ib_run("second_cable_checklist.rhai", &[], None);
+    let all = o.tests();
+    assert!(!all.is_empty());
+    for t in &all {
+        assert_eq!(t["status"], "skipped", "{t:#}");
+        assert!(
+            t["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("InfiniBand node"),
+            "{t:#}"
+        );
+    }
+}
+
+/// The IB simulation's inventory is what `fabcheck discover` finds there (as its comment says):
+/// the IPoIB netdevs in GPU order, their addresses, the eight HCAs, no `ports` (one rail per
+/// port), and no ethtool/show_gids asked of an IPoIB rail (it has neither link modes nor a RoCE
+/// GID): the comment says the ports are judged by ibstat instead.
+#[test]
+fn discover_on_the_ib_simulation_finds_what_its_inventory_says() {
+    let defaults = repo().join("examples/sim-ib/discover-defaults.toml");
+    let o = Fab::new()
+        .args([
+            "discover",
+            "h100-[01-04]",
+            "-i",
+            &defaults.display().to_string(),
+            "-o",
+            "{dir}/found.toml",
+        ])
+        .run();
+    o.code(0);
+    let text = std::fs::read_to_string(o.dir.join("found.toml")).unwrap();
+    let found: toml::Value = toml::from_str(&text).unwrap();
+    let want: toml::Value = toml::from_str(
+        &std::fs::read_to_string(repo().join("examples/sim-ib/cluster.toml")).unwrap(),
+    )
+    .unwrap();
+    let want_nodes = want["node"].as_array().unwrap();
+    let found_nodes = found["node"].as_array().unwrap();
+    assert_eq!(found_nodes.len(), 4);
+    for (f, w) in found_nodes.iter().zip(want_nodes) {
+        assert_eq!(f["name"], w["name"]);
+        assert_eq!(f["host"], w["host"]);
+        assert_eq!(f["fabric_ips"], w["fabric_ips"], "{}", f["name"]);
+        assert_eq!(f["interfaces"], want["defaults"]["interfaces"]);
+        assert_eq!(f["rdma_devices"], want["defaults"]["rdma_devices"]);
+        assert!(f.get("ports").is_none(), "{f:#?}");
+        assert_eq!(f["vars"]["mtu"].as_integer(), Some(4092));
+    }
+    assert!(
+        text.contains("# platform profile: dgx-h100-class"),
+        "{text}"
+    );
+    assert!(
+        text.contains("InfiniBand (IPoIB) rails ibp24s0, ibp64s0"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("ethtool:") && !text.contains("show_gids:"),
+        "{text}"
+    );
 }

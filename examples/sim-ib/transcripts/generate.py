@@ -6,14 +6,148 @@
 import json, os, shutil, sys
 sys.path.insert(0, "../sim/transcripts")
 from formats import lat_scaled  # the Spark simulation's latency scaling, one source
+from formats import ping_text, ping_all_cmd, ping_all_out, sysfs_command, gpu_command, ip_route_json
+from formats import lspci_text
 
 NODES = ["h100-01", "h100-02", "h100-03", "h100-04"]
 # The HCA names of the real 8x H100 ibv_devinfo capture
 # (tests/fixtures/rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt).
 HCAS = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
 
+# The IPoIB netdev of each HCA and the PCI bus it sits on, from the public DGX H100/H200 User
+# Guide's network port table (ibp24s0 = mlx5_0 ... ibp220s0 = mlx5_11, GPU i on rail i).
+IPOIB = ["ibp24s0", "ibp64s0", "ibp79s0", "ibp94s0", "ibp154s0", "ibp192s0", "ibp206s0", "ibp220s0"]
+# The GPUs' PCI functions (synthesised: one per PCIe switch, next to its rail's HCA)
+GPU_BDF = ["0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0", "0000:9d:00.0", "0000:c3:00.0", "0000:d1:00.0", "0000:df:00.0"]
+MGMT = "enp170s0f1np1"
+# IPoIB in datagram mode on an IB MTU of 4096: netdev MTU 4092 (4096 minus the 4-byte IPoIB header)
+IPOIB_MTU = 4092
+
 def q(s):
     return json.dumps(s)
+
+def fabric_ip(node, i):
+    """One IPv4 subnet per rail (rail i: 192.168.(10+i).0/24), the node's number as host part."""
+    return f"192.168.{10 + i}.{NODES.index(node) + 1}"
+
+def guid(node, i):
+    k = NODES.index(node)
+    return f"a088:c203:00{k:02x}:{i:02x}{0xb8 + i:02x}"
+
+def ipoib_hw(node, i):
+    """An IPoIB link-layer address: 4 bytes of flags and QP number, then the port GID
+    (fe80::/64 prefix and the port GUID), as `ip addr` prints link/infiniband."""
+    g = guid(node, i).replace(":", "")
+    gid = "fe80000000000000" + g
+    return ":".join(["00", "00", "10", f"{0x87 + i:02x}"] + [gid[j:j + 2] for j in range(0, 32, 2)])
+
+def ip_addr_doc(node, mtu=IPOIB_MTU, down=()):
+    """`ip -j addr` in the format of the real captures in tests/fixtures/lab (key order of
+    iproute2 6.1): lo, the management NIC with the inventory host, eight IPoIB netdevs
+    (link_type infiniband, 20-byte address, the IPoIB broadcast address), one /24 per rail."""
+    k = NODES.index(node)
+    doc = [{"ifindex": 1, "ifname": "lo", "flags": ["LOOPBACK", "UP", "LOWER_UP"], "mtu": 65536, "qdisc": "noqueue",
+            "operstate": "UNKNOWN", "group": "default", "txqlen": 1000, "link_type": "loopback",
+            "address": "00:00:00:00:00:00", "broadcast": "00:00:00:00:00:00",
+            "addr_info": [{"family": "inet", "local": "127.0.0.1", "prefixlen": 8, "scope": "host", "label": "lo",
+                           "valid_life_time": 4294967295, "preferred_life_time": 4294967295}]},
+           {"ifindex": 2, "ifname": MGMT, "flags": ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"], "mtu": 1500,
+            "qdisc": "mq", "operstate": "UP", "group": "default", "txqlen": 1000, "link_type": "ether",
+            "address": f"b8:3f:d2:4e:1{k}:21", "broadcast": "ff:ff:ff:ff:ff:ff",
+            "addr_info": [{"family": "inet", "local": HOSTS[node], "prefixlen": 24, "broadcast": "10.1.0.255",
+                           "scope": "global", "dynamic": True, "noprefixroute": True, "label": MGMT,
+                           "valid_life_time": 85913, "preferred_life_time": 85913}]}]
+    for i, nd in enumerate(IPOIB):
+        up = nd not in down
+        doc.append({"ifindex": 3 + i, "ifname": nd,
+                    "flags": ["BROADCAST", "MULTICAST", "UP"] + (["LOWER_UP"] if up else []), "mtu": mtu,
+                    "qdisc": "mq", "operstate": "UP" if up else "DOWN", "group": "default", "txqlen": 256,
+                    "link_type": "infiniband", "address": ipoib_hw(node, i),
+                    "broadcast": "00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff",
+                    "addr_info": [{"family": "inet", "local": fabric_ip(node, i), "prefixlen": 24,
+                                   "broadcast": f"192.168.{10 + i}.255", "scope": "global", "label": nd,
+                                   "valid_life_time": 4294967295, "preferred_life_time": 4294967295}]})
+    return doc
+
+def sysfs_ib(node, dmi="DGXH100"):
+    """fabcheck discover's sysfs listing (format: src/parse/sysfs_net.rs) of a DGX H100-class node:
+    the management NIC, eight IPoIB netdevs on their HCAs' PCI functions (mlx5_core, carrier 1,
+    speed 400000), eight HCAs with link layer InfiniBand, the DMI product name, eight GPUs."""
+    out = ["net lo pci= driver= kind= master= carrier=1 speed= port_name=",
+           f"net {MGMT} pci=0000:aa:00.1 driver=mlx5_core kind= master= carrier=1 speed=1000 port_name=p1"]
+    for i, nd in enumerate(IPOIB):
+        bus = int(nd[3:-2])
+        out.append(f"net {nd} pci=0000:{bus:02x}:00.0 driver=mlx5_core kind= master= carrier=1 speed=400000 port_name=")
+    for i, ca in enumerate(HCAS):
+        bus = int(IPOIB[i][3:-2])
+        g = guid(node, i)
+        out.append(f"rdma {ca} pci=0000:{bus:02x}:00.0 sys_image_guid={g} node_guid={g} netdevs={IPOIB[i]}, link_layer=InfiniBand,")
+    out += [f"dmi product_name={dmi}"] + [f"gpu {g}" for g in GPU_BDF] + [""]
+    return "\n".join(out)
+
+def ipoib_answers(out, node):
+    """What the five-step's steps 1 and 2 send over IPoIB: pings (one, and all of a peer's rails at
+    once with n.ping_all), don't-fragment pings of the IPoIB MTU, neighbour entries, SSH hops to
+    every fabric address and the peers' management address, the node's own addresses, routes,
+    host name (synthesised in the formats of the Spark simulation's answers, real formats)."""
+    me = ip_addr_doc(node)
+    cmd(out, "ip -j addr", json.dumps(me, separators=(",", ":")) + "\n", ms=12,
+        note="ip -j addr: the management NIC and eight IPoIB netdevs (format of the real lab captures)")
+    cmd(out, "ip -j route", ip_route_json(me, "10.1.0.254"), ms=4)
+    cmd(out, "ip -j -6 route", "[]\n", ms=4)
+    cmd(out, "hostname", f"{node}\n", ms=3)
+    cmd(out, sysfs_command(), sysfs_ib(node), ms=30,
+        note="the sysfs listing (platform detection, discover): SYNTHESISED DGX H100 values; the DMI product name DGXH100 is assumed")
+    cmd(out, gpu_command(), "NVIDIA H100 80GB HBM3\n" * 8, ms=40,
+        note="nvidia-smi --query-gpu=name: the H100 SXM's name as nvidia-smi prints it")
+    size = IPOIB_MTU - 28
+    for peer in NODES:
+        if peer == node:
+            continue
+        pm = {a["local"]: i["address"] for i in ip_addr_doc(peer) for a in i["addr_info"]}
+        ips = [fabric_ip(peer, i) for i in range(len(IPOIB))]
+        for cnt in [5, 3, 2]:
+            pings = [f"ping -n -c {cnt} -W 2 -I {IPOIB[i]} {ip}" for i, ip in enumerate(ips)]
+            cmd(out, ping_all_cmd(pings), ping_all_out([(0, ping_text(ip, cnt, 56), "") for ip in ips]), ms=1000 * cnt)
+        mtu = [f"ping -n -c 3 -W 2 -M do -I {IPOIB[i]} -s {size} {ip}" for i, ip in enumerate(ips)]
+        cmd(out, ping_all_cmd(mtu), ping_all_out([(0, ping_text(ip, 3, size), "") for ip in ips]), ms=2000,
+            note=f"IPoIB MTU {IPOIB_MTU} end to end: {size}-byte don't-fragment pings on every rail")
+        for i, ip in enumerate(ips):
+            cmd(out, f"ip -j neigh show {ip} dev {IPOIB[i]}",
+                json.dumps([{"dst": ip, "lladdr": pm[ip], "state": ["REACHABLE"]}], separators=(",", ":")) + "\n", ms=4)
+        for ip in ips + [HOSTS[peer]]:
+            cmd(out, f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",
+                f"fabcheck-hop nvidia {peer}\n", ms=180)
+    for i, nd in enumerate(IPOIB):
+        cmd(out, f"cat /sys/class/net/{nd}/mtu", f"{IPOIB_MTU}\n", ms=3)
+
+KERNEL = "5.15.0-1063-nvidia"
+def ethtool_i_ipoib(i):
+    """`ethtool -i` of an IPoIB netdev, in the format of the Spark simulation's ethtool -i answer
+    (itself the format of a real capture), with what the kernel's ipoib_get_drvinfo() reports
+    (drivers/infiniband/ulp/ipoib/ipoib_ethtool.c): driver ib_ipoib, the HCA's firmware, the
+    HCA's PCI function as bus-info; version: the kernel release (ethtool's default for a driver
+    that sets none). Synthesised."""
+    bus = int(IPOIB[i][3:-2])
+    return (f"driver: ib_ipoib\nversion: {KERNEL}\nfirmware-version: 28.39.1002\nexpansion-rom-version: \n"
+            f"bus-info: 0000:{bus:02x}:00.0\nsupports-statistics: yes\nsupports-test: no\n"
+            "supports-eeprom-access: no\nsupports-register-dump: no\nsupports-priv-flags: no\n")
+
+def health_answers(out, node):
+    """fabric_health's PCIe, GPUDirect and version answers: ethtool -i per IPoIB netdev, lspci -vv
+    of each HCA (the real ConnectX-7 capture at the HCA's address, an InfiniBand controller at
+    Gen5 x16, its full capability), the kernel release, the GPUs, nvidia_peermem, OFED, packages."""
+    for i, nd in enumerate(IPOIB):
+        cmd(out, f"ethtool -i {nd}", ethtool_i_ipoib(i), ms=10)
+        bdf = f"0000:{int(nd[3:-2]):02x}:00.0"
+        t = lspci_text(bdf, sta="Speed 32GT/s, Width x16").replace(f"{bdf[5:]} Ethernet controller", f"{bdf[5:]} Infiniband controller", 1)
+        cmd(out, f"lspci -vv -s {bdf}", t, ms=40)
+    cmd(out, "uname -r", KERNEL + "\n", ms=3, note="synthesised: a DGX OS 6 kernel release")
+    cmd(out, "ls /proc/driver/nvidia/gpus", "".join(g + "\n" for g in GPU_BDF), ms=3)
+    cmd(out, "test -d /sys/module/nvidia_peermem", "", ms=3, note="synthesised: nvidia_peermem loaded (GPUDirect RDMA)")
+    cmd(out, "ofed_info -s", "MLNX_OFED_LINUX-23.10-1.1.9.0:\n", ms=200)
+    cmd(out, "dpkg-query -W -f='${Version}' libnccl2", "2.21.5-1+cuda12.4", ms=30)
+    cmd(out, "dpkg-query -W -f='${Version}' perftest", "23.10.0-0.29.2310119", ms=30)
 
 def ibstat(node, over=None):
     """ibstat in the format of tests/fixtures/rdma/ibstat-12ca-h100-roce-cx7-cx6dx-down-polling-disabled-tabs.txt
@@ -126,7 +260,7 @@ def rdma_answers(out, node):
     """What the baseline's and five-step's RDMA tests send on an IB node: `rdma link`, and per HCA
     the ib_write_bw / ib_write_lat server (on TCP port 18515; an inventory without ports makes
     each HCA its own port), its readiness probe and cleanup, and the client against every peer's
-    management address (no fabric_ips: perftest's out-of-band exchange goes there)."""
+    IPoIB address of the same rail (perftest's out-of-band exchange goes there)."""
     cmd(out, "rdma link", rdma_link(node), ms=8, note="rdma link: 8 IB ports ACTIVE / LINK_UP (format of the real IB line)")
     server = open(FX + "perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt").read()
     cmd(out, "ss -Hltn 'sport = :18515'", "LISTEN 0      5            0.0.0.0:18515      0.0.0.0:*          \n", ms=6)
@@ -139,8 +273,9 @@ def rdma_answers(out, node):
         for peer in NODES:
             if peer == node:
                 continue
-            cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {HOSTS[peer]}", ib_write_bw_client(node, peer, ca), ms=6050)
-            cmd(out, f"ib_write_lat -d {ca} -p 18515 {HOSTS[peer]}", ib_write_lat_text(ca), ms=1050)
+            ip = fabric_ip(peer, HCAS.index(ca))
+            cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca), ms=6050)
+            cmd(out, f"ib_write_lat -d {ca} -p 18515 {ip}", ib_write_lat_text(ca), ms=1050)
 
 NCCL_BIN = "/home/nvidia/nccl-tests/build/all_reduce_perf"
 def nccl_text(nodes, scale=48.1 / 23.09, drop=None):
@@ -166,7 +301,7 @@ def nccl_text(nodes, scale=48.1 / 23.09, drop=None):
                 devs = " ".join(f"[{i}]{ca}:1/IB" for i, ca in enumerate(c for c in HCAS if c != drop.get(n)))
                 p = f"{n}:{4211 + r}:{4211 + r} [0] NCCL INFO "
                 out += [p + "NCCL version 2.28.9+cuda13.0",
-                        p + f"NET/IB : Using {devs} [RO]; OOB eth0:{HOSTS[n]}<0>",
+                        p + f"NET/IB : Using {devs} [RO]; OOB {IPOIB[0]}:{fabric_ip(n, 0)}<0>",
                         p + "Using network IB",
                         p + f"ncclCommInitRankConfig comm 0x55d1c2d3e40 rank {r} nranks {len(nodes)} cudaDev 0 nvmlDev 0 busId 18000 commId 0x6d1e5a0b9c2f4e11 - Init START"]
                 for ch in range(2):
@@ -187,11 +322,11 @@ def nccl_text(nodes, scale=48.1 / 23.09, drop=None):
 
 def nccl_answers(out, node, drop=None):
     """The baseline's NCCL runs as launched from the first node (h100-01): the binary lookup and
-    mpirun over 2 nodes and over all 4 (one rank per node; no fabric_ips: the management hosts)."""
+    mpirun over 2 nodes and over all 4 (one rank per node, on each node's first IPoIB address)."""
     cmd(out, """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }""",
         NCCL_BIN + "\n", ms=5)
     for group in [NODES[:2], NODES]:
-        hosts = ",".join(f"{HOSTS[n]}:1" for n in group)
+        hosts = ",".join(f"{fabric_ip(n, 0)}:1" for n in group)
         cmd(out, f"mpirun -np {len(group)} -H {hosts} --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {NCCL_BIN} -b 8 -e 1G -f 2 -g 1",
             nccl_text(group, drop=drop), ms=60000,
             note="synthesised all_reduce_perf, one rank per node, 8 HCAs on every host's NET/IB line, ~48 GB/s (see nccl_text)")
@@ -216,6 +351,8 @@ for node in NODES:
         for ca in HCAS:
             cmd(out, f"perfquery -x -C {ca} -P 1", perfquery(node, ca), ms=15)
         cmd(out, "nvidia-smi topo -m", topo(), ms=300, note="one HCA per GPU on its PCIe switch (PIX)")
+        ipoib_answers(out, node)
+        health_answers(out, node)
         rdma_answers(out, node)
         if node == NODES[0]:
             nccl_answers(out, node)
@@ -259,14 +396,14 @@ scenario("ib-gpu-far-hca", "h100-04 GPU5's HCA mlx5_9 sits in a slot of the othe
 RDMA = ["--filter", "rdma: "]
 scenario("ib-rail-write-slow", "h100-03 mlx5_9 is Active at 400 Gb/s but writes only 251.3 Gb/s (RDMA) to every peer: a PCIe path or a cable with retransmissions",
          [("fabric_baseline.rhai", RDMA, f"rdma: write per port [h100-03 -> {p}]", ["h100-03 -> " + p, "mlx5_9 251.3"]) for p in ["h100-01", "h100-02", "h100-04"]],
-         {"h100-03": lambda out: [cmd(out, f"ib_write_bw -d mlx5_9 -p 18515 -D 5 --report_gbits {HOSTS[p]}", ib_write_bw_client("h100-03", p, "mlx5_9", 251.3), ms=6050)
+         {"h100-03": lambda out: [cmd(out, f"ib_write_bw -d mlx5_9 -p 18515 -D 5 --report_gbits {fabric_ip(p, HCAS.index('mlx5_9'))}", ib_write_bw_client("h100-03", p, "mlx5_9", 251.3), ms=6050)
                                   for p in ["h100-01", "h100-02", "h100-04"]]})
 # A slow latency pair (issue 33): h100-02's mlx5_4 to h100-04 answers in 6.2 us where every other
 # rail and pair answers 1.47: with the fixed line --set rdma_lat_max_usec=3 the pair fails naming
 # the rail; without it the diagnosis's odd one out names it (tests/it/sim_ib.rs).
 scenario("ib-latency-pair-slow", "h100-02 mlx5_4 -> h100-04: RDMA write latency 6.2 us where every other rail and pair answers 1.47 us",
          [("fabric_baseline.rhai", RDMA + ["--set", "rdma_lat_max_usec=3"], "rdma: latency per rail [h100-02 -> h100-04]", ["latency above 3 us on mlx5_4 6.2 us"])],
-         {"h100-02": lambda out: cmd(out, f"ib_write_lat -d mlx5_4 -p 18515 {HOSTS['h100-04']}", ib_write_lat_text("mlx5_4", 6.2), ms=1050)})
+         {"h100-02": lambda out: cmd(out, f"ib_write_lat -d mlx5_4 -p 18515 {fabric_ip('h100-04', HCAS.index('mlx5_4'))}", ib_write_lat_text("mlx5_4", 6.2), ms=1050)})
 # A down rail NCCL skips silently (issue 33): h100-02's NCCL lists 7 of its 8 HCAs (mlx5_5 left
 # out, as NCCL leaves out a port that is not active). One rank per node uses one rail, so the
 # busbw line (40 GB/s, 80 % of one NDR port) still passes: only the rails check fails, naming
