@@ -55,6 +55,10 @@ pub struct NcclOpts {
     /// Default: mpirun for several nodes, local for one.
     pub launcher: Option<Launcher>,
     pub np: Option<i64>,
+    /// One rank per GPU of every node (a full-node collective) instead of one per node: the
+    /// ranks per node are `n.expect("gpus_per_node")` (`--set`, node var, the platform profile,
+    /// else the GPUs the node shows), the same on every node. Ignored when `np` is given.
+    pub per_gpu: bool,
     /// Default: the nodes' fabric addresses.
     pub hosts: Option<Vec<String>>,
     pub timeout: Option<Duration>,
@@ -162,6 +166,62 @@ pub struct NcclResult {
     pub slurm_job: Option<String>,
     pub slurm_step: Option<String>,
     pub slurm_hosts: Vec<String>,
+    /// Ranks launched per node (1: one per node; `per_gpu`: the GPUs per node).
+    pub ranks_per_node: i64,
+}
+
+/// The ranks per node of a `per_gpu` launch: every node's `gpus_per_node` expectation (the GPUs
+/// it shows where nothing else says; at least 1), which must agree. A dry run reads nothing:
+/// one rank per node is listed then.
+fn ranks_per_node(nodes: &[NodeRef]) -> PResult<i64> {
+    let mut seen: Vec<(String, i64, String)> = Vec::new();
+    let dry = |e: &PrimError| e.kind == crate::run::outcome::Outcome::DryRun;
+    for n in nodes {
+        let gpus = match super::profile::detect(n) {
+            Ok(d) => d.gpus as i64,
+            Err(e) if dry(&e) => 0,
+            Err(e) => return Err(e),
+        };
+        // a dry run reads nothing: --set gpus_per_node (or the node var) is listed, else 1
+        let e = match super::profile::expect(n, "gpus_per_node", serde_json::json!(gpus.max(1))) {
+            Err(e) if dry(&e) => return Ok(1),
+            r => r?,
+        };
+        let k = match &e.value {
+            serde_json::Value::Number(x) => x.as_i64(),
+            serde_json::Value::String(x) => x.trim().parse().ok(),
+            _ => None,
+        }
+        .filter(|k| *k >= 1)
+        .ok_or_else(|| {
+            PrimError::error(format!(
+                "{}: gpus_per_node {} ({}) is not a whole number of GPUs",
+                n.name(),
+                e.value,
+                e.from
+            ))
+        })?;
+        if gpus > 0 && gpus < k {
+            return Err(PrimError::failure_with(format!(
+                "{}: {gpus} GPU(s) seen, {k} expected ({}): a full-node collective needs every GPU (a GPU fallen off the bus, a driver problem?); --set gpus_per_node={gpus} runs on the GPUs there are",
+                n.name(),
+                e.from
+            ), None));
+        }
+        seen.push((n.name().to_string(), k, e.from));
+    }
+    let k = seen.first().map_or(1, |x| x.1);
+    if seen.iter().any(|x| x.1 != k) {
+        let each: Vec<String> = seen
+            .iter()
+            .map(|(n, k, from)| format!("{n} {k} ({from})"))
+            .collect();
+        return Err(PrimError::error(format!(
+            "GPUs per node differ: {}; a full-node collective runs the same ranks on every node: give --set gpus_per_node=N",
+            each.join(", ")
+        )));
+    }
+    Ok(k)
 }
 
 /// Run nccl-tests program `name` across `nodes` (launched from the first).
@@ -170,7 +230,16 @@ pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclRes
     let first = &nodes[0];
     let env = &first.env;
     let alloc = env.slurm.as_ref();
-    let l = launch(name, &specs, o, alloc)?;
+    let mut o = o.clone();
+    let per_node = if o.per_gpu && o.np.is_none() && !nodes.is_empty() {
+        let k = ranks_per_node(nodes)?;
+        o.np = Some(k * nodes.len() as i64);
+        k
+    } else {
+        let np = o.np.unwrap_or(nodes.len() as i64);
+        (np / nodes.len().max(1) as i64).max(1)
+    };
+    let l = launch(name, &specs, &o, alloc)?;
     if l.launcher == Launcher::Srun {
         if let Some(a) = alloc {
             refuse_foreign_allocation(a, &first.spec)?;
@@ -239,6 +308,7 @@ pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclRes
         slurm_job: srun.job,
         slurm_step: srun.step,
         slurm_hosts: srun.hosts,
+        ranks_per_node: per_node,
     })
 }
 

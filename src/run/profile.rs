@@ -45,6 +45,9 @@ pub struct Detected {
     /// `n.link_layer()` says what a node's fabric is).
     #[serde(skip)]
     pub link_layers: BTreeMap<String, Vec<String>>,
+    /// The NVIDIA GPUs seen (nvidia-smi names, else /proc/driver/nvidia/gpus); 0: none read.
+    #[serde(default)]
+    pub gpus: usize,
 }
 
 pub const SPARK: &str = "dgx-spark";
@@ -129,6 +132,7 @@ fn gpus(f: &Facts) -> usize {
 pub fn detect(f: &Facts) -> Detected {
     Detected {
         link_layers: f.link_layers.clone(),
+        gpus: gpus(f),
         ..platform(f)
     }
 }
@@ -241,6 +245,7 @@ fn platform(f: &Facts) -> Detected {
 pub fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
     match profile {
         SPARK => vec![
+            ("gpus_per_node", json!(1), "one GB10 per DGX Spark: one NCCL rank per node"),
             ("gdr", json!(false), "DGX Spark has no GPUDirect RDMA (GB10: GPU and CPU share one LPDDR5x memory; NCCL stages through it, docs/profiles.md)"),
             ("pcie_width", json!(4), "the ConnectX-7 is reached over two PCIe Gen5 x4 paths (\"GB10 GEN5 X4 PCIe host\" root ports): LnkSta x4 of its x16 LnkCap is healthy"),
             ("pcie_gts", json!(32), "PCIe Gen5 (32 GT/s) paths of the GB10"),
@@ -253,6 +258,8 @@ pub fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
             ("pcie_width", json!(16), "each ConnectX-7/8 at PCIe x16"),
             ("pcie_gts", json!(32), "PCIe Gen5 (32 GT/s)"),
             ("rails_per_port", json!(1), "one rail per GPU, one port per rail"),
+            ("gpus_per_node", json!(8), "eight GPUs per DGX H100/H200/B200: full-node collectives run one NCCL rank per GPU"),
+            ("nccl_node_busbw_gbs", json!(280), "all_reduce_perf busbw over whole nodes, one rank per GPU, eight 400G rails: 70 % of the rails together (8 x 50 GB/s); healthy clusters measure 320 GB/s on 4 nodes x 8 H100 with 8x400G (NVIDIA/nccl#1221) and about 350 GB/s on 248 x 8 H200 (NVIDIA/nccl-tests#283); busbw scales with the number of NICs at ~98 % of each (NVIDIA/nccl-tests#29: 12.2 GB/s of a 100G card)"),
             ("ib_rate_gbps", json!(400), "DGX H100/H200/B200: eight ConnectX-7 ports at 4X NDR, 400 Gb/s (DGX H100/H200 User Guide); a faster port (XDR) passes, a port at HDR or 2X fails"),
         ],
         _ => vec![],

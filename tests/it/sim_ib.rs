@@ -347,7 +347,38 @@ fn baseline_nccl_on_infiniband_is_green_and_counts_every_rail() {
         .find(|m| m["name"] == "nccl_busbw_max_gbs")
         .cloned()
         .unwrap();
-    assert_eq!(best["threshold"].as_f64(), Some(40.0), "{best}");
+    // full-node: one rank per GPU (the profile's 8 per node), the line from the rails together
+    // (the profile's 280 GB/s, not 80 % of one port's 50 GB/s)
+    assert_eq!(m("nccl_ranks"), Some(32.0), "{t}");
+    assert_eq!(best["threshold"].as_f64(), Some(280.0), "{best}");
+    assert!(best["value"].as_f64().unwrap() > 320.0, "{best}");
+    let said = serde_json::to_string(&t).unwrap();
+    assert!(
+        said.contains("-np 32 -H 192.168.10.1:8,192.168.10.2:8,192.168.10.3:8,192.168.10.4:8"),
+        "{said}"
+    );
+    assert!(said.contains("profile dgx-h100-class"), "{said}");
+}
+
+/// The ranks per node of a full-node collective come from `n.expect("gpus_per_node")`: a dry
+/// run reads nothing, so it lists one rank per node unless --set gpus_per_node says otherwise;
+/// --set gpus_per_node=1 goes back to one rank per node and to one port's line.
+#[test]
+fn full_node_ranks_follow_gpus_per_node() {
+    let launch = |extra: &[&str]| -> String {
+        let mut a = vec!["--dry-run", "--filter", "nccl: all_reduce 2"];
+        a.extend(extra);
+        let o = ib_run("fabric_baseline.rhai", &a, None);
+        let all = format!("{}\n{}", o.stdout, o.stderr);
+        all.lines()
+            .find(|l| l.contains("mpirun"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no mpirun line:\n{all}"))
+    };
+    assert!(launch(&[]).contains("-np 2 -H 192.168.10.1:1,192.168.10.2:1"));
+    assert!(
+        launch(&["--set", "gpus_per_node=8"]).contains("-np 16 -H 192.168.10.1:8,192.168.10.2:8")
+    );
 }
 
 /// Issue 33's "done when": the four shipped scripts run green on the healthy IB simulation, whose

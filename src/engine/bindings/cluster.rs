@@ -9,7 +9,7 @@ use crate::primitives::NodeRef;
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext};
 
 pub const NCCL_OPTS: &[&str] = &[
-    "binary", "args", "env", "launcher", "np", "hosts", "timeout",
+    "binary", "args", "env", "launcher", "np", "per_gpu", "hosts", "timeout",
 ];
 pub const HOP_OPTS: &[&str] = &["strict_host_key", "timeout"];
 
@@ -32,6 +32,7 @@ fn nccl_test(
         env: o.env("env")?,
         launcher,
         np: o.int("np")?,
+        per_gpu: o.bool("per_gpu")?,
         hosts: o.strings("hosts")?,
         timeout: o.duration("timeout")?,
     };
