@@ -10,6 +10,7 @@ const IB_TESTS: &[&str] = &[
     "health: ib ports",
     "health: error counters",
     "health: gpu nearest hca",
+    "health: ib fabric links",
 ];
 
 /// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
@@ -77,8 +78,17 @@ fn healthy_ib_cluster_passes_every_ib_check() {
         .filter(|t| t["status"] == "pass")
         .map(|t| t["name"].as_str().unwrap_or("").to_string())
         .collect();
-    // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown)
-    assert_eq!(passed.len(), 16, "{passed:#?}");
+    // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown), and the
+    // fabric's links (iblinkinfo) once
+    assert_eq!(passed.len(), 17, "{passed:#?}");
+    assert!(passed.contains(&"health: ib fabric links".to_string()));
+    let t = o.test("health: ib fabric links");
+    assert!(
+        serde_json::to_string(&t)
+            .unwrap()
+            .contains("ib_fabric_links_checked"),
+        "{t:#}"
+    );
     for n in ["h100-01", "h100-04"] {
         assert!(
             passed.contains(&format!("health: ib ports [{n}]")),

@@ -121,6 +121,30 @@ def ipoib_answers(out, node):
     for i, nd in enumerate(IPOIB):
         cmd(out, f"cat /sys/class/net/{nd}/mtu", f"{IPOIB_MTU}\n", ms=3)
 
+def iblinkinfo(over=None):
+    """`iblinkinfo` of the fabric in the format of the real capture
+    tests/fixtures/ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt:
+    a CA section per HCA (node description "NODE HCA", rdma-ndd's default "%h %d"), its port
+    GUID, LID and port to its rail's leaf switch (rail-optimised: rail i on leaf i, node k on
+    port k+1), then each leaf's switch section; NDR lanes print 106.25 Gbps. `over`:
+    {(node, hca): (width, lane, state, phys)} for a cable that trained otherwise."""
+    over = over or {}
+    def cell(width, lane, state, phys):
+        return f"==( {width:>2s} {lane:>13s} Gbps {state}/  {phys})==>"
+    out = []
+    for k, node in enumerate(NODES):
+        for i, ca in enumerate(HCAS):
+            g = "0x" + guid(node, i).replace(":", "")
+            w = over.get((node, ca), ("4X", "106.25", "Active", "LinkUp"))
+            out += [f"CA: {node} {ca}:",
+                    f"      {g}     {10 + 8 * k + i:2d}    1[  ] {cell(*w)}     {200 + i:3d}   {k + 1:2d}[  ] \"MQM9790 Mellanox Technologies\" ( )"]
+    for i in range(len(HCAS)):
+        out.append(f"Switch: 0xfc6a1c0300e4{i:02x}00 MQM9790 Mellanox Technologies:")
+        for k, node in enumerate(NODES):
+            w = over.get((node, HCAS[i]), ("4X", "106.25", "Active", "LinkUp"))
+            out.append(f"         {200 + i:3d}   {k + 1:2d}[  ] {cell(*w)}      {10 + 8 * k + i:2d}    1[  ] \"{node} {HCAS[i]}\" ( )")
+    return "\n".join(out) + "\n"
+
 KERNEL = "5.15.0-1063-nvidia"
 def ethtool_i_ipoib(i):
     """`ethtool -i` of an IPoIB netdev, in the format of the Spark simulation's ethtool -i answer
@@ -376,6 +400,8 @@ for node in NODES:
         cmd(out, "nvidia-smi topo -m", topo(), ms=300, note="one HCA per GPU on its PCIe switch (PIX)")
         ipoib_answers(out, node)
         health_answers(out, node)
+        if node == NODES[0]:
+            cmd(out, "iblinkinfo", iblinkinfo(), ms=900, note="iblinkinfo: every HCA cable 4X NDR to its rail's leaf switch (format of the real capture)")
         # --dry-run's preflight: the tools the primitives run (all present on a DGX H100 with
         # MLNX_OFED; ibdev2netdev is MLNX_OFED's) and the RDMA devices in sysfs
         for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
@@ -463,3 +489,9 @@ def gpu_lost(out):
 scenario("ib-gpu-lost", "h100-03 shows 7 of its 8 GPUs (GPU 5 fallen off the bus): a full-node collective cannot run",
          [("fabric_baseline.rhai", NCCL, t, ["h100-03: 7 GPU(s) seen, 8 expected", "profile dgx-h100-class"]) for t in ["nccl: all_reduce 4 nodes"]],
          {"h100-03": gpu_lost})
+# A cable that trained at HDR (issue 33, the fabric view): h100-04 mlx5_10's link to its leaf
+# switch runs 4X at 53.125 Gbps lanes (200 Gb/s) in the NDR fabric, as the subnet sees it
+# (iblinkinfo from h100-01: the node's own ibstat is left healthy: a wrong view at one end)
+scenario("ib-cable-at-hdr", "h100-04 mlx5_10's cable to its leaf switch trained at HDR (4X 53.125 Gbps lanes) in the NDR fabric, as iblinkinfo shows it",
+         [("health: ib fabric links", ["h100-04 mlx5_10 LID 40 port 1 -> MQM9790 Mellanox Technologies LID 206 port 4", "4X 53.125 Gbps (HDR, 200 Gb/s), expected 4X at 400 Gb/s"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo({("h100-04", "mlx5_10"): ("4X", "53.125", "Active", "LinkUp")}), ms=900)})
