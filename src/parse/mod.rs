@@ -15,6 +15,7 @@ pub mod ethtool_driver;
 pub mod ethtool_module;
 pub mod ethtool_stats;
 pub mod ibdev2netdev;
+pub mod ibdiagnet;
 pub mod iblinkinfo;
 pub mod ibstat;
 pub mod ibstatus;
@@ -112,6 +113,7 @@ pub const KINDS: &[(&str, &str, &str)] = &[
         "perfquery [-x] [LID PORT] (classic or extended counters)",
     ),
     ("iblinkinfo", "iblinkinfo", "iblinkinfo"),
+    ("ibdiagnet", "ibdiagnet", "ibdiagnet (its closing summary)"),
     (
         "nvidia-smi-topo",
         "nvidia_smi_topo",
@@ -152,6 +154,7 @@ pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
         "ibstatus" => ibstatus::parse(text).map(to_json),
         "perfquery" => perfquery::parse(text).map(to_json),
         "iblinkinfo" => iblinkinfo::parse(text).map(to_json),
+        "ibdiagnet" => ibdiagnet::parse(text).map(to_json),
         "nvidia-smi-topo" => nvidia_smi_topo::parse(text).map(to_json),
         _ => Err(ParseError::new(
             "unknown",

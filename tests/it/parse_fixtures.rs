@@ -42,6 +42,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("ibdiags/perfquery-classic-mlx4-fdr-lid7-capmask-0x1400-32bit-data.txt", "perfquery_classic"),
     ("ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt", "iblinkinfo_hdr_sections"),
     ("ibdiags/iblinkinfo-edr-grep-up-sb7700-no-section-headers.txt", "iblinkinfo_edr_grep"),
+    ("ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt", "ibdiagnet_summary"),
     ("lspci/lspci-vv-s-cx7-osfp-ndr-gen5-x16-ok-markers-spaces-vpd-trailing-spaces.txt", "lspci_cx7_ok_markers"),
     ("rdma/show_counters-mlx5_bond_0-hw-counters-nonzero-cnp-ecn-out_of_sequence.txt", "rdma_statistic_show_counters"),
     ("ethtool/ethtool-show-fec-dgx-spark-cx7-enp1s0f1np1-auto-rs.txt", "show_fec_dgx_spark"),
@@ -1985,6 +1986,7 @@ fn dispatcher_covers_every_kind() {
             "iblinkinfo",
             "ibdiags/iblinkinfo-edr-grep-up-sb7700-no-section-headers.txt",
         ),
+        ("ibdiagnet", "ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt"),
         (
             "nvidia-smi-topo",
             "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt",
@@ -2819,6 +2821,7 @@ fn ib_parsers_refuse_each_others_output() {
             "iblinkinfo",
             "ibdiags/iblinkinfo-edr-grep-up-sb7700-no-section-headers.txt",
         ),
+        ("ibdiagnet", "ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt"),
         (
             "nvidia-smi-topo",
             "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt",
@@ -3203,4 +3206,33 @@ fn ip_route_v6_ra_expires() {
 fn ip_route_v6_empty() {
     let r = parse::ip_route::parse(&fx("lab/ip-j-6-route-empty-netns.json")).unwrap();
     assert!(r.is_empty());
+}
+
+/// ibdiagnet's closing summary, read by hand from the real capture: the Fabric Summary block
+/// (15 nodes: 3 switches, 9 CAs, 3 aggregation nodes, 0 routers) and the stage table (Discovery
+/// 3 warnings 0 errors, Virtualization 0 0, Routing 0 0); the "Adaptive Routing is enabled"
+/// line between them is not a count.
+#[test]
+fn ibdiagnet_summary() {
+    let s = parse::ibdiagnet::parse(&fx("ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt")).unwrap();
+    assert_eq!(s.total_nodes, Some(15));
+    assert_eq!(s.switches, Some(3));
+    assert_eq!(s.channel_adapters, Some(9));
+    assert_eq!(s.aggregation_nodes, Some(3));
+    assert_eq!(s.routers, Some(0));
+    let rows: Vec<(&str, u64, u64)> = s
+        .stages
+        .iter()
+        .map(|x| (x.name.as_str(), x.warnings, x.errors))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("Discovery", 3, 0),
+            ("Virtualization", 0, 0),
+            ("Routing", 0, 0)
+        ]
+    );
+    assert_eq!((s.warnings, s.errors), (3, 0));
+    assert!(parse::ibdiagnet::parse("-I- Discovery 0 0\n").is_err());
 }

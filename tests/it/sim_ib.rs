@@ -512,3 +512,22 @@ fn discover_on_the_ib_simulation_finds_what_its_inventory_says() {
         "{text}"
     );
 }
+
+/// ibdiagnet sweeps the whole subnet: it runs only when asked (--set ibdiagnet=true), then its
+/// summary (no error on the healthy simulation) passes; without the flag no testcase exists.
+#[test]
+fn ibdiagnet_runs_only_when_asked() {
+    let o = ib_run("fabric_health.rhai", &["--filter", "health: ib"], None);
+    assert!(!o.tests().iter().any(|t| t["name"] == "health: ibdiagnet"));
+    let o = ib_run(
+        "fabric_health.rhai",
+        &["--filter", "health: ibdiagnet", "--set", "ibdiagnet=true"],
+        None,
+    );
+    assert_eq!(o.status("health: ibdiagnet"), "pass", "{}", o.stdout);
+    let t = serde_json::to_string(&o.test("health: ibdiagnet")).unwrap();
+    assert!(
+        t.contains("ibdiagnet_errors") && t.contains("40 nodes (8 switches, 32 CAs)"),
+        "{t}"
+    );
+}

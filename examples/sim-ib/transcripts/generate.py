@@ -145,6 +145,16 @@ def iblinkinfo(over=None):
             out.append(f"         {200 + i:3d}   {k + 1:2d}[  ] {cell(*w)}      {10 + 8 * k + i:2d}    1[  ] \"{node} {HCAS[i]}\" ( )")
     return "\n".join(out) + "\n"
 
+def ibdiagnet_text(stages=(("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0))):
+    """ibdiagnet's closing summary in the format of the real capture
+    tests/fixtures/ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt
+    (its stages), for this fabric: 4 x 8 HCAs and 8 leaf switches."""
+    rows = "".join(f"-I- {n:<25s} {w:<10d} {e}\n" for n, w, e in stages)
+    return ("---------------------------------------------\nFabric Summary\n\n"
+            f"Total Nodes             : {len(NODES) * len(HCAS) + len(HCAS)}\nIB Switches             : {len(HCAS)}\n"
+            f"IB Channel Adapters     : {len(NODES) * len(HCAS)}\nIB Aggregation Nodes    : 0\nIB Routers              : 0\n\n"
+            "---------------------------------------------\nSummary\n-I- Stage                     Warnings   Errors     Comment\n" + rows)
+
 KERNEL = "5.15.0-1063-nvidia"
 def ethtool_i_ipoib(i):
     """`ethtool -i` of an IPoIB netdev, in the format of the Spark simulation's ethtool -i answer
@@ -402,6 +412,7 @@ for node in NODES:
         health_answers(out, node)
         if node == NODES[0]:
             cmd(out, "iblinkinfo", iblinkinfo(), ms=900, note="iblinkinfo: every HCA cable 4X NDR to its rail's leaf switch (format of the real capture)")
+            cmd(out, "ibdiagnet", ibdiagnet_text(), ms=95000, note="ibdiagnet's summary (format of the real capture): no warning, no error")
         # --dry-run's preflight: the tools the primitives run (all present on a DGX H100 with
         # MLNX_OFED; ibdev2netdev is MLNX_OFED's) and the RDMA devices in sysfs
         for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
@@ -495,3 +506,8 @@ scenario("ib-gpu-lost", "h100-03 shows 7 of its 8 GPUs (GPU 5 fallen off the bus
 scenario("ib-cable-at-hdr", "h100-04 mlx5_10's cable to its leaf switch trained at HDR (4X 53.125 Gbps lanes) in the NDR fabric, as iblinkinfo shows it",
          [("health: ib fabric links", ["h100-04 mlx5_10 LID 40 port 1 -> MQM9790 Mellanox Technologies LID 206 port 4", "4X 53.125 Gbps (HDR, 200 Gb/s), expected 4X at 400 Gb/s"])],
          {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo({("h100-04", "mlx5_10"): ("4X", "53.125", "Active", "LinkUp")}), ms=900)})
+# ibdiagnet, asked for (--set ibdiagnet=true), finds routing errors (issue 33: the heavy fabric
+# check, never by default): the Routing stage reports 2 errors
+scenario("ib-ibdiagnet-routing-errors", "ibdiagnet (asked for with --set ibdiagnet=true) reports 2 errors in its Routing stage",
+         [("fabric_health.rhai", ["--filter", "health: ibdiagnet", "--set", "ibdiagnet=true"], "health: ibdiagnet", ["ibdiagnet from h100-01 found errors: Routing 2 error(s)", "/var/tmp/ibdiagnet2"])],
+         {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text((("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 1, 2))), ms=95000)})

@@ -225,6 +225,7 @@ struct Shapes {
     ibstatus: &'static Shape,
     perfquery: &'static Shape,
     iblink: &'static Shape,
+    ibdiagnet: &'static Shape,
     topo: &'static Shape,
     ib_port: &'static Shape,
     ib_check: &'static Shape,
@@ -360,6 +361,12 @@ fn shapes() -> Shapes {
             )
             .done(),
         iblink: parsed::<iblinkinfo::Link>("iblinkinfo link").done(),
+        ibdiagnet: parsed::<ibdiagnet::Ibdiagnet>("ibdiagnet summary")
+            .many(
+                "stages",
+                parsed::<ibdiagnet::Stage>("ibdiagnet stage").done(),
+            )
+            .done(),
         // `links` are maps keyed by matrix column (`GPU1`, `NIC0`).
         topo: parsed::<nvidia_smi_topo::Topo>("nvidia-smi topo result")
             .many("gpus", parsed::<nvidia_smi_topo::Gpu>("topo GPU").done())
@@ -620,6 +627,7 @@ fn parse_decls(s: &Shapes) -> Vec<Decl> {
                 "ibstatus" => List(s.ibstatus),
                 "perfquery" => One(s.perfquery),
                 "iblinkinfo" => List(s.iblink),
+                "ibdiagnet" => One(s.ibdiagnet),
                 "nvidia_smi_topo" => One(s.topo),
                 other => panic!("parse::{other} has no result declaration"),
             };
@@ -719,7 +727,7 @@ mod tests {
                 "lspci" => "lspci",
                 "mlnx-qos" => "mlnx_qos",
                 "ethtool-module" => "ethtool-m",
-                "perfquery" | "iblinkinfo" => "ibdiags",
+                "perfquery" | "iblinkinfo" | "ibdiagnet" => "ibdiags",
                 "nvidia-smi-topo" => "nvidia-smi",
                 _ => "rdma",
             };

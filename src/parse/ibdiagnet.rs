@@ -1,0 +1,92 @@
+//! `ibdiagnet` (ibdiagnet2, NVIDIA's fabric diagnostic): the summary it prints at the end of a
+//! run — the `Fabric Summary` block (`Total Nodes : 15`, `IB Switches : 3`, ...) and the
+//! `Summary` stage table (`-I- Stage  Warnings  Errors  Comment`, one `-I- NAME W E [comment]`
+//! row per stage). Everything else ibdiagnet prints (progress, `-I-`/`-W-`/`-E-` lines of the
+//! stages) is skipped: the details are in its output directory (`/var/tmp/ibdiagnet2`).
+//!
+//! Recognised evidence: the stage table's header or the `Fabric Summary` line.
+
+use super::util::{numbered, regex, unrecognised};
+use super::ParseError;
+use serde::{Deserialize, Serialize};
+
+const KIND: &str = "ibdiagnet";
+
+/// One row of the stage table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    pub name: String,
+    pub warnings: u64,
+    pub errors: u64,
+    /// The comment column, when printed.
+    pub comment: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ibdiagnet {
+    pub total_nodes: Option<u64>,
+    pub switches: Option<u64>,
+    pub channel_adapters: Option<u64>,
+    pub aggregation_nodes: Option<u64>,
+    pub routers: Option<u64>,
+    pub stages: Vec<Stage>,
+    /// Sums over the stages.
+    pub warnings: u64,
+    pub errors: u64,
+}
+
+fn count(line: &str, label: &str) -> Option<u64> {
+    let (k, v) = line.split_once(':')?;
+    (k.trim() == label).then(|| v.trim().parse().ok())?
+}
+
+pub fn parse(text: &str) -> Result<Ibdiagnet, ParseError> {
+    let mut s = Ibdiagnet::default();
+    let mut seen = false;
+    let mut table = false;
+    for (_, line) in numbered(text) {
+        let t = line.trim();
+        if t == "Fabric Summary" {
+            seen = true;
+            continue;
+        }
+        for (label, slot) in [
+            ("Total Nodes", &mut s.total_nodes),
+            ("IB Switches", &mut s.switches),
+            ("IB Channel Adapters", &mut s.channel_adapters),
+            ("IB Aggregation Nodes", &mut s.aggregation_nodes),
+            ("IB Routers", &mut s.routers),
+        ] {
+            if let Some(v) = count(t, label) {
+                *slot = Some(v);
+            }
+        }
+        if regex!(r"^-I-\s+Stage\s+Warnings\s+Errors").is_match(t) {
+            seen = true;
+            table = true;
+            continue;
+        }
+        if !table {
+            continue;
+        }
+        match regex!(r"^-I-\s+(\S.*?)\s+(\d+)\s+(\d+)(?:\s+(\S.*))?$").captures(t) {
+            Some(c) => s.stages.push(Stage {
+                name: c[1].to_string(),
+                warnings: c[2].parse().unwrap_or(0),
+                errors: c[3].parse().unwrap_or(0),
+                comment: c.get(4).map(|m| m.as_str().to_string()),
+            }),
+            None => table = false,
+        }
+    }
+    if !seen {
+        return Err(unrecognised(
+            KIND,
+            text,
+            "no `Fabric Summary` line and no `-I- Stage  Warnings  Errors` table",
+        ));
+    }
+    s.warnings = s.stages.iter().map(|x| x.warnings).sum();
+    s.errors = s.stages.iter().map(|x| x.errors).sum();
+    Ok(s)
+}
