@@ -209,6 +209,11 @@ pub enum Finding {
     Flapping,
     /// A PCIe link trained below its expected speed or width.
     PcieDowntrained,
+    /// An InfiniBand HCA port without link, or trained below its expected rate (ibstat,
+    /// iblinkinfo).
+    IbPort,
+    /// No InfiniBand subnet manager answers (SM lid 0, ports stuck in Initializing).
+    IbNoSm,
     /// A configuration differs from what it should be (GID, MTU, FEC, PFC, firmware, driver).
     Config,
     /// Anything else a script names a part for.
@@ -225,6 +230,8 @@ impl Finding {
         ("rx_errors", Finding::RxErrors),
         ("flapping", Finding::Flapping),
         ("pcie_downtrained", Finding::PcieDowntrained),
+        ("ib_port", Finding::IbPort),
+        ("ib_no_sm", Finding::IbNoSm),
         ("config", Finding::Config),
         ("other", Finding::Other),
     ];

@@ -531,3 +531,35 @@ fn ibdiagnet_runs_only_when_asked() {
         "{t}"
     );
 }
+
+/// The red points at the broken part on IB too: a port trained at HDR is diagnosed as that
+/// HCA's cable (ibstat, mlxlink, iblinkinfo next; no ethtool, which names netdevs), and a
+/// missing subnet manager is ONE cause for the fabric, not 32 dead links.
+#[test]
+fn ib_reds_are_diagnosed_as_the_port_or_the_subnet_manager() {
+    let diag = |scenario: &str| -> Vec<serde_json::Value> {
+        let o = ib_run(
+            "five_step_acceptance.rhai",
+            &["--filter", "step 3: link speed"],
+            Some(scenario),
+        );
+        o.code(1);
+        o.json.as_ref().unwrap()["diagnosis"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let d = diag("ib-port-at-hdr");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["rule"], "ib_port");
+    let text = d[0].to_string();
+    assert!(
+        text.contains("h100-02 mlx5_5") && text.contains("mlxlink -d mlx5_5"),
+        "{text}"
+    );
+    assert!(!text.contains("ethtool"), "{text}");
+    let d = diag("ib-no-subnet-manager");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["rule"], "ib_no_sm");
+    assert!(d[0].to_string().contains("sminfo"), "{:#}", d[0]);
+}

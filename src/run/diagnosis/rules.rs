@@ -13,6 +13,8 @@ pub const ALL: &[Rule] = &[
     unreachable,
     link_down,
     pcie_downtrained,
+    ib_no_sm,
+    ib_port,
     receiver_errors,
     rail_bandwidth,
     unexplained,
@@ -283,6 +285,78 @@ pub fn pcie_downtrained(ctx: &mut Ctx) {
                 format!("ethtool -i {netdev}   # bus-info"),
                 "lspci -vv -s BUS-INFO | grep -E 'LnkCap|LnkSta'".into(),
                 "dmesg | grep -iE 'pcie|aer|mlx5'".into(),
+            ],
+        });
+    }
+}
+
+/// No subnet manager answers: one cause for the whole fabric, whatever number of ports and
+/// nodes report it (every port stays Initializing without one), claiming every red of those
+/// nodes.
+pub fn ib_no_sm(ctx: &mut Ctx) {
+    let subs = ctx.subjects(&[Finding::IbNoSm]);
+    if subs.is_empty() {
+        return;
+    }
+    let mut nodes: Vec<String> = subs.iter().map(|s| s.node.clone()).collect();
+    nodes.sort();
+    nodes.dedup();
+    let evidence = {
+        let nodes = nodes.clone();
+        ctx.claim(|r| {
+            subs.iter().any(|s| r.t.subjects.contains(s))
+                || r.fabric_wide()
+                || r.nodes().iter().any(|n| nodes.iter().any(|x| x == n))
+        })
+    };
+    ctx.out.push(Diagnosis {
+        rule: "ib_no_sm".into(),
+        metric: None,
+        cause: format!(
+            "no InfiniBand subnet manager answers: the ports of {} link up but stay unconfigured (SM lid 0, no LID)",
+            nodes.join(", ")
+        ),
+        part: "the subnet manager: opensm on a host, or the SM of a managed switch or UFM, and its reach to these ports".into(),
+        evidence,
+        next: vec![
+            "sminfo   # which SM, if any, answers".into(),
+            "systemctl status opensm   # on the host meant to run it".into(),
+            "ibstat   # State Initializing / SM lid 0 on every port until an SM runs".into(),
+        ],
+    });
+}
+
+/// An InfiniBand HCA port without link or below its expected rate: the cable, its transceivers
+/// or the switch port at the other end; claims the reds that cross that rail.
+pub fn ib_port(ctx: &mut Ctx) {
+    let topo = ctx.topo;
+    let mut done: Vec<(String, String)> = vec![];
+    for s in ctx.subjects(&[Finding::IbPort]) {
+        let hca = rail_name(&s).unwrap_or("HCA").to_string();
+        if done.contains(&(s.node.clone(), hca.clone())) {
+            continue;
+        }
+        done.push((s.node.clone(), hca.clone()));
+        let k: Vec<usize> = topo.index(&s.node, &hca).into_iter().collect();
+        let node = s.node.clone();
+        let evidence = ctx.claim(|r| {
+            r.t.subjects.iter().any(|x| {
+                x.kind == Finding::IbPort && x.node == node && rail_name(x) == Some(hca.as_str())
+            }) || (!r.low.is_empty()
+                && r.nodes().contains(&node.as_str())
+                && crosses(topo, r, &node, &k))
+        });
+        ctx.out.push(Diagnosis {
+            rule: "ib_port".into(),
+            metric: None,
+            cause: format!("the InfiniBand port of {} {hca} has no link or trained below its expected rate", s.node),
+            part: format!("the cable of {} {hca}: its transceivers, or the switch port at the other end", s.node),
+            evidence,
+            next: vec![
+                format!("ibstat {hca}   # State, Physical state, Rate"),
+                format!("mlxlink -d {hca} -c -e   # per-lane BER and eye, speed and width negotiated"),
+                format!("iblinkinfo | grep '{} {hca}'   # the switch and port at the other end", s.node),
+                "swap the cable's two ends: a fault that moves with the cable is the cable, one that stays is the port".into(),
             ],
         });
     }
