@@ -57,7 +57,7 @@ pub struct NcclOpts {
     pub np: Option<i64>,
     /// One rank per GPU of every node (a full-node collective) instead of one per node: the
     /// ranks per node are `n.expect("gpus_per_node")` (`--set`, node var, the platform profile,
-    /// else the GPUs the node shows), the same on every node. Ignored when `np` is given.
+    /// else the GPUs the node shows; the fewest where nodes differ). Ignored when `np` is given.
     pub per_gpu: bool,
     /// Default: the nodes' fabric addresses.
     pub hosts: Option<Vec<String>>,
@@ -171,8 +171,9 @@ pub struct NcclResult {
 }
 
 /// The ranks per node of a `per_gpu` launch: every node's `gpus_per_node` expectation (the GPUs
-/// it shows where nothing else says; at least 1), which must agree. A dry run reads nothing:
-/// one rank per node is listed then.
+/// it shows where nothing else says; at least 1); where they differ (nodes of different
+/// platforms), the fewest, said in the test's log. A node showing fewer GPUs than expected is a
+/// failure. A dry run reads nothing: one rank per node is listed then.
 fn ranks_per_node(nodes: &[NodeRef]) -> PResult<i64> {
     let mut seen: Vec<(String, i64, String)> = Vec::new();
     let dry = |e: &PrimError| e.kind == crate::run::outcome::Outcome::DryRun;
@@ -210,16 +211,18 @@ fn ranks_per_node(nodes: &[NodeRef]) -> PResult<i64> {
         }
         seen.push((n.name().to_string(), k, e.from));
     }
-    let k = seen.first().map_or(1, |x| x.1);
+    // Nodes of different platforms: the same ranks on every node (mpirun's slots), as many
+    // as the node with the fewest GPUs has; said in the test's log.
+    let k = seen.iter().map(|x| x.1).min().unwrap_or(1);
     if seen.iter().any(|x| x.1 != k) {
         let each: Vec<String> = seen
             .iter()
             .map(|(n, k, from)| format!("{n} {k} ({from})"))
             .collect();
-        return Err(PrimError::error(format!(
-            "GPUs per node differ: {}; a full-node collective runs the same ranks on every node: give --set gpus_per_node=N",
+        crate::run::context::log_line(&format!(
+            "GPUs per node differ: {}; {k} rank(s) per node, the fewest (--set gpus_per_node=N to choose)",
             each.join(", ")
-        )));
+        ));
     }
     Ok(k)
 }
