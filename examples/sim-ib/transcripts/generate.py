@@ -368,11 +368,11 @@ def nccl_text(nodes, busbw=None, drop=None):
         if m:
             a = [float(m.group(k)) for k in (2, 3, 4, 6, 7, 8)]
             # busbw = algbw x 2(n-1)/n: with 8n ranks instead of 2, the same busbw is a smaller algbw
-            f = (2 * (nranks - 1) / nranks) / 1.0
+            f = 2 * (nranks - 1) / nranks
             line = (f"{m.group(1)} {a[0] / scale:8.2f} {a[2] * scale / f:7.2f} {a[2] * scale:7.2f} {m.group(5):>7s} "
                     f"{a[3] / scale:8.2f} {a[5] * scale / f:7.2f} {a[5] * scale:7.2f} {m.group(9):>7s}")
         elif line.startswith("# Avg bus bandwidth"):
-            line = f"# Avg bus bandwidth    : {9.7637 * scale:.4f} "
+            line = f"# Avg bus bandwidth    : {float(line.split(':')[1]) * scale:.4f} "
         res.append(line)
     return "\n".join(res)
 
