@@ -259,7 +259,6 @@ pub fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
             ("pcie_gts", json!(32), "PCIe Gen5 (32 GT/s)"),
             ("rails_per_port", json!(1), "one rail per GPU, one port per rail"),
             ("gpus_per_node", json!(8), "eight GPUs per DGX H100/H200/B200: full-node collectives run one NCCL rank per GPU"),
-            ("nccl_node_busbw_gbs", json!(280), "all_reduce_perf busbw over whole nodes, one rank per GPU, eight 400G rails: 70 % of the rails together (8 x 50 GB/s); healthy clusters measure 320 GB/s on 4 nodes x 8 H100 with 8x400G (NVIDIA/nccl#1221) and about 350 GB/s on 248 x 8 H200 (NVIDIA/nccl-tests#283); busbw scales with the number of NICs at ~98 % of each (NVIDIA/nccl-tests#29: 12.2 GB/s of a 100G card)"),
             ("ib_rate_gbps", json!(400), "DGX H100/H200/B200: eight ConnectX-7 ports at 4X NDR, 400 Gb/s (DGX H100/H200 User Guide); a faster port (XDR) passes, a port at HDR or 2X fails"),
         ],
         _ => vec![],
