@@ -563,3 +563,52 @@ fn ib_reds_are_diagnosed_as_the_port_or_the_subnet_manager() {
     assert_eq!(d[0]["rule"], "ib_no_sm");
     assert!(d[0].to_string().contains("sminfo"), "{:#}", d[0]);
 }
+
+/// The full-node line scales with the node's rails: the same healthy nodes listed with four of
+/// their eight HCAs (an 8-GPU host with four NICs) are judged against 70 % of four 400G rails
+/// (140 GB/s), not the eight-rail 280 (a false red on such a healthy host).
+#[test]
+fn full_node_line_is_the_rails_the_node_has() {
+    let inv = std::fs::read_to_string(repo().join("examples/sim-ib/cluster.toml"))
+        .unwrap()
+        .replace(
+            "replay_dir = \"transcripts\"",
+            &format!(
+                "replay_dir = {:?}",
+                repo().join("examples/sim-ib/transcripts").display().to_string()
+            ),
+        )
+        .replace(
+            r#"interfaces = ["ibp24s0", "ibp64s0", "ibp79s0", "ibp94s0", "ibp154s0", "ibp192s0", "ibp206s0", "ibp220s0"]"#,
+            r#"interfaces = ["ibp24s0", "ibp64s0", "ibp79s0", "ibp94s0"]"#,
+        )
+        .replace(
+            r#"rdma_devices = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]"#,
+            r#"rdma_devices = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5"]"#,
+        );
+    assert!(inv.contains(r#"rdma_devices = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5"]"#));
+    let o = Fab::new()
+        .file("four.toml", &inv)
+        .args([
+            "run",
+            &repo()
+                .join("scripts/fabric_baseline.rhai")
+                .display()
+                .to_string(),
+            "-i",
+            "{dir}/four.toml",
+            "--filter",
+            "nccl: all_reduce 2",
+        ])
+        .reports()
+        .run();
+    let t = o.test("nccl: all_reduce 2 nodes");
+    let best = t["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "nccl_busbw_max_gbs")
+        .cloned()
+        .unwrap();
+    assert_eq!(best["threshold"].as_f64(), Some(140.0), "{t:#}");
+}
