@@ -58,7 +58,7 @@ fn signatures() -> Result<Vec<String>, i32> {
 /// What function `name` does, from its declaration (`bindings/results.rs`): `as ib_write_bw,
 /// for ib_read_bw` for the other names of one declaration.
 fn description(name: &str) -> Option<String> {
-    let d = crate::engine::bindings::results::decl(name)?;
+    let d = crate::engine::bindings::decl(name)?;
     Some(if d.names[0] == name {
         d.doc.to_string()
     } else {
@@ -123,8 +123,8 @@ pub fn doc() -> i32 {
         println!("- {name}: {}", fields.join(", "));
     }
     println!("\n## Parsers (`parse::KIND(text)`, same as `fabcheck parse KIND`)\n");
-    for (kind, f, input) in crate::parse::KINDS {
-        println!("- `parse::{f}(text)` — `{kind}`: {input}");
+    for p in crate::parse::parsers() {
+        println!("- `parse::{}(text)` — `{}`: {}", p.name(), p.kind, p.input);
     }
     println!("\n## stdlib modules (`import \"NAME\" as NAME;`)\n");
     for (name, src) in crate::engine::stdlib::EMBEDDED {

@@ -188,19 +188,20 @@ mod layering {
         }
     }
 
-    /// Lines of `file` that name `crate::MODULE` outside comments.
+    /// Lines of `file` that name `crate::MODULE` outside comments and unit tests.
     fn naming(file: &Path, module: &str) -> Vec<String> {
         let needle = format!("crate::{module}");
         let text = std::fs::read_to_string(file).unwrap();
         text.lines()
+            .take_while(|l| l.trim() != "#[cfg(test)]")
             .filter(|l| !l.trim_start().starts_with("//") && l.contains(&needle))
             .map(|l| format!("{}: {}", file.display(), l.trim()))
             .collect()
     }
 
     /// Arrows go one way: the engine reaches the transports only through `run`/`primitives`,
-    /// and the parsers only through the `parse::` script module and the result declarations
-    /// (issue 34 item 1 removes the latter).
+    /// and the parsers only through the `parse::` script module (results carry their own
+    /// shapes: no declaration table names parser types).
     #[test]
     fn the_engine_does_not_import_transport_or_parse_directly() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
@@ -210,11 +211,186 @@ mod layering {
         let mut bad = Vec::new();
         for f in &files {
             bad.extend(naming(f, "transport"));
-            let allowed = f.ends_with("bindings/parse.rs") || f.ends_with("bindings/results.rs");
+            let allowed = f.ends_with("bindings/parse.rs");
             if !allowed {
                 bad.extend(naming(f, "parse"));
             }
         }
         assert!(bad.is_empty(), "engine imports below run: {bad:#?}");
+    }
+
+    /// The modules a file of `src/engine` uses, read from its code (comments and unit tests
+    /// left out): paths from `super::`, `super::super::`, `crate::engine::` and `self::` (and
+    /// `use` groups of them) and, in a `mod.rs`, its own modules named `x::`, followed as far
+    /// as they name modules; an item of a `mod.rs` uses that `mod.rs`.
+    fn uses(file: &Path, root: &Path) -> Vec<PathBuf> {
+        let text = std::fs::read_to_string(file).unwrap();
+        let code: Vec<&str> = text
+            .lines()
+            .take_while(|l| l.trim() != "#[cfg(test)]")
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
+        let code = code.join("\n");
+        let dir = file.parent().unwrap().to_path_buf();
+        let is_mod = file.ends_with("mod.rs");
+        // The directory `super` names from this file.
+        let parent = if is_mod {
+            dir.parent().unwrap().to_path_buf()
+        } else {
+            dir.clone()
+        };
+        let path = r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*";
+        let re = regex::Regex::new(&format!(
+            r"(crate::engine::|(?:super::)+|self::)(\{{[^}}]*\}}|{path})"
+        ))
+        .unwrap();
+        let mut out = Vec::new();
+        for c in re.captures_iter(&code) {
+            let base = match &c[1] {
+                "crate::engine::" => root.to_path_buf(),
+                "self::" => dir.clone(),
+                p => {
+                    let mut b = parent.clone();
+                    for _ in 1..p.matches("super::").count() {
+                        b = b.parent().unwrap().to_path_buf();
+                    }
+                    b
+                }
+            };
+            for n in c[2].trim_matches(|c| c == '{' || c == '}').split(',') {
+                let segs: Vec<&str> = n.trim().split("::").map(str::trim).collect();
+                if !segs[0].is_empty() && segs[0] != "self" {
+                    out.extend(module(&base, &segs));
+                }
+            }
+        }
+        if is_mod {
+            let child = regex::Regex::new(&format!(r"\b({path})::")).unwrap();
+            for c in child.captures_iter(&code) {
+                let segs: Vec<&str> = c[1].split("::").collect();
+                if dir.join(format!("{}.rs", segs[0])).exists() {
+                    out.extend(module(&dir, &segs));
+                }
+            }
+        }
+        out.retain(|p| p != file && p.starts_with(root));
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The file of the module `segs` names from `dir`, followed as far as they name modules
+    /// (`dir/a.rs`, `dir/a/mod.rs`, then `dir/a/b.rs` ...); a first name that is no module
+    /// is an item of `dir/mod.rs`.
+    fn module(dir: &Path, segs: &[&str]) -> Option<PathBuf> {
+        let mut at = dir.join("mod.rs").exists().then(|| dir.join("mod.rs"));
+        let mut base = dir.to_path_buf();
+        for s in segs {
+            let file = base.join(format!("{s}.rs"));
+            let sub = base.join(s);
+            if file.exists() {
+                at = Some(file);
+            } else if sub.join("mod.rs").exists() {
+                at = Some(sub.join("mod.rs"));
+            } else {
+                break;
+            }
+            base = sub;
+        }
+        at
+    }
+
+    /// A circle of `use`s among the files, if there is one.
+    fn circle(graph: &[(PathBuf, Vec<PathBuf>)]) -> Option<Vec<PathBuf>> {
+        fn visit(
+            at: &PathBuf,
+            graph: &[(PathBuf, Vec<PathBuf>)],
+            path: &mut Vec<PathBuf>,
+            done: &mut Vec<PathBuf>,
+        ) -> Option<Vec<PathBuf>> {
+            if let Some(i) = path.iter().position(|p| p == at) {
+                let mut c = path[i..].to_vec();
+                c.push(at.clone());
+                return Some(c);
+            }
+            if done.contains(at) {
+                return None;
+            }
+            path.push(at.clone());
+            let next = graph.iter().find(|(f, _)| f == at).map(|(_, u)| u.clone());
+            for n in next.unwrap_or_default() {
+                if let Some(c) = visit(&n, graph, path, done) {
+                    return Some(c);
+                }
+            }
+            path.pop();
+            done.push(at.clone());
+            None
+        }
+        let mut done = Vec::new();
+        graph
+            .iter()
+            .find_map(|(f, _)| visit(f, graph, &mut Vec::new(), &mut done))
+    }
+
+    /// The engine's files import one way: no circle of `use`s (issue 34: the result table was
+    /// the hub of an 11-file circle inside `bindings/`).
+    #[test]
+    fn the_engine_has_no_import_circle() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+        let mut files = Vec::new();
+        rust_files(&root, &mut files);
+        let graph: Vec<(PathBuf, Vec<PathBuf>)> =
+            files.iter().map(|f| (f.clone(), uses(f, &root))).collect();
+        let edges: usize = graph.iter().map(|(_, u)| u.len()).sum();
+        assert!(edges > 30, "read only {edges} uses");
+        // The reader sees a circle where there is one (two files that use each other).
+        let a = root.join("a.rs");
+        let b = root.join("b.rs");
+        assert!(circle(&[(a.clone(), vec![b.clone()]), (b, vec![a])]).is_some());
+        if let Some(c) = circle(&graph) {
+            let names: Vec<String> = c
+                .iter()
+                .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+                .collect();
+            panic!("import circle in src/engine: {}", names.join(" -> "));
+        }
+    }
+
+    /// A tool's three files are modules of their folders: Rust ignores a file no `mod` line
+    /// names, and a parser or binding in it would silently not exist.
+    #[test]
+    fn every_tool_file_is_declared() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut missing = Vec::new();
+        let mut seen = 0;
+        for dir in ["parse", "primitives", "engine/bindings"] {
+            let mod_rs = std::fs::read_to_string(src.join(dir).join("mod.rs")).unwrap();
+            for e in std::fs::read_dir(src.join(dir)).unwrap() {
+                let p = e.unwrap().path();
+                let Some(stem) = p.file_stem().and_then(|s| s.to_str()) else {
+                    continue;
+                };
+                if p.extension().is_none_or(|x| x != "rs") || stem == "mod" {
+                    continue;
+                }
+                seen += 1;
+                let declared = mod_rs.lines().any(|l| {
+                    let l = l
+                        .trim()
+                        .trim_start_matches("pub ")
+                        .trim_start_matches("pub(crate) ");
+                    l == format!("mod {stem};")
+                });
+                if !declared {
+                    missing.push(format!("src/{dir}/{stem}.rs"));
+                }
+            }
+        }
+        assert!(seen > 60, "saw {seen} files");
+        assert!(
+            missing.is_empty(),
+            "files without a `mod` line: {missing:?}"
+        );
     }
 }

@@ -92,7 +92,7 @@ fn classify_in(err: &EvalAltResult, source: Option<&str>) -> Ending {
 
 /// Rhai names a type by its registered name or its Rust path, depending on the message.
 fn names_dry_value(s: &str) -> bool {
-    s.contains("DryValue") || s.contains(super::bindings::dry::TYPE_NAME)
+    s.contains("DryValue") || s.contains(DRY_TYPE_NAME)
 }
 
 fn dry_stop(message: String) -> Ending {
@@ -118,6 +118,25 @@ pub fn is_dry_stop(err: &EvalAltResult) -> bool {
 }
 
 /// How a dry run's stop in a `for` loop starts (the loop's place is added by [`classify`]).
+/// The type's name of a dry run's stand-in answer in scripts (`type_of`) and in Rhai's
+/// messages.
+pub const DRY_TYPE_NAME: &str = "dry-run answer";
+
+/// Words in every message of a test stopped by a dry run's stand-in.
+pub const DRY_STOPPED: &str = "which a dry run cannot know";
+
+/// `file:line` of a call, for messages.
+pub fn at(ctx: &rhai::NativeCallContext) -> String {
+    let file = ctx
+        .call_source()
+        .map(str::to_string)
+        .unwrap_or_else(crate::run::context::file);
+    match ctx.call_position().line() {
+        Some(l) => format!("{file}:{l}"),
+        None => file,
+    }
+}
+
 pub const LOOP_STOP: &str = "a loop over ";
 
 /// A runtime error in words a script author can act on, with its line.
@@ -130,7 +149,7 @@ fn describe(err: &EvalAltResult) -> String {
         EvalAltResult::ErrorMismatchDataType(want, found, _) if names_dry_value(found) => {
             format!(
                 "a decision (expecting {want}) needs the answer of a command listed above, {}",
-                super::bindings::dry::STOPPED
+                DRY_STOPPED
             )
         }
         other => {
@@ -202,7 +221,7 @@ fn type_word(t: &str) -> &str {
         "array" | "Array" | "rhai::Array" => "an array",
         "map" | "Map" | "rhai::Map" => "a map",
         t if t.ends_with("NodeRef") || t == "Node" => "a node",
-        t if t.ends_with("DryValue") || t == super::bindings::dry::TYPE_NAME => {
+        t if t.ends_with("DryValue") || t == DRY_TYPE_NAME => {
             "a dry-run answer (not known before the run)"
         }
         t if t.contains("FnPtr") || t == "Fn" => "a function",

@@ -13,8 +13,9 @@
 //! in a variable and passed on are not checked; a variable assigned anywhere is unknown from
 //! there on.
 
-use super::bindings::results::{decl, Nest, Returns, Shape};
+use super::bindings::decl;
 use super::diagnostics::Diagnostic;
+use crate::util::shape::{Nest, Returns, Shape};
 use crate::util::suggest::did_you_mean;
 use rhai::{ASTFlags, ASTNode, Expr, Stmt, AST};
 use std::collections::BTreeSet;

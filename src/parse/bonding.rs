@@ -221,3 +221,8 @@ pub fn parse(text: &str) -> Result<Bonding, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Slave, parsed("bond slave"));
+crate::impl_shape!(Bonding, parsed("bond result").many::<Slave>("slaves"));
+
+crate::parser!("bonding", "/proc/net/bonding/BOND", sample: "bonding/active-backup-2x25g-iscsi-v3.7.1-peer-notif.txt");

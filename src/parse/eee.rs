@@ -103,3 +103,7 @@ pub fn parse(text: &str) -> Result<Eee, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Eee, parsed("EEE result"));
+
+crate::parser!("eee", "ethtool --show-eee IFACE", sample: "ethtool/ethtool-show-eee-disabled-supported-modes-igc-2.5g.txt");

@@ -166,3 +166,7 @@ pub fn parse(text: &str) -> Result<Ethtool, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Ethtool, parsed("ethtool result"));
+
+crate::parser!("ethtool", "ethtool IFACE", sample: "lab/ethtool-veth.txt");

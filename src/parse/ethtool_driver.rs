@@ -73,3 +73,7 @@ pub fn parse(text: &str) -> Result<EthtoolDriver, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(EthtoolDriver, parsed("ethtool -i result"));
+
+crate::parser!("ethtool-driver", "ethtool -i IFACE", sample: "lab/ethtool-i-veth.txt");

@@ -204,3 +204,14 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
     m.lanes.sort_by_key(|l| l.lane);
     Ok(m)
 }
+
+crate::impl_shape!(Lane, parsed("ethtool -m lane"));
+crate::impl_shape!(Thresholds, parsed("ethtool -m thresholds"));
+crate::impl_shape!(
+    Module,
+    parsed("ethtool -m result")
+        .many::<Lane>("lanes")
+        .one::<Thresholds>("thresholds")
+);
+
+crate::parser!("ethtool-module", "ethtool -m IFACE", sample: "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt");

@@ -65,3 +65,7 @@ pub fn parse(text: &str) -> Result<EthtoolStats, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(EthtoolStats, parsed("ethtool -S result"));
+
+crate::parser!("ethtool-stats", "ethtool -S IFACE", sample: "lab/ethtool-S-veth.txt");

@@ -77,6 +77,10 @@ pub fn parse(text: &str) -> Result<Vec<Mapping>, ParseError> {
     Ok(out)
 }
 
+crate::impl_shape!(Mapping, parsed("ibdev2netdev entry"));
+
+crate::parser!("ibdev2netdev", "ibdev2netdev", sample: "rdma/ibdev2netdev-roce-lag-bond-mlx5_bond_0-and-huawei-hrn3.txt");
+
 #[cfg(test)]
 mod empty_output_tests {
     #[test]

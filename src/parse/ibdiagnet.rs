@@ -90,3 +90,11 @@ pub fn parse(text: &str) -> Result<Ibdiagnet, ParseError> {
     s.errors = s.stages.iter().map(|x| x.errors).sum();
     Ok(s)
 }
+
+crate::impl_shape!(Stage, parsed("ibdiagnet stage"));
+crate::impl_shape!(
+    Ibdiagnet,
+    parsed("ibdiagnet summary").many::<Stage>("stages")
+);
+
+crate::parser!("ibdiagnet", "ibdiagnet (its closing summary)", sample: "ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt");

@@ -133,3 +133,7 @@ pub fn parse(text: &str) -> Result<Vec<Link>, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Link, parsed("iblinkinfo link"));
+
+crate::parser!("iblinkinfo", "iblinkinfo", sample: "ibdiags/iblinkinfo-edr-grep-up-sb7700-no-section-headers.txt");

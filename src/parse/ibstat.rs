@@ -123,3 +123,9 @@ pub fn parse(text: &str) -> Result<Ibstat, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Port, parsed("ibstat port"));
+crate::impl_shape!(Ca, parsed("ibstat CA").many::<Port>("ports"));
+crate::impl_shape!(Ibstat, parsed("ibstat result").many::<Ca>("cas"));
+
+crate::parser!("ibstat", "ibstat", sample: "rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt");

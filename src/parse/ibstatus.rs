@@ -115,3 +115,7 @@ pub fn parse(text: &str) -> Result<Vec<Port>, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Port, parsed("ibstatus port"));
+
+crate::parser!("ibstatus", "ibstatus", sample: "rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt");

@@ -129,3 +129,8 @@ pub fn parse(text: &str) -> Result<Vec<Device>, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Port, parsed("ibv_devinfo port"));
+crate::impl_shape!(Device, parsed("ibv_devinfo device").many::<Port>("ports"));
+
+crate::parser!("ibv-devinfo", "ibv_devinfo [-v]", sample: "rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt");

@@ -100,3 +100,11 @@ pub fn parse(text: &str) -> Result<Vec<Interface>, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Address, parsed("address"));
+crate::impl_shape!(
+    Interface,
+    parsed("ip addr interface").many::<Address>("addresses")
+);
+
+crate::parser!("ip-addr", "ip -j addr", sample: "lab/ip-j-addr-netns.json");

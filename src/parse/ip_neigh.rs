@@ -77,6 +77,10 @@ pub fn parse(text: &str) -> Result<Vec<Neighbour>, ParseError> {
     Ok(out)
 }
 
+crate::impl_shape!(Neighbour, parsed("ip neigh entry"));
+
+crate::parser!("ip-neigh", "ip -j neigh [show ADDR dev IFACE]", sample: "lab/ip-j-neigh-show-addr-dev-reachable.json");
+
 #[cfg(test)]
 mod tests {
     use super::*;

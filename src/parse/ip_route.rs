@@ -109,6 +109,10 @@ pub fn parse(text: &str) -> Result<Vec<Route>, ParseError> {
     Ok(out)
 }
 
+crate::impl_shape!(Route, parsed("ip route entry"));
+
+crate::parser!("ip-route", "ip -j route / ip -j -6 route", sample: "lab/ip-j-route-host-default-kernel.json");
+
 #[cfg(test)]
 mod tests {
     use super::*;

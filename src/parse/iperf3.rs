@@ -126,3 +126,7 @@ pub fn parse(text: &str) -> Result<Iperf3, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Iperf3, parsed("iperf3 result"));
+
+crate::parser!("iperf3", "iperf3 -J JSON", sample: "lab/iperf3-3.12-J-P4-t2.json");

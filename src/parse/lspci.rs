@@ -134,6 +134,10 @@ pub fn parse(text: &str) -> Result<Vec<PciDevice>, ParseError> {
     Ok(out)
 }
 
+crate::impl_shape!(PciDevice, parsed("lspci device"));
+
+crate::parser!("lspci", "lspci -vv [-s BUS]", sample: "lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt");
+
 #[cfg(test)]
 mod tests {
     use super::*;

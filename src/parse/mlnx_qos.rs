@@ -136,3 +136,11 @@ pub fn parse(text: &str) -> Result<MlnxQos, ParseError> {
     }
     Ok(q)
 }
+
+crate::impl_shape!(TrafficClass, parsed("mlnx_qos traffic class"));
+crate::impl_shape!(
+    MlnxQos,
+    parsed("mlnx_qos result").many::<TrafficClass>("tcs")
+);
+
+crate::parser!("mlnx-qos", "mlnx_qos -i IFACE", sample: "mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt");

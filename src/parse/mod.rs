@@ -4,7 +4,9 @@
 //! contract of SPEC §3 "Parsers"; [`parse`] dispatches by KIND (the `fabcheck parse KIND` name)
 //! and returns JSON, which the engine turns into Rhai maps.
 
+use crate::util::shape::{Returned, Returns};
 use serde::Serialize;
+use std::sync::OnceLock;
 
 mod util;
 
@@ -69,100 +71,84 @@ impl ParseError {
     }
 }
 
-/// (KIND for `fabcheck parse`, Rhai function name in the `parse::` namespace, input description).
-pub const KINDS: &[(&str, &str, &str)] = &[
-    ("ethtool", "ethtool", "ethtool IFACE"),
-    ("ethtool-driver", "ethtool_driver", "ethtool -i IFACE"),
-    ("ethtool-stats", "ethtool_stats", "ethtool -S IFACE"),
-    ("eee", "eee", "ethtool --show-eee IFACE"),
-    ("bonding", "bonding", "/proc/net/bonding/BOND"),
-    (
-        "perftest",
-        "perftest",
-        "ib_write_bw / ib_read_bw / ib_send_bw / *_lat, client or server",
-    ),
-    (
-        "nccl",
-        "nccl",
-        "nccl-tests *_perf text output or its -J JSON",
-    ),
-    ("iperf3", "iperf3", "iperf3 -J JSON"),
-    ("ip-addr", "ip_addr", "ip -j addr"),
-    ("ip-neigh", "ip_neigh", "ip -j neigh [show ADDR dev IFACE]"),
-    ("ip-route", "ip_route", "ip -j route / ip -j -6 route"),
-    ("ibdev2netdev", "ibdev2netdev", "ibdev2netdev"),
-    ("rdma-link", "rdma_link", "rdma link"),
-    ("ofed-info", "ofed_info", "ofed_info -s"),
-    ("ping", "ping", "iputils ping"),
-    ("ibv-devinfo", "ibv_devinfo", "ibv_devinfo [-v]"),
-    (
-        "rdma-statistic",
-        "rdma_statistic",
-        "rdma statistic show [link DEV/PORT] (the hw_counters)",
-    ),
-    ("show-gids", "show_gids", "show_gids"),
-    ("lspci", "lspci", "lspci -vv [-s BUS]"),
-    ("show-fec", "show_fec", "ethtool [-I] --show-fec IFACE"),
-    ("mlnx-qos", "mlnx_qos", "mlnx_qos -i IFACE"),
-    ("ethtool-module", "ethtool_module", "ethtool -m IFACE"),
-    ("ibstat", "ibstat", "ibstat"),
-    ("ibstatus", "ibstatus", "ibstatus"),
-    (
-        "perfquery",
-        "perfquery",
-        "perfquery [-x] [LID PORT] (classic or extended counters)",
-    ),
-    ("iblinkinfo", "iblinkinfo", "iblinkinfo"),
-    ("ibdiagnet", "ibdiagnet", "ibdiagnet (its closing summary)"),
-    (
-        "nvidia-smi-topo",
-        "nvidia_smi_topo",
-        "nvidia-smi topo -m (or -mp)",
-    ),
-];
+/// One parser, declared in its own file with [`parser!`]: `fabcheck parse KIND`, the script
+/// function `parse::NAME(text)` (NAME is KIND with `_` for `-`) and the shape of its result all
+/// come from this row.
+pub struct Parser {
+    /// The KIND of `fabcheck parse KIND`: `ethtool-driver`.
+    pub kind: &'static str,
+    /// What it reads: `ethtool -i IFACE`.
+    pub input: &'static str,
+    /// A real capture it reads, under `tests/fixtures` (SOURCES.tsv says where it came from).
+    pub sample: &'static str,
+    /// The parser, its result as JSON.
+    pub parse: fn(&str) -> Result<serde_json::Value, ParseError>,
+    /// What its result is to scripts (from the parser's own return type).
+    pub returns: fn() -> Returns,
+}
 
-fn to_json<T: Serialize>(v: T) -> serde_json::Value {
-    serde_json::to_value(v).expect("parser output is always serialisable")
+impl Parser {
+    /// The script function's name in the `parse` module: `ethtool_driver`.
+    pub fn name(&self) -> String {
+        self.kind.replace('-', "_")
+    }
+}
+
+/// Every parser (each file adds its own with [`parser!`]).
+#[linkme::distributed_slice]
+pub static PARSERS: [Parser];
+
+/// Every parser, by KIND.
+pub fn parsers() -> &'static [&'static Parser] {
+    static SORTED: OnceLock<Vec<&'static Parser>> = OnceLock::new();
+    SORTED.get_or_init(|| {
+        let mut v: Vec<&'static Parser> = PARSERS.iter().collect();
+        v.sort_by_key(|p| p.kind);
+        v
+    })
+}
+
+/// `parser!("ethtool-driver", "ethtool -i IFACE", sample: "lab/ethtool-i-veth.txt")` in
+/// `parse/ethtool_driver.rs`: declares that file's `parse` function as a parser.
+#[macro_export]
+macro_rules! parser {
+    ($kind:literal, $input:literal, sample: $sample:literal) => {
+        #[linkme::distributed_slice($crate::parse::PARSERS)]
+        static PARSER: $crate::parse::Parser = $crate::parse::Parser {
+            kind: $kind,
+            input: $input,
+            sample: $sample,
+            parse: |text| $crate::parse::json(parse(text)),
+            returns: || $crate::parse::returns_of(parse),
+        };
+    };
+}
+
+/// A parser's result as JSON.
+pub fn json<T: Serialize>(r: Result<T, ParseError>) -> Result<serde_json::Value, ParseError> {
+    r.map(|v| serde_json::to_value(v).expect("parser output is always serialisable"))
+}
+
+/// What a parser's result is to scripts, from its type.
+pub fn returns_of<T: Returned>(_: fn(&str) -> Result<T, ParseError>) -> Returns {
+    T::returns()
 }
 
 /// Parse `text` as tool output of `kind`; unknown kinds are an error listing the known ones.
 pub fn parse(kind: &str, text: &str) -> Result<serde_json::Value, ParseError> {
-    match kind {
-        "ethtool" => ethtool::parse(text).map(to_json),
-        "ethtool-driver" => ethtool_driver::parse(text).map(to_json),
-        "ethtool-stats" => ethtool_stats::parse(text).map(to_json),
-        "eee" => eee::parse(text).map(to_json),
-        "bonding" => bonding::parse(text).map(to_json),
-        "perftest" => perftest::parse(text).map(to_json),
-        "nccl" => nccl::parse(text).map(to_json),
-        "iperf3" => iperf3::parse(text).map(to_json),
-        "ip-addr" => ip_addr::parse(text).map(to_json),
-        "ip-neigh" => ip_neigh::parse(text).map(to_json),
-        "ip-route" => ip_route::parse(text).map(to_json),
-        "ibdev2netdev" => ibdev2netdev::parse(text).map(to_json),
-        "rdma-link" => rdma_link::parse(text).map(to_json),
-        "ofed-info" => ofed_info::parse(text).map(to_json),
-        "ping" => ping::parse(text).map(to_json),
-        "ibv-devinfo" => ibv_devinfo::parse(text).map(to_json),
-        "rdma-statistic" => rdma_statistic::parse(text).map(to_json),
-        "show-gids" => show_gids::parse(text).map(to_json),
-        "lspci" => lspci::parse(text).map(to_json),
-        "show-fec" => show_fec::parse(text).map(to_json),
-        "mlnx-qos" => mlnx_qos::parse(text).map(to_json),
-        "ethtool-module" => ethtool_module::parse(text).map(to_json),
-        "ibstat" => ibstat::parse(text).map(to_json),
-        "ibstatus" => ibstatus::parse(text).map(to_json),
-        "perfquery" => perfquery::parse(text).map(to_json),
-        "iblinkinfo" => iblinkinfo::parse(text).map(to_json),
-        "ibdiagnet" => ibdiagnet::parse(text).map(to_json),
-        "nvidia-smi-topo" => nvidia_smi_topo::parse(text).map(to_json),
-        _ => Err(ParseError::new(
+    match parsers().iter().find(|p| p.kind == kind) {
+        Some(p) => (p.parse)(text),
+        None => Err(ParseError::new(
             "unknown",
             0,
             kind,
             format!(
                 "unknown KIND `{kind}`; known kinds: {}",
-                KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
+                parsers()
+                    .iter()
+                    .map(|p| p.kind)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )),
     }

@@ -760,6 +760,23 @@ fn parse_json(text: &str) -> Result<Nccl, ParseError> {
     Ok(out)
 }
 
+crate::impl_shape!(Measurement, parsed("nccl measurement"));
+crate::impl_shape!(
+    Row,
+    parsed("nccl row")
+        .one::<Measurement>("out_of_place")
+        .one::<Measurement>("in_place")
+);
+crate::impl_shape!(Device, parsed("nccl device"));
+crate::impl_shape!(
+    Nccl,
+    parsed("nccl result")
+        .many::<Device>("devices")
+        .many::<Row>("rows")
+);
+
+crate::parser!("nccl", "nccl-tests *_perf text output or its -J JSON", sample: "nccl-real/h200-all_reduce_1gpu.json");
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -177,3 +177,14 @@ pub fn parse(text: &str) -> Result<Topo, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Gpu, parsed("topo GPU"));
+crate::impl_shape!(Nic, parsed("topo NIC"));
+crate::impl_shape!(
+    Topo,
+    parsed("nvidia-smi topo result")
+        .many::<Gpu>("gpus")
+        .many::<Nic>("nics")
+);
+
+crate::parser!("nvidia-smi-topo", "nvidia-smi topo -m (or -mp)", sample: "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt");

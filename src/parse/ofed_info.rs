@@ -47,3 +47,7 @@ pub fn parse(text: &str) -> Result<OfedInfo, ParseError> {
         flavor: flavor.to_string(),
     })
 }
+
+crate::impl_shape!(OfedInfo, parsed("ofed_info result"));
+
+crate::parser!("ofed-info", "ofed_info -s", sample: "rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt");

@@ -111,3 +111,11 @@ pub fn parse(text: &str) -> Result<Perfquery, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(PortCounters, parsed("perfquery port"));
+crate::impl_shape!(
+    Perfquery,
+    parsed("perfquery result").many::<PortCounters>("ports")
+);
+
+crate::parser!("perfquery", "perfquery [-x] [LID PORT] (classic or extended counters)", sample: "ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt");

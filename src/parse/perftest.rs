@@ -382,6 +382,11 @@ fn convert_units(out: &mut Perftest, factor: Option<f64>) {
     }
 }
 
+crate::impl_shape!(Row, parsed("perftest row"));
+crate::impl_shape!(Perftest, parsed("perftest result").many::<Row>("rows"));
+
+crate::parser!("perftest", "ib_write_bw / ib_read_bw / ib_send_bw / *_lat, client or server", sample: "perftest/ib_read_bw-cx7-ndr-ib-gbits-cpufreq-warning.txt");
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,3 +68,7 @@ pub fn parse(text: &str) -> Result<Ping, ParseError> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(Ping, parsed("ping result"));
+
+crate::parser!("ping", "iputils ping", sample: "lab/ping-4-ok.txt");

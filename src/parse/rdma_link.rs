@@ -72,6 +72,10 @@ pub fn parse(text: &str) -> Result<Vec<Link>, ParseError> {
     Ok(out)
 }
 
+crate::impl_shape!(Link, parsed("rdma link entry"));
+
+crate::parser!("rdma-link", "rdma link", sample: "rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt");
+
 #[cfg(test)]
 mod empty_output_tests {
     #[test]

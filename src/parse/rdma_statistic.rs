@@ -137,6 +137,10 @@ fn missing_value(name: &str, n: usize, line: &str) -> ParseError {
     )
 }
 
+crate::impl_shape!(PortCounters, parsed("rdma statistic port"));
+
+crate::parser!("rdma-statistic", "rdma statistic show [link DEV/PORT] (the hw_counters)", sample: "rdma/rdma-statistic-show-link-rocep8s0f0-wrapped-optional-set-cc-counters.txt");
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -106,3 +106,7 @@ pub fn parse(text: &str) -> Result<ShowFec, ParseError> {
     f.uncorrectable_blocks = f.statistics.get("uncorrectable_blocks").copied();
     Ok(f)
 }
+
+crate::impl_shape!(ShowFec, parsed("ethtool --show-fec result"));
+
+crate::parser!("show-fec", "ethtool [-I] --show-fec IFACE", sample: "ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt");

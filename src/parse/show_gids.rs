@@ -112,6 +112,10 @@ pub fn parse(text: &str) -> Result<Vec<Gid>, ParseError> {
     Ok(out)
 }
 
+crate::impl_shape!(Gid, parsed("show_gids entry"));
+
+crate::parser!("show-gids", "show_gids", sample: "rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt");
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,12 +7,15 @@ use crate::transport::{CmdOutput, CmdRequest};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Options of `n.run` / `n.sh` / `run_all`.
-#[derive(Debug, Clone, Default)]
+/// Options of `n.run` / `n.sh` / `run_all`: the script's option keys are these fields.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RunOpts {
+    #[serde(deserialize_with = "crate::util::duration::optional")]
     pub timeout: Option<Duration>,
     pub sudo: bool,
     /// Validated variable names.
+    #[serde(deserialize_with = "crate::util::names::env_map")]
     pub env: Vec<(String, String)>,
 }
 

@@ -6,14 +6,25 @@ use super::health::{CounterSnapshot, PortCounters};
 use super::{PResult, PrimError};
 use serde::{Deserialize, Serialize};
 
-/// Thresholds of [`growth`].
-#[derive(Debug, Clone, Copy)]
+/// Thresholds of [`growth`]: the options of `counter_growth(before, after, opts)`.
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct GrowthOpts {
     /// Highest pre-FEC bit error rate (corrected bits / line bits) over the interval.
     pub max_pre_fec_ber: f64,
     /// The lossless RoCE priority (node var `roce_prio`): its per-priority discards must not
     /// grow.
+    #[serde(deserialize_with = "priority")]
     pub lossless_prio: u32,
+}
+
+/// A priority, 0-7.
+fn priority<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let p = <i64 as serde::Deserialize>::deserialize(d)?;
+    u32::try_from(p)
+        .ok()
+        .filter(|p| *p < 8)
+        .ok_or_else(|| serde::de::Error::custom(format!("{p} is not a priority 0-7")))
 }
 
 impl Default for GrowthOpts {
@@ -166,6 +177,12 @@ fn judge(
         out.deltas.push(d);
     }
 }
+
+crate::impl_shape!(Delta, parsed("counter delta"));
+crate::impl_shape!(
+    CounterGrowth,
+    parsed("counter_growth result").many::<Delta>("deltas")
+);
 
 #[cfg(test)]
 mod tests {

@@ -108,3 +108,9 @@ pub fn counters(n: &NodeRef) -> PResult<CounterSnapshot> {
     }
     Ok(out)
 }
+
+crate::impl_shape!(PortCounters, parsed("port counters"));
+crate::impl_shape!(
+    CounterSnapshot,
+    parsed("health_counters result").many::<PortCounters>("ports")
+);

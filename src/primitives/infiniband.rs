@@ -256,6 +256,9 @@ pub fn latency_outliers(rows: &[(String, f64)], factor: f64) -> Vec<String> {
         .collect()
 }
 
+crate::impl_shape!(IbPort, parsed("ib port"));
+crate::impl_shape!(PortCheck, parsed("ib port check"));
+
 #[cfg(test)]
 mod tests {
     use super::*;

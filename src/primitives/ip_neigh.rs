@@ -3,6 +3,8 @@
 use super::tools::{failed, tool};
 use super::{check_addr, check_name, parsed, NodeRef, PResult};
 use crate::parse;
+/// What `n.neighbour(ip, iface)` returns a list of.
+pub use crate::parse::ip_neigh::Neighbour;
 use crate::util::names::quote;
 
 /// The neighbour entry of `ip` on `iface` (`ip -j neigh show ADDR dev IFACE`): the MAC the

@@ -3,6 +3,8 @@
 use super::tools::as_root;
 use super::{check_name, parsed, NodeRef, PResult};
 use crate::parse;
+/// What `n.qos(iface)` returns.
+pub use crate::parse::mlnx_qos::MlnxQos;
 use crate::util::names::quote;
 
 /// `n.qos(iface)`: PFC, trust and traffic classes of `iface` (`mlnx_qos -i IFACE`).

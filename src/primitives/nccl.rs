@@ -45,14 +45,17 @@ impl Launcher {
     }
 }
 
-/// Options of an nccl-tests run.
-#[derive(Debug, Clone, Default)]
+/// Options of an nccl-tests run: the script's option keys are these fields.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct NcclOpts {
     pub binary: Option<String>,
     pub args: Option<String>,
     /// Validated variable names.
+    #[serde(deserialize_with = "crate::util::names::env_map")]
     pub env: Vec<(String, String)>,
     /// Default: mpirun for several nodes, local for one.
+    #[serde(deserialize_with = "launcher")]
     pub launcher: Option<Launcher>,
     pub np: Option<i64>,
     /// One rank per GPU of every node (a full-node collective) instead of one per node: the
@@ -61,7 +64,18 @@ pub struct NcclOpts {
     pub per_gpu: bool,
     /// Default: the nodes' fabric addresses.
     pub hosts: Option<Vec<String>>,
+    #[serde(deserialize_with = "crate::util::duration::optional")]
     pub timeout: Option<Duration>,
+}
+
+/// `launcher: "srun"`: one of the launchers.
+fn launcher<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Launcher>, D::Error> {
+    match <Option<String> as serde::Deserialize>::deserialize(d)? {
+        None => Ok(None),
+        Some(s) => Launcher::parse(&s)
+            .map(Some)
+            .map_err(|e| serde::de::Error::custom(e.message)),
+    }
 }
 
 /// A planned launch: the command line on the first node and its environment.
@@ -423,6 +437,11 @@ fn srun_timeout(e: TransportError, alloc: Option<&Allocation>) -> PrimError {
     }
     e.into()
 }
+
+crate::impl_shape!(
+    NcclResult,
+    serialised("all_reduce_perf result").flat::<crate::parse::nccl::Nccl>()
+);
 
 #[cfg(test)]
 mod tests {

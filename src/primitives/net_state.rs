@@ -219,6 +219,13 @@ fn route_diff(node: &str, before: &NetState, after: &NetState, changes: &mut Vec
     }
 }
 
+crate::impl_shape!(IfState, parsed("net_state interface"));
+crate::impl_shape!(
+    NetState,
+    parsed("net_state result").many::<IfState>("interfaces")
+);
+crate::impl_shape!(NetDiff, parsed("net_state_diff result"));
+
 #[cfg(test)]
 mod tests {
     use super::*;

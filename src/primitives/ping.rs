@@ -8,8 +8,9 @@ use crate::util::names::quote;
 use serde::Serialize;
 use std::time::Duration;
 
-/// Options of `n.ping`.
-#[derive(Debug, Clone, Default)]
+/// Options of `n.ping` (and `n.ping_all`): the script's option keys are these fields.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct PingOpts {
     pub count: Option<i64>,
     /// Seconds to wait for each reply (`-W`).
@@ -18,6 +19,7 @@ pub struct PingOpts {
     pub size: Option<i64>,
     pub dont_fragment: bool,
     pub interval: Option<f64>,
+    #[serde(deserialize_with = "crate::util::duration::optional")]
     pub timeout: Option<Duration>,
 }
 
@@ -76,6 +78,13 @@ pub fn ping(n: &NodeRef, ip: &str, o: &PingOpts) -> PResult<PingResult> {
         stderr: Some(o2.stderr.trim().to_string()).filter(|s| !s.is_empty()),
     })
 }
+
+crate::impl_shape!(
+    PingResult,
+    serialised("ping result")
+        .flat::<crate::parse::ping::Ping>()
+        .with(["stderr"])
+);
 
 #[cfg(test)]
 mod tests {

@@ -206,6 +206,13 @@ fn one(n: &NodeRef, o: &PingOpts, ip: &str, cmd: &str, p: Part) -> PResult<Addre
     })
 }
 
+crate::impl_shape!(
+    AddressPing,
+    serialised("ping_all result")
+        .flat::<crate::parse::ping::Ping>()
+        .with(["stderr", "iface"])
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -218,3 +218,5 @@ fn note(n: &NodeRef, d: &Detected, e: Option<&Expected>) {
     };
     context::with(|c| c.profiles.push(p));
 }
+
+crate::impl_shape!(Expected, serialised("expect result"));

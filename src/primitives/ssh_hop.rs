@@ -9,9 +9,12 @@ use crate::util::names::quote;
 use serde::Serialize;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Default)]
+/// Options of `ssh_hop`: the script's option keys are these fields.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SshHopOpts {
     pub strict_host_key: bool,
+    #[serde(deserialize_with = "crate::util::duration::optional")]
     pub timeout: Option<Duration>,
 }
 
@@ -94,6 +97,8 @@ pub fn ssh_hop(from: &NodeRef, to: &str, o: &SshHopOpts) -> PResult<SshHop> {
         },
     })
 }
+
+crate::impl_shape!(SshHop, serialised("ssh_hop result"));
 
 #[cfg(test)]
 mod tests {

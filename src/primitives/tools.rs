@@ -330,6 +330,8 @@ pub fn package_version(n: &NodeRef, name: &str) -> PResult<Option<String>> {
     )))
 }
 
+crate::impl_shape!(FileInfo, serialised("file_info result"));
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -82,6 +82,8 @@ pub fn version_drift(rows: &[Version], fail_items: &[String]) -> Drift {
     out
 }
 
+crate::impl_shape!(Drift, parsed("version_drift result"));
+
 #[cfg(test)]
 mod tests {
     use super::*;

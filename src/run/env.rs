@@ -66,6 +66,31 @@ pub const LOG_CAP: usize = 8 * 1024;
 const MIN_TIMEOUT: Duration = Duration::from_millis(100);
 
 impl RunEnv {
+    /// The environment of a local-only run with no settings: what registering the script
+    /// functions for their declarations needs (no command runs).
+    pub fn local() -> RunEnv {
+        let t: Arc<dyn Transport> = Arc::new(crate::transport::local::LocalTransport);
+        RunEnv {
+            inventory: Inventory::local(),
+            transports: Transports {
+                ssh: t.clone(),
+                local: t.clone(),
+                replay: t,
+                force: None,
+            },
+            params: BTreeMap::new(),
+            allow_changes: false,
+            dry_run: false,
+            needs: Default::default(),
+            fanout: 4,
+            stdlib_dir: None,
+            timeout: None,
+            observer: Arc::new(crate::run::observer::NoObserver),
+            slurm: None,
+            profiles: Default::default(),
+        }
+    }
+
     /// The timeout of a test that names none itself: `--timeout`, else 10 minutes.
     pub fn test_timeout(&self) -> Duration {
         self.timeout.unwrap_or(DEFAULT_TEST_TIMEOUT)
@@ -268,28 +293,11 @@ pub fn command_log(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::local::LocalTransport;
 
     fn env(timeout: Option<Duration>) -> RunEnv {
-        let t: Arc<dyn Transport> = Arc::new(LocalTransport);
         RunEnv {
-            inventory: Inventory::local(),
-            transports: Transports {
-                ssh: t.clone(),
-                local: t.clone(),
-                replay: t,
-                force: None,
-            },
-            params: BTreeMap::new(),
-            allow_changes: false,
-            dry_run: false,
-            needs: Default::default(),
-            fanout: 4,
-            stdlib_dir: None,
             timeout,
-            observer: Arc::new(crate::run::observer::NoObserver),
-            slurm: None,
-            profiles: Default::default(),
+            ..RunEnv::local()
         }
     }
 

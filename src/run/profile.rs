@@ -312,6 +312,8 @@ pub fn merge(all: impl IntoIterator<Item = NodeProfile>) -> Vec<NodeProfile> {
     out
 }
 
+crate::impl_shape!(Detected, parsed("profile result"));
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -397,6 +397,11 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+crate::impl_shape!(
+    CmdOutput,
+    listed("n.run result").with(["stdout", "stderr", "exit_code", "duration_ms"])
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,6 +35,30 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// An optional duration option (`timeout: 30`, `timeout: "90s"`), for
+/// `#[serde(deserialize_with = "…")]`: whole seconds, or a human duration string.
+pub fn optional<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Whole(i64),
+        Number(f64),
+        Text(String),
+    }
+    let text = match <Option<Written> as serde::Deserialize>::deserialize(d)? {
+        None => return Ok(None),
+        Some(Written::Whole(i)) if i < 0 => {
+            return Err(serde::de::Error::custom(format!("{i} is negative")))
+        }
+        Some(Written::Whole(i)) => i.to_string(),
+        Some(Written::Number(f)) => f.to_string(),
+        Some(Written::Text(t)) => t,
+    };
+    parse_duration(&text)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
 /// Human form of a duration for messages.
 pub fn human(d: Duration) -> String {
     if d.as_millis() < 1000 {

@@ -9,4 +9,5 @@ pub mod nccl_env;
 pub mod nccl_hca;
 pub mod pool;
 pub mod random;
+pub mod shape;
 pub mod suggest;

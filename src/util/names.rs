@@ -24,6 +24,71 @@ pub fn valid_env_name(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// An environment option (`env: #{ NCCL_DEBUG: "INFO" }`), for
+/// `#[serde(deserialize_with = "…")]`: every name valid, values as text, by name (a script map's order).
+pub fn env_map<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+    struct Env;
+    impl<'de> serde::de::Visitor<'de> for Env {
+        type Value = Vec<(String, String)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a map, e.g. env: #{ NCCL_DEBUG: \"INFO\" }")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut m: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some((k, v)) = m.next_entry::<String, Text>()? {
+                if !valid_env_name(&k) {
+                    return Err(serde::de::Error::custom(format!(
+                        "environment variable name `{k}` is not valid"
+                    )));
+                }
+                out.push((k, v.0));
+            }
+            Ok(out)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+    }
+    d.deserialize_map(Env)
+}
+
+/// Any scalar written as text (an environment value: `1`, `true`, `"INFO"`).
+struct Text(String);
+
+impl<'de> serde::Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_unit<E>(self) -> Result<Text, E> {
+                Ok(Text("()".to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A program path given by a script (`binary:` options).
 pub fn valid_program(s: &str) -> bool {
     !s.is_empty()

@@ -23,12 +23,13 @@ fn close(a: Option<f64>, b: f64) {
 
 /// Every KIND must reject `text` with a ParseError naming the kind and a real line.
 fn rejected_by_all(text: &str) -> Vec<ParseError> {
-    parse::KINDS
+    parse::parsers()
         .iter()
-        .map(|(kind, _, _)| match parse::parse(kind, text) {
+        .map(|p| (p.kind, parse::parse(p.kind, text)))
+        .map(|(kind, r)| match r {
             Ok(v) => panic!("`{kind}` accepted a foreign fixture: {v}"),
             Err(e) => {
-                assert_eq!(e.kind, *kind);
+                assert_eq!(e.kind, kind);
                 assert!(e.line >= 1, "{e}");
                 e
             }
@@ -1882,7 +1883,7 @@ fn random_text_is_an_error_for_every_kind() {
         "[1,2,3]",
         "null",
     ] {
-        for (kind, _, _) in parse::KINDS {
+        for kind in parse::parsers().iter().map(|p| &p.kind) {
             let r = parse::parse(kind, text);
             // ibdev2netdev and `rdma link` print nothing on a node without RDMA devices: empty
             // input is their "no device" answer, an empty list.
@@ -1909,93 +1910,13 @@ fn unknown_kind_lists_known_kinds() {
 
 #[test]
 fn dispatcher_covers_every_kind() {
-    let samples: &[(&str, &str)] = &[
-        ("ethtool", "lab/ethtool-veth.txt"),
-        ("ethtool-driver", "lab/ethtool-i-veth.txt"),
-        ("ethtool-stats", "lab/ethtool-S-veth.txt"),
-        (
-            "eee",
-            "ethtool/ethtool-show-eee-disabled-supported-modes-igc-2.5g.txt",
-        ),
-        (
-            "bonding",
-            "bonding/active-backup-2x25g-iscsi-v3.7.1-peer-notif.txt",
-        ),
-        (
-            "perftest",
-            "perftest/ib_read_bw-cx7-ndr-ib-gbits-cpufreq-warning.txt",
-        ),
-        ("nccl", "nccl-real/h200-all_reduce_1gpu.json"),
-        ("iperf3", "lab/iperf3-3.12-J-P4-t2.json"),
-        ("ip-addr", "lab/ip-j-addr-netns.json"),
-        ("ip-neigh", "lab/ip-j-neigh-show-addr-dev-reachable.json"),
-        (
-            "ibdev2netdev",
-            "rdma/ibdev2netdev-roce-lag-bond-mlx5_bond_0-and-huawei-hrn3.txt",
-        ),
-        (
-            "rdma-link",
-            "rdma/rdma-link-softroce-rxe-renamed-rocep-trailing-space.txt",
-        ),
-        (
-            "ofed-info",
-            "rdma/ofed_info-s-doca-ofed-internal-23.07-indented.txt",
-        ),
-        ("ping", "lab/ping-4-ok.txt"),
-        (
-            "ibv-devinfo",
-            "rdma/ibv_devinfo-mlx4-connectx3-2port-port2-down.txt",
-        ),
-        (
-            "rdma-statistic",
-            "rdma/rdma-statistic-show-link-rocep8s0f0-wrapped-optional-set-cc-counters.txt",
-        ),
-        (
-            "show-gids",
-            "rdma/show_gids-mlx5_bond_0-tabs-ipv4-v1-v2-n_gids_found.txt",
-        ),
-        (
-            "lspci",
-            "lspci/lspci-vv-h200-firecracker-vm-virtio-gen5-x16.txt",
-        ),
-        (
-            "show-fec",
-            "ethtool/ethtool-I-show-fec-ice-e810-rs-supported-configured-zero-blocks.txt",
-        ),
-        (
-            "mlnx-qos",
-            "mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt",
-        ),
-        (
-            "ethtool-module",
-            "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt",
-        ),
-        (
-            "ibstat",
-            "rdma/ibstat-8ca-azure-a100-hdr-then-ibpanic-exit255.txt",
-        ),
-        (
-            "ibstatus",
-            "rdma/ibstatus-9dev-azure-a100-hdr-plus-eth-vf.txt",
-        ),
-        (
-            "perfquery",
-            "ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt",
-        ),
-        (
-            "iblinkinfo",
-            "ibdiags/iblinkinfo-edr-grep-up-sb7700-no-section-headers.txt",
-        ),
-        ("ibdiagnet", "ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt"),
-        (
-            "nvidia-smi-topo",
-            "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt",
-        ),
-        ("ip-route", "lab/ip-j-route-host-default-kernel.json"),
-    ];
-    assert_eq!(samples.len(), parse::KINDS.len());
+    // Each parser's declaration names a real capture it reads (`parser!(…, sample: …)`).
+    let samples: Vec<(&str, &str)> = parse::parsers()
+        .iter()
+        .map(|p| (p.kind, p.sample))
+        .collect();
+    assert!(samples.len() >= 28, "{} parsers", samples.len());
     for (kind, f) in samples {
-        assert!(parse::KINDS.iter().any(|k| k.0 == *kind));
         let v = parse::parse(kind, &fx(f)).unwrap_or_else(|e| panic!("{kind}: {e}"));
         assert!(v.is_object() || v.is_array(), "{kind}");
     }

@@ -2,9 +2,11 @@
 //! `metric`, `param`. Failure messages carry expected and actual values and the script
 //! file:line of the assertion.
 
+use super::api::{Api, Binder, BINDINGS};
 use super::dry::{self, DryValue};
-use super::Opts;
-use crate::engine::signal::{self, RhaiErr};
+use super::options::Opts;
+use super::record::show;
+use crate::engine::signal::{self, at, RhaiErr};
 use crate::run::context;
 use crate::run::model::Metric;
 
@@ -21,35 +23,6 @@ pub const METRIC_OPTS: &[&str] = &[
 use rhai::{Dynamic, Engine, Map, NativeCallContext};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// `file:line` of a call, for messages.
-pub(crate) fn at(ctx: &NativeCallContext) -> String {
-    let file = ctx
-        .call_source()
-        .map(str::to_string)
-        .unwrap_or_else(context::file);
-    match ctx.call_position().line() {
-        Some(l) => format!("{file}:{l}"),
-        None => file,
-    }
-}
-
-/// A value as a person reads it in a message: strings quoted, `()` as null.
-pub fn show(v: &Dynamic) -> String {
-    if let Some(r) = super::record::as_map(v) {
-        r.to_string()
-    } else if v.is_unit() {
-        "null".into()
-    } else if v.is_string() {
-        format!("{:?}", v.to_string())
-    } else if v.is_float() {
-        let f = v.as_float().unwrap_or(f64::NAN);
-        let s = format!("{f:.3}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        v.to_string()
-    }
-}
 
 /// An assertion was evaluated: the test checked something.
 fn tick() {
@@ -133,23 +106,46 @@ fn bound(
     }
 }
 
+#[linkme::distributed_slice(BINDINGS)]
+static REGISTER: Binder = register;
+
 /// Every assertion, outcome, metric, parameter and string helper of the script API.
-pub fn register(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
-    register_asserts(engine);
-    register_outcomes(engine);
-    register_metric(engine);
-    register_params(engine, params);
-    register_strings(engine);
+fn register(api: &mut Api) {
+    let params: BTreeMap<String, Dynamic> = api
+        .env
+        .params
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                rhai::serde::to_dynamic(v).unwrap_or(Dynamic::UNIT),
+            )
+        })
+        .collect();
+    register_asserts(api);
+    register_outcomes(api);
+    register_metric(api);
+    register_params(api, Arc::new(params));
+    register_strings(api);
 }
 
 /// `assert`, `assert_eq`, `assert_ge`, `assert_le`, `assert_within`. In a dry run an
 /// assertion on an answer not asked is assumed to hold (the listing goes on).
-fn register_asserts(engine: &mut Engine) {
-    register_bounds(engine);
-    engine.register_fn("assert", |_: DryValue, _: &str| tick());
-    engine.register_fn("assert", |_: DryValue| tick());
+fn register_asserts(api: &mut Api) {
+    register_bounds(api);
+    api.function("assert(cond, msg)")
+        .doc("fail unless the condition holds")
+        .register(register_assert);
+    api.function("assert_eq(actual, expected, msg)")
+        .doc("fail unless actual == expected (numbers compare by value)")
+        .register(register_assert_eq);
+}
+
+fn register_assert(engine: &mut Engine, name: &str) {
+    engine.register_fn(name, |_: DryValue, _: &str| tick());
+    engine.register_fn(name, |_: DryValue| tick());
     engine.register_fn(
-        "assert",
+        name,
         |ctx: NativeCallContext, cond: bool, msg: &str| -> Result<(), RhaiErr> {
             tick();
             if cond {
@@ -160,7 +156,7 @@ fn register_asserts(engine: &mut Engine) {
         },
     );
     engine.register_fn(
-        "assert",
+        name,
         |ctx: NativeCallContext, cond: bool| -> Result<(), RhaiErr> {
             tick();
             if cond {
@@ -170,8 +166,11 @@ fn register_asserts(engine: &mut Engine) {
             }
         },
     );
+}
+
+fn register_assert_eq(engine: &mut Engine, name: &str) {
     engine.register_fn(
-        "assert_eq",
+        name,
         |ctx: NativeCallContext,
          actual: Dynamic,
          expected: Dynamic,
@@ -193,21 +192,35 @@ fn register_asserts(engine: &mut Engine) {
 
 /// `assert_ge`, `assert_le`, `assert_within`: numbers against a bound; a value that is not a
 /// number (null from a parser) is an error, never a pass.
-fn register_bounds(engine: &mut Engine) {
+fn register_bounds(api: &mut Api) {
+    api.function("assert_ge(actual, min, msg)")
+        .doc("fail unless actual >= min; a null actual is an error")
+        .register(|e, name| {
+            e.register_fn(
+                name,
+                |ctx: NativeCallContext, actual: Dynamic, min: Dynamic, msg: &str| {
+                    bound(&ctx, actual, min, msg, true)
+                },
+            );
+        });
+    api.function("assert_le(actual, max, msg)")
+        .doc("fail unless actual <= max; a null actual is an error")
+        .register(|e, name| {
+            e.register_fn(
+                name,
+                |ctx: NativeCallContext, actual: Dynamic, max: Dynamic, msg: &str| {
+                    bound(&ctx, actual, max, msg, false)
+                },
+            );
+        });
+    api.function("assert_within(actual, reference, tolerance_pct, msg)")
+        .doc("fail unless actual is within tolerance_pct % of reference")
+        .register(register_within);
+}
+
+fn register_within(engine: &mut Engine, name: &str) {
     engine.register_fn(
-        "assert_ge",
-        |ctx: NativeCallContext, actual: Dynamic, min: Dynamic, msg: &str| {
-            bound(&ctx, actual, min, msg, true)
-        },
-    );
-    engine.register_fn(
-        "assert_le",
-        |ctx: NativeCallContext, actual: Dynamic, max: Dynamic, msg: &str| {
-            bound(&ctx, actual, max, msg, false)
-        },
-    );
-    engine.register_fn(
-        "assert_within",
+        name,
         |ctx: NativeCallContext,
          actual: Dynamic,
          reference: Dynamic,
@@ -250,44 +263,61 @@ fn register_bounds(engine: &mut Engine) {
 }
 
 /// `fail`, `skip`, `error`, `warn`.
-fn register_outcomes(engine: &mut Engine) {
-    engine.register_fn(
-        "fail",
-        |ctx: NativeCallContext, msg: &str| -> Result<(), RhaiErr> {
-            Err(signal::failure(
-                format!("{msg} at {}", at(&ctx)),
-                ctx.call_position(),
-            ))
-        },
-    );
-    engine.register_fn(
-        "skip",
-        |ctx: NativeCallContext, reason: &str| -> Result<(), RhaiErr> {
-            Err(signal::skip(reason, ctx.call_position()))
-        },
-    );
-    engine.register_fn(
-        "error",
-        |ctx: NativeCallContext, msg: &str| -> Result<(), RhaiErr> {
-            Err(signal::error(
-                format!("{msg} at {}", at(&ctx)),
-                ctx.call_position(),
-            ))
-        },
-    );
+fn register_outcomes(api: &mut Api) {
+    api.function("fail(msg)")
+        .doc("fail the test with a message")
+        .register(|e, name| {
+            e.register_fn(
+                name,
+                |ctx: NativeCallContext, msg: &str| -> Result<(), RhaiErr> {
+                    Err(signal::failure(
+                        format!("{msg} at {}", at(&ctx)),
+                        ctx.call_position(),
+                    ))
+                },
+            );
+        });
+    api.function("skip(reason)")
+        .doc("skip the test with a reason")
+        .register(|e, name| {
+            e.register_fn(
+                name,
+                |ctx: NativeCallContext, reason: &str| -> Result<(), RhaiErr> {
+                    Err(signal::skip(reason, ctx.call_position()))
+                },
+            );
+        });
+    api.function("error(msg)")
+        .doc("end the test as an error (the check could not be made)")
+        .register(|e, name| {
+            e.register_fn(
+                name,
+                |ctx: NativeCallContext, msg: &str| -> Result<(), RhaiErr> {
+                    Err(signal::error(
+                        format!("{msg} at {}", at(&ctx)),
+                        ctx.call_position(),
+                    ))
+                },
+            );
+        });
     // A caught outcome (`try { … } catch (e)`) reads as its message: `${e}`, `e.to_string()`.
+    let engine = api.engine();
     engine.register_fn("to_string", |s: &mut signal::Signal| s.message.clone());
     engine.register_fn("to_debug", |s: &mut signal::Signal| s.message.clone());
-    engine.register_fn("warn", |ctx: NativeCallContext, msg: &str| {
-        let line = format!("{msg} at {}", at(&ctx));
-        if context::with(|c| c.warnings.push(line.clone())).is_none() {
-            tracing::warn!("{line}");
-        }
-    });
+    api.function("warn(msg)")
+        .doc("record a warning (does not fail)")
+        .register(|e, name| {
+            e.register_fn(name, |ctx: NativeCallContext, msg: &str| {
+                let line = format!("{msg} at {}", at(&ctx));
+                if context::with(|c| c.warnings.push(line.clone())).is_none() {
+                    tracing::warn!("{line}");
+                }
+            });
+        });
 }
 
 /// `metric(name, value, unit[, opts])`.
-fn register_metric(engine: &mut Engine) {
+fn register_metric(api: &mut Api) {
     fn record(
         ctx: &NativeCallContext,
         name: &str,
@@ -340,25 +370,37 @@ fn register_metric(engine: &mut Engine) {
         });
         Ok(())
     }
-    engine.register_fn(
-        "metric",
-        |ctx: NativeCallContext, name: &str, value: Dynamic, unit: &str| {
-            record(&ctx, name, value, unit, None)
-        },
-    );
-    engine.register_fn(
-        "metric",
-        |ctx: NativeCallContext, name: &str, value: Dynamic, unit: &str, opts: Map| {
-            record(&ctx, name, value, unit, Some(opts))
-        },
-    );
+    api.function("metric(name, value, unit, opts)")
+        .opts(METRIC_OPTS)
+        .doc("record a number for reports and --baseline; past its `threshold` it fails the test")
+        .register(|e, f| {
+            e.register_fn(
+                f,
+                |ctx: NativeCallContext, name: &str, value: Dynamic, unit: &str| {
+                    record(&ctx, name, value, unit, None)
+                },
+            );
+            e.register_fn(
+                f,
+                |ctx: NativeCallContext, name: &str, value: Dynamic, unit: &str, opts: Map| {
+                    record(&ctx, name, value, unit, Some(opts))
+                },
+            );
+        });
 }
 
 /// `param(key)`, `param(key, default)`.
-fn register_params(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) {
+fn register_params(api: &mut Api, params: Arc<BTreeMap<String, Dynamic>>) {
+    api.function("param(key, default)")
+        .plain("the value")
+        .doc("a --set value: param(key) (missing: the test is skipped) or param(key, default)")
+        .register(|e, name| register_param(e, name, &params));
+}
+
+fn register_param(engine: &mut Engine, name: &str, params: &Arc<BTreeMap<String, Dynamic>>) {
     let p = params.clone();
     engine.register_fn(
-        "param",
+        name,
         move |ctx: NativeCallContext, key: &str| -> Result<Dynamic, RhaiErr> {
             p.get(key).cloned().ok_or_else(|| {
                 signal::skip(
@@ -368,32 +410,54 @@ fn register_params(engine: &mut Engine, params: Arc<BTreeMap<String, Dynamic>>) 
             })
         },
     );
-    let p = params;
-    engine.register_fn("param", move |key: &str, default: Dynamic| -> Dynamic {
+    let p = params.clone();
+    engine.register_fn(name, move |key: &str, default: Dynamic| -> Dynamic {
         p.get(key).cloned().unwrap_or(default)
     });
 }
 
 /// `log`, `note`, `trim`, `trimmed`, `shell_quote`.
-fn register_strings(engine: &mut Engine) {
-    // A line the engineer must see: on the console under the test's result, and in the reports.
-    engine.register_fn("note", |msg: &str| {
-        context::with(|c| c.notes.push(msg.to_string()));
-        context::log_line(msg);
-    });
-    engine.register_fn("log", |msg: &str| context::log_line(msg));
+fn register_strings(api: &mut Api) {
+    api.function("log(line)")
+        .doc("add a line to the test's output")
+        .register(|e, name| {
+            e.register_fn(name, |msg: &str| context::log_line(msg));
+        });
+    api.function("note(line)")
+        .doc("a line the engineer must see: on the console under the test's result, and in the reports")
+        .register(|e, name| {
+            e.register_fn(name, |msg: &str| {
+                context::with(|c| c.notes.push(msg.to_string()));
+                context::log_line(msg);
+            });
+        });
     // Rhai's trim() trims in place and returns (), so `n.sh(c).trim().parse_int()` failed with
     // "no function matches parse_int (())". fabcheck's trim() trims in place AND returns the
     // string; trimmed() returns a trimmed copy. (to_lower/to_upper already return a copy.)
-    engine.register_fn(
-        "trim",
-        |s: &mut rhai::ImmutableString| -> rhai::ImmutableString {
-            let t: rhai::ImmutableString = s.trim().into();
-            *s = t.clone();
-            t
-        },
-    );
-    engine.register_fn("trimmed", |s: &str| s.trim().to_string());
+    api.function("trim(s)")
+        .plain("the string")
+        .doc("trim a string in place and return it")
+        .register(|e, name| {
+            e.register_fn(
+                name,
+                |s: &mut rhai::ImmutableString| -> rhai::ImmutableString {
+                    let t: rhai::ImmutableString = s.trim().into();
+                    *s = t.clone();
+                    t
+                },
+            );
+        });
+    api.function("trimmed(s)")
+        .plain("a string")
+        .doc("a trimmed copy of a string")
+        .register(|e, name| {
+            e.register_fn(name, |s: &str| s.trim().to_string());
+        });
     // The quoting of every command fabcheck builds (fish-safe backslashes), for scripts'.
-    engine.register_fn("shell_quote", |s: &str| crate::util::names::quote(s));
+    api.function("shell_quote(s)")
+        .plain("a string")
+        .doc("a string as one word of a POSIX shell or fish command line: unchanged when safe, else single-quoted")
+        .register(|e, name| {
+            e.register_fn(name, |s: &str| crate::util::names::quote(s));
+        });
 }

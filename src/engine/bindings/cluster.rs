@@ -1,17 +1,13 @@
 //! `all_reduce_perf`, `nccl_test`, `ssh_hop`.
 
-use super::results::returns;
-use super::{node_array, value, Opts};
+use super::api::{Api, Binder, BINDINGS};
+use super::options;
+use super::values::{node_array, value};
 use crate::engine::signal::RhaiErr;
-use crate::primitives::nccl::{self, Launcher, NcclOpts};
+use crate::primitives::nccl::{self, NcclOpts};
 use crate::primitives::ssh_hop::{self, SshHopOpts};
 use crate::primitives::NodeRef;
-use rhai::{Array, Dynamic, Engine, Map, NativeCallContext};
-
-pub const NCCL_OPTS: &[&str] = &[
-    "binary", "args", "env", "launcher", "np", "per_gpu", "hosts", "timeout",
-];
-pub const HOP_OPTS: &[&str] = &["strict_host_key", "timeout"];
+use rhai::{Array, Dynamic, Map, NativeCallContext};
 
 fn nccl_test(
     ctx: &NativeCallContext,
@@ -21,26 +17,8 @@ fn nccl_test(
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let nodes = node_array(nodes, pos)?;
-    let o = Opts::new(o, name, NCCL_OPTS, pos)?;
-    let launcher = match o.str("launcher")? {
-        Some(l) => Some(Launcher::parse(&l).map_err(|e| super::signal_of(e, pos))?),
-        None => None,
-    };
-    let no = NcclOpts {
-        binary: o.str("binary")?,
-        args: o.str("args")?,
-        env: o.env("env")?,
-        launcher,
-        np: o.int("np")?,
-        per_gpu: o.bool("per_gpu")?,
-        hosts: o.strings("hosts")?,
-        timeout: o.duration("timeout")?,
-    };
-    value(
-        nccl::nccl_test(name, &nodes, &no),
-        returns("nccl_test"),
-        pos,
-    )
+    let no: NcclOpts = options::read(o, name, pos)?;
+    value(nccl::nccl_test(name, &nodes, &no), pos)
 }
 
 fn hop(
@@ -50,40 +28,55 @@ fn hop(
     o: Option<Map>,
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
-    let o = Opts::new(o, "ssh_hop", HOP_OPTS, pos)?;
-    let ho = SshHopOpts {
-        strict_host_key: o.bool("strict_host_key")?,
-        timeout: o.duration("timeout")?,
-    };
-    value(ssh_hop::ssh_hop(from, to, &ho), returns("ssh_hop"), pos)
+    let ho: SshHopOpts = options::read(o, "ssh_hop", pos)?;
+    value(ssh_hop::ssh_hop(from, to, &ho), pos)
 }
 
-pub fn register(engine: &mut Engine) {
-    engine.register_fn("all_reduce_perf", |ctx: NativeCallContext, nodes: Array| {
-        nccl_test(&ctx, "all_reduce_perf", nodes, None)
-    });
-    engine.register_fn(
-        "all_reduce_perf",
-        |ctx: NativeCallContext, nodes: Array, o: Map| {
-            nccl_test(&ctx, "all_reduce_perf", nodes, Some(o))
-        },
-    );
-    engine.register_fn(
-        "nccl_test",
-        |ctx: NativeCallContext, name: &str, nodes: Array, o: Map| {
-            nccl_test(&ctx, name, nodes, Some(o))
-        },
-    );
-    engine.register_fn(
-        "nccl_test",
-        |ctx: NativeCallContext, name: &str, nodes: Array| nccl_test(&ctx, name, nodes, None),
-    );
-    engine.register_fn(
-        "ssh_hop",
-        |ctx: NativeCallContext, from: NodeRef, to: &str| hop(&ctx, &from, to, None),
-    );
-    engine.register_fn(
-        "ssh_hop",
-        |ctx: NativeCallContext, from: NodeRef, to: &str, o: Map| hop(&ctx, &from, to, Some(o)),
-    );
+#[linkme::distributed_slice(BINDINGS)]
+static REGISTER: Binder = register;
+
+fn register(api: &mut Api) {
+    api.function("all_reduce_perf(nodes, opts)")
+        .options::<NcclOpts>()
+        .returns::<nccl::NcclResult>()
+        .doc("nccl-tests all_reduce_perf across the nodes, launched from the first (mpirun, srun or local), parsed, the transport NCCL chose included")
+        .register(|engine, name| {
+            engine.register_fn(name, |ctx: NativeCallContext, nodes: Array| {
+                nccl_test(&ctx, "all_reduce_perf", nodes, None)
+            });
+            engine.register_fn(name, |ctx: NativeCallContext, nodes: Array, o: Map| {
+                nccl_test(&ctx, "all_reduce_perf", nodes, Some(o))
+            });
+        });
+    api.function("nccl_test(name, nodes, opts)")
+        .options::<NcclOpts>()
+        .returns::<nccl::NcclResult>()
+        .doc("any nccl-tests binary by name (`all_gather_perf`, ...), as all_reduce_perf")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, name: &str, nodes: Array, o: Map| {
+                    nccl_test(&ctx, name, nodes, Some(o))
+                },
+            );
+            engine.register_fn(name, |ctx: NativeCallContext, name: &str, nodes: Array| {
+                nccl_test(&ctx, name, nodes, None)
+            });
+        });
+    api.function("ssh_hop(from, to, opts)")
+        .options::<SshHopOpts>()
+        .returns::<ssh_hop::SshHop>()
+        .doc("passwordless SSH from one node to an address (BatchMode): who and where it reached, or why not")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, from: NodeRef, to: &str| hop(&ctx, &from, to, None),
+            );
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, from: NodeRef, to: &str, o: Map| {
+                    hop(&ctx, &from, to, Some(o))
+                },
+            );
+        });
 }

@@ -1,12 +1,13 @@
 //! `subject(#{ kind, node, ... })` and `subject_if(cond, #{ ... })`: what a test found wrong,
 //! on which part — the typed input of the run's diagnosis (`run::diagnosis`).
 
+use super::api::{Api, Binder, BINDINGS};
+use super::options::Opts;
 use super::record::Record;
-use super::Opts;
 use crate::engine::signal::{self, RhaiErr};
 use crate::run::context;
 use crate::run::model::{Cable, Finding, Subject};
-use rhai::{Dynamic, Engine, Map, NativeCallContext};
+use rhai::{Dynamic, Map, NativeCallContext};
 
 pub const SUBJECT_OPTS: &[&str] = &["kind", "node", "port", "netdev", "rail", "peer", "cable"];
 
@@ -66,25 +67,38 @@ fn subject_of(ctx: &NativeCallContext, opts: Map) -> Result<Option<Subject>, Rha
     }))
 }
 
-pub fn register(engine: &mut Engine) {
-    engine.register_fn(
-        "subject",
-        |ctx: NativeCallContext, opts: Map| -> Result<(), RhaiErr> {
-            if let Some(s) = subject_of(&ctx, opts)? {
-                context::add_subject(s);
-            }
-            Ok(())
-        },
-    );
-    engine.register_fn(
-        "subject_if",
-        |ctx: NativeCallContext, cond: bool, opts: Map| -> Result<(), RhaiErr> {
-            // Checked either way: a typo must not wait for the fault to show.
-            let s = subject_of(&ctx, opts)?;
-            if let (true, Some(s)) = (cond, s) {
-                context::add_subject(s);
-            }
-            Ok(())
-        },
-    );
+#[linkme::distributed_slice(BINDINGS)]
+static REGISTER: Binder = register;
+
+fn register(api: &mut Api) {
+    api.function("subject(opts)")
+        .opts(SUBJECT_OPTS)
+        .doc("name the part the running test found wrong, for the run's diagnosis: kind (link_down, link_slow, unreachable, bandwidth, latency, rx_errors, flapping, pcie_downtrained, config, other), node (required), port, netdev, rail, peer, cable (an ethtool_module result: vendor, PN, SN); docs/diagnosis.md")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, opts: Map| -> Result<(), RhaiErr> {
+                    if let Some(s) = subject_of(&ctx, opts)? {
+                        context::add_subject(s);
+                    }
+                    Ok(())
+                },
+            );
+        });
+    api.function("subject_if(cond, opts)")
+        .opts(SUBJECT_OPTS)
+        .doc("subject(opts) when cond is true (the options are checked either way)")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, cond: bool, opts: Map| -> Result<(), RhaiErr> {
+                    // Checked either way: a typo must not wait for the fault to show.
+                    let s = subject_of(&ctx, opts)?;
+                    if let (true, Some(s)) = (cond, s) {
+                        context::add_subject(s);
+                    }
+                    Ok(())
+                },
+            );
+        });
 }

@@ -17,9 +17,9 @@
 //!   real value is needed stops the test: the listing ends there, saying on what answer.
 
 use super::record;
-use super::results::{Nest, Returns};
 use crate::engine::signal::{self, Outcome, RhaiErr};
 use crate::primitives::PrimError;
+use crate::util::shape::{Nest, Returns};
 use rhai::{Dynamic, Engine, NativeCallContext, INT};
 use std::sync::Arc;
 
@@ -60,11 +60,7 @@ impl IntoIterator for DryValue {
 /// A stand-in as text: one text for all of them, so that texts built from them compare equal.
 pub const TEXT: &str = "<not known in a dry run>";
 
-/// The type's name in scripts (`type_of`) and in Rhai's messages.
-pub const TYPE_NAME: &str = "dry-run answer";
-
-/// Words in every message of a test stopped by a `DryValue`.
-pub const STOPPED: &str = "which a dry run cannot know";
+pub use signal::{DRY_STOPPED as STOPPED, DRY_TYPE_NAME as TYPE_NAME};
 
 pub fn is(v: &Dynamic) -> bool {
     v.is::<DryValue>()
@@ -140,7 +136,7 @@ fn stop(ctx: &NativeCallContext, what: &str, v: &DryValue) -> RhaiErr {
         Outcome::DryRun,
         format!(
             "{what} at {} needs {}, {STOPPED}",
-            super::assertions::at(ctx),
+            signal::at(ctx),
             v.origin
         ),
         None,
@@ -154,7 +150,10 @@ pub fn any(args: &[&Dynamic]) -> bool {
     args.iter().any(|a| is(a))
 }
 
-pub fn register(engine: &mut Engine) {
+/// The type's operators and map-like functions (not script functions of their own): the
+/// machinery every declared function's result relies on, registered first by
+/// `api::register_all`.
+pub(super) fn register(engine: &mut Engine) {
     engine.register_type_with_name::<DryValue>(TYPE_NAME);
     engine.register_iterator_result::<DryValue, Dynamic>();
     engine.register_fn("to_string", |_: &mut DryValue| TEXT.to_string());
@@ -260,23 +259,25 @@ mod tests {
         let mut e = Engine::new();
         register(&mut e);
         record::register(&mut e);
-        let returns = super::super::results::returns;
+        use crate::util::shape::Returned;
+        type ByNode = std::collections::BTreeMap<String, crate::run::CmdOutput>;
         e.register_fn("answer", || of("the answer of `ethtool x` on n1", None));
         let kinds = [
-            ("ethtool_answer", "ethtool"),
-            ("addresses_answer", "addresses"),
-            ("run_all_answer", "run_all"),
+            ("ethtool_answer", crate::parse::ethtool::Ethtool::returns()),
+            (
+                "addresses_answer",
+                Vec::<crate::parse::ip_addr::Interface>::returns(),
+            ),
+            ("run_all_answer", ByNode::returns()),
         ];
         for (f, kind) in kinds {
-            e.register_fn(f, move || {
-                of("the answer of `x` on n1", Some(returns(kind)))
-            });
+            e.register_fn(f, move || of("the answer of `x` on n1", Some(kind)));
         }
         e.register_fn("port_answer", move || {
             let mut e = PrimError::dry_run("n1", "ib_write_bw_port n1 -> n2 (qsfp1)");
             e.known = Some(serde_json::json!({"port": "qsfp1", "total_gbps": null,
                 "rails": [{"device": "rocep1s0f1", "bw_avg_gbps": null}]}));
-            stand_in(&e, returns("ib_write_bw_port"))
+            stand_in(&e, crate::primitives::pair::PortResult::returns())
         });
         e.register_fn("hop_to", |to: &str| to.len() as INT);
         e

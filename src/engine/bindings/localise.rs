@@ -1,10 +1,11 @@
 //! `localise_rings(nodes, rounds)` and `localise_infer(nodes, trials, confirm)`: the pair plan
 //! and the inference of `primitives::localise` (find the bad node or link among many).
 
+use super::api::{Api, Binder, BINDINGS};
 use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::localise::{self, Trial};
 use crate::primitives::NodeRef;
-use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
+use rhai::{Array, Dynamic, Map, NativeCallContext, Position};
 
 /// Node names from an array of nodes or of names.
 fn names(arr: Array, what: &str, pos: Position) -> Result<Vec<String>, RhaiErr> {
@@ -61,32 +62,45 @@ fn trial(d: Dynamic, pos: Position) -> Result<Trial, RhaiErr> {
     })
 }
 
-pub fn register(engine: &mut Engine) {
-    engine.register_fn(
-        "localise_rings",
-        |ctx: NativeCallContext, nodes: Array, rounds: i64| -> Result<Array, RhaiErr> {
-            let ns = names(nodes, "localise_rings", ctx.call_position())?;
-            Ok(localise::rings(&ns, rounds.max(1) as usize)
-                .into_iter()
-                .map(|(a, b)| Dynamic::from_array(vec![a.into(), b.into()]))
-                .collect())
-        },
-    );
-    engine.register_fn(
-        "localise_infer",
-        |ctx: NativeCallContext,
-         nodes: Array,
-         trials: Array,
-         confirm: i64|
-         -> Result<Dynamic, RhaiErr> {
-            let pos = ctx.call_position();
-            let ns = names(nodes, "localise_infer", pos)?;
-            let ts = trials
-                .into_iter()
-                .map(|d| trial(d, pos))
-                .collect::<Result<Vec<_>, _>>()?;
-            let v = localise::infer(&ns, &ts, confirm.max(1) as usize);
-            rhai::serde::to_dynamic(v)
-        },
-    );
+#[linkme::distributed_slice(BINDINGS)]
+static REGISTER: Binder = register;
+
+fn register(api: &mut Api) {
+    api.function("localise_rings(nodes, rounds)")
+        .plain("array of [a, b] node names")
+        .doc("the pairs of `rounds` shifted rings over the nodes (each node with the one 1, 2, ... places after it; each pair once): one ring covers every node twice in N tests")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, nodes: Array, rounds: i64| -> Result<Array, RhaiErr> {
+                    let ns = names(nodes, "localise_rings", ctx.call_position())?;
+                    Ok(localise::rings(&ns, rounds.max(1) as usize)
+                        .into_iter()
+                        .map(|(a, b)| Dynamic::from_array(vec![a.into(), b.into()]))
+                        .collect())
+                },
+            );
+        });
+    api.function("localise_infer(nodes, trials, confirm)")
+        .plain("#{ retests, good, suspects, nodes, exclude, links, flaky, unresolved, evidence, tests }")
+        .doc("what pair results `[#{ a, b, ok, note }]` prove: nodes that failed against `confirm` nodes proven good (`exclude`: their node set), links that failed twice between good nodes, flaky pairs, and the `retests` still needed (empty: done); see docs/scripts.md, localise")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext,
+                 nodes: Array,
+                 trials: Array,
+                 confirm: i64|
+                 -> Result<Dynamic, RhaiErr> {
+                    let pos = ctx.call_position();
+                    let ns = names(nodes, "localise_infer", pos)?;
+                    let ts = trials
+                        .into_iter()
+                        .map(|d| trial(d, pos))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let v = localise::infer(&ns, &ts, confirm.max(1) as usize);
+                    rhai::serde::to_dynamic(v)
+                },
+            );
+        });
 }

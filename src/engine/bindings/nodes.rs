@@ -1,25 +1,20 @@
 //! The `Node` type, `nodes()`, `node()`, `n.run`, `n.sh`, `run_all`, `allow_changes()`,
 //! `simulated()`.
 
-use super::results::returns;
-use super::{node_array, value_with, Opts};
+use super::api::{Api, Binder, BINDINGS};
+use super::options;
+use super::values::{node_array, value_with};
 use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::command::{self, RunOpts};
 use crate::primitives::NodeRef;
 use crate::run::env::RunEnv;
 use crate::run::CmdOutput;
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext, Position};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub const RUN_OPTS: &[&str] = &["timeout", "sudo", "env"];
-
 fn run_opts(o: Option<Map>, what: &str, pos: Position) -> Result<RunOpts, RhaiErr> {
-    let o = Opts::new(o, what, RUN_OPTS, pos)?;
-    Ok(RunOpts {
-        timeout: o.duration("timeout")?,
-        sudo: o.bool("sudo")?,
-        env: o.env("env")?,
-    })
+    options::read(o, what, pos)
 }
 
 fn strings(v: &[String]) -> Array {
@@ -50,20 +45,13 @@ fn run(
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = run_opts(o, "run", pos)?;
-    value_with(command::run(n, cmd, &o), returns("run"), pos, |r| {
-        Ok(result_map(&r).into())
-    })
+    value_with(command::run(n, cmd, &o), pos, |r| Ok(result_map(&r).into()))
 }
 
 fn sh(ctx: &NativeCallContext, n: &NodeRef, cmd: &str, o: Option<Map>) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
     let o = run_opts(o, "sh", pos)?;
-    value_with(
-        command::sh(n, cmd, &o),
-        returns("sh"),
-        pos,
-        |s| Ok(s.into()),
-    )
+    value_with(command::sh(n, cmd, &o), pos, |s| Ok(s.into()))
 }
 
 fn run_all(
@@ -75,24 +63,23 @@ fn run_all(
     let pos = ctx.call_position();
     let nodes = node_array(nodes, pos)?;
     let o = run_opts(o, "run_all", pos)?;
-    value_with(
-        command::run_all(&nodes, cmd, &o),
-        returns("run_all"),
-        pos,
-        |res| {
-            Ok(Dynamic::from_map(
-                res.into_iter()
-                    .map(|(name, r)| (name.into(), Dynamic::from(result_map(&r))))
-                    .collect(),
-            ))
-        },
-    )
+    let by_node = command::run_all(&nodes, cmd, &o).map(|v| v.into_iter().collect());
+    value_with::<BTreeMap<String, CmdOutput>>(by_node, pos, |res| {
+        Ok(Dynamic::from_map(
+            res.into_iter()
+                .map(|(name, r)| (name.into(), Dynamic::from(result_map(&r))))
+                .collect(),
+        ))
+    })
 }
 
-pub fn register(engine: &mut Engine, env: Arc<RunEnv>) {
-    register_node_type(engine);
-    register_selection(engine, env);
-    register_commands(engine);
+#[linkme::distributed_slice(BINDINGS)]
+static REGISTER: Binder = register;
+
+fn register(api: &mut Api) {
+    register_node_type(api.engine());
+    register_selection(api);
+    register_commands(api);
 }
 
 /// The `Node` type: its properties (`n.name`, `n.interfaces`, ...), printing, comparison.
@@ -134,9 +121,49 @@ fn register_node_type(engine: &mut Engine) {
 
 /// `nodes()`, `nodes(sel)`, `inventory_nodes()`, `node(name)`, `allow_changes()`,
 /// `simulated()`.
-fn register_selection(engine: &mut Engine, env: Arc<RunEnv>) {
+fn register_selection(api: &mut Api) {
+    let env = api.env.clone();
+    api.function("nodes(selection)")
+        .plain("an array of nodes")
+        .doc("nodes of the inventory (as -w selected), or of a node set / @group")
+        .register(|engine, name| register_nodes(engine, name, &env));
+    // Every node of the inventory, whatever -w selected: the ground truth of checks that
+    // judge against the whole cluster (step 4's fabric addresses).
+    api.function("inventory_nodes()")
+        .plain("an array of nodes")
+        .doc("every node of the inventory, whatever -w selected: the ground truth of checks that judge against the whole cluster")
+        .register(|engine, name| {
+            let e = env.clone();
+            engine.register_fn(name, move || -> Array {
+                e.inventory
+                    .all_nodes()
+                    .map(|n| Dynamic::from(NodeRef::new(n.clone(), &e)))
+                    .collect()
+            });
+        });
+    api.function("node(name)")
+        .plain("a node")
+        .doc("one node by name")
+        .register(|engine, name| register_node(engine, name, &env));
+    api.function("allow_changes()")
+        .plain("bool")
+        .doc("true when --allow-changes was given")
+        .register(|engine, name| {
+            let e = env.clone();
+            engine.register_fn(name, move || e.allow_changes);
+        });
+    api.function("simulated()")
+        .plain("bool")
+        .doc("true when the inventory is a simulated cluster")
+        .register(|engine, name| {
+            let e = env.clone();
+            engine.register_fn(name, move || e.inventory.simulation.is_some());
+        });
+}
+
+fn register_nodes(engine: &mut Engine, name: &str, env: &Arc<RunEnv>) {
     let e = env.clone();
-    engine.register_fn("nodes", move || -> Array {
+    engine.register_fn(name, move || -> Array {
         e.inventory
             .nodes
             .iter()
@@ -144,17 +171,8 @@ fn register_selection(engine: &mut Engine, env: Arc<RunEnv>) {
             .collect()
     });
     let e = env.clone();
-    // Every node of the inventory, whatever -w selected: the ground truth of checks that
-    // judge against the whole cluster (step 4's fabric addresses).
-    engine.register_fn("inventory_nodes", move || -> Array {
-        e.inventory
-            .all_nodes()
-            .map(|n| Dynamic::from(NodeRef::new(n.clone(), &e)))
-            .collect()
-    });
-    let e = env.clone();
     engine.register_fn(
-        "nodes",
+        name,
         move |ctx: NativeCallContext, sel: &str| -> Result<Array, RhaiErr> {
             let found = e
                 .inventory
@@ -166,9 +184,12 @@ fn register_selection(engine: &mut Engine, env: Arc<RunEnv>) {
                 .collect())
         },
     );
+}
+
+fn register_node(engine: &mut Engine, fname: &str, env: &Arc<RunEnv>) {
     let e = env.clone();
     engine.register_fn(
-        "node",
+        fname,
         move |ctx: NativeCallContext, name: &str| -> Result<NodeRef, RhaiErr> {
             let n = e.inventory.node(name).ok_or_else(|| {
                 let all: Vec<String> = e.inventory.nodes.iter().map(|n| n.name.clone()).collect();
@@ -183,38 +204,55 @@ fn register_selection(engine: &mut Engine, env: Arc<RunEnv>) {
             Ok(NodeRef::new(n.clone(), &e))
         },
     );
-    let e = env.clone();
-    engine.register_fn("allow_changes", move || e.allow_changes);
-    let e = env;
-    engine.register_fn("simulated", move || e.inventory.simulation.is_some());
 }
 
 /// `n.run`, `n.sh`, `run_all`.
-fn register_commands(engine: &mut Engine) {
-    engine.register_fn(
-        "run",
-        |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| run(&ctx, n, cmd, None),
-    );
-    engine.register_fn(
-        "run",
-        |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| run(&ctx, n, cmd, Some(o)),
-    );
-    engine.register_fn(
-        "sh",
-        |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| sh(&ctx, n, cmd, None),
-    );
-    engine.register_fn(
-        "sh",
-        |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| sh(&ctx, n, cmd, Some(o)),
-    );
-    engine.register_fn(
-        "run_all",
-        |ctx: NativeCallContext, nodes: Array, cmd: &str| run_all(&ctx, nodes, cmd, None),
-    );
-    engine.register_fn(
-        "run_all",
-        |ctx: NativeCallContext, nodes: Array, cmd: &str, o: Map| {
-            run_all(&ctx, nodes, cmd, Some(o))
-        },
-    );
+fn register_commands(api: &mut Api) {
+    api.method("n.run(cmd, opts)")
+        .options::<RunOpts>()
+        .returns::<CmdOutput>()
+        .doc("run a command; a non-zero exit is data (`exit_code`), not a failure")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| run(&ctx, n, cmd, None),
+            );
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| {
+                    run(&ctx, n, cmd, Some(o))
+                },
+            );
+        });
+    api.method("n.sh(cmd, opts)")
+        .options::<RunOpts>()
+        .plain("stdout as a string")
+        .doc("run a command and return its stdout; a non-zero exit fails the test (127, command not found: an error)")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| sh(&ctx, n, cmd, None),
+            );
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| {
+                    sh(&ctx, n, cmd, Some(o))
+                },
+            );
+        });
+    api.function("run_all(nodes, cmd, opts)")
+        .options::<RunOpts>()
+        .returns::<BTreeMap<String, CmdOutput>>()
+        .doc("n.run on every node concurrently: a map node name -> run result")
+        .register(|engine, name| {
+            engine.register_fn(name, |ctx: NativeCallContext, nodes: Array, cmd: &str| {
+                run_all(&ctx, nodes, cmd, None)
+            });
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, nodes: Array, cmd: &str, o: Map| {
+                    run_all(&ctx, nodes, cmd, Some(o))
+                },
+            );
+        });
 }

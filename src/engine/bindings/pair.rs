@@ -1,8 +1,9 @@
 //! `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and `_port`), `ib_write_lat` / `ib_send_lat`,
 //! `iperf3`.
 
-use super::results::returns;
-use super::{value, Opts};
+use super::api::{Api, Binder, BINDINGS};
+use super::options::{self, Opts};
+use super::values::value;
 use crate::engine::signal::RhaiErr;
 use crate::primitives::pair::{self, Iperf3Opts, PerftestOpts};
 use crate::primitives::NodeRef;
@@ -39,18 +40,6 @@ pub const PORT_OPTS: &[&str] = &[
     "binary",
     "timeout",
 ];
-pub const IPERF3_OPTS: &[&str] = &[
-    "port",
-    "parallel",
-    "duration",
-    "window",
-    "bind",
-    "extra_args",
-    "server_ip",
-    "binary",
-    "timeout",
-];
-
 fn perftest_opts(
     tool: &str,
     o: Option<Map>,
@@ -85,19 +74,8 @@ fn iperf3(
     o: Option<Map>,
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
-    let o = Opts::new(o, "iperf3", IPERF3_OPTS, pos)?;
-    let io = Iperf3Opts {
-        port: o.int("port")?,
-        parallel: o.int("parallel")?,
-        duration: o.int("duration")?,
-        window: o.str("window")?,
-        bind: o.str("bind")?,
-        extra_args: o.str("extra_args")?,
-        server_ip: o.str("server_ip")?,
-        binary: o.str("binary")?,
-        timeout: o.duration("timeout")?,
-    };
-    value(pair::iperf3(s, c, &io), returns("iperf3"), pos)
+    let io: Iperf3Opts = options::read(o, "iperf3", pos)?;
+    value(pair::iperf3(s, c, &io), pos)
 }
 
 /// `TOOL(server, client)` and `TOOL(server, client, opts)`.
@@ -105,7 +83,7 @@ fn register_pair(engine: &mut Engine, tool: &'static str) {
     let one = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
         let pos = ctx.call_position();
         let po = perftest_opts(tool, o, PERFTEST_OPTS, pos)?;
-        value(pair::perftest(tool, &s, &c, &po), returns(tool), pos)
+        value(pair::perftest(tool, &s, &c, &po), pos)
     };
     engine.register_fn(
         tool,
@@ -117,37 +95,60 @@ fn register_pair(engine: &mut Engine, tool: &'static str) {
     );
 }
 
-pub fn register(engine: &mut Engine) {
-    for tool in ["ib_write_lat", "ib_send_lat"] {
-        register_pair(engine, tool);
-    }
-    for tool in ["ib_write_bw", "ib_read_bw", "ib_send_bw"] {
-        register_pair(engine, tool);
-        let port_fn = format!("{tool}_port");
-        let port = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
-            let pos = ctx.call_position();
-            let po = perftest_opts(&format!("{tool}_port"), o, PORT_OPTS, pos)?;
-            value(
-                pair::perftest_port(tool, &s, &c, &po),
-                returns("ib_write_bw_port"),
-                pos,
-            )
-        };
-        engine.register_fn(
-            &port_fn,
-            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| port(ctx, s, c, None),
-        );
-        engine.register_fn(
-            &port_fn,
-            move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| port(ctx, s, c, Some(o)),
-        );
-    }
+/// `TOOL_port(server, client)` and `TOOL_port(server, client, opts)`.
+fn register_port(engine: &mut Engine, port_fn: &'static str) {
+    let tool = port_fn.trim_end_matches("_port");
+    let port = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
+        let pos = ctx.call_position();
+        let po = perftest_opts(port_fn, o, PORT_OPTS, pos)?;
+        value(pair::perftest_port(tool, &s, &c, &po), pos)
+    };
     engine.register_fn(
-        "iperf3",
-        |ctx: NativeCallContext, s: NodeRef, c: NodeRef| iperf3(&ctx, &s, &c, None),
+        port_fn,
+        move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| port(ctx, s, c, None),
     );
     engine.register_fn(
-        "iperf3",
-        |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| iperf3(&ctx, &s, &c, Some(o)),
+        port_fn,
+        move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| port(ctx, s, c, Some(o)),
     );
+}
+
+#[linkme::distributed_slice(BINDINGS)]
+static REGISTER: Binder = register;
+
+fn register(api: &mut Api) {
+    api.function("ib_write_bw(server, client, opts)")
+        .also(&["ib_read_bw", "ib_send_bw"])
+        .opts(PERFTEST_OPTS)
+        .returns::<pair::PerftestResult>()
+        .doc("server started, readiness awaited, client run against the server's fabric address, both sides parsed, server always stopped")
+        .register(register_pair);
+    api.function("ib_write_lat(server, client, opts)")
+        .also(&["ib_send_lat"])
+        .opts(PERFTEST_OPTS)
+        .returns::<pair::PerftestResult>()
+        .doc("latency between two HCAs (ib_write_lat / ib_send_lat, same options as ib_write_bw): t_typical_usec, t_p99_usec, t_max_usec of the largest size; server always stopped")
+        .register(register_pair);
+    api.function("ib_write_bw_port(server, client, opts)")
+        .also(&["ib_read_bw_port", "ib_send_bw_port"])
+        .opts(PORT_OPTS)
+        .returns::<pair::PortResult>()
+        .doc("all logical rails of one physical port at once, summed")
+        .register(register_port);
+    api.function("iperf3(server, client, opts)")
+        .options::<Iperf3Opts>()
+        .returns::<pair::Iperf3>()
+        .doc("iperf3 server started on `server`, `iperf3 -J` run on `client` against its fabric address, parsed; the server always stopped")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, s: NodeRef, c: NodeRef| iperf3(&ctx, &s, &c, None),
+            );
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| {
+                    iperf3(&ctx, &s, &c, Some(o))
+                },
+            );
+        });
 }

@@ -1,11 +1,11 @@
 //! `n.profile()` and `n.expect(key)` / `n.expect(key, hardware)`: the node's platform profile
 //! and what a check should expect there (primitives::profile, docs/profiles.md).
 
-use super::results::returns;
-use super::value;
+use super::api::{Api, Binder, BINDINGS};
+use super::values::value;
 use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::{profile, NodeRef};
-use rhai::{Dynamic, Engine, NativeCallContext};
+use rhai::{Dynamic, NativeCallContext};
 
 fn expect(
     ctx: &NativeCallContext,
@@ -20,27 +20,34 @@ fn expect(
             pos,
         )
     })?;
-    value(profile::expect(n, key, hw), returns("expect"), pos)
+    value(profile::expect(n, key, hw), pos)
 }
 
-pub fn register(engine: &mut Engine) {
-    let r = returns("profile");
-    engine.register_fn("profile", move |ctx: NativeCallContext, n: &mut NodeRef| {
-        value(profile::profile(n), r, ctx.call_position())
-    });
-    let r = returns("link_layer");
-    engine.register_fn(
-        "link_layer",
-        move |ctx: NativeCallContext, n: &mut NodeRef| {
-            value(profile::link_layer(n), r, ctx.call_position())
-        },
-    );
-    engine.register_fn(
-        "expect",
-        |ctx: NativeCallContext, n: &mut NodeRef, key: &str| expect(&ctx, n, key, Dynamic::UNIT),
-    );
-    engine.register_fn(
-        "expect",
-        |ctx: NativeCallContext, n: &mut NodeRef, key: &str, hw: Dynamic| expect(&ctx, n, key, hw),
-    );
+#[linkme::distributed_slice(BINDINGS)]
+static REGISTER: Binder = register;
+
+fn register(api: &mut Api) {
+    api.method("n.profile()")
+        .doc("the node's platform profile (`dgx-spark`, `dgx-h100-class`, else `generic` with known: false), detected once per run from the DMI product name, the GPU names (nvidia-smi) and the RDMA adapters' PCIe paths (sysfs), and the reason; every report shows it (docs/profiles.md)")
+        .node0(profile::profile);
+    api.method("n.expect(key, hardware)")
+        .returns::<profile::Expected>()
+        .doc("what a check should expect for `key` on the node (`gdr`, `pcie_width`, `pcie_gts`, `rails_per_port`, `shared_limit_gbps`, ...) and where it came from: `--set KEY`, else the inventory's node var, else the platform profile, else `hardware` (the value the check read; () when not given); `n.expect(key)` without it. Every report lists the expectations taken")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, n: &mut NodeRef, key: &str| {
+                    expect(&ctx, n, key, Dynamic::UNIT)
+                },
+            );
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, n: &mut NodeRef, key: &str, hw: Dynamic| {
+                    expect(&ctx, n, key, hw)
+                },
+            );
+        });
+    api.method("n.link_layer()")
+        .doc("the node's fabric, `infiniband` or `ethernet` (key, value, from): `--set link_layer`, else the inventory's node var `link_layer` (an override), else read from sysfs `/sys/class/infiniband/DEV/ports/N/link_layer` of the inventory's rdma_devices (every device when none is listed; an IB port makes the node IB, its Ethernet adapters left to RoCE), else `ethernet`")
+        .node0(profile::link_layer);
 }

@@ -8,8 +8,8 @@
 //! the closest keys it has (`counters["rx_crc_error_phy"]`), never `()` compared to 0 and a FAIL
 //! "actual null"; `"name" in counters` tests for a counter a driver may not have.
 
-use super::results::{Nest, Returns, Shape};
 use crate::engine::signal::{self, RhaiErr};
+use crate::util::shape::{Nest, Returns, Shape};
 use crate::util::suggest::{did_you_mean, edit_distance};
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext};
 
@@ -120,7 +120,7 @@ pub fn no_such_field(ctx: &NativeCallContext, shape: &Shape, field: &str) -> Rha
         format!(
             "{} at {}{}",
             unknown_field(shape, field),
-            super::assertions::at(ctx),
+            signal::at(ctx),
             fields_unless_suggested(shape, field)
         ),
         None,
@@ -153,7 +153,7 @@ fn no_such_key(ctx: &NativeCallContext, m: &Keyed, key: &str) -> RhaiErr {
             "`{key}` is not a key of {}{} at {}; {closest} (`\"{key}\" in …` tests for a counter a driver may lack)",
             m.what,
             did_you_mean(key, keys()),
-            super::assertions::at(ctx),
+            signal::at(ctx),
         ),
         None,
         ctx.call_position(),
@@ -202,7 +202,10 @@ fn set(ctx: &NativeCallContext, r: &mut Record, field: &str, v: Dynamic) -> Resu
     Ok(())
 }
 
-pub fn register(engine: &mut Engine) {
+/// The type's operators and map-like functions (not script functions of their own): the
+/// machinery every declared function's result relies on, registered first by
+/// `api::register_all`.
+pub(super) fn register(engine: &mut Engine) {
     register_keyed(engine);
     engine.register_type_with_name::<Record>("map");
     engine.register_indexer_get(|ctx: NativeCallContext, r: &mut Record, k: &str| get(&ctx, r, k));
@@ -237,4 +240,20 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("!=", |a: &mut Record, b: Record| {
         plain(&Dynamic::from(a.clone())).to_string() != plain(&Dynamic::from(b)).to_string()
     });
+}
+/// A value as a person reads it in a message: strings quoted, `()` as null.
+pub fn show(v: &Dynamic) -> String {
+    if let Some(r) = as_map(v) {
+        r.to_string()
+    } else if v.is_unit() {
+        "null".into()
+    } else if v.is_string() {
+        format!("{:?}", v.to_string())
+    } else if v.is_float() {
+        let f = v.as_float().unwrap_or(f64::NAN);
+        let s = format!("{f:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        v.to_string()
+    }
 }

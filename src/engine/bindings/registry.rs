@@ -1,6 +1,7 @@
 //! `test`, `test_each`, `test_pairs`: the script's top level registers tests (into the
 //! [`Registry`] of `engine/testdef.rs`); the runner runs them later.
 
+use super::api::{Api, Binder, BINDINGS};
 use crate::engine::pairs::{self, Pattern};
 use crate::engine::signal::{self, RhaiErr};
 pub use crate::engine::testdef::{SharedRegistry, TestDef};
@@ -214,7 +215,7 @@ fn pairs_of(
 ) -> Result<(), RhaiErr> {
     let pos = ctx.call_position();
     let opts = parse_opts_with(&map, pos, PAIR_OPTS);
-    let mut nodes: Vec<NodeRef> = super::node_array(nodes, pos)?;
+    let mut nodes: Vec<NodeRef> = super::values::node_array(nodes, pos)?;
     // A node listed twice (a ring over overlapping sets) is one node: never paired with itself.
     let mut seen = std::collections::HashSet::new();
     nodes.retain(|n| seen.insert(n.name().to_string()));
@@ -424,61 +425,95 @@ const PAIRS_ORDER_DEPRECATED: &str = "test_pairs(nodes, name, f, opts) is deprec
 fn deprecated_pairs_order(ctx: &NativeCallContext) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        tracing::warn!(
-            "{PAIRS_ORDER_DEPRECATED} (first at {})",
-            super::assertions::at(ctx)
-        );
+        tracing::warn!("{PAIRS_ORDER_DEPRECATED} (first at {})", signal::at(ctx));
     });
 }
 
-pub fn register(engine: &mut Engine, reg: SharedRegistry) {
+/// `test_pairs` options: the test options and the pattern options.
+const PAIR_AND_TEST_OPTS: [&str; TEST_OPTS.len() + PAIR_OPTS.len()] = {
+    let mut out = [""; TEST_OPTS.len() + PAIR_OPTS.len()];
+    let mut i = 0;
+    while i < TEST_OPTS.len() {
+        out[i] = TEST_OPTS[i];
+        i += 1;
+    }
+    while i < out.len() {
+        out[i] = PAIR_OPTS[i - TEST_OPTS.len()];
+        i += 1;
+    }
+    out
+};
+
+#[linkme::distributed_slice(BINDINGS)]
+static REGISTER: Binder = register;
+
+fn register(api: &mut Api) {
+    let reg = api.tests.clone();
+    api.function("test_pairs(nodes, name, opts, f)")
+        .opts(&PAIR_AND_TEST_OPTS)
+        .doc("one testcase `name [a -> b]` per pair of nodes (pattern mesh, ring or bisection, or the given pairs), both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round), or with rounds: false all at once, at most per_node (8) pairs per node as first and as second (pings, ssh hops: checks that do not conflict); a node listed twice counts once; fewer than two nodes is one error testcase. test_pairs(nodes, name, |a, b| ...) or with opts before the closure, as test and test_each (opts after the closure still works, with a deprecation warning)")
+        .register(|engine, name| register_pairs(engine, name, &reg));
+    api.function("test(name, opts, f)")
+        .opts(TEST_OPTS)
+        .doc("register a test: test(name, f) or test(name, opts, f)")
+        .register(|engine, name| register_test(engine, name, &reg));
+    api.function("test_each(nodes, name, opts, f)")
+        .opts(TEST_OPTS)
+        .doc("one testcase `name [node]` per node, run concurrently: test_each(nodes, name, |n| ...) or with opts before the closure")
+        .register(|engine, name| register_each(engine, name, &reg));
+}
+
+fn register_pairs(engine: &mut Engine, name: &str, reg: &SharedRegistry) {
     let r = reg.clone();
     engine.register_fn(
-        "test_pairs",
+        name,
         move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr| {
             pairs_of(&r, &ctx, nodes, name, Map::new(), f)
         },
     );
     let r = reg.clone();
     engine.register_fn(
-        "test_pairs",
+        name,
         move |ctx: NativeCallContext, nodes: Array, name: &str, opts: Map, f: FnPtr| {
             pairs_of(&r, &ctx, nodes, name, opts, f)
         },
     );
     let r = reg.clone();
     engine.register_fn(
-        "test_pairs",
+        name,
         move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr, opts: Map| {
             deprecated_pairs_order(&ctx);
             pairs_of(&r, &ctx, nodes, name, opts, f)
         },
     );
+}
+
+fn register_test(engine: &mut Engine, name: &str, reg: &SharedRegistry) {
+    let r = reg.clone();
+    engine.register_fn(name, move |ctx: NativeCallContext, name: &str, f: FnPtr| {
+        add(&r, &ctx, name, None, TestOpts::default(), f, None)
+    });
     let r = reg.clone();
     engine.register_fn(
-        "test",
-        move |ctx: NativeCallContext, name: &str, f: FnPtr| {
-            add(&r, &ctx, name, None, TestOpts::default(), f, None)
-        },
-    );
-    let r = reg.clone();
-    engine.register_fn(
-        "test",
+        name,
         move |ctx: NativeCallContext, name: &str, opts: Map, f: FnPtr| {
             let o = parse_opts(&opts, ctx.call_position());
             add(&r, &ctx, name, None, o, f, None);
         },
     );
+}
+
+fn register_each(engine: &mut Engine, name: &str, reg: &SharedRegistry) {
     let r = reg.clone();
     engine.register_fn(
-        "test_each",
+        name,
         move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr| {
             each(&r, &ctx, nodes, name, TestOpts::default(), f)
         },
     );
-    let r = reg;
+    let r = reg.clone();
     engine.register_fn(
-        "test_each",
+        name,
         move |ctx: NativeCallContext,
               nodes: Array,
               name: &str,
@@ -489,5 +524,4 @@ pub fn register(engine: &mut Engine, reg: SharedRegistry) {
             each(&r, &ctx, nodes, name, o, f)
         },
     );
-    let _ = Dynamic::UNIT;
 }

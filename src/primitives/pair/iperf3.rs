@@ -2,9 +2,12 @@
 //! the exchange through [`super::run_pair`].
 
 use super::*;
+/// What `iperf3(server, client)` returns.
+pub use crate::parse::iperf3::Iperf3;
 
-/// Options of `iperf3(server, client, opts)`.
-#[derive(Debug, Clone, Default)]
+/// Options of `iperf3(server, client, opts)`: the script's option keys are these fields.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Iperf3Opts {
     pub port: Option<i64>,
     pub parallel: Option<i64>,
@@ -14,6 +17,7 @@ pub struct Iperf3Opts {
     pub extra_args: Option<String>,
     pub server_ip: Option<String>,
     pub binary: Option<String>,
+    #[serde(deserialize_with = "crate::util::duration::optional")]
     pub timeout: Option<Duration>,
 }
 

@@ -381,3 +381,15 @@ fn list_port(
     e.known = Some(serde_json::json!({ "port": label, "total_gbps": null, "rails": rails }));
     e
 }
+
+crate::impl_shape!(
+    PerftestResult,
+    serialised("ib_write_bw result")
+        .flat::<crate::parse::perftest::Perftest>()
+        .one::<crate::parse::perftest::Perftest>("server")
+);
+crate::impl_shape!(Rail, serialised("rail").one::<PerftestResult>("result"));
+crate::impl_shape!(
+    PortResult,
+    serialised("ib_write_bw_port result").many::<Rail>("rails")
+);

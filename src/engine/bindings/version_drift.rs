@@ -1,0 +1,61 @@
+//! `majority(values)` and `version_drift(rows, fail_items)` (`primitives::version_drift`):
+//! one table of versions across nodes.
+
+use super::api::{Api, Binder, BINDINGS};
+use super::record;
+use super::values::value;
+use crate::engine::signal::{self, RhaiErr};
+use crate::primitives::version_drift::{self, Version};
+use crate::primitives::PResult;
+use rhai::{Array, Dynamic, NativeCallContext};
+
+fn strings(a: &Array) -> Vec<String> {
+    a.iter().map(|d| d.to_string()).collect()
+}
+
+fn drift(ctx: &NativeCallContext, rows: Array, fail_items: Array) -> Result<Dynamic, RhaiErr> {
+    let pos = ctx.call_position();
+    let mut v = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let plain = record::as_map(r).unwrap_or_else(|| r.clone());
+        let row: Version = rhai::serde::from_dynamic(&plain).map_err(|e| {
+            signal::error(
+                format!("version_drift: each row is #{{ node, item, value }} ({e}): {r}"),
+                pos,
+            )
+        })?;
+        v.push(row);
+    }
+    let drift = version_drift::version_drift(&v, &strings(&fail_items));
+    for n in &drift.odd_nodes {
+        let s = crate::run::model::Subject::new(crate::run::model::Finding::Config, n);
+        crate::run::context::add_subject(s);
+    }
+    let d: PResult<_> = Ok(drift);
+    value(d, pos)
+}
+
+#[linkme::distributed_slice(BINDINGS)]
+static REGISTER: Binder = register;
+
+fn register(api: &mut Api) {
+    api.function("majority(values)")
+        .plain("the value more than half have, else ()")
+        .doc("the value that more than half of the values have, else ()")
+        .register(|engine, name| {
+            engine.register_fn(name, |values: Array| -> Dynamic {
+                version_drift::majority(&strings(&values)).map_or(Dynamic::UNIT, Dynamic::from)
+            });
+        });
+    api.function("version_drift(rows, fail_items)")
+        .returns::<version_drift::Drift>()
+        .doc("one table of versions across nodes: items in fail_items that differ fail, others warn; names the majority value and each odd node")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, rows: Array, fail_items: Array| {
+                    drift(&ctx, rows, fail_items)
+                },
+            );
+        });
+}
