@@ -142,7 +142,7 @@ pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
     let wrap = |t: Arc<dyn Transport>| -> Result<Arc<dyn Transport>, String> {
         match &o.record {
             Some(dir) => Ok(Arc::new(
-                transport::record::Recorder::new(t, dir.clone())
+                transport::recorder::Recorder::new(t, dir.clone())
                     .map_err(|e| format!("--record {}: {e}", dir.display()))?,
             )),
             None => Ok(t),

@@ -123,7 +123,7 @@ fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i3
     }
     if let Some(dir) = &a.record {
         let names: Vec<&str> = inv.nodes.iter().map(|n| n.name.as_str()).collect();
-        crate::transport::record::check_dir(dir, &names).map_err(usage)?;
+        crate::transport::recorder::check_dir(dir, &names).map_err(usage)?;
     }
     let baseline = match &a.baseline {
         Some(p) => Some((

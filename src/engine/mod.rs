@@ -4,7 +4,7 @@
 
 pub mod bindings;
 pub mod diagnostics;
-pub mod pairs;
+pub mod pair_plan;
 pub mod params;
 pub mod runner;
 pub mod signal;
@@ -19,7 +19,6 @@ use diagnostics::Diagnostic;
 use rhai::{Dynamic, Engine, AST};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use testdef as registry;
 
 /// A compiled script with its own engine and test registry.
 pub struct Script {
@@ -29,7 +28,7 @@ pub struct Script {
     pub source: String,
     pub engine: Arc<Engine>,
     pub ast: Arc<AST>,
-    pub registry: registry::SharedRegistry,
+    pub registry: testdef::SharedRegistry,
     /// The text of the module files its imports read (not the embedded stdlib).
     pub modules: stdlib::ModuleSources,
 }
@@ -48,7 +47,7 @@ fn apply_limits(engine: &mut Engine) {
 /// An engine with every fabcheck function registered (no test registry attached).
 pub fn new_engine(
     env: &Arc<RunEnv>,
-    registry: registry::SharedRegistry,
+    registry: testdef::SharedRegistry,
     script_dir: &Path,
     modules: stdlib::ModuleSources,
 ) -> Engine {
@@ -85,7 +84,7 @@ pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
                 "check the path and its permissions",
             )]
         })?;
-    let registry: registry::SharedRegistry = Arc::new(Mutex::new(registry::Registry::default()));
+    let registry: testdef::SharedRegistry = Arc::new(Mutex::new(testdef::Registry::default()));
     let dir = path
         .parent()
         .map(Path::to_path_buf)

@@ -1,7 +1,7 @@
 //! Runs a compiled script: its top level registers tests, then the tests run in order
 //! (`test_each` testcases concurrently up to the fan-out), each with its timeout and retries.
 
-use super::pairs::AtOnce;
+use super::pair_plan::AtOnce;
 use super::signal::{classify, Ending, Outcome};
 use super::testdef::TestDef;
 use super::Script;

@@ -1,5 +1,5 @@
 //! What a script's top level registers: the tests the runner runs later (plain Rust; the Rhai
-//! functions that fill the registry are in `bindings/registry.rs`).
+//! functions that fill the registry are in `bindings/test_fns.rs`).
 
 use crate::primitives::NodeRef;
 use rhai::FnPtr;
@@ -29,7 +29,7 @@ pub struct TestDef {
     /// `test_pairs` testcases: (round, number of rounds), 1-based.
     pub round: Option<(usize, usize)>,
     /// `test_pairs` with `rounds: false`: the group's pairs run together within these limits.
-    pub at_once: Option<super::pairs::AtOnce>,
+    pub at_once: Option<super::pair_plan::AtOnce>,
     /// Known at registration to be an error (a pair check over fewer than two nodes, a test
     /// option that cannot be read): the testcase is reported as this error without running
     /// the closure; the script's other tests still run.
@@ -40,7 +40,7 @@ pub struct TestDef {
 pub struct Registry {
     pub tests: Vec<TestDef>,
     groups: usize,
-    /// Names of the script's `for` loop variables (see `snapshot_loop_captures` in `bindings/registry.rs`).
+    /// Names of the script's `for` loop variables (see `snapshot_loop_captures` in `bindings/test_fns.rs`).
     pub loop_vars: std::collections::HashSet<String>,
     /// Hashes of the registered (name, node) keys: a name is compared with the tests only on
     /// a hash match (a 1000-node mesh registers 999,000 testcases).

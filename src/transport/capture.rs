@@ -1,7 +1,7 @@
 //! Bounded capture of a command's output: the first [`HEAD`] and the last [`TAIL`] bytes of a
 //! stream are kept, whatever is between them is counted and replaced by a marker. Memory per
 //! stream is bounded by `HEAD + TAIL` however much a node prints; the full output goes only to
-//! `--record` files, written as it arrives (see `record.rs`).
+//! `--record` files, written as it arrives (see `recorder.rs`).
 
 /// Bytes kept from the start of a stream.
 pub const HEAD: usize = 512 * 1024;

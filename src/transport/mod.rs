@@ -7,7 +7,7 @@ pub mod leftovers;
 pub mod local;
 pub mod notices;
 pub mod preamble;
-pub mod record;
+pub mod recorder;
 pub mod replay;
 pub mod ssh;
 

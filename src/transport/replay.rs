@@ -12,7 +12,7 @@
 //! healthy answers for the reads before (a fault that appears mid-run, e.g. after step 5's
 //! restore); `DIR/scenarios/NAME/scenario.toml` describes the fault.
 
-use super::record::Entry;
+use super::recorder::Entry;
 use super::{CmdOutput, CmdRequest, Transport, TransportError};
 use crate::inventory::Node;
 use std::collections::HashMap;

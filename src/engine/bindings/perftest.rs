@@ -1,13 +1,13 @@
-//! `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and `_port`), `ib_write_lat` / `ib_send_lat`,
-//! `iperf3`.
+//! `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and `_port`), `ib_write_lat` / `ib_send_lat`
+//! (`primitives::pair`, perftest over the server/client exchange).
 
 use super::api::{Api, Binder, BINDINGS};
-use super::options::{self, Opts};
+use super::options::Opts;
 use super::values::value;
 use crate::engine::signal::RhaiErr;
-use crate::primitives::pair::{self, Iperf3Opts, PerftestOpts};
+use crate::primitives::pair::{self, PerftestOpts};
 use crate::primitives::NodeRef;
-use rhai::{Dynamic, Engine, Map, NativeCallContext, Position};
+use rhai::{Engine, Map, NativeCallContext, Position};
 
 pub const PERFTEST_OPTS: &[&str] = &[
     "device",
@@ -67,17 +67,6 @@ fn perftest_opts(
     })
 }
 
-fn iperf3(
-    ctx: &NativeCallContext,
-    s: &NodeRef,
-    c: &NodeRef,
-    o: Option<Map>,
-) -> Result<Dynamic, RhaiErr> {
-    let pos = ctx.call_position();
-    let io: Iperf3Opts = options::read(o, "iperf3", pos)?;
-    value(pair::iperf3(s, c, &io), pos)
-}
-
 /// `TOOL(server, client)` and `TOOL(server, client, opts)`.
 fn register_pair(engine: &mut Engine, tool: &'static str) {
     let one = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
@@ -135,20 +124,4 @@ fn register(api: &mut Api) {
         .returns::<pair::PortResult>()
         .doc("all logical rails of one physical port at once, summed")
         .register(register_port);
-    api.function("iperf3(server, client, opts)")
-        .options::<Iperf3Opts>()
-        .returns::<pair::Iperf3>()
-        .doc("iperf3 server started on `server`, `iperf3 -J` run on `client` against its fabric address, parsed; the server always stopped")
-        .register(|engine, name| {
-            engine.register_fn(
-                name,
-                |ctx: NativeCallContext, s: NodeRef, c: NodeRef| iperf3(&ctx, &s, &c, None),
-            );
-            engine.register_fn(
-                name,
-                |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| {
-                    iperf3(&ctx, &s, &c, Some(o))
-                },
-            );
-        });
 }

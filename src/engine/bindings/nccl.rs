@@ -1,12 +1,10 @@
-//! `all_reduce_perf`, `nccl_test`, `ssh_hop`.
+//! `all_reduce_perf(nodes, opts)` and `nccl_test(name, nodes, opts)` (`primitives::nccl`).
 
 use super::api::{Api, Binder, BINDINGS};
 use super::options;
 use super::values::{node_array, value};
 use crate::engine::signal::RhaiErr;
 use crate::primitives::nccl::{self, NcclOpts};
-use crate::primitives::ssh_hop::{self, SshHopOpts};
-use crate::primitives::NodeRef;
 use rhai::{Array, Dynamic, Map, NativeCallContext};
 
 fn nccl_test(
@@ -19,17 +17,6 @@ fn nccl_test(
     let nodes = node_array(nodes, pos)?;
     let no: NcclOpts = options::read(o, name, pos)?;
     value(nccl::nccl_test(name, &nodes, &no), pos)
-}
-
-fn hop(
-    ctx: &NativeCallContext,
-    from: &NodeRef,
-    to: &str,
-    o: Option<Map>,
-) -> Result<Dynamic, RhaiErr> {
-    let pos = ctx.call_position();
-    let ho: SshHopOpts = options::read(o, "ssh_hop", pos)?;
-    value(ssh_hop::ssh_hop(from, to, &ho), pos)
 }
 
 #[linkme::distributed_slice(BINDINGS)]
@@ -62,21 +49,5 @@ fn register(api: &mut Api) {
             engine.register_fn(name, |ctx: NativeCallContext, name: &str, nodes: Array| {
                 nccl_test(&ctx, name, nodes, None)
             });
-        });
-    api.function("ssh_hop(from, to, opts)")
-        .options::<SshHopOpts>()
-        .returns::<ssh_hop::SshHop>()
-        .doc("passwordless SSH from one node to an address (BatchMode): who and where it reached, or why not")
-        .register(|engine, name| {
-            engine.register_fn(
-                name,
-                |ctx: NativeCallContext, from: NodeRef, to: &str| hop(&ctx, &from, to, None),
-            );
-            engine.register_fn(
-                name,
-                |ctx: NativeCallContext, from: NodeRef, to: &str, o: Map| {
-                    hop(&ctx, &from, to, Some(o))
-                },
-            );
         });
 }

@@ -2,7 +2,7 @@
 //! [`Registry`] of `engine/testdef.rs`); the runner runs them later.
 
 use super::api::{Api, Binder, BINDINGS};
-use crate::engine::pairs::{self, Pattern};
+use crate::engine::pair_plan::{self as pairs, Pattern};
 use crate::engine::signal::{self, RhaiErr};
 pub use crate::engine::testdef::{SharedRegistry, TestDef};
 use crate::primitives::NodeRef;
