@@ -4,6 +4,8 @@
 //! results (`run::model`) → `report`. `engine` is the only folder that knows Rhai; `parse` and
 //! `util` depend on nothing else in the crate.
 
+#![warn(unreachable_pub)]
+
 pub mod cli;
 pub(crate) mod engine;
 pub(crate) mod inventory;

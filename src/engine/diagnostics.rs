@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 #[derive(Debug, Clone)]
-pub struct Diagnostic {
+pub(crate) struct Diagnostic {
     pub file: String,
     pub line: Option<usize>,
     pub col: Option<usize>,
@@ -17,7 +17,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn plain(file: &str, message: String, hint: &str) -> Diagnostic {
+    pub(crate) fn plain(file: &str, message: String, hint: &str) -> Diagnostic {
         Diagnostic {
             file: file.into(),
             line: None,
@@ -28,7 +28,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn at(
+    pub(crate) fn at(
         file: &str,
         source: &str,
         line: Option<usize>,
@@ -49,7 +49,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn from_parse_error(file: &str, source: &str, e: &rhai::ParseError) -> Diagnostic {
+    pub(crate) fn from_parse_error(file: &str, source: &str, e: &rhai::ParseError) -> Diagnostic {
         let mut msg = e.0.to_string();
         if let Some(i) = msg.rfind(" (line ") {
             msg.truncate(i);
@@ -68,7 +68,7 @@ impl Diagnostic {
     }
 
     /// `file:line:col`
-    pub fn location(&self) -> String {
+    pub(crate) fn location(&self) -> String {
         match (self.line, self.col) {
             (Some(l), Some(c)) => format!("{}:{l}:{c}", self.file),
             (Some(l), None) => format!("{}:{l}", self.file),
@@ -111,7 +111,7 @@ const KEYWORD_FUNCTIONS: &[&str] = &[
 ];
 
 /// Names of every function the engine knows (registered, standard library and operators).
-pub fn known_functions(engine: &Engine) -> BTreeSet<String> {
+pub(crate) fn known_functions(engine: &Engine) -> BTreeSet<String> {
     engine
         .gen_fn_signatures(true)
         .into_iter()
@@ -158,7 +158,12 @@ fn calls_in(
 
 /// Calls to functions that exist nowhere: not registered, not defined in the script, not a
 /// variable holding a function pointer. Each with a "did you mean".
-pub fn unknown_functions(engine: &Engine, ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
+pub(crate) fn unknown_functions(
+    engine: &Engine,
+    ast: &AST,
+    file: &str,
+    source: &str,
+) -> Vec<Diagnostic> {
     let mut known = known_functions(engine);
     known.extend(KEYWORD_FUNCTIONS.iter().map(|s| s.to_string()));
     for f in ast.iter_functions() {

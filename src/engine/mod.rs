@@ -2,15 +2,15 @@
 //! turns registered tests into results. Every function scripts call is registered in
 //! `bindings/`.
 
-pub mod bindings;
-pub mod diagnostics;
-pub mod pair_plan;
-pub mod params;
-pub mod runner;
-pub mod signal;
-pub mod stdlib;
-pub mod testdef;
-pub mod typos;
+pub(crate) mod bindings;
+pub(crate) mod diagnostics;
+pub(crate) mod pair_plan;
+pub(crate) mod params;
+pub(crate) mod runner;
+pub(crate) mod signal;
+pub(crate) mod stdlib;
+pub(crate) mod testdef;
+pub(crate) mod typos;
 
 use crate::run::cancel;
 use crate::run::context;
@@ -45,7 +45,7 @@ fn apply_limits(engine: &mut Engine) {
 }
 
 /// An engine with every fabcheck function registered (no test registry attached).
-pub fn new_engine(
+pub(crate) fn new_engine(
     env: &Arc<RunEnv>,
     registry: testdef::SharedRegistry,
     script_dir: &Path,
@@ -74,7 +74,7 @@ pub fn new_engine(
 }
 
 /// Read and compile a script; syntax errors and unknown functions are diagnostics (exit 2).
-pub fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
+pub(crate) fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnostic>> {
     let display = path.display().to_string();
     let source = crate::util::fs::read_capped(path, crate::util::fs::SCRIPT_CAP, "script")
         .map_err(|e| {

@@ -15,11 +15,11 @@ pub struct AtOnce {
 
 /// Default `per_node`: the commands one SSH connection runs at once (below sshd's default
 /// `MaxSessions 10`, and below its `MaxStartups 10` for handshakes arriving at a node).
-pub const PER_NODE: usize = crate::run::PER_CONNECTION;
+pub(crate) const PER_NODE: usize = crate::run::PER_CONNECTION;
 
 /// Which pairs of `n` nodes (by index) to test.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Pattern {
+pub(crate) enum Pattern {
     /// Each node to its successor (the last to the first).
     Ring,
     /// All pairs.
@@ -32,7 +32,11 @@ pub enum Pattern {
 
 /// The ordered pairs (a, b) of a pattern over `n` nodes; with `both_directions` each pair also
 /// the other way round (b, a), unless the pattern already has it. Linear in the pairs.
-pub fn pairs(n: usize, p: &Pattern, both_directions: bool) -> Result<Vec<(usize, usize)>, String> {
+pub(crate) fn pairs(
+    n: usize,
+    p: &Pattern,
+    both_directions: bool,
+) -> Result<Vec<(usize, usize)>, String> {
     let mut v = one_way(n, p)?;
     if both_directions {
         let have: std::collections::HashSet<(usize, usize)> = v.iter().copied().collect();
@@ -150,7 +154,11 @@ impl PairIndex {
 /// per direction); the rest is packed greedily. Time and memory linear in the pairs (a mesh
 /// of 1000 nodes: 999,000 ordered pairs, planned in well under a second); the greedy pass is
 /// O(pairs x its rounds), small for rings, bisections and given lists.
-pub fn rounds(n: usize, pairs: &[(usize, usize)], fanout: usize) -> Vec<Vec<(usize, usize)>> {
+pub(crate) fn rounds(
+    n: usize,
+    pairs: &[(usize, usize)],
+    fanout: usize,
+) -> Vec<Vec<(usize, usize)>> {
     let fanout = fanout.max(1);
     let mut base: Vec<Vec<(usize, usize)>> = Vec::new();
     let mut taken = vec![false; pairs.len()];

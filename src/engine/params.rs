@@ -6,14 +6,14 @@ use crate::util::suggest::did_you_mean;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamType {
+pub(crate) enum ParamType {
     Number,
     Bool,
     Any,
 }
 
 #[derive(Debug, Default)]
-pub struct Declared {
+pub(crate) struct Declared {
     /// Key → the type its defaults imply.
     pub keys: BTreeMap<String, ParamType>,
     /// Keys that may be read through a variable (`param(key, …)`): every key-like string
@@ -38,7 +38,7 @@ fn expect_call() -> &'static regex::Regex {
 }
 
 /// Scan sources for `param(` and `.expect("KEY"` calls.
-pub fn declared(sources: &[String]) -> Declared {
+pub(crate) fn declared(sources: &[String]) -> Declared {
     static CALL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static LIT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let call = CALL.get_or_init(|| {
@@ -89,7 +89,10 @@ pub fn declared(sources: &[String]) -> Declared {
 }
 
 /// Check `--set` values against what the scripts read; the error names the key and the value.
-pub fn check(sets: &BTreeMap<String, serde_json::Value>, d: &Declared) -> Result<(), String> {
+pub(crate) fn check(
+    sets: &BTreeMap<String, serde_json::Value>,
+    d: &Declared,
+) -> Result<(), String> {
     for (k, v) in sets {
         match d.keys.get(k) {
             Some(ParamType::Number) if !v.is_number() => {

@@ -16,18 +16,18 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// The warning of a passing test that made no assertion, recorded no metric and ran no command.
-pub const CHECKED_NOTHING: &str =
+pub(crate) const CHECKED_NOTHING: &str =
     "checked nothing: the test made no assertion, recorded no metric and ran no command";
 
 /// What a run of scripts needs besides the scripts: the test filters and the run's environment
 /// (fan-out, `--allow-changes`, `--dry-run`, the default test timeout).
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     pub filters: Vec<String>,
     pub env: std::sync::Arc<crate::run::env::RunEnv>,
 }
 
 /// Size of the output kept per testcase in reports.
-pub const OUTPUT_CAP: usize = 64 * 1024;
+pub(crate) const OUTPUT_CAP: usize = 64 * 1024;
 
 fn timestamp_ms() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -38,7 +38,7 @@ fn timestamp() -> String {
 }
 
 /// Run the script's top level (registration). Returns an error testcase if it failed.
-pub fn register_tests(
+pub(crate) fn register_tests(
     script: &Script,
     timeout: Duration,
     observer: std::sync::Arc<dyn Observer>,
@@ -415,13 +415,13 @@ fn matches_filter(def: &TestDef, filters: &[String]) -> bool {
 }
 
 /// The tests a run would produce (after filtering).
-pub fn selected(script: &Script, filters: &[String]) -> Vec<TestDef> {
+pub(crate) fn selected(script: &Script, filters: &[String]) -> Vec<TestDef> {
     with_selected(script, filters, |defs| defs.cloned().collect())
 }
 
 /// `f` over the tests a run would produce, without copying them (`fabcheck list` of a
 /// 1000-node mesh: 999,000 testcases).
-pub fn with_selected<R>(
+pub(crate) fn with_selected<R>(
     script: &Script,
     filters: &[String],
     f: impl FnOnce(&mut dyn Iterator<Item = &TestDef>) -> R,
@@ -431,7 +431,7 @@ pub fn with_selected<R>(
 }
 
 /// Run a script: top level, then its tests. Always returns a result (nothing is lost).
-pub fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> SuiteResult {
+pub(crate) fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) -> SuiteResult {
     let started = Instant::now();
     let stamp = timestamp();
     let mut results: Vec<TestResult> = Vec::new();

@@ -3,10 +3,10 @@
 
 use rhai::{Dynamic, EvalAltResult, Position};
 
-pub use crate::run::outcome::Outcome;
+pub(crate) use crate::run::outcome::Outcome;
 
 #[derive(Debug, Clone)]
-pub struct Signal {
+pub(crate) struct Signal {
     pub kind: Outcome,
     /// One line.
     pub message: String,
@@ -14,9 +14,9 @@ pub struct Signal {
     pub detail: Option<String>,
 }
 
-pub type RhaiErr = Box<EvalAltResult>;
+pub(crate) type RhaiErr = Box<EvalAltResult>;
 
-pub fn throw(
+pub(crate) fn throw(
     kind: Outcome,
     message: impl Into<String>,
     detail: Option<String>,
@@ -32,20 +32,20 @@ pub fn throw(
     ))
 }
 
-pub fn failure(message: impl Into<String>, pos: Position) -> RhaiErr {
+pub(crate) fn failure(message: impl Into<String>, pos: Position) -> RhaiErr {
     throw(Outcome::Failure, message, None, pos)
 }
 
-pub fn error(message: impl Into<String>, pos: Position) -> RhaiErr {
+pub(crate) fn error(message: impl Into<String>, pos: Position) -> RhaiErr {
     throw(Outcome::Error, message, None, pos)
 }
 
-pub fn skip(reason: impl Into<String>, pos: Position) -> RhaiErr {
+pub(crate) fn skip(reason: impl Into<String>, pos: Position) -> RhaiErr {
     throw(Outcome::Skip, reason, None, pos)
 }
 
 /// What ended a test, found by unwrapping Rhai's error wrappers.
-pub enum Ending {
+pub(crate) enum Ending {
     Signal(Signal),
     /// Stopped by `on_progress`: the test timeout or an interrupt (the token says which).
     Terminated(String),
@@ -53,7 +53,7 @@ pub enum Ending {
     Runtime(String),
 }
 
-pub fn classify(err: &EvalAltResult) -> Ending {
+pub(crate) fn classify(err: &EvalAltResult) -> Ending {
     classify_in(err, None)
 }
 
@@ -104,7 +104,7 @@ fn dry_stop(message: String) -> Ending {
 }
 
 /// The kind of signal that ended a test, if a signal did.
-pub fn kind_of(err: &EvalAltResult) -> Option<Outcome> {
+pub(crate) fn kind_of(err: &EvalAltResult) -> Option<Outcome> {
     match classify(err) {
         Ending::Signal(s) => Some(s.kind),
         _ => None,
@@ -113,20 +113,20 @@ pub fn kind_of(err: &EvalAltResult) -> Option<Outcome> {
 
 /// Did the dry run's listing of a test stop here (a [`Outcome::DryRun`])?
 #[cfg(test)]
-pub fn is_dry_stop(err: &EvalAltResult) -> bool {
+pub(crate) fn is_dry_stop(err: &EvalAltResult) -> bool {
     kind_of(err) == Some(Outcome::DryRun)
 }
 
 /// How a dry run's stop in a `for` loop starts (the loop's place is added by [`classify`]).
 /// The type's name of a dry run's stand-in answer in scripts (`type_of`) and in Rhai's
 /// messages.
-pub const DRY_TYPE_NAME: &str = "dry-run answer";
+pub(crate) const DRY_TYPE_NAME: &str = "dry-run answer";
 
 /// Words in every message of a test stopped by a dry run's stand-in.
-pub const DRY_STOPPED: &str = "which a dry run cannot know";
+pub(crate) const DRY_STOPPED: &str = "which a dry run cannot know";
 
 /// `file:line` of a call, for messages.
-pub fn at(ctx: &rhai::NativeCallContext) -> String {
+pub(crate) fn at(ctx: &rhai::NativeCallContext) -> String {
     let file = ctx
         .call_source()
         .map(str::to_string)
@@ -137,7 +137,7 @@ pub fn at(ctx: &rhai::NativeCallContext) -> String {
     }
 }
 
-pub const LOOP_STOP: &str = "a loop over ";
+pub(crate) const LOOP_STOP: &str = "a loop over ";
 
 /// A runtime error in words a script author can act on, with its line.
 fn describe(err: &EvalAltResult) -> String {

@@ -5,13 +5,13 @@
 use crate::util::fs::{read_capped, SCRIPT_CAP};
 use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Scope};
 
-pub type SharedModule = Arc<Module>;
+pub(crate) type SharedModule = Arc<Module>;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// (module name, source) of every embedded stdlib module.
-pub const EMBEDDED: &[(&str, &str)] = &[
+pub(crate) const EMBEDDED: &[(&str, &str)] = &[
     ("common", include_str!("../../stdlib/common.rhai")),
     ("link", include_str!("../../stdlib/link.rhai")),
     ("rdma", include_str!("../../stdlib/rdma.rhai")),
@@ -27,14 +27,14 @@ pub const EMBEDDED: &[(&str, &str)] = &[
 
 /// The text of every module file a script's imports read (script folder, `--stdlib DIR`),
 /// shared by the resolvers of one script: where `param` may be read besides the script.
-pub type ModuleSources = Arc<Mutex<Vec<String>>>;
+pub(crate) type ModuleSources = Arc<Mutex<Vec<String>>>;
 
 /// Resolves `import "X"`: a stdlib module (the override folder first, then the embedded
 /// copy), else the file `X.rhai` relative to the script's folder. Only the modules a script
 /// imports are read, each only if it is a regular file of at most
 /// [`crate::util::fs::SCRIPT_CAP`] bytes (a FIFO or `/dev/zero` beside a script is an error
 /// of the import that names it, never a hang).
-pub struct Resolver {
+pub(crate) struct Resolver {
     script_dir: PathBuf,
     override_dir: Option<PathBuf>,
     cache: Mutex<HashMap<String, SharedModule>>,
@@ -42,7 +42,7 @@ pub struct Resolver {
 }
 
 impl Resolver {
-    pub fn new(
+    pub(crate) fn new(
         script_dir: PathBuf,
         override_dir: Option<PathBuf>,
         sources: ModuleSources,
@@ -56,7 +56,7 @@ impl Resolver {
     }
 
     /// Source of a stdlib module: the override directory first, then the embedded copy.
-    pub fn stdlib_source(&self, name: &str) -> Option<(String, String)> {
+    pub(crate) fn stdlib_source(&self, name: &str) -> Option<(String, String)> {
         if let Some(dir) = &self.override_dir {
             let p = dir.join(format!("{name}.rhai"));
             if p.exists() {

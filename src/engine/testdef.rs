@@ -47,7 +47,7 @@ pub struct Registry {
     keys: std::collections::HashSet<u64>,
 }
 
-pub type SharedRegistry = Arc<Mutex<Registry>>;
+pub(crate) type SharedRegistry = Arc<Mutex<Registry>>;
 
 impl Registry {
     /// A new group of testcases that run concurrently (one `test_each`, one round of

@@ -315,7 +315,7 @@ impl Checker<'_> {
 /// Field and option-key typos in a script (its own functions and closures included). The
 /// source is compiled again without optimisation, so that `#{ ... }` written in a call keeps
 /// its keys' positions (the optimiser folds constant maps into one value).
-pub fn check(file: &str, source: &str) -> Vec<Diagnostic> {
+pub(crate) fn check(file: &str, source: &str) -> Vec<Diagnostic> {
     let mut engine = rhai::Engine::new_raw();
     super::apply_limits(&mut engine);
     engine.set_optimization_level(rhai::OptimizationLevel::None);

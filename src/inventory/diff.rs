@@ -58,7 +58,7 @@ fn said_rails(n: &Node) -> BTreeMap<String, Said> {
 
 /// The differences between FILE (`was`) and this discovery, one line each, naming the node.
 /// Nodes of FILE that were not asked for are reported as not discovered.
-pub fn diff(was: &Inventory, file: &str, now: &[Discovery]) -> Vec<String> {
+pub(crate) fn diff(was: &Inventory, file: &str, now: &[Discovery]) -> Vec<String> {
     let mut out = Vec::new();
     for d in now {
         let old = was.all_nodes().find(|n| n.name == d.name());

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 /// One fabric interface (a rail) of a node, with where each value came from.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Rail {
+pub(crate) struct Rail {
     pub iface: String,
     /// The RDMA device on this netdev (`rdma link`, else `ibdev2netdev`, else sysfs).
     pub rdma_device: Option<String>,
@@ -27,7 +27,7 @@ pub struct Rail {
 
 impl Rail {
     /// The addresses without their prefix length.
-    pub fn ips(&self) -> Vec<String> {
+    pub(crate) fn ips(&self) -> Vec<String> {
         self.addresses
             .iter()
             .map(|a| a.split('/').next().unwrap_or(a).to_string())
@@ -37,7 +37,7 @@ impl Rail {
 
 /// A physical port: its rails, and how they were grouped.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Port {
+pub(crate) struct Port {
     pub name: String,
     pub interfaces: Vec<String>,
     pub rdma_devices: Vec<String>,
@@ -46,7 +46,7 @@ pub struct Port {
 
 /// The platform profile detected on the node, with the reasons, or the facts when none.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Platform {
+pub(crate) struct Platform {
     pub profile: Option<String>,
     pub reasons: Vec<String>,
     /// Facts read (DMI product name, GPUs, NICs), for the comment.
@@ -55,7 +55,7 @@ pub struct Platform {
 
 /// One discovered node.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub(crate) struct Found {
     /// Connection settings as the defaults file gave them.
     pub node: Node,
     pub rails: Vec<Rail>,
@@ -68,7 +68,7 @@ pub struct Found {
 }
 
 #[derive(Debug, Clone)]
-pub enum Discovery {
+pub(crate) enum Discovery {
     Found(Box<Found>),
     /// The node could not be read: the reason (transport error, missing tool).
     NotReached {
@@ -78,7 +78,7 @@ pub enum Discovery {
 }
 
 impl Discovery {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Discovery::Found(f) => &f.node.name,
             Discovery::NotReached { node, .. } => &node.name,
@@ -87,12 +87,12 @@ impl Discovery {
 }
 
 impl Found {
-    pub fn interfaces(&self) -> Vec<String> {
+    pub(crate) fn interfaces(&self) -> Vec<String> {
         self.rails.iter().map(|r| r.iface.clone()).collect()
     }
     /// One address per rail, in rail order (the inventory's pairing of `fabric_ips[k]` with
     /// `interfaces[k]`), then any further addresses.
-    pub fn fabric_ips(&self) -> Vec<String> {
+    pub(crate) fn fabric_ips(&self) -> Vec<String> {
         let mut first: Vec<String> = Vec::new();
         let mut more: Vec<String> = Vec::new();
         for r in &self.rails {
@@ -105,21 +105,21 @@ impl Found {
         first.extend(more);
         first
     }
-    pub fn rdma_devices(&self) -> Vec<String> {
+    pub(crate) fn rdma_devices(&self) -> Vec<String> {
         self.rails
             .iter()
             .filter_map(|r| r.rdma_device.clone())
             .collect()
     }
     /// The MTU of every rail when they agree.
-    pub fn mtu(&self) -> Option<u64> {
+    pub(crate) fn mtu(&self) -> Option<u64> {
         let first = self.rails.first()?.mtu?;
         self.rails
             .iter()
             .all(|r| r.mtu == Some(first))
             .then_some(first)
     }
-    pub fn port_specs(&self) -> Vec<PortSpec> {
+    pub(crate) fn port_specs(&self) -> Vec<PortSpec> {
         self.ports
             .iter()
             .map(|p| PortSpec {
@@ -133,7 +133,7 @@ impl Found {
 }
 
 /// A TOML string (basic string, escaped).
-pub fn q(s: &str) -> String {
+pub(crate) fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
@@ -182,7 +182,7 @@ fn conn_fields(n: &Node) -> Vec<(&'static str, String)> {
 }
 
 /// What the written file says about how it was made.
-pub struct Header<'a> {
+pub(crate) struct Header<'a> {
     /// The command line, for the first comment.
     pub command: &'a str,
     /// Where the SSH settings came from.
@@ -192,7 +192,7 @@ pub struct Header<'a> {
 }
 
 /// The commented inventory of `found` (nodes not reached are listed in comments).
-pub fn render(h: &Header, all: &[Discovery]) -> String {
+pub(crate) fn render(h: &Header, all: &[Discovery]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Inventory discovered by `{}`", c(h.command));
     let _ = writeln!(

@@ -1,10 +1,10 @@
 //! Inventory (TOML, SPEC §2): nodes, their fabric interfaces and addresses, groups, SSH settings.
 
-pub mod diff;
-pub mod discovered;
-pub mod needs;
-pub mod nodeset;
-pub mod slurm;
+pub(crate) mod diff;
+pub(crate) mod discovered;
+pub(crate) mod needs;
+pub(crate) mod nodeset;
+pub(crate) mod slurm;
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -112,7 +112,7 @@ pub struct Node {
 }
 
 mod humantime_serde_secs {
-    pub fn serialize<S: serde::Serializer>(
+    pub(super) fn serialize<S: serde::Serializer>(
         d: &std::time::Duration,
         s: S,
     ) -> Result<S::Ok, S::Error> {
@@ -133,10 +133,10 @@ pub struct Inventory {
     pub fanout: usize,
 }
 
-pub const DEFAULT_FANOUT: usize = 64;
+pub(crate) const DEFAULT_FANOUT: usize = 64;
 
 /// Durations as inventories and options write them: the one parser, `util::duration`.
-pub use crate::util::duration::parse_duration;
+pub(crate) use crate::util::duration::parse_duration;
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -148,7 +148,7 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 /// Validate a name that will reach a remote shell or a file name (node, interface, device):
 /// the one validator, `util::names`.
-pub use crate::util::names::valid_name;
+pub(crate) use crate::util::names::valid_name;
 
 impl Inventory {
     /// Nodes named on the command line without an inventory: hosts are the names.

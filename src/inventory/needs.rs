@@ -43,7 +43,7 @@ fn reads(source: &str, field: &str) -> bool {
 /// Every problem of `nodes` for scripts whose sources (with their imported modules) are
 /// `sources`: `NODE: no `fabric_ips` in the inventory: the scripts read its fabric addresses
 /// (...)`, nodes in inventory order, each field once per node.
-pub fn problems(nodes: &[Node], sources: &[String]) -> Vec<String> {
+pub(crate) fn problems(nodes: &[Node], sources: &[String]) -> Vec<String> {
     let wanted: Vec<&Need> = NEEDS
         .iter()
         .filter(|need| {
@@ -68,7 +68,7 @@ pub fn problems(nodes: &[Node], sources: &[String]) -> Vec<String> {
 
 /// Problems of an inventory by itself (`fabcheck nodes`): a field that some nodes have and
 /// others lack (the shipped scripts read all three).
-pub fn inconsistencies(nodes: &[Node]) -> Vec<String> {
+pub(crate) fn inconsistencies(nodes: &[Node]) -> Vec<String> {
     let mut out = Vec::new();
     for need in &NEEDS {
         let have: Vec<&str> = nodes

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// A node set expression that could not be expanded.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("bad node set `{expr}`: {reason}")]
-pub struct NodesetError {
+pub(crate) struct NodesetError {
     pub expr: String,
     pub reason: String,
 }
@@ -46,7 +46,7 @@ fn split_top(expr: &str) -> Result<Vec<&str>, NodesetError> {
 
 /// The most node names one node set may expand to (`a[0-99999]b[0-99999]` would be 10^10
 /// names, 240 GB). A cluster with more nodes than this is not a fabcheck inventory.
-pub const MAX_NODES: usize = 1_000_000;
+pub(crate) const MAX_NODES: usize = 1_000_000;
 
 /// One piece of a pattern: literal text, or a bracket list of ranges `(first, last, width)`.
 enum Seg<'a> {
@@ -158,12 +158,15 @@ fn expand_segs(segs: &[Seg], count: usize) -> Vec<String> {
 /// Expand a node set to node names, in order, without duplicates. `@group` is looked up in
 /// `groups` (whose values are node sets themselves); `!expr` after a comma removes nodes.
 /// At most [`MAX_NODES`] names; linear in the number of names.
-pub fn expand(expr: &str, groups: &BTreeMap<String, String>) -> Result<Vec<String>, NodesetError> {
+pub(crate) fn expand(
+    expr: &str,
+    groups: &BTreeMap<String, String>,
+) -> Result<Vec<String>, NodesetError> {
     expand_depth(expr, groups, &mut Vec::new())
 }
 
 /// How deep groups may name groups (`@all` → `@racks` → `@rack1` …).
-pub const MAX_GROUP_DEPTH: usize = 16;
+pub(crate) const MAX_GROUP_DEPTH: usize = 16;
 
 /// The error of entering group `g` with `chain` the groups being expanded: a loop (a group
 /// that is already being expanded), or nesting deeper than [`MAX_GROUP_DEPTH`].
@@ -274,7 +277,7 @@ fn expand_depth(
 }
 
 /// Fold names back into a compact node set (`spark-[01-03,05]`), for display.
-pub fn fold(names: &[String]) -> String {
+pub(crate) fn fold(names: &[String]) -> String {
     // (prefix, numbers with their zero-padding width)
     let mut groups: Vec<(String, Vec<(u64, usize)>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();

@@ -17,20 +17,20 @@ use std::path::{Path, PathBuf};
 
 /// Environment variables holding the allocation's node list, in the order they are read:
 /// `SLURM_JOB_NODELIST` (salloc, sbatch, srun) and the older `SLURM_NODELIST`.
-pub const NODELIST_VARS: [&str; 2] = ["SLURM_JOB_NODELIST", "SLURM_NODELIST"];
+pub(crate) const NODELIST_VARS: [&str; 2] = ["SLURM_JOB_NODELIST", "SLURM_NODELIST"];
 
 /// Defaults file for `-i slurm` when none is given after `slurm:`.
-pub const DEFAULTS_VAR: &str = "FABCHECK_SLURM_DEFAULTS";
+pub(crate) const DEFAULTS_VAR: &str = "FABCHECK_SLURM_DEFAULTS";
 
 /// What `-i slurm[:FILE]` asks for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub defaults: Option<PathBuf>,
 }
 
 impl Spec {
     /// `slurm` or `slurm:FILE` (anything else is an inventory file; `./slurm` is a file).
-    pub fn from_source(source: &Path) -> Option<Spec> {
+    pub(crate) fn from_source(source: &Path) -> Option<Spec> {
         let s = source.to_str()?;
         if s == "slurm" {
             let defaults = std::env::var_os(DEFAULTS_VAR)
@@ -45,7 +45,7 @@ impl Spec {
 }
 
 /// The allocation's node list from the environment: (variable, value).
-pub fn nodelist_from_env() -> Result<(&'static str, String), InventoryError> {
+pub(crate) fn nodelist_from_env() -> Result<(&'static str, String), InventoryError> {
     for var in NODELIST_VARS {
         if let Ok(v) = std::env::var(var) {
             if !v.trim().is_empty() {
@@ -88,14 +88,14 @@ impl Allocation {
 }
 
 /// `-i slurm[:FILE]` from this process's environment.
-pub fn load(spec: &Spec) -> Result<Inventory, InventoryError> {
+pub(crate) fn load(spec: &Spec) -> Result<Inventory, InventoryError> {
     let (var, list) = nodelist_from_env()?;
     from_nodelist(var, &list, spec.defaults.as_deref())
 }
 
 /// The inventory of an allocation whose node list (`from` names where it came from, for
 /// messages) is `nodelist`, with settings from an optional defaults file.
-pub fn from_nodelist(
+pub(crate) fn from_nodelist(
     from: &str,
     nodelist: &str,
     defaults: Option<&Path>,

@@ -5,7 +5,7 @@ use super::{check_name, parsed, NodeRef, PResult, PrimError};
 use crate::parse;
 use crate::util::names::quote;
 
-pub fn bond(n: &NodeRef, name: &str) -> PResult<parse::bonding::Bonding> {
+pub(crate) fn bond(n: &NodeRef, name: &str) -> PResult<parse::bonding::Bonding> {
     check_name("bond", name)?;
     let path = format!("/proc/net/bonding/{name}");
     let o = tool(n, "cat", &format!("cat {}", quote(&path)), None, None)?;

@@ -10,7 +10,7 @@ use std::time::Duration;
 /// Options of `n.run` / `n.sh` / `run_all`: the script's option keys are these fields.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct RunOpts {
+pub(crate) struct RunOpts {
     #[serde(deserialize_with = "crate::util::duration::optional")]
     pub timeout: Option<Duration>,
     pub sudo: bool,
@@ -19,7 +19,7 @@ pub struct RunOpts {
     pub env: Vec<(String, String)>,
 }
 
-pub fn request(n: &NodeRef, spec: &Node, cmd: &str, o: &RunOpts) -> CmdRequest {
+pub(crate) fn request(n: &NodeRef, spec: &Node, cmd: &str, o: &RunOpts) -> CmdRequest {
     CmdRequest {
         command: cmd.to_string(),
         timeout: n.env.command_timeout(spec, o.timeout, None),
@@ -36,7 +36,7 @@ const SHELL_WORDS: &[&str] = &[
 ];
 
 /// The program a shell command starts with (`rdma link` → `rdma`), when it names one.
-pub fn first_program(cmd: &str) -> Option<&str> {
+pub(crate) fn first_program(cmd: &str) -> Option<&str> {
     let w = cmd.split_whitespace().next()?;
     let w = w.trim_end_matches(';');
     (!w.contains('=') && !SHELL_WORDS.contains(&w) && crate::util::names::valid_program(w))
@@ -51,7 +51,7 @@ fn need(n: &NodeRef, spec: &Node, cmd: &str) {
 }
 
 /// `n.run(cmd)`: a non-zero exit is data; an unreachable node or a timeout is an error.
-pub fn run(n: &NodeRef, cmd: &str, o: &RunOpts) -> PResult<CmdOutput> {
+pub(crate) fn run(n: &NodeRef, cmd: &str, o: &RunOpts) -> PResult<CmdOutput> {
     let req = request(n, &n.spec, cmd, o);
     need(n, &n.spec, cmd);
     Ok(n.env.exec(&n.spec, &req)?)
@@ -59,12 +59,12 @@ pub fn run(n: &NodeRef, cmd: &str, o: &RunOpts) -> PResult<CmdOutput> {
 
 /// `n.sh(cmd)`: stdout, or a failure with exit code and stderr tail (exit 127 is an error: the
 /// command is missing).
-pub fn sh(n: &NodeRef, cmd: &str, o: &RunOpts) -> PResult<String> {
+pub(crate) fn sh(n: &NodeRef, cmd: &str, o: &RunOpts) -> PResult<String> {
     let out = run(n, cmd, o)?;
     sh_result(n.name(), cmd, out)
 }
 
-pub fn sh_result(node: &str, cmd: &str, o: CmdOutput) -> PResult<String> {
+pub(crate) fn sh_result(node: &str, cmd: &str, o: CmdOutput) -> PResult<String> {
     match o.exit_code {
         Some(0) => Ok(o.stdout),
         Some(127) => Err(PrimError::error_with(
@@ -87,7 +87,11 @@ pub fn sh_result(node: &str, cmd: &str, o: CmdOutput) -> PResult<String> {
 
 /// `run_all(nodes, cmd)`: all nodes at once (up to the fan-out); (name, result) in node order.
 /// Any node that could not be reached makes the whole call an error listing them.
-pub fn run_all(nodes: &[NodeRef], cmd: &str, o: &RunOpts) -> PResult<Vec<(String, CmdOutput)>> {
+pub(crate) fn run_all(
+    nodes: &[NodeRef],
+    cmd: &str,
+    o: &RunOpts,
+) -> PResult<Vec<(String, CmdOutput)>> {
     let Some(first) = nodes.first() else {
         return Ok(vec![]);
     };

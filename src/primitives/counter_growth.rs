@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Thresholds of [`growth`]: the options of `counter_growth(before, after, opts)`.
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct GrowthOpts {
+pub(crate) struct GrowthOpts {
     /// Highest pre-FEC bit error rate (corrected bits / line bits) over the interval.
     pub max_pre_fec_ber: f64,
     /// The lossless RoCE priority (node var `roce_prio`): its per-priority discards must not
@@ -38,7 +38,7 @@ impl Default for GrowthOpts {
 
 /// One counter between two reads.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Delta {
+pub(crate) struct Delta {
     pub port: String,
     pub counter: String,
     pub before: u64,
@@ -55,7 +55,7 @@ pub struct Delta {
 
 /// What two snapshots of one node say.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CounterGrowth {
+pub(crate) struct CounterGrowth {
     pub node: String,
     pub seconds: f64,
     /// Each names node, port, counter and delta.
@@ -71,7 +71,7 @@ pub struct CounterGrowth {
 
 /// Compare two snapshots of the same node (`before` read first). A port or counter missing in
 /// `after` is a failure too (a device that disappeared under load).
-pub fn growth(
+pub(crate) fn growth(
     before: &CounterSnapshot,
     after: &CounterSnapshot,
     o: GrowthOpts,

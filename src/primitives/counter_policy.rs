@@ -28,7 +28,7 @@
 
 /// The type the mlx5 documentation gives a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DocType {
+pub(crate) enum DocType {
     Error,
     /// Informative (the document's Acceleration counters are ring/vPort traffic counts: left
     /// out of the snapshot, as the Informative byte and packet counts are).
@@ -39,7 +39,7 @@ pub enum DocType {
 
 /// How a counter is judged between two reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Judgement {
+pub(crate) enum Judgement {
     /// Any growth is a failure; a non-zero value before is a warning.
     MustNotGrow,
     /// FEC corrected bits: judged as a pre-FEC bit error rate.
@@ -56,7 +56,7 @@ pub enum Judgement {
 
 /// The physical-port, module and device counters the document types **Error** (port names, as
 /// `ethtool -S` prints them on the physical function).
-pub const DOC_ERROR_PORT: &[&str] = &[
+pub(crate) const DOC_ERROR_PORT: &[&str] = &[
     "rx_crc_errors_phy",
     "rx_in_range_len_errors_phy",
     "rx_out_of_range_len_phy",
@@ -84,7 +84,7 @@ pub const DOC_ERROR_PORT: &[&str] = &[
 
 /// Error-typed counters of the document that count the host's software rings (port totals of
 /// the `rx[i]_...`/`tx[i]_...` ring counters): growth warns.
-pub const DOC_ERROR_HOST: &[&str] = &[
+pub(crate) const DOC_ERROR_HOST: &[&str] = &[
     "rx_out_of_buffer",
     "rx_buff_alloc_err",
     "rx_oversize_pkts_buffer",
@@ -109,7 +109,7 @@ pub const DOC_ERROR_HOST: &[&str] = &[
 
 /// Informative counters of the document that the health snapshot records (congestion, pause,
 /// module events).
-pub const DOC_INFO_KEPT: &[&str] = &[
+pub(crate) const DOC_INFO_KEPT: &[&str] = &[
     "rx_pause_ctrl_phy",
     "tx_pause_ctrl_phy",
     "tx_pause_storm_warning_events",
@@ -119,7 +119,7 @@ pub const DOC_INFO_KEPT: &[&str] = &[
 ];
 
 /// RDMA `hw_counters` that must not grow (this project's list: a lost or rejected packet).
-pub const RDMA_MUST_NOT_GROW: &[&str] = &[
+pub(crate) const RDMA_MUST_NOT_GROW: &[&str] = &[
     "out_of_sequence",
     "packet_seq_err",
     "local_ack_timeout_err",
@@ -139,7 +139,7 @@ pub const RDMA_MUST_NOT_GROW: &[&str] = &[
 /// errors (a QP torn down with work queued counts in both: a real capture shows
 /// `resp_cqe_error` 1009 next to `resp_cqe_flush_error` 998), `out_of_buffer` (an application
 /// that had no receive posted, not the fabric).
-pub const RDMA_INFO: &[&str] = &[
+pub(crate) const RDMA_INFO: &[&str] = &[
     "np_cnp_sent",
     "np_ecn_marked_roce_packets",
     "rp_cnp_handled",
@@ -205,7 +205,7 @@ fn per_queue(k: &str) -> bool {
 
 /// The type the mlx5 document gives `name` (port-level names; ring counters are typed by their
 /// port total).
-pub fn doc_type(name: &str) -> DocType {
+pub(crate) fn doc_type(name: &str) -> DocType {
     let k = name.to_ascii_lowercase();
     if DOC_ERROR_PORT.contains(&k.as_str())
         || DOC_ERROR_HOST.contains(&k.as_str())
@@ -230,7 +230,7 @@ pub fn doc_type(name: &str) -> DocType {
 /// `*_phy` counters with `error`/`discard` in the name, and CRC / symbol / uncorrectable /
 /// link-down counters, must not grow (a newer driver's physical error counter is not silently
 /// dropped).
-pub fn judgement(name: &str) -> Judgement {
+pub(crate) fn judgement(name: &str) -> Judgement {
     let k = name.to_ascii_lowercase();
     let k = k.as_str();
     if k == "rx_corrected_bits_phy" {
@@ -274,7 +274,7 @@ pub fn judgement(name: &str) -> Judgement {
 }
 
 /// The judgement in words, as reports and `counter_class(name)` give it.
-pub fn judgement_name(j: Judgement) -> &'static str {
+pub(crate) fn judgement_name(j: Judgement) -> &'static str {
     match j {
         Judgement::MustNotGrow => "must not grow",
         Judgement::Rate => "pre-FEC bit error rate",
@@ -286,7 +286,7 @@ pub fn judgement_name(j: Judgement) -> &'static str {
 }
 
 /// Where the judgement comes from, for messages: the document's type or fabcheck's own list.
-pub fn source(name: &str) -> &'static str {
+pub(crate) fn source(name: &str) -> &'static str {
     let k = name.to_ascii_lowercase();
     if IB_MUST_NOT_GROW.contains(&k.as_str()) || IB_INFO.contains(&k.as_str()) {
         return "InfiniBand PortCounters, perfquery";

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// One line per network interface, per RDMA device, the DMI product name and one per NVIDIA
 /// GPU (format: `parse::sysfs_net`). Reads sysfs and procfs only.
-pub const SYSFS_COMMAND: &str = concat!(
+pub(crate) const SYSFS_COMMAND: &str = concat!(
     r#"cd /sys/class/net 2>/dev/null && for n in *; do l=$(readlink "$n/device" 2>/dev/null); "#,
     r#"v=$(readlink "$n/device/driver" 2>/dev/null); m=$(readlink "$n/master" 2>/dev/null); k=; "#,
     r#"[ -d "$n/bridge" ] && k=bridge; [ -d "$n/bonding" ] && k=bond; "#,
@@ -34,7 +34,7 @@ pub const SYSFS_COMMAND: &str = concat!(
 
 /// Everything read from one node.
 #[derive(Debug, Clone, Default)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// The address SSH reached (the inventory host on replayed nodes).
     pub mgmt: Option<String>,
     pub addrs: Vec<Interface>,
@@ -47,7 +47,7 @@ pub struct Facts {
 
 /// Read a node: `Err` when it could not be reached or `ip -j addr` could not be read (the
 /// reason, for the "not reached" line).
-pub fn discover(n: &NodeRef) -> Result<Found, String> {
+pub(crate) fn discover(n: &NodeRef) -> Result<Found, String> {
     let facts = gather(n)?;
     let mut found = derive(n.spec.as_ref().clone(), &facts);
     let mut notes = Vec::new();
@@ -164,7 +164,7 @@ fn global_addresses(i: &Interface) -> Vec<String> {
 }
 
 /// Which interfaces are rails, and the rule that chose them (pure: unit-tested).
-pub fn derive(node: crate::inventory::Node, f: &Facts) -> Found {
+pub(crate) fn derive(node: crate::inventory::Node, f: &Facts) -> Found {
     let owns_mgmt = |i: &Interface| {
         f.mgmt
             .as_ref()
@@ -274,7 +274,7 @@ fn path_and_function(pci: &str) -> Option<(String, String)> {
 /// Gen5 x4 paths) carry each QSFP port once per path, as the same PCI function number on
 /// each; those rails are one port. A rail of an adapter on one PCIe path is its own port (no
 /// entry). Also notes a port whose twin rail on another path has no carrier.
-pub fn group_ports(rails: &[Rail], s: &SysfsNet) -> (Vec<Port>, Vec<String>) {
+pub(crate) fn group_ports(rails: &[Rail], s: &SysfsNet) -> (Vec<Port>, Vec<String>) {
     let mut nics: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for d in &s.rdma {
         if let (Some(g), Some(p)) = (
@@ -448,7 +448,7 @@ fn measure(n: &NodeRef, r: &mut Rail, s: &SysfsNet, notes: &mut Vec<String>) {
 }
 
 /// The highest link mode ethtool lists as supported (Mb/s: `200000baseCR4/Full` -> 200000).
-pub fn max_supported(e: &Ethtool) -> Option<u64> {
+pub(crate) fn max_supported(e: &Ethtool) -> Option<u64> {
     e.supported_link_modes
         .iter()
         .filter_map(|m| {

@@ -7,7 +7,7 @@ use crate::util::names::quote;
 
 /// `ethtool --show-eee`; a device without EEE support at all is `supported: false` (it cannot
 /// be enabled or active), with ethtool's line in `error`.
-pub fn eee(n: &NodeRef, iface: &str) -> PResult<parse::eee::Eee> {
+pub(crate) fn eee(n: &NodeRef, iface: &str) -> PResult<parse::eee::Eee> {
     check_name("interface", iface)?;
     let cmd = format!("ethtool --show-eee {}", quote(iface));
     let o = tool(n, "ethtool", &cmd, None, None)?;

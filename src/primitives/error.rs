@@ -1,11 +1,11 @@
 //! How a primitive says it could not give a result.
 
-pub use crate::run::outcome::Outcome;
+pub(crate) use crate::run::outcome::Outcome;
 use crate::transport::TransportError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
-pub struct PrimError {
+pub(crate) struct PrimError {
     /// Failure, Error or DryRun.
     pub kind: Outcome,
     /// One line, naming the node and what is wrong.
@@ -18,7 +18,7 @@ pub struct PrimError {
 }
 
 impl PrimError {
-    pub fn error(message: impl Into<String>) -> PrimError {
+    pub(crate) fn error(message: impl Into<String>) -> PrimError {
         PrimError {
             kind: Outcome::Error,
             message: message.into(),
@@ -26,7 +26,7 @@ impl PrimError {
             known: None,
         }
     }
-    pub fn error_with(message: impl Into<String>, detail: impl Into<String>) -> PrimError {
+    pub(crate) fn error_with(message: impl Into<String>, detail: impl Into<String>) -> PrimError {
         PrimError {
             kind: Outcome::Error,
             message: message.into(),
@@ -34,7 +34,7 @@ impl PrimError {
             known: None,
         }
     }
-    pub fn failure_with(message: impl Into<String>, detail: Option<String>) -> PrimError {
+    pub(crate) fn failure_with(message: impl Into<String>, detail: Option<String>) -> PrimError {
         PrimError {
             kind: Outcome::Failure,
             message: message.into(),
@@ -44,7 +44,7 @@ impl PrimError {
     }
     /// `--dry-run`: the answer of `what` (a command, a tool run) on `node` is not known; the
     /// message names it for the script value that stands for it.
-    pub fn dry_run(node: &str, what: &str) -> PrimError {
+    pub(crate) fn dry_run(node: &str, what: &str) -> PrimError {
         PrimError {
             kind: Outcome::DryRun,
             message: format!("the answer of `{what}` on {node}"),
@@ -71,4 +71,4 @@ impl From<TransportError> for PrimError {
     }
 }
 
-pub type PResult<T> = Result<T, PrimError>;
+pub(crate) type PResult<T> = Result<T, PrimError>;

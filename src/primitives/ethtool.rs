@@ -33,7 +33,7 @@ pub(super) fn ethtool_run(n: &NodeRef, iface: &str, flag: &str) -> PResult<CmdOu
     Ok(o)
 }
 
-pub fn ethtool(n: &NodeRef, iface: &str) -> PResult<parse::ethtool::Ethtool> {
+pub(crate) fn ethtool(n: &NodeRef, iface: &str) -> PResult<parse::ethtool::Ethtool> {
     let o = ethtool_run(n, iface, "")?;
     parsed(n.name(), &o.stdout, parse::ethtool::parse)
 }

@@ -6,7 +6,10 @@ use super::ethtool::ethtool_run;
 use super::{parsed, NodeRef, PResult};
 use crate::parse;
 
-pub fn ethtool_driver(n: &NodeRef, iface: &str) -> PResult<parse::ethtool_driver::EthtoolDriver> {
+pub(crate) fn ethtool_driver(
+    n: &NodeRef,
+    iface: &str,
+) -> PResult<parse::ethtool_driver::EthtoolDriver> {
     let o = ethtool_run(n, iface, "-i")?;
     parsed(n.name(), &o.stdout, parse::ethtool_driver::parse)
 }

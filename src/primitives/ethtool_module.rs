@@ -7,7 +7,7 @@ use crate::util::names::quote;
 
 /// `n.optics(iface)`: the transceiver or cable of `iface` (`ethtool -m`): identity, digital
 /// diagnostics and the module's own thresholds.
-pub fn optics(n: &NodeRef, iface: &str) -> PResult<parse::ethtool_module::Module> {
+pub(crate) fn optics(n: &NodeRef, iface: &str) -> PResult<parse::ethtool_module::Module> {
     check_name("interface", iface)?;
     let o = as_root(n, "ethtool", &format!("ethtool -m {}", quote(iface)))?;
     parsed(n.name(), &o.stdout, parse::ethtool_module::parse)

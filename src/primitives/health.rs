@@ -16,12 +16,12 @@ use std::collections::BTreeMap;
 
 /// The prefix of the `ethtool -I --show-fec` statistics in a port's counters
 /// (`fec_uncorrectable_blocks` must not grow, `fec_corrected_blocks` is information).
-pub const FEC_PREFIX: &str = "fec_";
+pub(crate) const FEC_PREFIX: &str = "fec_";
 
 /// The health counters of one port: a netdev (`ethtool -S`) or an RDMA device port
 /// (`hw_counters`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PortCounters {
+pub(crate) struct PortCounters {
     /// `enp1s0f1np1`, or `rocep1s0f1/1` (device/port).
     pub port: String,
     /// `ethtool -S` or `hw_counters`.
@@ -34,7 +34,7 @@ pub struct PortCounters {
 
 /// The health counters of a node at one moment.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CounterSnapshot {
+pub(crate) struct CounterSnapshot {
     pub node: String,
     /// When it was read (ms since the Unix epoch, the runner's clock).
     pub taken_ms: u64,
@@ -57,7 +57,7 @@ pub(super) fn judged(all: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
 
 /// `health_counters(n)`: the health counters of every fabric interface of `n` (`ethtool -S`,
 /// speed from `ethtool`) and of every RDMA device (port 1 `hw_counters`) the inventory lists.
-pub fn counters(n: &NodeRef) -> PResult<CounterSnapshot> {
+pub(crate) fn counters(n: &NodeRef) -> PResult<CounterSnapshot> {
     let mut out = CounterSnapshot {
         node: n.name().to_string(),
         taken_ms: now_ms(),

@@ -4,7 +4,7 @@ use super::tools::simple;
 use super::{NodeRef, PResult};
 use crate::parse;
 
-pub fn ibdev2netdev(n: &NodeRef) -> PResult<Vec<parse::ibdev2netdev::Mapping>> {
+pub(crate) fn ibdev2netdev(n: &NodeRef) -> PResult<Vec<parse::ibdev2netdev::Mapping>> {
     simple(
         n,
         "ibdev2netdev",

@@ -5,7 +5,7 @@ use super::{parsed, NodeRef, PResult, PrimError};
 use crate::parse;
 
 /// `n.ibv_devinfo()`: the RDMA devices and ports (`ibv_devinfo`: state, active_mtu, ...).
-pub fn ibv_devinfo(n: &NodeRef) -> PResult<Vec<parse::ibv_devinfo::Device>> {
+pub(crate) fn ibv_devinfo(n: &NodeRef) -> PResult<Vec<parse::ibv_devinfo::Device>> {
     let o = tool(n, "ibv_devinfo", "ibv_devinfo", None, None)?;
     if o.exit_code != Some(0) && o.stdout.trim().is_empty() {
         return Err(PrimError::error(format!(

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// One HCA port as `ibstat` reports it, flat.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct IbPort {
+pub(crate) struct IbPort {
     pub device: String,
     pub port: u32,
     pub ca_type: Option<String>,
@@ -28,7 +28,7 @@ pub struct IbPort {
 }
 
 /// `ibstat` flattened to one row per port.
-pub fn flatten(s: &ibstat::Ibstat) -> Vec<IbPort> {
+pub(crate) fn flatten(s: &ibstat::Ibstat) -> Vec<IbPort> {
     s.cas
         .iter()
         .flat_map(|ca| {
@@ -50,7 +50,7 @@ pub fn flatten(s: &ibstat::Ibstat) -> Vec<IbPort> {
 
 /// `n.ib_ports()`: every HCA port of the node (`ibstat`), InfiniBand and Ethernet alike (the
 /// link layer says which).
-pub fn ib_ports(n: &NodeRef) -> PResult<Vec<IbPort>> {
+pub(crate) fn ib_ports(n: &NodeRef) -> PResult<Vec<IbPort>> {
     let o = tool(n, "ibstat", "ibstat", None, None)?;
     if o.stdout.trim().is_empty() {
         return Err(PrimError::error(format!(
@@ -66,14 +66,14 @@ pub fn ib_ports(n: &NodeRef) -> PResult<Vec<IbPort>> {
 
 /// What the port check expects.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct PortExpect {
+pub(crate) struct PortExpect {
     /// Gbit/s the port should run at (400 for 4X NDR); `None`: not judged.
     pub rate: Option<f64>,
 }
 
 /// The verdict on one port.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PortCheck {
+pub(crate) struct PortCheck {
     pub node: String,
     pub device: String,
     pub port: u32,
@@ -101,7 +101,7 @@ fn rate_words(r: f64) -> &'static str {
 /// The IB port check: State Active, Physical state LinkUp, rate as expected, a LID assigned
 /// and a subnet manager (SM LID non-zero). A port whose link layer is not InfiniBand is not
 /// judged here (`infiniband: false`, no problem): it is a RoCE port.
-pub fn check_port(node: &str, p: &IbPort, e: PortExpect) -> PortCheck {
+pub(crate) fn check_port(node: &str, p: &IbPort, e: PortExpect) -> PortCheck {
     let at = format!("{node} {} port {}", p.device, p.port);
     let infiniband = p.link_layer.as_deref() == Some("InfiniBand");
     let mut problems = Vec::new();
@@ -158,7 +158,11 @@ fn port_problems(at: &str, p: &IbPort, e: PortExpect, out: &mut Vec<String>) {
 
 /// The IB counters of one HCA port (`perfquery -x -C DEV -P PORT`: the local port's extended
 /// counters, no LID needed). A port without extended counters is read in the classic layout.
-pub fn perfquery_port(n: &NodeRef, dev: &str, port: u32) -> PResult<perfquery::PortCounters> {
+pub(crate) fn perfquery_port(
+    n: &NodeRef,
+    dev: &str,
+    port: u32,
+) -> PResult<perfquery::PortCounters> {
     check_name("RDMA device", dev)?;
     let cmd = format!("perfquery -x -C {} -P {port}", quote(dev));
     let o = tool(n, "perfquery", &cmd, None, None)?;
@@ -180,7 +184,7 @@ pub fn perfquery_port(n: &NodeRef, dev: &str, port: u32) -> PResult<perfquery::P
 /// `n.ib_counters()`: the IB error counters (and PortXmitWait, recorded) of every InfiniBand
 /// port of the node's inventory `rdma_devices` (all IB ports when it lists none), in the
 /// snapshot model of `health_counters`, for `counter_growth`.
-pub fn ib_counters(n: &NodeRef) -> PResult<CounterSnapshot> {
+pub(crate) fn ib_counters(n: &NodeRef) -> PResult<CounterSnapshot> {
     let ports = ib_ports(n)?;
     let listed = &n.spec.rdma_devices;
     let mut out = CounterSnapshot {
@@ -216,7 +220,7 @@ pub fn ib_counters(n: &NodeRef) -> PResult<CounterSnapshot> {
 }
 
 /// `n.gpu_topology()`: `nvidia-smi topo -m` parsed: per GPU its nearest NICs.
-pub fn gpu_topology(n: &NodeRef) -> PResult<nvidia_smi_topo::Topo> {
+pub(crate) fn gpu_topology(n: &NodeRef) -> PResult<nvidia_smi_topo::Topo> {
     let o = tool(n, "nvidia-smi", "nvidia-smi topo -m", None, None)?;
     if o.exit_code != Some(0) {
         return Err(PrimError::error(format!(
@@ -233,7 +237,7 @@ pub fn gpu_topology(n: &NodeRef) -> PResult<nvidia_smi_topo::Topo> {
 /// and at least 1 µs above it (2 µs against 1.5 µs is noise on any fabric, not a bad link).
 /// Each message names the pair, its latency, the median and how many pairs it was judged
 /// against; fewer than three pairs have no "others" to judge against.
-pub fn latency_outliers(rows: &[(String, f64)], factor: f64) -> Vec<String> {
+pub(crate) fn latency_outliers(rows: &[(String, f64)], factor: f64) -> Vec<String> {
     if rows.len() < 3 {
         return vec![];
     }

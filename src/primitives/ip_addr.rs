@@ -4,6 +4,6 @@ use super::tools::simple;
 use super::{NodeRef, PResult};
 use crate::parse;
 
-pub fn addresses(n: &NodeRef) -> PResult<Vec<parse::ip_addr::Interface>> {
+pub(crate) fn addresses(n: &NodeRef) -> PResult<Vec<parse::ip_addr::Interface>> {
     simple(n, "ip", "ip -j addr", parse::ip_addr::parse)
 }

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One pair test: its two nodes and whether it passed; `note` (the measured value) is quoted in
 /// the evidence.
 #[derive(Debug, Clone, Default)]
-pub struct Trial {
+pub(crate) struct Trial {
     pub a: String,
     pub b: String,
     pub ok: bool,
@@ -28,7 +28,7 @@ pub struct Trial {
 
 /// What the results so far prove, and the re-tests still needed.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// Pairs to test next (each `[suspect, good node]` or a failed link again); empty: done.
     pub retests: Vec<Vec<String>>,
     /// Nodes proven good (a passing test).
@@ -52,7 +52,7 @@ pub struct Verdict {
 }
 
 /// The pairs of `rounds` shifted rings over `names` (shift 1..=rounds), each unordered pair once.
-pub fn rings(names: &[String], rounds: usize) -> Vec<(String, String)> {
+pub(crate) fn rings(names: &[String], rounds: usize) -> Vec<(String, String)> {
     let n = names.len();
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
@@ -118,7 +118,7 @@ fn notes(v: &[String]) -> String {
 /// What `trials` (all pair results so far, rings and re-tests) prove over `names`, and the
 /// re-tests still needed: a suspect is convicted after failing against `confirm` (at least 1)
 /// distinct good nodes.
-pub fn infer(names: &[String], trials: &[Trial], confirm: usize) -> Verdict {
+pub(crate) fn infer(names: &[String], trials: &[Trial], confirm: usize) -> Verdict {
     let confirm = confirm.max(1);
     let s = seen(trials);
     let empty = BTreeSet::new();

@@ -7,7 +7,7 @@ use crate::parse;
 
 /// `n.pcie(iface)`: the PCIe link of the NIC behind `iface`: its bus address from `ethtool -i`,
 /// then `lspci -vv -s BDF` (as root: LnkCap is hidden from other users).
-pub fn pcie(n: &NodeRef, iface: &str) -> PResult<parse::lspci::PciDevice> {
+pub(crate) fn pcie(n: &NodeRef, iface: &str) -> PResult<parse::lspci::PciDevice> {
     let d = super::ethtool_driver::ethtool_driver(n, iface)?;
     let bdf = d.bus_info.unwrap_or_default();
     if bdf.is_empty()

@@ -5,42 +5,42 @@
 //! Every command goes through [`RunEnv`](crate::run::env::RunEnv): the one timeout policy,
 //! logged into the current test, dry runs printed instead of run.
 
-pub mod bonding;
-pub mod command;
-pub mod counter_growth;
-pub mod counter_policy;
-pub mod discover;
-pub mod eee;
-pub mod error;
-pub mod ethtool;
-pub mod ethtool_driver;
-pub mod ethtool_module;
-pub mod ethtool_stats;
-pub mod health;
-pub mod ibdev2netdev;
-pub mod ibv_devinfo;
-pub mod infiniband;
-pub mod ip_addr;
-pub mod ip_neigh;
-pub mod localise;
-pub mod lspci;
-pub mod mlnx_qos;
-pub mod nccl;
-pub mod net_state;
-pub mod ofed_info;
-pub mod pair;
-pub mod ping;
-pub mod ping_all;
-pub mod profile;
-pub mod rdma_link;
-pub mod rdma_statistic;
-pub mod show_fec;
-pub mod show_gids;
-pub mod ssh_hop;
-pub mod tools;
-pub mod version_drift;
+pub(crate) mod bonding;
+pub(crate) mod command;
+pub(crate) mod counter_growth;
+pub(crate) mod counter_policy;
+pub(crate) mod discover;
+pub(crate) mod eee;
+pub(crate) mod error;
+pub(crate) mod ethtool;
+pub(crate) mod ethtool_driver;
+pub(crate) mod ethtool_module;
+pub(crate) mod ethtool_stats;
+pub(crate) mod health;
+pub(crate) mod ibdev2netdev;
+pub(crate) mod ibv_devinfo;
+pub(crate) mod infiniband;
+pub(crate) mod ip_addr;
+pub(crate) mod ip_neigh;
+pub(crate) mod localise;
+pub(crate) mod lspci;
+pub(crate) mod mlnx_qos;
+pub(crate) mod nccl;
+pub(crate) mod net_state;
+pub(crate) mod ofed_info;
+pub(crate) mod pair;
+pub(crate) mod ping;
+pub(crate) mod ping_all;
+pub(crate) mod profile;
+pub(crate) mod rdma_link;
+pub(crate) mod rdma_statistic;
+pub(crate) mod show_fec;
+pub(crate) mod show_gids;
+pub(crate) mod ssh_hop;
+pub(crate) mod tools;
+pub(crate) mod version_drift;
 
-pub use error::{PResult, PrimError};
+pub(crate) use error::{PResult, PrimError};
 
 use crate::inventory::Node;
 use crate::run::env::RunEnv;
@@ -67,7 +67,7 @@ impl NodeRef {
 }
 
 /// Refuse names that could smuggle shell syntax into a remote command.
-pub fn check_name(what: &str, v: &str) -> PResult<()> {
+pub(crate) fn check_name(what: &str, v: &str) -> PResult<()> {
     if names::valid_name(v) {
         Ok(())
     } else {
@@ -77,7 +77,7 @@ pub fn check_name(what: &str, v: &str) -> PResult<()> {
     }
 }
 
-pub fn check_addr(v: &str) -> PResult<()> {
+pub(crate) fn check_addr(v: &str) -> PResult<()> {
     if names::valid_address(v) {
         Ok(())
     } else {
@@ -87,7 +87,7 @@ pub fn check_addr(v: &str) -> PResult<()> {
     }
 }
 
-pub fn check_program(v: &str) -> PResult<()> {
+pub(crate) fn check_program(v: &str) -> PResult<()> {
     if names::valid_program(v) {
         Ok(())
     } else {
@@ -98,7 +98,7 @@ pub fn check_program(v: &str) -> PResult<()> {
 }
 
 /// Split an argument string into shell words, each from the safe character set.
-pub fn arg_words(what: &str, s: &str) -> PResult<Vec<String>> {
+pub(crate) fn arg_words(what: &str, s: &str) -> PResult<Vec<String>> {
     let words = shlex::split(s)
         .ok_or_else(|| PrimError::error(format!("{what} {s:?} is not a valid argument list")))?;
     if let Some(bad) = words.iter().find(|w| !names::valid_arg_word(w)) {
@@ -110,24 +110,24 @@ pub fn arg_words(what: &str, s: &str) -> PResult<Vec<String>> {
 }
 
 /// The program's name as a person calls it (`/x/no_such_perf` is `no_such_perf`).
-pub fn program_name(p: &str) -> &str {
+pub(crate) fn program_name(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
 
 /// The last `n` non-empty lines, joined by ` | `.
-pub fn last_lines(s: &str, n: usize) -> String {
+pub(crate) fn last_lines(s: &str, n: usize) -> String {
     let v: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
     v[v.len().saturating_sub(n)..].join(" | ")
 }
 
 /// The last `n` lines as they are.
-pub fn tail(s: &str, n: usize) -> String {
+pub(crate) fn tail(s: &str, n: usize) -> String {
     let lines: Vec<&str> = s.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// Parse tool output; a parse failure is an error naming the node, with the text as detail.
-pub fn parsed<T>(
+pub(crate) fn parsed<T>(
     node: &str,
     text: &str,
     f: impl FnOnce(&str) -> Result<T, crate::parse::ParseError>,

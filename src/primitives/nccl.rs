@@ -16,17 +16,17 @@ use crate::transport::{CmdRequest, TransportError};
 use serde::Serialize;
 use std::time::Duration;
 
-pub const DEFAULT_ARGS: &str = "-b 8 -e 1G -f 2 -g 1";
+pub(crate) const DEFAULT_ARGS: &str = "-b 8 -e 1G -f 2 -g 1";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Launcher {
+pub(crate) enum Launcher {
     Mpirun,
     Srun,
     Local,
 }
 
 impl Launcher {
-    pub fn parse(s: &str) -> PResult<Launcher> {
+    pub(crate) fn parse(s: &str) -> PResult<Launcher> {
         match s {
             "mpirun" => Ok(Launcher::Mpirun),
             "srun" => Ok(Launcher::Srun),
@@ -36,7 +36,7 @@ impl Launcher {
             ))),
         }
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Launcher::Mpirun => "mpirun",
             Launcher::Srun => "srun",
@@ -48,7 +48,7 @@ impl Launcher {
 /// Options of an nccl-tests run: the script's option keys are these fields.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct NcclOpts {
+pub(crate) struct NcclOpts {
     pub binary: Option<String>,
     pub args: Option<String>,
     /// Validated variable names.
@@ -80,7 +80,7 @@ fn launcher<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Launcher>, 
 
 /// A planned launch: the command line on the first node and its environment.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Launch {
+pub(crate) struct Launch {
     pub command: String,
     pub env: Vec<(String, String)>,
     pub launcher: Launcher,
@@ -90,7 +90,7 @@ pub struct Launch {
 
 /// The launch of nccl-tests program `name` on `nodes` (inventory entries), from inside the
 /// Slurm allocation `alloc` if any.
-pub fn launch(
+pub(crate) fn launch(
     name: &str,
     nodes: &[&crate::inventory::Node],
     o: &NcclOpts,
@@ -170,7 +170,7 @@ pub fn launch(
 
 /// The nccl parse plus how it was launched.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct NcclResult {
+pub(crate) struct NcclResult {
     #[serde(flatten)]
     pub parsed: parse::nccl::Nccl,
     pub launcher: String,
@@ -242,7 +242,7 @@ fn ranks_per_node(nodes: &[NodeRef]) -> PResult<i64> {
 }
 
 /// Run nccl-tests program `name` across `nodes` (launched from the first).
-pub fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclResult> {
+pub(crate) fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<NcclResult> {
     let specs: Vec<&crate::inventory::Node> = nodes.iter().map(|n| n.spec.as_ref()).collect();
     let first = &nodes[0];
     let env = &first.env;

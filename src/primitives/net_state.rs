@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NetState {
+pub(crate) struct NetState {
     pub node: String,
     pub interfaces: Vec<IfState>,
     /// Stable routes, one line each: `DST [type T] [via GW] [dev DEV] [proto P] [metric M]`.
@@ -29,7 +29,7 @@ pub struct NetState {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct IfState {
+pub(crate) struct IfState {
     pub ifname: String,
     pub operstate: Option<String>,
     pub mtu: Option<u64>,
@@ -39,7 +39,7 @@ pub struct IfState {
 
 /// What `net_state_diff` returns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NetDiff {
+pub(crate) struct NetDiff {
     /// Each change, naming the node and the interface or route.
     pub changes: Vec<String>,
     /// What was seen and not compared (a new interface).
@@ -47,13 +47,13 @@ pub struct NetDiff {
 }
 
 /// [`diff`] as a result.
-pub fn net_state_diff(before: &NetState, after: &NetState) -> NetDiff {
+pub(crate) fn net_state_diff(before: &NetState, after: &NetState) -> NetDiff {
     let (changes, notes) = diff(before, after);
     NetDiff { changes, notes }
 }
 
 /// Take the snapshot: three read-only `ip -j` commands.
-pub fn net_state(n: &NodeRef) -> PResult<NetState> {
+pub(crate) fn net_state(n: &NodeRef) -> PResult<NetState> {
     let addr = simple(n, "ip", "ip -j addr", ip_addr::parse)?;
     let mut routes = simple(n, "ip", "ip -j route", ip_route::parse)?;
     routes.extend(simple(n, "ip", "ip -j -6 route", ip_route::parse)?);
@@ -61,7 +61,11 @@ pub fn net_state(n: &NodeRef) -> PResult<NetState> {
 }
 
 /// The snapshot of parsed `ip -j addr` and `ip -j route` answers.
-pub fn snapshot(node: &str, addr: &[ip_addr::Interface], routes: &[ip_route::Route]) -> NetState {
+pub(crate) fn snapshot(
+    node: &str,
+    addr: &[ip_addr::Interface],
+    routes: &[ip_route::Route],
+) -> NetState {
     let interfaces = addr
         .iter()
         .map(|i| IfState {
@@ -131,7 +135,7 @@ fn route_key(line: &str) -> String {
 
 /// What changed from `before` to `after`: (changes, notes). Each names the node, the interface
 /// or route, and what it was and is.
-pub fn diff(before: &NetState, after: &NetState) -> (Vec<String>, Vec<String>) {
+pub(crate) fn diff(before: &NetState, after: &NetState) -> (Vec<String>, Vec<String>) {
     let node = &before.node;
     let mut changes = Vec::new();
     let mut notes = Vec::new();

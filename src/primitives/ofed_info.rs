@@ -4,6 +4,6 @@ use super::tools::simple;
 use super::{NodeRef, PResult};
 use crate::parse;
 
-pub fn ofed_version(n: &NodeRef) -> PResult<parse::ofed_info::OfedInfo> {
+pub(crate) fn ofed_version(n: &NodeRef) -> PResult<parse::ofed_info::OfedInfo> {
     simple(n, "ofed_info", "ofed_info -s", parse::ofed_info::parse)
 }

@@ -19,15 +19,15 @@ use std::time::{Duration, Instant};
 
 mod iperf3;
 mod perftest;
-pub use iperf3::*;
-pub use perftest::*;
+pub(crate) use iperf3::*;
+pub(crate) use perftest::*;
 
 type Log = Vec<(Node, CmdRequest, Result<CmdOutput, TransportError>)>;
 
 /// How long a server may take to start listening (at most; the pair's timeout caps it too).
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
 
-pub struct PairRun {
+pub(crate) struct PairRun {
     pub server: Result<CmdOutput, TransportError>,
     pub client: Result<CmdOutput, TransportError>,
     pub log: Log,
@@ -35,7 +35,7 @@ pub struct PairRun {
 
 /// One server/client exchange, planned.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PairPlan {
+pub(crate) struct PairPlan {
     pub server_cmd: String,
     pub client_cmd: String,
     /// TCP port the server listens on (readiness is checked there).
@@ -55,7 +55,12 @@ pub struct PairPlan {
 impl PairPlan {
     /// The plan with its timeout from the run's policy (explicit option, `--timeout`, the
     /// node's `command_timeout` raised to the work's need, the time left in the test).
-    pub fn bounded(mut self, env: &RunEnv, server: &Node, explicit: Option<Duration>) -> PairPlan {
+    pub(crate) fn bounded(
+        mut self,
+        env: &RunEnv,
+        server: &Node,
+        explicit: Option<Duration>,
+    ) -> PairPlan {
         self.timeout = env.command_timeout(server, explicit, Some(self.work));
         self
     }
@@ -72,7 +77,7 @@ fn req(cmd: String, timeout: Duration) -> CmdRequest {
 
 /// Start the server, wait for its TCP port to listen, run the client, then collect the server
 /// (killing it by its tag if it does not end by itself). Thread-agnostic: the caller logs.
-pub fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> PairRun {
+pub(crate) fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> PairRun {
     if env.dry_run {
         return list_pair(env, server, client, plan);
     }
@@ -292,7 +297,7 @@ fn need_tools(env: &RunEnv, server: &Node, client: &Node, bin: &str) {
 
 /// The fabric address of `n` for an RDMA device (same index in rdma_devices/fabric_ips), or
 /// its first fabric address, or its management host.
-pub fn fabric_ip_for(n: &Node, device: Option<&str>) -> String {
+pub(crate) fn fabric_ip_for(n: &Node, device: Option<&str>) -> String {
     if let Some(d) = device {
         if let Some(i) = n.rdma_devices.iter().position(|x| x == d) {
             if let Some(ip) = n.fabric_ips.get(i) {

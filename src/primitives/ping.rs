@@ -11,7 +11,7 @@ use std::time::Duration;
 /// Options of `n.ping` (and `n.ping_all`): the script's option keys are these fields.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct PingOpts {
+pub(crate) struct PingOpts {
     pub count: Option<i64>,
     /// Seconds to wait for each reply (`-W`).
     pub wait: Option<i64>,
@@ -24,7 +24,7 @@ pub struct PingOpts {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct PingResult {
+pub(crate) struct PingResult {
     #[serde(flatten)]
     pub ping: parse::ping::Ping,
     /// Errors such as "message too long" (MTU) are printed on stderr: kept visible.
@@ -33,7 +33,7 @@ pub struct PingResult {
 }
 
 /// The ping command line for `ip` with options `o` (validated).
-pub fn ping_command(ip: &str, o: &PingOpts) -> PResult<String> {
+pub(crate) fn ping_command(ip: &str, o: &PingOpts) -> PResult<String> {
     check_addr(ip)?;
     let count = o.count.unwrap_or(3).clamp(1, 10_000);
     let mut cmd = format!("ping -n -c {count} -W {}", o.wait.unwrap_or(2).clamp(1, 60));
@@ -57,7 +57,7 @@ pub fn ping_command(ip: &str, o: &PingOpts) -> PResult<String> {
 }
 
 /// How long a ping with options `o` takes: count × interval (1 s by default) plus the last wait.
-pub fn ping_work(o: &PingOpts) -> Duration {
+pub(crate) fn ping_work(o: &PingOpts) -> Duration {
     Duration::from_secs_f64(
         o.count.unwrap_or(3).clamp(1, 10_000) as f64 * o.interval.unwrap_or(1.0).clamp(0.002, 60.0)
             + o.wait.unwrap_or(2).clamp(1, 60) as f64,
@@ -66,7 +66,7 @@ pub fn ping_work(o: &PingOpts) -> Duration {
 
 /// `n.ping(ip, opts)`: 100 % loss is data (the script asserts on it); an unknown host or a bad
 /// option is an error.
-pub fn ping(n: &NodeRef, ip: &str, o: &PingOpts) -> PResult<PingResult> {
+pub(crate) fn ping(n: &NodeRef, ip: &str, o: &PingOpts) -> PResult<PingResult> {
     let cmd = ping_command(ip, o)?;
     let o2 = tool(n, "ping", &cmd, o.timeout, Some(ping_work(o)))?;
     if o2.exit_code != Some(0) && o2.exit_code != Some(1) {

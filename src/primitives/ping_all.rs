@@ -16,7 +16,7 @@ const MARK: &str = "@@fabcheck-ping";
 
 /// One address to ping, with its own source interface and size where given.
 #[derive(Debug, Clone, Default)]
-pub struct Target {
+pub(crate) struct Target {
     pub ip: String,
     pub iface: Option<String>,
     pub size: Option<i64>,
@@ -24,7 +24,7 @@ pub struct Target {
 
 /// One address's answer: the ping result of `n.ping`, with the address and interface.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct AddressPing {
+pub(crate) struct AddressPing {
     pub ip: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iface: Option<String>,
@@ -42,7 +42,7 @@ fn target_opts(t: &Target, o: &PingOpts) -> PingOpts {
 }
 
 /// The one command that runs `cmds` at once and prints their answers in order.
-pub fn command(cmds: &[String]) -> String {
+pub(crate) fn command(cmds: &[String]) -> String {
     let mut s = String::from(
         "d=$(mktemp -d) || exit 125; trap 'rm -rf -- \"$d\"' EXIT; trap 'exit 143' HUP INT TERM; ",
     );
@@ -69,7 +69,7 @@ pub fn command(cmds: &[String]) -> String {
 
 /// One ping's part of the output.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Part {
+pub(crate) struct Part {
     pub exit: Option<i64>,
     pub stdout: String,
     pub stderr: String,
@@ -77,7 +77,7 @@ pub struct Part {
 
 /// Split the output of [`command`] for `n` pings; a part or the end that did not come back is
 /// an error saying which.
-pub fn split(out: &str, n: usize) -> Result<Vec<Part>, String> {
+pub(crate) fn split(out: &str, n: usize) -> Result<Vec<Part>, String> {
     let mut parts: Vec<Part> = Vec::new();
     let mut rest = out;
     // Text before the first delimiter belongs to nobody (there is none from the shell).
@@ -139,7 +139,7 @@ pub fn split(out: &str, n: usize) -> Result<Vec<Part>, String> {
 
 /// `n.ping_all(targets, opts)`: every target pinged at once from `n`; a result per target, in
 /// order. Loss is data, as with `n.ping`; a ping that could not run is an error naming it.
-pub fn ping_all(n: &NodeRef, targets: &[Target], o: &PingOpts) -> PResult<Vec<AddressPing>> {
+pub(crate) fn ping_all(n: &NodeRef, targets: &[Target], o: &PingOpts) -> PResult<Vec<AddressPing>> {
     if targets.is_empty() {
         return Ok(vec![]);
     }

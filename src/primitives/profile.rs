@@ -18,7 +18,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// The GPU names, one line per GPU.
-pub const GPU_COMMAND: &str = "nvidia-smi --query-gpu=name --format=csv,noheader";
+pub(crate) const GPU_COMMAND: &str = "nvidia-smi --query-gpu=name --format=csv,noheader";
 
 /// Each detection command's own timeout (nvidia-smi hangs on a GPU in a bad state).
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -87,7 +87,7 @@ fn facts(n: &NodeRef) -> Result<Facts, PrimError> {
 }
 
 /// The node's profile: detected once per run (the first test that asks reads the facts).
-pub fn detect(n: &NodeRef) -> Result<Detected, PrimError> {
+pub(crate) fn detect(n: &NodeRef) -> Result<Detected, PrimError> {
     let cell = {
         let mut m = n
             .env
@@ -106,7 +106,7 @@ pub fn detect(n: &NodeRef) -> Result<Detected, PrimError> {
 }
 
 /// `n.profile()`: the detection, noted in the current test for the reports.
-pub fn profile(n: &NodeRef) -> Result<Detected, PrimError> {
+pub(crate) fn profile(n: &NodeRef) -> Result<Detected, PrimError> {
     let d = detect(n)?;
     note(n, &d, None);
     Ok(d)
@@ -115,7 +115,7 @@ pub fn profile(n: &NodeRef) -> Result<Detected, PrimError> {
 /// What `n.expect(key)` gives: the value (`Null` where only the hardware can tell and the
 /// caller gave none) and where it came from.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct Expected {
+pub(crate) struct Expected {
     pub key: String,
     pub value: Value,
     pub from: String,
@@ -123,7 +123,7 @@ pub struct Expected {
 
 /// The expectation for `key` on `n`: `--set`, the inventory's node var, the profile, else
 /// `hardware` (what the caller read; `Null`: nothing).
-pub fn expect(n: &NodeRef, key: &str, hardware: Value) -> Result<Expected, PrimError> {
+pub(crate) fn expect(n: &NodeRef, key: &str, hardware: Value) -> Result<Expected, PrimError> {
     let (value, from) = if let Some(v) = n.env.params.get(key) {
         (v.clone(), format!("--set {key}"))
     } else if let Some(v) = n.spec.vars.get(key).filter(|v| !v.is_null()) {
@@ -156,7 +156,7 @@ pub fn expect(n: &NodeRef, key: &str, hardware: Value) -> Result<Expected, PrimE
 /// `--set link_layer`, else the inventory's node var `link_layer` (an override), else the link
 /// layers read from sysfs with the profile (of the inventory's rdma_devices, when listed), else
 /// `ethernet` (RoCE, the checks as before). Not noted in the reports; a dry run reads nothing.
-pub fn link_layer(n: &NodeRef) -> Result<Expected, PrimError> {
+pub(crate) fn link_layer(n: &NodeRef) -> Result<Expected, PrimError> {
     let key = "link_layer";
     let given = n
         .env

@@ -4,6 +4,6 @@ use super::tools::simple;
 use super::{NodeRef, PResult};
 use crate::parse;
 
-pub fn rdma_links(n: &NodeRef) -> PResult<Vec<parse::rdma_link::Link>> {
+pub(crate) fn rdma_links(n: &NodeRef) -> PResult<Vec<parse::rdma_link::Link>> {
     simple(n, "rdma", "rdma link", parse::rdma_link::parse)
 }

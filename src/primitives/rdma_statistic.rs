@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// The RDMA port counters of `dev` port 1 (`rdma statistic show link DEV/1`: the kernel's
 /// `hw_counters`). A device without them (not mlx5, no RDMA at all) is an error naming it.
-pub fn hw_counters(n: &NodeRef, dev: &str) -> PResult<BTreeMap<String, u64>> {
+pub(crate) fn hw_counters(n: &NodeRef, dev: &str) -> PResult<BTreeMap<String, u64>> {
     check_name("RDMA device", dev)?;
     let cmd = format!("rdma statistic show link {}", quote(&format!("{dev}/1")));
     let o = tool(n, "rdma", &cmd, None, None)?;

@@ -9,7 +9,7 @@ use crate::util::names::quote;
 /// configured and active encoding and, where the driver counts them, corrected and
 /// uncorrectable blocks. A NIC without FEC (`Operation not supported`) or an older ethtool
 /// without `-I` is an error naming it.
-pub fn fec(n: &NodeRef, iface: &str) -> PResult<parse::show_fec::ShowFec> {
+pub(crate) fn fec(n: &NodeRef, iface: &str) -> PResult<parse::show_fec::ShowFec> {
     check_name("interface", iface)?;
     let cmd = format!("ethtool -I --show-fec {}", quote(iface));
     let o = tool(n, "ethtool", &cmd, None, None)?;

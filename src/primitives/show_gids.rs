@@ -6,7 +6,7 @@ use crate::parse;
 use crate::util::names::quote;
 
 /// `n.gids(dev)`: the GID table of RDMA device `dev` (`show_gids DEV`, mlnx-tools).
-pub fn gids(n: &NodeRef, dev: &str) -> PResult<Vec<parse::show_gids::Gid>> {
+pub(crate) fn gids(n: &NodeRef, dev: &str) -> PResult<Vec<parse::show_gids::Gid>> {
     check_name("RDMA device", dev)?;
     let cmd = format!("show_gids {}", quote(dev));
     let o = tool(n, "show_gids", &cmd, None, None)?;

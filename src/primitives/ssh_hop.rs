@@ -12,14 +12,14 @@ use std::time::Duration;
 /// Options of `ssh_hop`: the script's option keys are these fields.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct SshHopOpts {
+pub(crate) struct SshHopOpts {
     pub strict_host_key: bool,
     #[serde(deserialize_with = "crate::util::duration::optional")]
     pub timeout: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct SshHop {
+pub(crate) struct SshHop {
     pub ok: bool,
     pub from: String,
     pub to: String,
@@ -29,7 +29,7 @@ pub struct SshHop {
     pub error: Option<String>,
 }
 
-pub fn hop_command(to: &str, o: &SshHopOpts) -> PResult<String> {
+pub(crate) fn hop_command(to: &str, o: &SshHopOpts) -> PResult<String> {
     check_addr(to)?;
     let strict = if o.strict_host_key {
         " -o StrictHostKeyChecking=yes"
@@ -45,7 +45,7 @@ pub fn hop_command(to: &str, o: &SshHopOpts) -> PResult<String> {
 /// User and hostname from the hop's answer line. The peer's login shell may print before the
 /// echo (a banner, a last line without a newline): the answer is what follows the tag,
 /// wherever in a line it starts.
-pub fn hop_answer(stdout: &str) -> (Option<String>, Option<String>) {
+pub(crate) fn hop_answer(stdout: &str) -> (Option<String>, Option<String>) {
     let line = stdout
         .lines()
         .find_map(|l| l.find("fabcheck-hop ").map(|i| &l[i..]));
@@ -61,7 +61,7 @@ pub fn hop_answer(stdout: &str) -> (Option<String>, Option<String>) {
     (f.next(), f.next())
 }
 
-pub fn ssh_hop(from: &NodeRef, to: &str, o: &SshHopOpts) -> PResult<SshHop> {
+pub(crate) fn ssh_hop(from: &NodeRef, to: &str, o: &SshHopOpts) -> PResult<SshHop> {
     let cmd = hop_command(to, o)?;
     let req = CmdRequest {
         command: cmd,

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::time::Duration;
 
 /// Run a read-only tool command on a node; exit 127 is "tool missing".
-pub fn tool(
+pub(crate) fn tool(
     n: &NodeRef,
     tool: &str,
     cmd: &str,
@@ -45,7 +45,7 @@ pub fn tool(
     Ok(o)
 }
 
-pub fn missing_tool(node: &str, tool: &str) -> PrimError {
+pub(crate) fn missing_tool(node: &str, tool: &str) -> PrimError {
     PrimError::error(format!(
         "{node}: `{tool}` is not installed (not on PATH, /usr/sbin or /sbin)"
     ))
@@ -53,7 +53,7 @@ pub fn missing_tool(node: &str, tool: &str) -> PrimError {
 
 /// The one exit-127 check: a program that was asked for and is not there is an error naming
 /// the program and the node (never a failed measurement).
-pub fn installed(o: &CmdOutput, node: &str, program: &str) -> PResult<()> {
+pub(crate) fn installed(o: &CmdOutput, node: &str, program: &str) -> PResult<()> {
     if o.exit_code == Some(127) {
         Err(missing_tool(node, program))
     } else {
@@ -63,7 +63,7 @@ pub fn installed(o: &CmdOutput, node: &str, program: &str) -> PResult<()> {
 
 /// The reason a tool gave: its first stderr lines (stdout when stderr is empty), up to three
 /// joined with " | " (ping says `socktype: SOCK_RAW` first and why on the next lines).
-pub fn tool_reason(o: &CmdOutput) -> String {
+pub(crate) fn tool_reason(o: &CmdOutput) -> String {
     let lines = |t: &str| -> Vec<String> {
         t.lines()
             .map(str::trim)
@@ -103,7 +103,7 @@ pub(super) fn simple<T>(
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct FileInfo {
+pub(crate) struct FileInfo {
     pub path: String,
     pub owner: String,
     pub group: String,
@@ -115,7 +115,7 @@ pub struct FileInfo {
 
 /// `n.file_info(path)`; tries `sudo -n` when the file is not readable by the login user
 /// (netplan files are root:root 0600).
-pub fn file_info(n: &NodeRef, path: &str) -> PResult<FileInfo> {
+pub(crate) fn file_info(n: &NodeRef, path: &str) -> PResult<FileInfo> {
     if path.is_empty() || path.contains('\0') || path.contains('\n') {
         return Err(PrimError::error(format!("refused path {path:?}")));
     }
@@ -163,7 +163,7 @@ pub fn file_info(n: &NodeRef, path: &str) -> PResult<FileInfo> {
 /// The shell line of `n.which`: `command -v` (PATH; fabcheck's commands also have /usr/sbin
 /// and /sbin on it), else the first of `dirs` where the program is executable (`~/` is the
 /// login user's home).
-pub fn which_command(program: &str, dirs: &[String]) -> PResult<String> {
+pub(crate) fn which_command(program: &str, dirs: &[String]) -> PResult<String> {
     super::check_program(program)?;
     let mut ds = Vec::new();
     for d in dirs {
@@ -192,7 +192,7 @@ pub fn which_command(program: &str, dirs: &[String]) -> PResult<String> {
 /// `n.which(program, dirs)`: where `program` is on the node (see [`which_command`]), or ""
 /// when it is nowhere. A read-only lookup, so it runs in a dry run too (the path decides the
 /// command lines listed); a program not found there is noted for the dry run's preflight.
-pub fn which(n: &NodeRef, program: &str, dirs: &[String]) -> PResult<String> {
+pub(crate) fn which(n: &NodeRef, program: &str, dirs: &[String]) -> PResult<String> {
     let req = CmdRequest {
         command: which_command(program, dirs)?,
         timeout: n.env.command_timeout(&n.spec, None, None),
@@ -215,7 +215,7 @@ pub fn which(n: &NodeRef, program: &str, dirs: &[String]) -> PResult<String> {
 /// `n.read_text(path)`: a text file's content (`cat -- PATH`). A read-only lookup, so it runs
 /// in a dry run too (a recipe's settings decide the launch the dry run lists); a file that
 /// cannot be read is an error naming node, path and cat's words.
-pub fn read_text(n: &NodeRef, path: &str) -> PResult<String> {
+pub(crate) fn read_text(n: &NodeRef, path: &str) -> PResult<String> {
     if path.trim().is_empty() || path.contains(['\0', '\n']) {
         return Err(PrimError::error(format!(
             "read_text: refused path {path:?}: give the file's path on the node"
@@ -243,7 +243,7 @@ pub fn read_text(n: &NodeRef, path: &str) -> PResult<String> {
 /// preflight (which then looks for them even where the listing stops before their commands).
 /// Outside a dry run it does nothing: each command still says for itself when its program is
 /// missing.
-pub fn needs(n: &NodeRef, programs: &[String]) -> PResult<()> {
+pub(crate) fn needs(n: &NodeRef, programs: &[String]) -> PResult<()> {
     for p in programs {
         super::check_program(p)?;
     }
@@ -257,7 +257,7 @@ pub fn needs(n: &NodeRef, programs: &[String]) -> PResult<()> {
 /// server side of `$SSH_CONNECTION` on the node), so that peers are sent to an address that works
 /// without name resolution. The inventory `host` for local and replayed nodes, or when the
 /// node does not say.
-pub fn mgmt_address(n: &NodeRef) -> PResult<String> {
+pub(crate) fn mgmt_address(n: &NodeRef) -> PResult<String> {
     use crate::inventory::TransportKind;
     let kind = n.env.transports.force.as_ref().unwrap_or(&n.spec.transport);
     if !matches!(kind, TransportKind::Ssh) {
@@ -309,7 +309,7 @@ pub(super) fn as_root(
 /// `n.package_version(name)`: the installed version of Debian package `name` (`dpkg-query -W
 /// -f='${Version}' NAME`, read-only), `None` when the package is not installed. A node without
 /// dpkg-query (not Debian/Ubuntu) is an error naming it.
-pub fn package_version(n: &NodeRef, name: &str) -> PResult<Option<String>> {
+pub(crate) fn package_version(n: &NodeRef, name: &str) -> PResult<Option<String>> {
     check_name("package", name)?;
     let cmd = format!("dpkg-query -W -f='${{Version}}' {}", quote(name));
     let o = tool(n, "dpkg-query", &cmd, None, None)?;

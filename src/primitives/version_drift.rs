@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 /// The value that more than half of `values` have, if one has (`None` when no value has a
 /// strict majority: two nodes that differ, or three-way splits).
-pub fn majority(values: &[String]) -> Option<String> {
+pub(crate) fn majority(values: &[String]) -> Option<String> {
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for v in values {
         *count.entry(v.as_str()).or_default() += 1;
@@ -19,7 +19,7 @@ pub fn majority(values: &[String]) -> Option<String> {
 
 /// One item of the version table of a node (`firmware` of `rocep1s0f1`, `kernel`, ...).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Version {
+pub(crate) struct Version {
     pub node: String,
     pub item: String,
     pub value: String,
@@ -27,7 +27,7 @@ pub struct Version {
 
 /// The verdict of [`version_drift`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Drift {
+pub(crate) struct Drift {
     /// Items whose differences fail, each naming the item, the odd nodes and their values.
     pub failures: Vec<String>,
     /// Items whose differences warn.
@@ -42,7 +42,7 @@ pub struct Drift {
 /// Compare each item across nodes: a difference is a failure when the item is in `fail_items`,
 /// else a warning. The message names the expected value (the majority, else "no majority")
 /// and each node that differs with its value.
-pub fn version_drift(rows: &[Version], fail_items: &[String]) -> Drift {
+pub(crate) fn version_drift(rows: &[Version], fail_items: &[String]) -> Drift {
     let mut out = Drift::default();
     for r in rows {
         out.table

@@ -13,15 +13,15 @@ use crate::run::model::RunResult;
 use std::path::{Path, PathBuf};
 
 /// Changes larger than this (in percent, either direction) are marked.
-pub const MARK_PCT: f64 = 10.0;
+pub(crate) const MARK_PCT: f64 = 10.0;
 
-pub struct Input {
+pub(crate) struct Input {
     pub label: String,
     pub simulation: Option<String>,
     pub run: RunResult,
 }
 
-pub struct Table {
+pub(crate) struct Table {
     /// Run labels: file stem, plus ` (simulated)` / ` (replayed)`.
     pub columns: Vec<String>,
     /// Short labels (file stems, made unique) for the change columns.
@@ -33,7 +33,7 @@ pub struct Table {
 }
 
 /// Load every file; the error names the file that could not be read.
-pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
+pub(crate) fn load_all(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
     let mut out = Vec::new();
     for p in paths {
         let run = super::json::load(p)?;
@@ -52,7 +52,7 @@ fn stem(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-pub fn build(inputs: &[Input]) -> Table {
+pub(crate) fn build(inputs: &[Input]) -> Table {
     let mut rows: Vec<(String, String, String, String)> = Vec::new();
     let mut values: Vec<Vec<Option<f64>>> = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
@@ -104,7 +104,7 @@ pub fn build(inputs: &[Input]) -> Table {
 }
 
 /// Change of `new` against `first` in percent.
-pub fn change_pct(first: Option<f64>, new: Option<f64>) -> Option<f64> {
+pub(crate) fn change_pct(first: Option<f64>, new: Option<f64>) -> Option<f64> {
     match (first, new) {
         (Some(a), Some(b)) if a != 0.0 && a.is_finite() && b.is_finite() => {
             Some((b - a) / a.abs() * 100.0)
@@ -114,7 +114,7 @@ pub fn change_pct(first: Option<f64>, new: Option<f64>) -> Option<f64> {
 }
 
 /// `▲ +23.1%`, `▼ −23.1%` beyond [`MARK_PCT`], else `+2.0%`; `—` without a value.
-pub fn change_cell(p: Option<f64>) -> String {
+pub(crate) fn change_cell(p: Option<f64>) -> String {
     match p {
         None => "—".into(),
         Some(p) => {
@@ -152,7 +152,7 @@ fn md_escape(s: &str) -> String {
     super::clean_text(s).replace('\n', " ").replace('|', "\\|")
 }
 
-pub fn markdown(t: &Table) -> String {
+pub(crate) fn markdown(t: &Table) -> String {
     let mut head = vec!["metric".to_string()];
     for (i, c) in t.columns.iter().enumerate() {
         head.push(md_escape(c));
@@ -188,7 +188,7 @@ pub fn markdown(t: &Table) -> String {
 }
 
 /// Pair matrices (node × peer) of every run, for runs with `test_pairs` measurements.
-pub fn matrices_markdown(inputs: &[Input]) -> String {
+pub(crate) fn matrices_markdown(inputs: &[Input]) -> String {
     let mut s = String::new();
     for i in inputs {
         for m in super::matrix::matrices(&i.run) {
@@ -220,7 +220,7 @@ fn csv_field(s: &str) -> String {
 
 /// CSV: suite, test, metric, unit, one value column per run, then for each later run a
 /// numeric `change %` column and a `flag` column (`▲`/`▼` beyond ±10 %). Missing values are empty.
-pub fn csv(t: &Table) -> String {
+pub(crate) fn csv(t: &Table) -> String {
     let mut head: Vec<String> = ["suite", "test", "metric", "unit"]
         .iter()
         .map(|s| s.to_string())

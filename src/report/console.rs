@@ -7,7 +7,7 @@ use crate::run::observer::Observer;
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
-pub struct Console {
+pub(crate) struct Console {
     live: bool,
     quiet: bool,
     /// What scripts print is shown: 0 nothing (`list`, `check`), 1 the top level (`run`),
@@ -19,7 +19,7 @@ pub struct Console {
 }
 
 impl Console {
-    pub fn new(quiet: bool, echo: u8) -> Console {
+    pub(crate) fn new(quiet: bool, echo: u8) -> Console {
         let tty = std::io::stdout().is_terminal();
         let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
         Console {
@@ -72,13 +72,13 @@ impl Console {
         let _ = out.flush();
     }
 
-    pub fn print_header(&self, run_label: &str) {
+    pub(crate) fn print_header(&self, run_label: &str) {
         if !self.quiet {
             println!("{run_label}");
         }
     }
 
-    pub fn summary(&self, run: &RunResult, reports: &[String]) {
+    pub(crate) fn summary(&self, run: &RunResult, reports: &[String]) {
         self.progress.stop();
         let mut out = std::io::stdout().lock();
         if self.live {
@@ -89,7 +89,7 @@ impl Console {
 }
 
 /// The end-of-run summary: problems, simulation note, counts, report paths.
-pub fn summary_text(run: &RunResult, reports: &[String]) -> String {
+pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
     use std::fmt::Write as _;
     let c = run.counts();
     let mut out = String::new();
@@ -228,7 +228,7 @@ fn profiles_text(out: &mut String, run: &RunResult) {
 /// A few metrics for a test's console line (the reports have all of them): the verdict
 /// metrics first, with their threshold; a per-size series (NCCL busbw) as its best point; then
 /// the others. Values rounded as in every report ([`super::fmt_metric`]).
-pub fn metrics_inline(t: &TestResult) -> String {
+pub(crate) fn metrics_inline(t: &TestResult) -> String {
     use crate::util::fmt::human_bytes;
     let named = |m: &Metric| {
         format!(

@@ -2,12 +2,12 @@
 
 use crate::run::model::RunResult;
 
-pub fn render(run: &RunResult) -> String {
+pub(crate) fn render(run: &RunResult) -> String {
     serde_json::to_string_pretty(run)
         .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialise results: {e}\"}}"))
 }
 
-pub fn load(path: &std::path::Path) -> Result<RunResult, String> {
+pub(crate) fn load(path: &std::path::Path) -> Result<RunResult, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| {
         format!(

@@ -9,7 +9,7 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 use std::time::Duration;
 
 /// Most of a failure's detail kept in the testcase body (head + tail).
-pub const DETAIL_CAP: usize = crate::run::model::MESSAGE_CAP;
+pub(crate) const DETAIL_CAP: usize = crate::run::model::MESSAGE_CAP;
 
 fn system_out(t: &TestResult, run: &RunResult) -> String {
     let mut s = String::new();
@@ -166,7 +166,7 @@ fn diagnosis_suite(run: &RunResult) -> Option<TestSuite> {
     Some(suite)
 }
 
-pub fn render(run: &RunResult) -> String {
+pub(crate) fn render(run: &RunResult) -> String {
     let mut report = Report::new(if run.simulation.is_some() {
         "fabcheck (SIMULATED cluster)"
     } else if run.replayed.is_some() {

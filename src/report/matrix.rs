@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 /// A pair's verdict as a matrix cell shows it: never by rank, always by what was judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The value meets its threshold and the pair's test passed.
     Pass,
     /// The value misses its threshold, or the pair's test failed.
@@ -19,7 +19,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The pair's verdict for the value `m` recorded by test `t`.
-    pub fn of(t: &TestResult, m: &Metric) -> Verdict {
+    pub(crate) fn of(t: &TestResult, m: &Metric) -> Verdict {
         let missed = m.threshold.is_some_and(|th| !m.meets(th));
         match t.status {
             Status::Error => Verdict::Error,
@@ -31,7 +31,7 @@ impl Verdict {
     }
 
     /// The CSS class of the HTML cell (`v-pass`, `v-fail`, `v-error`, `v-none`).
-    pub fn class(self) -> &'static str {
+    pub(crate) fn class(self) -> &'static str {
         match self {
             Verdict::Pass => "v-pass",
             Verdict::Fail => "v-fail",
@@ -43,7 +43,7 @@ impl Verdict {
 
 /// One pair's measurement.
 #[derive(Debug, Clone)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub value: f64,
     pub verdict: Verdict,
     pub threshold: Option<f64>,
@@ -54,7 +54,7 @@ pub struct Cell {
     pub odd: Option<String>,
 }
 
-pub struct Matrix {
+pub(crate) struct Matrix {
     pub metric: String,
     pub unit: String,
     pub higher_is_better: bool,
@@ -66,7 +66,7 @@ pub struct Matrix {
 
 impl Matrix {
     /// The `n` worst pairs (lowest, or highest when lower is better).
-    pub fn worst(&self, n: usize) -> Vec<(&(String, String), f64)> {
+    pub(crate) fn worst(&self, n: usize) -> Vec<(&(String, String), f64)> {
         let mut v: Vec<(&(String, String), f64)> =
             self.cells.iter().map(|(k, c)| (k, c.value)).collect();
         v.sort_by(|a, b| {
@@ -82,7 +82,7 @@ impl Matrix {
 }
 
 /// One matrix per measurement (metric name, or rail) with at least two pair values.
-pub fn matrices(run: &RunResult) -> Vec<Matrix> {
+pub(crate) fn matrices(run: &RunResult) -> Vec<Matrix> {
     let mut out: Vec<Matrix> = Vec::new();
     for (t, m) in run
         .suites
@@ -151,7 +151,7 @@ pub fn matrices(run: &RunResult) -> Vec<Matrix> {
 }
 
 /// A matrix as a markdown table (for `compare`).
-pub fn markdown(m: &Matrix) -> String {
+pub(crate) fn markdown(m: &Matrix) -> String {
     let mut s = format!("| {} [{}] | {} |\n", m.metric, m.unit, m.nodes.join(" | "));
     s.push_str(&format!("|---|{}\n", "---:|".repeat(m.nodes.len())));
     for a in &m.nodes {

@@ -6,14 +6,14 @@
 //! unit's tool precision ([`fmt_metric`]); the JSON keeps the full value (the input of
 //! `--baseline` and `compare`).
 
-pub mod compare;
-pub mod console;
-pub mod html;
-pub mod json;
-pub mod junit;
-pub mod matrix;
-pub mod progress;
-pub mod target;
+pub(crate) mod compare;
+pub(crate) mod console;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod junit;
+pub(crate) mod matrix;
+pub(crate) mod progress;
+pub(crate) mod target;
 
 use std::path::{Path, PathBuf};
 
@@ -25,21 +25,21 @@ use std::path::{Path, PathBuf};
 /// new file gets from the umask (0666 & ~umask: 0644 under umask 022, so a CI agent running as
 /// another user can read it; 0600 under umask 077). A file at `path` that belongs to another
 /// user is not replaced: in a shared directory they could otherwise swap in a forged report.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<Vec<PathBuf>> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<Vec<PathBuf>> {
     target::write(path, bytes)
 }
 
-pub use crate::util::fmt::clean_text;
+pub(crate) use crate::util::fmt::clean_text;
 
-pub use crate::util::fmt::fmt_num;
+pub(crate) use crate::util::fmt::fmt_num;
 
-pub use crate::util::fmt::fmt_in;
+pub(crate) use crate::util::fmt::fmt_in;
 
 /// A metric's value as reports show it: rounded to its unit's precision
 /// ([`crate::util::fmt::unit_decimals`]), except where rounding would put it on the other side
 /// of its threshold or reference (179.996 shown as 180 against a threshold of 180): then with
 /// the digits that tell them apart.
-pub fn fmt_metric(m: &crate::run::model::Metric) -> String {
+pub(crate) fn fmt_metric(m: &crate::run::model::Metric) -> String {
     let shown = fmt_in(m.value, &m.unit);
     let Some(line) = m.threshold.or(m.reference) else {
         return shown;
@@ -60,7 +60,7 @@ pub fn fmt_metric(m: &crate::run::model::Metric) -> String {
 }
 
 /// One line for a JUnit `message` attribute.
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let c = clean_text(s);
     let mut line = c
         .split('\n')
@@ -81,7 +81,7 @@ pub fn one_line(s: &str) -> String {
 
 /// The run's diagnosis as plain text lines (console, JUnit): per cause, its one line, the
 /// part, the results it explains and what to run next.
-pub fn diagnosis_text(run: &crate::run::model::RunResult) -> String {
+pub(crate) fn diagnosis_text(run: &crate::run::model::RunResult) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     for (i, d) in run.diagnosis.iter().enumerate() {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
 /// The default interval between two progress lines without a terminal.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
 
 #[derive(Default)]
 struct State {
@@ -18,7 +18,7 @@ struct State {
     total: usize,
 }
 
-pub struct Progress {
+pub(crate) struct Progress {
     state: Mutex<State>,
     stopped: AtomicBool,
     ticker: Once,
@@ -39,17 +39,17 @@ impl Progress {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn suite(&self, tests: usize) {
+    pub(crate) fn suite(&self, tests: usize) {
         self.state().total += tests;
     }
 
-    pub fn started(&self, name: &str) {
+    pub(crate) fn started(&self, name: &str) {
         self.state()
             .running
             .push((name.to_string(), Instant::now()));
     }
 
-    pub fn finished(&self, name: &str) {
+    pub(crate) fn finished(&self, name: &str) {
         let mut s = self.state();
         if let Some(i) = s.running.iter().position(|(n, _)| n == name) {
             s.running.remove(i);
@@ -58,13 +58,13 @@ impl Progress {
     }
 
     /// No more lines (the summary is being printed).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.stopped.store(true, Ordering::SeqCst);
     }
 
     /// The line: `running `NAME` for 1m30s (+2 more); 4 of 12 testcases done`, None when
     /// nothing runs.
-    pub fn line(&self) -> Option<String> {
+    pub(crate) fn line(&self) -> Option<String> {
         let s = self.state();
         let (name, since) = s.running.iter().min_by_key(|(_, t)| *t)?;
         let more = match s.running.len() {
@@ -80,7 +80,7 @@ impl Progress {
     }
 
     /// Starts, once, the thread that prints [`Progress::line`] on stderr every `interval`.
-    pub fn tick_on_stderr(self: &Arc<Self>, interval: Duration) {
+    pub(crate) fn tick_on_stderr(self: &Arc<Self>, interval: Duration) {
         if interval.is_zero() {
             return;
         }
@@ -111,7 +111,7 @@ impl Progress {
 }
 
 /// The interval of the plain progress lines: `FABCHECK_PROGRESS_SECS`, else 30 s.
-pub fn interval() -> Duration {
+pub(crate) fn interval() -> Duration {
     std::env::var("FABCHECK_PROGRESS_SECS")
         .ok()
         .and_then(|v| v.trim().parse::<f64>().ok())
@@ -120,7 +120,7 @@ pub fn interval() -> Duration {
 }
 
 /// `45s`, `1m30s`, `1h02m`.
-pub fn human(d: Duration) -> String {
+pub(crate) fn human(d: Duration) -> String {
     let s = d.as_secs();
     match s {
         0..=59 => format!("{s}s"),

@@ -23,7 +23,7 @@ use std::path::{Component, Path, PathBuf};
 const MAX_LINKS: usize = 40;
 
 /// The folder a report goes into, opened, and the folders made to reach it.
-pub struct Parent {
+pub(crate) struct Parent {
     fd: OwnedFd,
     /// Folders that did not exist and were made, outermost first.
     pub made: Vec<PathBuf>,
@@ -209,7 +209,7 @@ impl Walk {
 
 /// The folder `path` goes into, opened without following another user's link; with `make`,
 /// missing folders are made. The last component is returned as the name to write.
-pub fn open_parent(path: &Path, make: bool) -> io::Result<(Parent, OsString)> {
+pub(crate) fn open_parent(path: &Path, make: bool) -> io::Result<(Parent, OsString)> {
     let name = match path.components().next_back() {
         Some(Component::Normal(n)) if !path.as_os_str().as_bytes().ends_with(b"/") => {
             n.to_os_string()
@@ -266,7 +266,7 @@ fn check_name(dir: RawFd, name: &OsStr) -> io::Result<()> {
 
 /// Check a report path before the run: an error for anything [`write`] would refuse that can
 /// be seen now (folders that do not exist yet are fine: they will be made).
-pub fn check(path: &Path) -> io::Result<()> {
+pub(crate) fn check(path: &Path) -> io::Result<()> {
     match open_parent(path, false) {
         Ok((p, name)) => check_name(p.fd.as_raw_fd(), &name),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
@@ -276,7 +276,7 @@ pub fn check(path: &Path) -> io::Result<()> {
 
 /// Write `bytes` as the report at `path`: a new temporary file beside it, renamed over the
 /// name. Returns the folders that had to be made.
-pub fn write(path: &Path, bytes: &[u8]) -> io::Result<Vec<PathBuf>> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> io::Result<Vec<PathBuf>> {
     use std::io::Write;
     let (parent, name) = open_parent(path, true)?;
     let dir = parent.fd.as_raw_fd();
@@ -327,7 +327,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<Vec<PathBuf>> {
 
 /// `Some(message)` when two report options name the same file (the same path, or two paths of
 /// one existing file): each report needs its own file, or one overwrites the other.
-pub fn same_file(a: (&str, &Path), b: (&str, &Path)) -> Option<String> {
+pub(crate) fn same_file(a: (&str, &Path), b: (&str, &Path)) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let norm = |p: &Path| -> PathBuf {
         let abs = if p.is_absolute() {

@@ -17,11 +17,11 @@
 use crate::run::model::{Metric, RunResult, Status, SuiteResult, TestResult};
 use crate::util::fmt::{clean_text, fmt_num};
 
-pub const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
+pub(crate) const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
 
 /// One matched metric.
 #[derive(Debug, Clone)]
-pub struct Row {
+pub(crate) struct Row {
     pub suite: String,
     pub test: String,
     pub metric: String,
@@ -86,14 +86,14 @@ fn metrics(run: &RunResult) -> Vec<(Key, &Metric)> {
         .collect()
 }
 
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub rows: Vec<Row>,
     pub missing: Vec<Key>,
     pub new: Vec<Key>,
     pub baseline_count: usize,
 }
 
-pub fn compare(baseline: &RunResult, run: &RunResult) -> Comparison {
+pub(crate) fn compare(baseline: &RunResult, run: &RunResult) -> Comparison {
     let old = metrics(baseline);
     let cur = metrics(run);
     let peaks = series_peaks(&old);
@@ -165,7 +165,7 @@ fn label(k: &Key) -> String {
 }
 
 /// The comparison as a plain-text table (for JUnit system-out and the HTML report).
-pub fn table(c: &Comparison, baseline_path: &str) -> String {
+pub(crate) fn table(c: &Comparison, baseline_path: &str) -> String {
     let mut s = format!("baseline: {baseline_path}\n");
     let header = [
         "verdict",
@@ -229,7 +229,7 @@ pub fn table(c: &Comparison, baseline_path: &str) -> String {
 }
 
 /// The `baseline` testcase for this comparison.
-pub fn testcase(c: &Comparison, baseline_path: &str) -> TestResult {
+pub(crate) fn testcase(c: &Comparison, baseline_path: &str) -> TestResult {
     let text = clean_text(&table(c, baseline_path));
     let mut regressions: Vec<&Row> = c.rows.iter().filter(|r| r.regressed).collect();
     // what matters first: judged metrics, then values that carry their series, then the worst
@@ -316,7 +316,7 @@ pub fn testcase(c: &Comparison, baseline_path: &str) -> TestResult {
 
 /// Add the `baseline` suite (one testcase, named apart from the run's own tests) to the run;
 /// returns the testcase.
-pub fn apply<'a>(
+pub(crate) fn apply<'a>(
     run: &'a mut RunResult,
     baseline: &RunResult,
     baseline_path: &str,

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub struct TestCtx {
+pub(crate) struct TestCtx {
     pub name: String,
     pub deadline: Instant,
     pub metrics: Vec<Metric>,
@@ -35,7 +35,7 @@ pub struct TestCtx {
 }
 
 impl TestCtx {
-    pub fn new(name: &str, timeout: Duration) -> TestCtx {
+    pub(crate) fn new(name: &str, timeout: Duration) -> TestCtx {
         TestCtx {
             name: name.to_string(),
             // A huge timeout (`--timeout 1e300` got this far) means "no deadline", never a panic.
@@ -59,7 +59,7 @@ impl TestCtx {
     }
 
     /// The same context, its printed lines also told to `observer`.
-    pub fn observed_by(self, observer: Arc<dyn Observer>) -> TestCtx {
+    pub(crate) fn observed_by(self, observer: Arc<dyn Observer>) -> TestCtx {
         TestCtx {
             observer: Some(observer),
             ..self
@@ -72,50 +72,50 @@ thread_local! {
     static FILE: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
-pub fn install(ctx: TestCtx) {
+pub(crate) fn install(ctx: TestCtx) {
     CTX.with(|c| *c.borrow_mut() = Some(ctx));
 }
 
-pub fn take() -> Option<TestCtx> {
+pub(crate) fn take() -> Option<TestCtx> {
     CTX.with(|c| c.borrow_mut().take())
 }
 
-pub fn with<R>(f: impl FnOnce(&mut TestCtx) -> R) -> Option<R> {
+pub(crate) fn with<R>(f: impl FnOnce(&mut TestCtx) -> R) -> Option<R> {
     CTX.with(|c| c.borrow_mut().as_mut().map(f))
 }
 
 /// Time left before this test's deadline; `None` outside a test (`fabcheck exec`: no test
 /// deadline caps a command's own timeout).
-pub fn remaining() -> Option<Duration> {
+pub(crate) fn remaining() -> Option<Duration> {
     with(|c| c.deadline.saturating_duration_since(Instant::now()))
 }
 
-pub fn past_deadline() -> bool {
+pub(crate) fn past_deadline() -> bool {
     with(|c| Instant::now() >= c.deadline).unwrap_or(false)
 }
 
 /// The script file being run on this thread (for file:line in messages).
-pub fn set_file(f: &str) {
+pub(crate) fn set_file(f: &str) {
     FILE.with(|x| *x.borrow_mut() = f.to_string());
 }
 
-pub fn file() -> String {
+pub(crate) fn file() -> String {
     FILE.with(|x| x.borrow().clone())
 }
 
 /// What a test's printed output keeps (head + tail) while it runs.
-pub const OUTPUT_KEEP: usize = 1024 * 1024;
+pub(crate) const OUTPUT_KEEP: usize = 1024 * 1024;
 
 /// Commands logged per test; later ones are counted, not kept (their output is in `--record`).
-pub const MAX_COMMANDS: usize = 2000;
+pub(crate) const MAX_COMMANDS: usize = 2000;
 
 /// Name of the context the script's top level runs in.
-pub const TOP_LEVEL: &str = "(script top level)";
+pub(crate) const TOP_LEVEL: &str = "(script top level)";
 
 /// A line a script printed (`print`, `log`): into the current test's output (JUnit system-out,
 /// JSON, HTML), and told to the test's observer (the console shows the script's top level,
 /// and every test's lines with `-v`).
-pub fn log_line(line: &str) {
+pub(crate) fn log_line(line: &str) {
     let observer = with(|c| {
         c.output.push_str(line);
         c.output.push('\n');
@@ -132,7 +132,7 @@ pub fn log_line(line: &str) {
 
 /// Record what the running test found wrong on which part (once per equal subject); nothing
 /// outside a test.
-pub fn add_subject(s: super::model::Subject) {
+pub(crate) fn add_subject(s: super::model::Subject) {
     with(|c| {
         if !c.subjects.contains(&s) {
             c.subjects.push(s);

@@ -57,10 +57,10 @@ pub struct RunEnv {
 }
 
 /// A test's timeout when neither the test nor `--timeout` gives one.
-pub const DEFAULT_TEST_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TEST_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Capture kept per command in reports (head + tail).
-pub const LOG_CAP: usize = 8 * 1024;
+pub(crate) const LOG_CAP: usize = 8 * 1024;
 
 /// The shortest timeout a command is given (a test with 10 ms left still gets a try).
 const MIN_TIMEOUT: Duration = Duration::from_millis(100);
@@ -201,7 +201,7 @@ impl RunEnv {
 /// names of the variables a command gets, never their values: a name says nothing reliable
 /// about whether its value is a secret (`AUTH`, `NCCL_IB_CRED`), and a real run keeps every
 /// value out of argv and the reports too.
-pub fn listed(req: &CmdRequest) -> String {
+pub(crate) fn listed(req: &CmdRequest) -> String {
     let mut s = String::new();
     if req.sudo {
         s.push_str("sudo -n ");
@@ -217,7 +217,7 @@ pub fn listed(req: &CmdRequest) -> String {
 }
 
 /// Record a command and its outcome in the current test's log (capped head + tail).
-pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
+pub(crate) fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
     let entry = command_log(node, req, res);
     // What the transport had to tell the reports (a changed host key accepted) goes into the
     // test that met it.
@@ -240,7 +240,7 @@ pub fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, Transp
 }
 
 /// A command and its outcome as reports keep it (output capped head + tail).
-pub fn command_log(
+pub(crate) fn command_log(
     node: &Node,
     req: &CmdRequest,
     res: &Result<CmdOutput, TransportError>,

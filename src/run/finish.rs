@@ -8,7 +8,7 @@ use super::model::{RunResult, TestResult};
 /// names made unique, when a baseline is given and the run was not interrupted, its
 /// comparison added as the `baseline` suite, and last the diagnosis of the reds
 /// ([`super::diagnosis`], over `topo`). Returns the baseline testcase, if added.
-pub fn finish(
+pub(crate) fn finish(
     run: &mut RunResult,
     baseline: Option<(&str, &RunResult)>,
     topo: &super::diagnosis::Topology,
@@ -38,7 +38,7 @@ pub fn finish(
 
 /// The short message of a testcase whose node was never reached: `NODE: cannot connect to
 /// HOST (Connection refused)` (the whole reason is at the top of the reports).
-pub fn short_not_reached(node: &str, reason: &str) -> String {
+pub(crate) fn short_not_reached(node: &str, reason: &str) -> String {
     let head = reason.split(": ").next().unwrap_or(reason);
     let gist = crate::transport::reason_gist(reason);
     if head == gist {
@@ -49,7 +49,7 @@ pub fn short_not_reached(node: &str, reason: &str) -> String {
 }
 
 /// The short message of an errored testcase that says only that a node was not reached.
-pub fn shortened(message: &str) -> Option<String> {
+pub(crate) fn shortened(message: &str) -> Option<String> {
     let (node, reason) = crate::transport::not_reached(message)?;
     let short = short_not_reached(&node, &reason);
     (short.len() < message.len()).then_some(short)

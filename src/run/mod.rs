@@ -5,23 +5,23 @@
 //! Arrows between folders go one way: `cli` → `engine` → `primitives` → `run` →
 //! `transport`/`inventory`/`parse`/`util`; `report` reads `run::model`.
 
-pub mod baseline;
-pub mod context;
-pub mod diagnosis;
-pub mod env;
-pub mod finish;
-pub mod model;
-pub mod observer;
-pub mod outcome;
-pub mod peers;
-pub mod preflight;
-pub mod profile;
-pub mod versions;
+pub(crate) mod baseline;
+pub(crate) mod context;
+pub(crate) mod diagnosis;
+pub(crate) mod env;
+pub(crate) mod finish;
+pub(crate) mod model;
+pub(crate) mod observer;
+pub(crate) mod outcome;
+pub(crate) mod peers;
+pub(crate) mod preflight;
+pub(crate) mod profile;
+pub(crate) mod versions;
 
 /// Run-wide interruption (Ctrl-C / SIGTERM). It lives with the transports, whose waits it wakes.
-pub use crate::transport::cancel;
+pub(crate) use crate::transport::cancel;
 
 /// How many sessions one SSH connection multiplexes; the engine's pair runner sizes by it.
-pub use crate::transport::ssh::PER_CONNECTION;
+pub(crate) use crate::transport::ssh::PER_CONNECTION;
 /// A remote command's captured output, as the engine hands it to scripts.
-pub use crate::transport::CmdOutput;
+pub(crate) use crate::transport::CmdOutput;

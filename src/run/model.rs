@@ -303,7 +303,7 @@ impl Subject {
 /// One probable cause of the run's reds (`run::diagnosis`): what, which part, which results
 /// it explains, what to run next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Diagnosis {
+pub(crate) struct Diagnosis {
     /// The rule that found it (`link_down`, `unreachable`, `host_side`, `receiver_errors`,
     /// `pcie_downtrained`, `odd_one_out`, `unexplained`; docs/diagnosis.md).
     pub rule: String,
@@ -322,7 +322,7 @@ pub struct Diagnosis {
 
 impl Diagnosis {
     /// A WARN-level note (the odd one out), not the cause of a red: it fails nothing.
-    pub fn is_warning(&self) -> bool {
+    pub(crate) fn is_warning(&self) -> bool {
         self.rule == "odd_one_out"
     }
 }
@@ -359,7 +359,7 @@ impl TestResult {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SuiteResult {
+pub(crate) struct SuiteResult {
     pub name: String,
     pub file: String,
     pub timestamp: String,
@@ -378,7 +378,7 @@ pub struct ToolVersion {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunResult {
+pub(crate) struct RunResult {
     pub fabcheck_version: String,
     pub started: String,
     pub duration_ms: u64,
@@ -415,13 +415,13 @@ pub struct RunResult {
 
 /// A node that was never reached, and why (one line: `cannot connect to HOST: CAUSE`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Unreached {
+pub(crate) struct Unreached {
     pub node: String,
     pub reason: String,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub pass: usize,
     /// Of the passes, those that passed only on a later attempt (flaky).
     pub flaky: usize,
@@ -431,13 +431,13 @@ pub struct Counts {
 }
 
 impl Counts {
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.pass + self.failure + self.error + self.skipped
     }
 }
 
 impl RunResult {
-    pub fn counts(&self) -> Counts {
+    pub(crate) fn counts(&self) -> Counts {
         let mut c = Counts::default();
         for t in self.suites.iter().flat_map(|s| &s.tests) {
             match t.status {
@@ -456,7 +456,7 @@ impl RunResult {
     /// GitLab keeps only the first of duplicate (classname, name) pairs. Within a script the
     /// registry keeps names unique; across the run (two scripts with the same file name in
     /// different folders) later duplicates get ` (2)`, ` (3)`, … appended to the test name.
-    pub fn make_unique(&mut self) {
+    pub(crate) fn make_unique(&mut self) {
         let mut seen = std::collections::HashSet::new();
         for t in self.suites.iter_mut().flat_map(|s| &mut s.tests) {
             t.name = unique_name(&mut seen, &t.classname, &t.name);
@@ -465,7 +465,7 @@ impl RunResult {
 
     /// `name` in `classname`, or with ` (2)`, ` (3)`, … when a test of the run already has it
     /// (for a testcase added after [`RunResult::make_unique`]).
-    pub fn unused_name(&self, classname: &str, name: &str) -> String {
+    pub(crate) fn unused_name(&self, classname: &str, name: &str) -> String {
         let mut seen: std::collections::HashSet<(String, String)> = self
             .suites
             .iter()
@@ -479,7 +479,7 @@ impl RunResult {
 #[cfg(test)]
 impl RunResult {
     /// A finished run of one suite `suite` holding `tests` (unit tests of what reads results).
-    pub fn of_tests(suite: &str, tests: Vec<TestResult>) -> RunResult {
+    pub(crate) fn of_tests(suite: &str, tests: Vec<TestResult>) -> RunResult {
         RunResult {
             fabcheck_version: "0".into(),
             started: String::new(),
@@ -523,10 +523,10 @@ fn unique_name(
 /// A test's message and detail as every report keeps them (head + tail, see [`cap`]): a
 /// script's `fail(huge)` must not become a report of hundreds of MB (JUnit and HTML cap their
 /// blocks at the same size).
-pub const MESSAGE_CAP: usize = 64 * 1024;
+pub(crate) const MESSAGE_CAP: usize = 64 * 1024;
 
 /// Keep the head and tail of a long text, with a marker saying how much was cut.
-pub fn cap(text: &str, max: usize) -> String {
+pub(crate) fn cap(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }

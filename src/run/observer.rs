@@ -17,5 +17,5 @@ pub trait Observer: Send + Sync {
 
 /// Tells nobody (unit tests, and the environment that registers script functions only for
 /// their declarations).
-pub struct NoObserver;
+pub(crate) struct NoObserver;
 impl Observer for NoObserver {}

@@ -12,7 +12,7 @@ use super::model::{Diagnosis, Metric, RunResult};
 
 /// Knobs of the peer comparison; the defaults are documented in docs/diagnosis.md.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PeerPolicy {
+pub(crate) struct PeerPolicy {
     /// Fewest comparable results before any is compared (default 4).
     pub min_peers: usize,
     /// Least drop below the median, as a fraction of it, that counts (default 0.10 = 10 %).
@@ -35,7 +35,7 @@ impl PeerPolicy {
     /// The defaults with the run's `--set` knobs applied: `odd_min_peers=N`, `odd_min_drop=F`
     /// (a fraction: 0.1 = 10 %), `odd_mad_factor=F`; `odd_one_out=false` turns the comparison
     /// off (None). A knob that is not a number is ignored (the defaults are documented).
-    pub fn from_params(params: &serde_json::Map<String, serde_json::Value>) -> Option<Self> {
+    pub(crate) fn from_params(params: &serde_json::Map<String, serde_json::Value>) -> Option<Self> {
         let num = |k: &str| {
             params.get(k).and_then(|v| {
                 v.as_f64()
@@ -59,7 +59,7 @@ impl PeerPolicy {
 
 /// One result far below its peers: which one, its value, and the peers' median.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outlier {
+pub(crate) struct Outlier {
     pub name: String,
     pub value: f64,
     pub median: f64,
@@ -85,7 +85,7 @@ fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
 /// The results (name, value; higher is better, as bandwidth) that lie far below their peers.
 /// Non-finite values are not comparable and are ignored. For latency (lower is better) pass the
 /// negated value or use [`high_outliers`].
-pub fn low_outliers(results: &[(String, f64)], policy: &PeerPolicy) -> Vec<Outlier> {
+pub(crate) fn low_outliers(results: &[(String, f64)], policy: &PeerPolicy) -> Vec<Outlier> {
     let usable: Vec<&(String, f64)> = results.iter().filter(|(_, v)| v.is_finite()).collect();
     if usable.len() < policy.min_peers.max(1) {
         return Vec::new();
@@ -111,7 +111,7 @@ pub fn low_outliers(results: &[(String, f64)], policy: &PeerPolicy) -> Vec<Outli
 
 /// The results (lower is better, as latency) that lie far above their peers; `drop` is then how
 /// far above the median, as a fraction of it.
-pub fn high_outliers(results: &[(String, f64)], policy: &PeerPolicy) -> Vec<Outlier> {
+pub(crate) fn high_outliers(results: &[(String, f64)], policy: &PeerPolicy) -> Vec<Outlier> {
     let usable: Vec<&(String, f64)> = results.iter().filter(|(_, v)| v.is_finite()).collect();
     if usable.len() < policy.min_peers.max(1) {
         return Vec::new();
@@ -137,13 +137,13 @@ pub fn high_outliers(results: &[(String, f64)], policy: &PeerPolicy) -> Vec<Outl
 
 /// Which way a unit is better: bandwidth higher, latency lower. Other units are not compared.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Better {
+pub(crate) enum Better {
     Higher,
     Lower,
 }
 
 /// The direction of `unit`, when it is a bandwidth (Gbit/s, GB/s, ...) or a latency (us, ms).
-pub fn better(unit: &str) -> Option<Better> {
+pub(crate) fn better(unit: &str) -> Option<Better> {
     match unit {
         "Gbit/s" | "Gb/s" | "Mbit/s" | "GB/s" | "MB/s" => Some(Better::Higher),
         "us" | "µs" | "ms" => Some(Better::Lower),
@@ -160,7 +160,7 @@ fn base(name: &str) -> Option<&str> {
 
 /// One measurement across its peers: the same script, metric base name, unit and message size.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Group<'a> {
+pub(crate) struct Group<'a> {
     pub suite: &'a str,
     pub base: &'a str,
     pub unit: &'a str,
@@ -180,7 +180,7 @@ impl Group<'_> {
 }
 
 /// The metrics of `run` grouped by measurement, in the order met (see [`Group`]).
-pub fn groups(run: &RunResult) -> Vec<Group<'_>> {
+pub(crate) fn groups(run: &RunResult) -> Vec<Group<'_>> {
     let mut out: Vec<Group> = vec![];
     for s in &run.suites {
         for t in &s.tests {
@@ -271,7 +271,7 @@ fn outliers(g: &Group, policy: &PeerPolicy) -> Vec<Outlier> {
 /// One WARN-level [`Diagnosis`] (rule `odd_one_out`) per result far from its peers that passes
 /// its own line (one past it is a red, diagnosed by the rules); `part` names a metric's part
 /// (node, port, rail). Never a failure: the run's status is unchanged.
-pub fn odd_ones(
+pub(crate) fn odd_ones(
     run: &RunResult,
     policy: &PeerPolicy,
     part: impl Fn(&Metric) -> String,

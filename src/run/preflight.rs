@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Suite (classname) of the preflight's testcases.
-pub const SUITE: &str = "preflight";
+pub(crate) const SUITE: &str = "preflight";
 
 /// What the selected tests would need on one node, each with the tests that need it.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -76,7 +76,7 @@ impl Needs {
 
 /// Programs that talk to RDMA devices: a node whose tests run one has its inventory devices
 /// checked.
-pub fn is_rdma_tool(tool: &str) -> bool {
+pub(crate) fn is_rdma_tool(tool: &str) -> bool {
     let name = tool.rsplit('/').next().unwrap_or(tool);
     name.starts_with("ib_")
         || name.ends_with("_perf")
@@ -230,7 +230,7 @@ fn sudo_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
 }
 
 /// Every RDMA device the inventory names for the node (`rdma_devices`, `ports`).
-pub fn inventory_devices(node: &Node) -> Vec<String> {
+pub(crate) fn inventory_devices(node: &Node) -> Vec<String> {
     let mut v: Vec<String> = node.rdma_devices.clone();
     for p in &node.ports {
         v.extend(p.rdma_devices.iter().cloned());
@@ -326,7 +326,7 @@ fn node_cases(env: &RunEnv, node: &Node, needs: Option<NodeNeeds>) -> Vec<TestRe
 }
 
 /// The preflight over every inventory node, concurrently up to the fan-out.
-pub fn suite(env: &RunEnv) -> SuiteResult {
+pub(crate) fn suite(env: &RunEnv) -> SuiteResult {
     let started = Instant::now();
     let stamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let needs = env.needs.all();
@@ -356,7 +356,7 @@ pub fn suite(env: &RunEnv) -> SuiteResult {
 
 /// Whether commands to this node go through the node-side wrapper that needs `timeout`
 /// (every remote node; a replayed node stands for one).
-pub fn remote(env: &RunEnv, node: &Node) -> bool {
+pub(crate) fn remote(env: &RunEnv, node: &Node) -> bool {
     !matches!(
         env.transports.force.as_ref().unwrap_or(&node.transport),
         TransportKind::Local

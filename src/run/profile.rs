@@ -16,7 +16,7 @@ pub struct Cache {
 
 /// What detection reads on a node; `None`/empty where it could not be read.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// `/sys/class/dmi/id/product_name`.
     pub dmi_product_name: Option<String>,
     /// `nvidia-smi --query-gpu=name`: one name per GPU.
@@ -50,9 +50,9 @@ pub struct Detected {
     pub gpus: usize,
 }
 
-pub const SPARK: &str = "dgx-spark";
-pub const DGX: &str = "dgx-h100-class";
-pub const GENERIC: &str = "generic";
+pub(crate) const SPARK: &str = "dgx-spark";
+pub(crate) const DGX: &str = "dgx-h100-class";
+pub(crate) const GENERIC: &str = "generic";
 
 /// `NVIDIA_DGX_Spark` / `NVIDIA DGX Spark` -> `nvidiadgxspark`.
 fn squash(s: &str) -> String {
@@ -129,7 +129,7 @@ fn gpus(f: &Facts) -> usize {
 }
 
 /// Which profile the facts make, with the link layers read.
-pub fn detect(f: &Facts) -> Detected {
+pub(crate) fn detect(f: &Facts) -> Detected {
     Detected {
         link_layers: f.link_layers.clone(),
         gpus: gpus(f),
@@ -141,7 +141,7 @@ pub fn detect(f: &Facts) -> Detected {
 /// devices (every device when none is listed) is InfiniBand and none of the listed ones is
 /// Ethernet, `ethernet` when every port read is Ethernet; `None` when no port of those devices
 /// was read. An 8-rail IB node with its Ethernet storage/in-band adapters unlisted is IB.
-pub fn link_layer(
+pub(crate) fn link_layer(
     layers: &BTreeMap<String, Vec<String>>,
     listed: &[String],
 ) -> Option<(String, String)> {
@@ -242,7 +242,7 @@ fn platform(f: &Facts) -> Detected {
 }
 
 /// What a profile expects, per key: the value and the public source of the figure.
-pub fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
+pub(crate) fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
     match profile {
         SPARK => vec![
             ("gpus_per_node", json!(1), "one GB10 per DGX Spark: one NCCL rank per node"),
@@ -266,7 +266,7 @@ pub fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static str)> {
 }
 
 /// The profile's value for `key`, with its source, if it has one.
-pub fn expectation(d: &Detected, key: &str) -> Option<(Value, String)> {
+pub(crate) fn expectation(d: &Detected, key: &str) -> Option<(Value, String)> {
     expectations(&d.name)
         .into_iter()
         .find(|(k, _, _)| *k == key)
@@ -295,7 +295,7 @@ pub struct NodeProfile {
 
 /// One entry per node (the first detection), its expectations once per key (the first taken),
 /// in the order met.
-pub fn merge(all: impl IntoIterator<Item = NodeProfile>) -> Vec<NodeProfile> {
+pub(crate) fn merge(all: impl IntoIterator<Item = NodeProfile>) -> Vec<NodeProfile> {
     let mut out: Vec<NodeProfile> = Vec::new();
     for p in all {
         match out.iter_mut().find(|o| o.node == p.node) {

@@ -9,7 +9,7 @@ use super::model::{CommandLog, ToolVersion};
 use std::sync::OnceLock;
 
 /// The versions a logged command shows.
-pub fn seen_in(c: &CommandLog) -> Vec<ToolVersion> {
+pub(crate) fn seen_in(c: &CommandLog) -> Vec<ToolVersion> {
     static NCCL: OnceLock<regex::Regex> = OnceLock::new();
     static TESTS: OnceLock<regex::Regex> = OnceLock::new();
     static IPERF: OnceLock<regex::Regex> = OnceLock::new();
@@ -72,7 +72,7 @@ pub fn seen_in(c: &CommandLog) -> Vec<ToolVersion> {
 }
 
 /// One entry per (node, tool): the first met.
-pub fn unique(all: impl IntoIterator<Item = ToolVersion>) -> Vec<ToolVersion> {
+pub(crate) fn unique(all: impl IntoIterator<Item = ToolVersion>) -> Vec<ToolVersion> {
     let mut seen = std::collections::BTreeSet::new();
     all.into_iter()
         .filter(|v| seen.insert((v.node.clone(), v.tool.clone())))
@@ -81,7 +81,7 @@ pub fn unique(all: impl IntoIterator<Item = ToolVersion>) -> Vec<ToolVersion> {
 
 /// Mark each version that differs from the one most nodes have of the same tool; with no
 /// such version (a tie), every version of that tool is marked.
-pub fn mark_drift(all: &mut [ToolVersion]) {
+pub(crate) fn mark_drift(all: &mut [ToolVersion]) {
     let mut count: std::collections::BTreeMap<(String, String), usize> = Default::default();
     for v in all.iter() {
         *count

@@ -16,17 +16,17 @@ fn channel() -> &'static watch::Sender<bool> {
     CHAN.get_or_init(|| watch::channel(false).0)
 }
 
-pub fn interrupt() {
+pub(crate) fn interrupt() {
     flag().store(true, Ordering::SeqCst);
     channel().send_replace(true);
 }
 
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     flag().load(Ordering::SeqCst)
 }
 
 /// Resolves once the run is interrupted.
-pub async fn cancelled() {
+pub(crate) async fn cancelled() {
     if interrupted() {
         return;
     }
@@ -43,12 +43,12 @@ fn hurry_flag() -> &'static AtomicBool {
 }
 
 /// Another signal came after the run was interrupted: shorten waits, skip nothing.
-pub fn hurried() -> bool {
+pub(crate) fn hurried() -> bool {
     hurry_flag().load(Ordering::SeqCst)
 }
 
 /// `normal`, or a short grace once the operator has signalled more than once.
-pub fn grace(normal: std::time::Duration) -> std::time::Duration {
+pub(crate) fn grace(normal: std::time::Duration) -> std::time::Duration {
     if hurried() {
         normal.min(std::time::Duration::from_millis(300))
     } else {
@@ -60,7 +60,7 @@ pub fn grace(normal: std::time::Duration) -> std::time::Duration {
 /// most), closing the masters (2 s) and the reports take a few seconds; this only ends a run
 /// that something outside fabcheck holds (a blocked filesystem), which the operator would
 /// otherwise have to `kill -9`.
-pub const LAST_RESORT: std::time::Duration = std::time::Duration::from_secs(20);
+pub(crate) const LAST_RESORT: std::time::Duration = std::time::Duration::from_secs(20);
 
 fn start_watchdog() {
     let _ = std::thread::Builder::new()
@@ -87,7 +87,7 @@ fn start_watchdog() {
 /// ends its remote commands, removes its control directories and writes its reports, all
 /// bounded by the transports' own timeouts ([`LAST_RESORT`] after the second signal is the
 /// outer bound).
-pub fn install_handlers() {
+pub(crate) fn install_handlers() {
     // SIGHUP (the terminal closed) is a TERM too: reports written, exit 3.
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     for sig in [SIGINT, SIGTERM, SIGHUP] {

@@ -4,9 +4,9 @@
 //! `--record` files, written as it arrives (see `recorder.rs`).
 
 /// Bytes kept from the start of a stream.
-pub const HEAD: usize = 512 * 1024;
+pub(crate) const HEAD: usize = 512 * 1024;
 /// Bytes kept from the end of a stream.
-pub const TAIL: usize = 512 * 1024;
+pub(crate) const TAIL: usize = 512 * 1024;
 
 /// Which stream a chunk of output came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +16,7 @@ pub enum Stream {
 }
 
 /// Head + tail of one stream.
-pub struct Capped {
+pub(crate) struct Capped {
     head_cap: usize,
     tail_cap: usize,
     head: Vec<u8>,
@@ -34,7 +34,7 @@ impl Default for Capped {
 }
 
 impl Capped {
-    pub fn new(head_cap: usize, tail_cap: usize) -> Capped {
+    pub(crate) fn new(head_cap: usize, tail_cap: usize) -> Capped {
         Capped {
             head_cap,
             tail_cap,
@@ -46,16 +46,16 @@ impl Capped {
     }
 
     /// All bytes seen so far, kept or not.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total
     }
 
     /// Bytes that were seen but are not kept.
-    pub fn cut(&self) -> u64 {
+    pub(crate) fn cut(&self) -> u64 {
         self.total - (self.head.len() + self.tail.len()) as u64
     }
 
-    pub fn push(&mut self, mut b: &[u8]) {
+    pub(crate) fn push(&mut self, mut b: &[u8]) {
         self.total += b.len() as u64;
         if self.head.len() < self.head_cap {
             let n = b.len().min(self.head_cap - self.head.len());
@@ -92,7 +92,7 @@ impl Capped {
     }
 
     /// The kept bytes in order, with a marker line where bytes were cut.
-    pub fn into_bytes(self) -> Vec<u8> {
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
         let cut = self.cut();
         let marker = if cut > 0 {
             format!("\n[fabcheck: {cut} bytes of output cut here; --record keeps all]\n")
@@ -108,14 +108,14 @@ impl Capped {
     }
 
     /// As text; valid UTF-8 is not copied again.
-    pub fn into_string(self) -> String {
+    pub(crate) fn into_string(self) -> String {
         String::from_utf8(self.into_bytes())
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
 /// Read a file into a bounded string (head + tail), e.g. a replayed `stdout_file`.
-pub fn read_capped(r: &mut impl std::io::Read) -> std::io::Result<String> {
+pub(crate) fn read_capped(r: &mut impl std::io::Read) -> std::io::Result<String> {
     let mut c = Capped::default();
     let mut buf = vec![0u8; 64 * 1024];
     loop {

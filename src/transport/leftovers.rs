@@ -8,10 +8,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Environment variable that carries the command tag (see [`command_tag`]).
-pub const CMD_ENV: &str = "FABCHECK_CMD";
+pub(crate) const CMD_ENV: &str = "FABCHECK_CMD";
 
 /// A tag of its own for every command of this run: `<run marker>-c<n>`.
-pub fn command_tag() -> String {
+pub(crate) fn command_tag() -> String {
     static N: AtomicU64 = AtomicU64::new(1);
     format!(
         "{}-c{}",
@@ -22,7 +22,7 @@ pub fn command_tag() -> String {
 
 /// `marker` with its first character in brackets: as a grep/pgrep pattern it matches the
 /// marker, but not the command line of the grep or shell that holds the pattern.
-pub fn bracketed(marker: &str) -> String {
+pub(crate) fn bracketed(marker: &str) -> String {
     let mut chars = marker.chars();
     match chars.next() {
         Some(c) if c.is_ascii_alphanumeric() => format!("[{c}]{}", chars.as_str()),
@@ -33,7 +33,7 @@ pub fn bracketed(marker: &str) -> String {
 /// A POSIX sh function `envp` listing the processes whose environment holds exactly
 /// `VAR=value`: one NUL-ended "line" per variable (-z), anchored, so that another run's or
 /// command's longer marker that starts with this one does not match.
-pub fn envp_function(var: &str, value: &str) -> String {
+pub(crate) fn envp_function(var: &str, value: &str) -> String {
     let pattern = super::quote(&format!("^{var}={}$", bracketed(value)));
     format!("envp() {{ grep -lsaz -- {pattern} /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }}")
 }
@@ -41,7 +41,7 @@ pub fn envp_function(var: &str, value: &str) -> String {
 /// The node line that runs a POSIX sh SCRIPT whatever the login shell is (sh, bash, zsh,
 /// fish): like every other node command, the login shell only sees `exec [sudo -n] sh -c
 /// 'SCRIPT'` (`sudo`: for what a command run with sudo left, owned by root).
-pub fn in_sh(script: &str, sudo: bool) -> String {
+pub(crate) fn in_sh(script: &str, sudo: bool) -> String {
     let sudo = if sudo { "sudo -n " } else { "" };
     format!("exec {sudo}sh -c {}", super::quote(script))
 }
@@ -49,7 +49,7 @@ pub fn in_sh(script: &str, sudo: bool) -> String {
 /// Node-side script: end every process that carries command `tag` (TERM, KILL a second later
 /// what is still there) and print `ended PID ARGS` of each, one a line, before ending it (the
 /// prefix tells these lines from what a login shell prints when it starts).
-pub fn end_command_script(tag: &str) -> String {
+pub(crate) fn end_command_script(tag: &str) -> String {
     format!(
         "{}; d=$(envp); [ -n \"$d\" ] || exit 0; \
          for p in $d; do echo \"ended $(ps -o pid=,args= -p \"$p\")\"; done; \
@@ -60,7 +60,7 @@ pub fn end_command_script(tag: &str) -> String {
 
 /// What the timeout message adds, from what [`end_command_script`] printed (or why it could
 /// not be run): nothing when the command left nothing behind.
-pub fn ended_note(printed: Result<String, String>) -> String {
+pub(crate) fn ended_note(printed: Result<String, String>) -> String {
     const SHOWN: usize = 5;
     match printed {
         Err(why) => format!(

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[derive(Default)]
-pub struct LocalTransport;
+pub(crate) struct LocalTransport;
 
 fn kill_group(pid: u32, sig: i32) {
     // SAFETY: kill(2) with a negative pid signals the process group we created.
@@ -21,7 +21,7 @@ fn kill_group(pid: u32, sig: i32) {
 
 /// After the command itself has exited, how long output is still read from processes that it
 /// left behind outside its process group (they may hold its stdout open for ever).
-pub const EXIT_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// After TERM at a timeout or interrupt, how long before KILL.
 const TERM_GRACE: Duration = Duration::from_secs(3);
 
@@ -61,7 +61,7 @@ fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
 
 /// Run `sh -c CMD` locally with a deadline; used by the local transport and by the SSH
 /// transport's process fallbacks.
-pub fn run_local(
+pub(crate) fn run_local(
     node: &str,
     req: &CmdRequest,
     argv: &[String],
@@ -75,7 +75,7 @@ pub fn run_local(
 /// the deadline and an interrupt are honoured whatever the pipes do. The command's `env`
 /// reaches it on its stdin ([`super::env_stdin`]: `export` lines, then end of input), never
 /// in its environment or argv: `argv` must read it (see [`with_env_from_stdin`]).
-pub fn run_local_streaming(
+pub(crate) fn run_local_streaming(
     node: &str,
     req: &CmdRequest,
     argv: &[String],

@@ -1,18 +1,18 @@
 //! How commands reach nodes: `ssh` (OpenSSH, multiplexed), `local` (this machine), `replay`
 //! (recorded transcripts); `record` wraps any of them and saves every command.
 
-pub mod cancel;
-pub mod capture;
-pub mod leftovers;
-pub mod local;
-pub mod notices;
-pub mod preamble;
-pub mod recorder;
-pub mod replay;
-pub mod ssh;
+pub(crate) mod cancel;
+pub(crate) mod capture;
+pub(crate) mod leftovers;
+pub(crate) mod local;
+pub(crate) mod notices;
+pub(crate) mod preamble;
+pub(crate) mod recorder;
+pub(crate) mod replay;
+pub(crate) mod ssh;
 
 use crate::inventory::Node;
-pub use capture::Stream;
+pub(crate) use capture::Stream;
 use std::time::Duration;
 
 /// A command to run on a node. `command` is a shell command line (run by `sh -c`).
@@ -43,7 +43,7 @@ const NOT_REACHED: [&str; 3] = [
 
 /// In a testcase message, the error of a node that was never reached: `(node, reason)`, the
 /// reason on one line (`cannot connect to HOST: CAUSE`). None for any other message.
-pub fn not_reached(message: &str) -> Option<(String, String)> {
+pub(crate) fn not_reached(message: &str) -> Option<(String, String)> {
     NOT_REACHED.iter().find_map(|kind| {
         let at = message.find(&format!(": {kind}"))?;
         let before = &message[..at];
@@ -58,7 +58,7 @@ pub fn not_reached(message: &str) -> Option<(String, String)> {
 
 /// The last part of a connection error's reason (`Connection refused`, `Permission denied
 /// (publickey)`), for a testcase's short message.
-pub fn reason_gist(reason: &str) -> &str {
+pub(crate) fn reason_gist(reason: &str) -> &str {
     reason.rsplit(": ").next().unwrap_or(reason).trim()
 }
 
@@ -244,11 +244,11 @@ pub trait Transport: Send + Sync {
 
 /// Environment variable that carries the run marker into every remote command and what it
 /// starts.
-pub const RUN_ENV: &str = "FABCHECK_RUN";
+pub(crate) const RUN_ENV: &str = "FABCHECK_RUN";
 
 /// The marker put into every command line fabcheck starts on a node (`sh -c CMD <marker>`), so
 /// that an interrupt can find and kill exactly this run's processes and nothing else.
-pub fn run_marker() -> &'static str {
+pub(crate) fn run_marker() -> &'static str {
     static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     MARKER.get_or_init(|| {
         let r = crate::util::random::random_u64() as u32;
@@ -267,7 +267,7 @@ pub fn run_marker() -> &'static str {
 /// later to the whole process group. The marker (`$0` of SCRIPT) is what the interrupt
 /// cleanup looks for on the node; `tag` (see [`leftovers::command_tag`]), in the command's
 /// environment, what a timeout looks for.
-pub fn wrap_command(req: &CmdRequest, tag: &str) -> String {
+pub(crate) fn wrap_command(req: &CmdRequest, tag: &str) -> String {
     let secs = req.timeout.as_secs_f64().max(0.1);
     let (a, b) = preamble::start_words(run_marker());
     let start = format!("printf '%s%s\\n' {a} {b}");
@@ -298,7 +298,7 @@ pub fn wrap_command(req: &CmdRequest, tag: &str) -> String {
 /// What the wrapped command (see [`wrap_command`]) reads on its stdin when it has an `env`:
 /// one `export NAME='VALUE'` line per variable, then end of input (the command itself then
 /// finds its stdin at its end, as with no input at all). None without an `env`.
-pub fn env_stdin(req: &CmdRequest) -> Option<Vec<u8>> {
+pub(crate) fn env_stdin(req: &CmdRequest) -> Option<Vec<u8>> {
     if req.env.is_empty() {
         return None;
     }
@@ -316,7 +316,7 @@ pub fn env_stdin(req: &CmdRequest) -> Option<Vec<u8>> {
 /// A program of the wrapper itself (see [`wrap_command`]) missing on the node: `timeout`, or
 /// `env`/`sudo` when the command needs them, as the shells, `env` and `sudo` say it. Told as
 /// what it is, never as "the tool is not installed".
-pub fn wrapper_program_missing(exit: Option<i64>, stderr: &str) -> Option<String> {
+pub(crate) fn wrapper_program_missing(exit: Option<i64>, stderr: &str) -> Option<String> {
     if !matches!(exit, Some(127) | Some(1)) {
         return None;
     }
@@ -342,7 +342,7 @@ pub fn wrapper_program_missing(exit: Option<i64>, stderr: &str) -> Option<String
 /// `sudo -n` refusing to run a command that asked for sudo (a password needed, no rule for
 /// the user, `requiretty`): the command never ran, so this is not its failure. sudo's own
 /// line, and what to do.
-pub fn sudo_refused(req: &CmdRequest, exit: Option<i64>, stderr: &str) -> Option<String> {
+pub(crate) fn sudo_refused(req: &CmdRequest, exit: Option<i64>, stderr: &str) -> Option<String> {
     if !req.sudo || exit != Some(1) {
         return None;
     }
@@ -364,7 +364,7 @@ pub fn sudo_refused(req: &CmdRequest, exit: Option<i64>, stderr: &str) -> Option
 }
 
 /// POSIX shell single-quoting: the one implementation, `util::names::quote`.
-pub use crate::util::names::quote;
+pub(crate) use crate::util::names::quote;
 
 /// A node that could not be cleaned up: the run's commands that may still run there, and
 /// until when at the latest (the node-side cap of the longest: its timeout and `-k 5`).
@@ -390,10 +390,10 @@ impl Leftover {
 }
 
 /// Human form of a duration for messages: the one formatter, `util::duration`.
-pub use crate::util::duration::human;
+pub(crate) use crate::util::duration::human;
 
 /// Turn captured bytes into text without failing on invalid UTF-8.
-pub fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 

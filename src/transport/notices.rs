@@ -7,7 +7,7 @@ use std::sync::Mutex;
 static NOTICES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Keep `message` for the reports.
-pub fn notice(message: String) {
+pub(crate) fn notice(message: String) {
     NOTICES
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -15,7 +15,7 @@ pub fn notice(message: String) {
 }
 
 /// The notices kept so far (each is handed out once).
-pub fn take() -> Vec<String> {
+pub(crate) fn take() -> Vec<String> {
     std::mem::take(&mut *NOTICES.lock().unwrap_or_else(|p| p.into_inner()))
 }
 

@@ -16,18 +16,18 @@
 
 /// Bytes of a preamble kept (for the notice that names it) and, when no start line comes,
 /// passed through as output; past that, a stream without the start line is an error.
-pub const MAX_PREAMBLE: usize = 1024 * 1024;
+pub(crate) const MAX_PREAMBLE: usize = 1024 * 1024;
 
 /// The start line for a run marker, as printed on the node (without its newline). The
 /// command line prints it from two words (see [`start_words`]), so that the line itself never
 /// appears in the command line, nor in a `set -x` trace of it.
-pub fn start_line(marker: &str) -> String {
+pub(crate) fn start_line(marker: &str) -> String {
     let (a, b) = start_words(marker);
     format!("{a}{b}")
 }
 
 /// The two words that `printf '%s%s\n'` joins into the start line.
-pub fn start_words(marker: &str) -> (String, String) {
+pub(crate) fn start_words(marker: &str) -> (String, String) {
     let cut = marker.len().min(4);
     (
         marker[..cut].to_string(),
@@ -36,7 +36,7 @@ pub fn start_words(marker: &str) -> (String, String) {
 }
 
 /// One stream's filter.
-pub struct Preamble {
+pub(crate) struct Preamble {
     needle: Vec<u8>,
     held: Vec<u8>,
     passing: bool,
@@ -50,7 +50,7 @@ pub struct Preamble {
 }
 
 impl Preamble {
-    pub fn new(start_line: &str) -> Preamble {
+    pub(crate) fn new(start_line: &str) -> Preamble {
         let mut needle = start_line.as_bytes().to_vec();
         needle.push(b'\n');
         Preamble {
@@ -66,7 +66,7 @@ impl Preamble {
 
     /// Feed a chunk as it arrives; returns what is the command's output (possibly nothing
     /// yet, while the start line has not come).
-    pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
         if self.passing {
             return chunk.to_vec();
         }
@@ -105,7 +105,7 @@ impl Preamble {
 
     /// At the end of the stream: what is still held back (the start line never came, so it
     /// is all output — unless the stream was [`Self::flooded`]).
-    pub fn finish(&mut self) -> Vec<u8> {
+    pub(crate) fn finish(&mut self) -> Vec<u8> {
         self.passing = true;
         if self.flooded().is_some() {
             // What was let go cannot be handed on whole; the transport reports it instead.
@@ -117,18 +117,18 @@ impl Preamble {
 
     /// `Some(bytes)`: the stream printed more than [`MAX_PREAMBLE`] bytes and never the start
     /// line, so its output cannot be told from what the login shell printed.
-    pub fn flooded(&self) -> Option<u64> {
+    pub(crate) fn flooded(&self) -> Option<u64> {
         (!self.found && !self.set_aside.is_empty())
             .then(|| self.set_aside.len() as u64 + self.dropped + self.held.len() as u64)
     }
 
     /// Whether the start line came.
-    pub fn started(&self) -> bool {
+    pub(crate) fn started(&self) -> bool {
         self.found
     }
 
     /// What the shell printed before the start line (empty when nothing, or no start line).
-    pub fn set_aside(&self) -> &[u8] {
+    pub(crate) fn set_aside(&self) -> &[u8] {
         &self.set_aside
     }
 }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 /// One recorded command, as stored in a transcript.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub command: String,
     #[serde(default)]
     pub stdout: String,
@@ -40,7 +40,7 @@ pub struct Entry {
     pub after: Option<String>,
 }
 
-pub struct Recorder {
+pub(crate) struct Recorder {
     inner: Arc<dyn Transport>,
     dir: PathBuf,
     lock: Mutex<()>,
@@ -49,12 +49,12 @@ pub struct Recorder {
 
 /// Output up to this size is inlined in the transcript line; beyond it, the stream goes to
 /// its own file (`NODE.N.stdout` / `.stderr`, `stdout_file` / `stderr_file` in the line).
-pub const INLINE: usize = 64 * 1024;
+pub(crate) const INLINE: usize = 64 * 1024;
 
 /// Open a transcript file for writing without following a planted link: `O_NOFOLLOW`, mode
 /// 0600, and (with `exclusive`) `O_EXCL`. An existing file must be a plain file of ours with
 /// one link.
-pub fn open_private(path: &Path, exclusive: bool) -> std::io::Result<File> {
+pub(crate) fn open_private(path: &Path, exclusive: bool) -> std::io::Result<File> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let mut o = std::fs::OpenOptions::new();
     o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
@@ -79,7 +79,7 @@ pub fn open_private(path: &Path, exclusive: bool) -> std::io::Result<File> {
 /// Check `--record DIR` before the run: each node's transcript `DIR/<node>.jsonl` is absent
 /// or a plain file of this user with one link (a link, another user's file or anything else
 /// there would drop that node's transcript: an error now, not a warning later).
-pub fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), String> {
+pub(crate) fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
@@ -171,7 +171,7 @@ impl Tee {
 }
 
 impl Recorder {
-    pub fn new(inner: Arc<dyn Transport>, dir: PathBuf) -> std::io::Result<Recorder> {
+    pub(crate) fn new(inner: Arc<dyn Transport>, dir: PathBuf) -> std::io::Result<Recorder> {
         std::fs::create_dir_all(&dir)?;
         Ok(Recorder {
             inner,

@@ -26,7 +26,7 @@ struct NodeScript {
     served: HashMap<String, usize>,
 }
 
-pub struct ReplayTransport {
+pub(crate) struct ReplayTransport {
     /// Transcript dir per node (CLI `--replay` overrides the inventory's `replay_dir`).
     dir_override: Option<PathBuf>,
     /// `--scenario NAME`: the overlay under `<dir>/scenarios/NAME/`.
@@ -43,18 +43,18 @@ struct TomlTranscript {
 /// A fault scenario's description (`scenarios/NAME/scenario.toml`); the rest of the file (what
 /// the tests expect) is not the transport's business.
 #[derive(serde::Deserialize)]
-pub struct ScenarioInfo {
+pub(crate) struct ScenarioInfo {
     pub description: String,
 }
 
 /// The directory of scenario `name` under transcript directory `dir`.
-pub fn scenario_dir(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn scenario_dir(dir: &Path, name: &str) -> PathBuf {
     dir.join("scenarios").join(name)
 }
 
 /// Read scenario `name` of transcript directory `dir`; an unknown name is an error listing the
 /// scenarios there.
-pub fn scenario_info(dir: &Path, name: &str) -> Result<ScenarioInfo, String> {
+pub(crate) fn scenario_info(dir: &Path, name: &str) -> Result<ScenarioInfo, String> {
     let ok_name = !name.is_empty()
         && name
             .chars()
@@ -74,7 +74,7 @@ pub fn scenario_info(dir: &Path, name: &str) -> Result<ScenarioInfo, String> {
 }
 
 /// The scenario names under `dir/scenarios/`, sorted.
-pub fn scenario_names(dir: &Path) -> Vec<String> {
+pub(crate) fn scenario_names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir.join("scenarios"))
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -172,7 +172,7 @@ fn load_base(dir: &Path, node: &str) -> Result<NodeScript, String> {
 
 /// Read a captured file a transcript points at: a relative path inside the transcript
 /// directory (no `..`, not absolute, no symlink leading out of it), bounded like live output.
-pub fn read_confined(dir: &Path, node: &str, file: &str) -> Result<String, String> {
+pub(crate) fn read_confined(dir: &Path, node: &str, file: &str) -> Result<String, String> {
     use std::path::Component;
     let rel = Path::new(file);
     let outside = || {
@@ -219,7 +219,7 @@ fn pick<'a>(list: &'a [Entry], served: &mut HashMap<String, usize>, command: &st
 }
 
 impl ReplayTransport {
-    pub fn new(dir_override: Option<PathBuf>, scenario: Option<String>) -> ReplayTransport {
+    pub(crate) fn new(dir_override: Option<PathBuf>, scenario: Option<String>) -> ReplayTransport {
         ReplayTransport {
             dir_override,
             scenario,

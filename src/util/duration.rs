@@ -5,11 +5,11 @@ use std::time::Duration;
 
 /// The longest duration fabcheck accepts (timeouts, waits): 30 days. Longer values are
 /// mistakes (`1e300`, `18446744073709551615`), and would overflow deadlines.
-pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Parse a human duration (`500ms`, `30s`, `5m`; a bare number is seconds), at most
 /// [`MAX_DURATION`].
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let too_long = || {
         format!(
@@ -37,7 +37,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// An optional duration option (`timeout: 30`, `timeout: "90s"`), for
 /// `#[serde(deserialize_with = "…")]`: whole seconds, or a human duration string.
-pub fn optional<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+pub(crate) fn optional<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Duration>, D::Error> {
     #[derive(serde::Deserialize)]
     #[serde(untagged)]
     enum Written {
@@ -60,7 +62,7 @@ pub fn optional<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duratio
 }
 
 /// Human form of a duration for messages.
-pub fn human(d: Duration) -> String {
+pub(crate) fn human(d: Duration) -> String {
     if d.as_millis() < 1000 {
         format!("{}ms", d.as_millis())
     } else if d.subsec_millis() == 0 {

@@ -1,7 +1,7 @@
 //! Numbers as people read them in messages and reports.
 
 /// A metric value for humans: integers without decimals, others with at most 3 decimals.
-pub fn fmt_num(v: f64) -> String {
+pub(crate) fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
         return v.to_string();
     }
@@ -21,7 +21,7 @@ pub fn fmt_num(v: f64) -> String {
 /// Decimals a unit's numbers are shown with in reports: the precision of the tools that produce
 /// them (perftest prints Gb/sec and usec with 2 decimals, nccl-tests GB/s with 2, iperf3 and
 /// computed Gbit/s likewise; ping prints ms with 3); `None`: no rule, [`fmt_num`] applies.
-pub fn unit_decimals(unit: &str) -> Option<usize> {
+pub(crate) fn unit_decimals(unit: &str) -> Option<usize> {
     match unit.trim() {
         "Gbit/s" | "Gb/s" | "Gbps" | "Gb/sec" | "GB/s" | "GB/sec" | "MB/s" | "MB/sec" | "MiB/s"
         | "GiB/s" | "Mbit/s" | "us" | "usec" | "µs" => Some(2),
@@ -33,7 +33,7 @@ pub fn unit_decimals(unit: &str) -> Option<usize> {
 
 /// A value rounded to its unit's precision ([`unit_decimals`]), trailing zeros dropped
 /// (`94.97123456 Gbit/s` → `94.97`, `20.0` → `20`); other units as [`fmt_num`].
-pub fn fmt_in(v: f64, unit: &str) -> String {
+pub(crate) fn fmt_in(v: f64, unit: &str) -> String {
     match unit_decimals(unit) {
         Some(d) if v.is_finite() => {
             let s = format!("{v:.d$}");
@@ -54,7 +54,7 @@ pub fn fmt_in(v: f64, unit: &str) -> String {
 }
 
 /// A byte count in binary units, one decimal at most (`1048576` → `1MiB`, `1536` → `1.5KiB`).
-pub fn human_bytes(b: f64) -> String {
+pub(crate) fn human_bytes(b: f64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b;
     let mut i = 0;
@@ -68,7 +68,7 @@ pub fn human_bytes(b: f64) -> String {
 /// Characters that reorder or hide text on a terminal or in a browser: the bidirectional
 /// embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069; a U+202E makes `FAIL`
 /// read as a pass), the direction marks and the zero-width joiners.
-pub fn is_deceptive(c: char) -> bool {
+pub(crate) fn is_deceptive(c: char) -> bool {
     matches!(c,
         '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
         | '\u{061c}' | '\u{feff}')
@@ -78,7 +78,7 @@ pub fn is_deceptive(c: char) -> bool {
 /// removed, C0 and C1 control characters removed (those XML 1.0 forbids among them; tab and
 /// newline kept), and the bidirectional and invisible
 /// characters of [`is_deceptive`] removed.
-pub fn clean_text(s: &str) -> String {
+pub(crate) fn clean_text(s: &str) -> String {
     static ANSI: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = ANSI.get_or_init(|| {
         regex::Regex::new(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")

@@ -8,9 +8,9 @@ use std::path::Path;
 
 /// The most fabcheck reads of a script or a module (8 MiB; the largest shipped script is a
 /// few dozen KiB).
-pub const SCRIPT_CAP: u64 = 8 << 20;
+pub(crate) const SCRIPT_CAP: u64 = 8 << 20;
 /// The most fabcheck reads of an inventory (16 MiB: thousands of nodes fit in a few MiB).
-pub const INVENTORY_CAP: u64 = 16 << 20;
+pub(crate) const INVENTORY_CAP: u64 = 16 << 20;
 
 /// What a file of this type is, when it is not a regular file.
 fn not_regular(t: std::fs::FileType) -> Option<&'static str> {
@@ -48,12 +48,12 @@ fn open_regular_for(path: &Path, hint: &str) -> io::Result<File> {
 }
 
 /// Open `path` for reading if it is a regular file (a captured output, a transcript).
-pub fn open_regular(path: &Path) -> io::Result<File> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     open_regular_for(path, "point at a captured output file")
 }
 
 /// The whole text of a regular file ([`open_regular`]).
-pub fn read_regular(path: &Path) -> io::Result<String> {
+pub(crate) fn read_regular(path: &Path) -> io::Result<String> {
     use std::io::Read;
     let mut s = String::new();
     open_regular(path)?.read_to_string(&mut s)?;
@@ -63,7 +63,7 @@ pub fn read_regular(path: &Path) -> io::Result<String> {
 /// The text of `path` (a script, a module, an inventory: `what`), read only if it is a
 /// regular file of at most `cap` bytes: a FIFO, a device (`/dev/zero`) or a directory is
 /// refused at once, and a larger file after `cap` bytes, with an error that says so.
-pub fn read_capped(path: &Path, cap: u64, what: &str) -> io::Result<String> {
+pub(crate) fn read_capped(path: &Path, cap: u64, what: &str) -> io::Result<String> {
     use std::io::Read;
     let f = open_regular_for(path, &format!("point at the {what} file"))?;
     let mut buf = Vec::new();

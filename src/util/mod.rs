@@ -1,13 +1,13 @@
 //! Small helpers every layer may use (they depend on nothing else in fabcheck): the one name
 //! validator, the one worker pool, the one "did you mean", the one source of random names.
 
-pub mod duration;
-pub mod fmt;
-pub mod fs;
-pub mod names;
-pub mod nccl_env;
-pub mod nccl_hca;
-pub mod pool;
-pub mod random;
-pub mod shape;
-pub mod suggest;
+pub(crate) mod duration;
+pub(crate) mod fmt;
+pub(crate) mod fs;
+pub(crate) mod names;
+pub(crate) mod nccl_env;
+pub(crate) mod nccl_hca;
+pub(crate) mod pool;
+pub(crate) mod random;
+pub(crate) mod shape;
+pub(crate) mod suggest;

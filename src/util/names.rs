@@ -3,7 +3,7 @@
 //! shell-quoted besides).
 
 /// A name that reaches a remote command or a file name: node, interface, RDMA device, bond.
-pub fn valid_name(s: &str) -> bool {
+pub(crate) fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 255
         && s.chars()
@@ -12,12 +12,12 @@ pub fn valid_name(s: &str) -> bool {
 }
 
 /// An IP address, or a host name (no `%` scope or `@`).
-pub fn valid_address(s: &str) -> bool {
+pub(crate) fn valid_address(s: &str) -> bool {
     s.parse::<std::net::IpAddr>().is_ok() || (valid_name(s) && !s.contains('%') && !s.contains('@'))
 }
 
 /// An environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
-pub fn valid_env_name(s: &str) -> bool {
+pub(crate) fn valid_env_name(s: &str) -> bool {
     s.chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
@@ -26,7 +26,9 @@ pub fn valid_env_name(s: &str) -> bool {
 
 /// An environment option (`env: #{ NCCL_DEBUG: "INFO" }`), for
 /// `#[serde(deserialize_with = "…")]`: every name valid, values as text, by name (a script map's order).
-pub fn env_map<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+pub(crate) fn env_map<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(String, String)>, D::Error> {
     struct Env;
     impl<'de> serde::de::Visitor<'de> for Env {
         type Value = Vec<(String, String)>;
@@ -90,7 +92,7 @@ impl<'de> serde::Deserialize<'de> for Text {
 }
 
 /// A program path given by a script (`binary:` options).
-pub fn valid_program(s: &str) -> bool {
+pub(crate) fn valid_program(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with('-')
         && s.chars()
@@ -98,28 +100,28 @@ pub fn valid_program(s: &str) -> bool {
 }
 
 /// One argument word of `extra_args` / `args` options.
-pub fn valid_arg_word(s: &str) -> bool {
+pub(crate) fn valid_arg_word(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_=.:,/+@".contains(c))
 }
 
 /// Characters that need no shell quoting.
-pub fn shell_safe(s: &str) -> bool {
+pub(crate) fn shell_safe(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
 }
 
 /// `--set` keys and script parameter names.
-pub fn valid_param_key(s: &str) -> bool {
+pub(crate) fn valid_param_key(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
 /// POSIX shell single-quoting.
-pub fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     if shell_safe(s) {
         return s.to_string();
     }

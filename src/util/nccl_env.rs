@@ -21,7 +21,7 @@ use serde::Serialize;
 
 /// One `NCCL_*` setting of a recipe.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Setting {
+pub(crate) struct Setting {
     pub name: String,
     pub value: String,
     /// 1-based line of the recipe.
@@ -44,7 +44,7 @@ fn value_at(rest: &str) -> String {
 }
 
 /// Every `NCCL_*` setting of a recipe's text, in the order written (see the module doc).
-pub fn settings(text: &str) -> Vec<Setting> {
+pub(crate) fn settings(text: &str) -> Vec<Setting> {
     let re = regex::Regex::new(r#"(?:^|[\s"'\-\[{,(])(NCCL_[A-Z0-9_]+)["']?[ \t]*(=|:)"#)
         .expect("static regex");
     let mut out = Vec::new();
@@ -71,7 +71,7 @@ pub fn settings(text: &str) -> Vec<Setting> {
 }
 
 /// The settings in effect: the last of each variable, in the order of first appearance.
-pub fn effective(text: &str) -> Vec<Setting> {
+pub(crate) fn effective(text: &str) -> Vec<Setting> {
     let mut out: Vec<Setting> = Vec::new();
     for s in settings(text) {
         match out.iter_mut().find(|o| o.name == s.name) {
@@ -83,7 +83,7 @@ pub fn effective(text: &str) -> Vec<Setting> {
 }
 
 /// Does NCCL pick interface `ifname` under `NCCL_SOCKET_IFNAME=value`, and why (in words)?
-pub fn socket_ifname_uses(value: &str, ifname: &str) -> (bool, String) {
+pub(crate) fn socket_ifname_uses(value: &str, ifname: &str) -> (bool, String) {
     let f = nccl_hca::parse(value);
     let listed = f.entries.iter().find(|e| {
         if f.exact {

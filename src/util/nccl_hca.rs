@@ -18,7 +18,7 @@ use serde::Serialize;
 const MAX_ENTRIES: usize = 32;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HcaEntry {
+pub(crate) struct HcaEntry {
     /// Device name, or its prefix when the list is not exact.
     pub hca: String,
     /// `None`: every port of the device.
@@ -26,7 +26,7 @@ pub struct HcaEntry {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HcaFilter {
+pub(crate) struct HcaFilter {
     /// The value as given.
     pub raw: String,
     /// `^`: the listed devices are NOT used.
@@ -53,7 +53,7 @@ fn atoi(s: &str) -> i64 {
 }
 
 /// Parse an `NCCL_IB_HCA` value.
-pub fn parse(value: &str) -> HcaFilter {
+pub(crate) fn parse(value: &str) -> HcaFilter {
     let mut rest = value;
     let exclude = rest.starts_with('^');
     if exclude {
@@ -89,7 +89,7 @@ pub fn parse(value: &str) -> HcaFilter {
 
 impl HcaFilter {
     /// The entry that names `device` port `port` (matchIfList), if any.
-    pub fn matching_entry(&self, device: &str, port: i64) -> Option<&HcaEntry> {
+    pub(crate) fn matching_entry(&self, device: &str, port: i64) -> Option<&HcaEntry> {
         self.entries.iter().find(|e| {
             let name = if self.exact {
                 device == e.hca
@@ -101,13 +101,13 @@ impl HcaFilter {
     }
 
     /// Does NCCL use `device` port `port` under this value?
-    pub fn selects(&self, device: &str, port: i64) -> bool {
+    pub(crate) fn selects(&self, device: &str, port: i64) -> bool {
         let listed = self.entries.is_empty() || self.matching_entry(device, port).is_some();
         listed != self.exclude
     }
 
     /// Why `device` port `port` is or is not used, in words (for a check's message).
-    pub fn explain(&self, device: &str, port: i64) -> String {
+    pub(crate) fn explain(&self, device: &str, port: i64) -> String {
         let raw = &self.raw;
         let kind = if self.exact { "exact name" } else { "prefix" };
         match (self.matching_entry(device, port), self.exclude) {

@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 /// Stack size of pool threads (Rhai evaluation of deep scripts needs more than the default).
-pub const STACK: usize = 16 * 1024 * 1024;
+pub(crate) const STACK: usize = 16 * 1024 * 1024;
 
-pub fn map<T: Sync, R: Send>(
+pub(crate) fn map<T: Sync, R: Send>(
     items: &[T],
     workers: usize,
     f: impl Fn(usize, &T) -> R + Sync,
@@ -61,7 +61,7 @@ pub fn map<T: Sync, R: Send>(
 /// [`LOOKAHEAD`] items that may start, the one whose keys have the most items still to start
 /// goes first (a node with more pairs left is not left with a wave of its own at the end).
 /// Results in item order.
-pub fn map_capped<T: Sync, R: Send>(
+pub(crate) fn map_capped<T: Sync, R: Send>(
     items: &[T],
     workers: usize,
     cap: usize,
@@ -111,7 +111,7 @@ pub fn map_capped<T: Sync, R: Send>(
 
 /// How many items that may start [`map_capped`] compares (bounded: a 1000-node mesh has a
 /// million items).
-pub const LOOKAHEAD: usize = 64;
+pub(crate) const LOOKAHEAD: usize = 64;
 /// How many items past the first that may start it looks at, at most.
 const SCAN: usize = 4096;
 

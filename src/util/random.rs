@@ -27,12 +27,12 @@ fn bytes<const N: usize>() -> [u8; N] {
 }
 
 /// 64 unpredictable bits.
-pub fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     u64::from_le_bytes(bytes::<8>())
 }
 
 /// 12 random characters [a-z0-9].
-pub fn random_name() -> String {
+pub(crate) fn random_name() -> String {
     const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     bytes::<RANDOM_NAME_LEN>()
         .iter()
@@ -41,7 +41,7 @@ pub fn random_name() -> String {
 }
 
 /// The length of [`random_name`].
-pub const RANDOM_NAME_LEN: usize = 12;
+pub(crate) const RANDOM_NAME_LEN: usize = 12;
 
 #[cfg(test)]
 mod tests {

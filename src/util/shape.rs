@@ -113,12 +113,12 @@ fn serialised_keys<T: Serialize + Default>() -> Vec<String> {
 
 /// The field names a `Deserialize` struct declares, including those left out when serialised
 /// (`skip_serializing_if`): read from what it asks a deserializer for.
-pub fn struct_fields<T: DeserializeOwned>() -> Vec<String> {
+pub(crate) fn struct_fields<T: DeserializeOwned>() -> Vec<String> {
     field_names::<T>().iter().map(|f| f.to_string()).collect()
 }
 
 /// [`struct_fields`] as serde declares them, in declaration order.
-pub fn field_names<T: DeserializeOwned>() -> &'static [&'static str] {
+pub(crate) fn field_names<T: DeserializeOwned>() -> &'static [&'static str] {
     use serde::de::{Error, Visitor};
     struct Names<'a>(&'a mut &'static [&'static str]);
     impl<'de> serde::Deserializer<'de> for Names<'_> {
@@ -147,10 +147,10 @@ pub fn field_names<T: DeserializeOwned>() -> &'static [&'static str] {
 }
 
 /// A shape being built (see [`impl_shape!`]).
-pub struct Builder(Shape);
+pub(crate) struct Builder(Shape);
 
 /// The shape of a type known by its serialised default value (a primitive's own result).
-pub fn serialised<T: Serialize + Default>(name: &'static str) -> Builder {
+pub(crate) fn serialised<T: Serialize + Default>(name: &'static str) -> Builder {
     Builder(Shape {
         name,
         fields: serialised_keys::<T>(),
@@ -159,14 +159,14 @@ pub fn serialised<T: Serialize + Default>(name: &'static str) -> Builder {
 }
 
 /// The shape of a parser's type: every declared field, serialised or not.
-pub fn parsed<T: Serialize + Default + DeserializeOwned>(name: &'static str) -> Builder {
+pub(crate) fn parsed<T: Serialize + Default + DeserializeOwned>(name: &'static str) -> Builder {
     serialised::<T>(name).with(struct_fields::<T>())
 }
 
 /// A shape whose fields are listed (a result made by hand, not serialised from a type). `T`
 /// only keeps the call form of [`parsed`] and [`serialised`] in [`impl_shape!`].
 #[allow(clippy::extra_unused_type_parameters)]
-pub fn listed<T>(name: &'static str) -> Builder {
+pub(crate) fn listed<T>(name: &'static str) -> Builder {
     Builder(Shape {
         name,
         fields: vec![],
@@ -175,28 +175,28 @@ pub fn listed<T>(name: &'static str) -> Builder {
 }
 
 impl Builder {
-    pub fn with<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Builder {
+    pub(crate) fn with<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Builder {
         self.0.fields.extend(fields.into_iter().map(Into::into));
         self
     }
     /// A `#[serde(flatten)]`ed type: its fields and nested results are this one's too.
-    pub fn flat<T: Shaped>(mut self) -> Builder {
+    pub(crate) fn flat<T: Shaped>(mut self) -> Builder {
         let inner = T::shape();
         self = self.with(inner.fields.iter().cloned());
         self.0.nested.extend(inner.nested.iter().copied());
         self
     }
     /// `field` holds one `T`.
-    pub fn one<T: Shaped>(mut self, field: &'static str) -> Builder {
+    pub(crate) fn one<T: Shaped>(mut self, field: &'static str) -> Builder {
         self.0.nested.push((field, Nest::One(T::shape())));
         self
     }
     /// `field` holds an array of `T`.
-    pub fn many<T: Shaped>(mut self, field: &'static str) -> Builder {
+    pub(crate) fn many<T: Shaped>(mut self, field: &'static str) -> Builder {
         self.0.nested.push((field, Nest::Many(T::shape())));
         self
     }
-    pub fn done(mut self) -> &'static Shape {
+    pub(crate) fn done(mut self) -> &'static Shape {
         self.0.fields.sort();
         self.0.fields.dedup();
         Box::leak(Box::new(self.0))

@@ -1,6 +1,6 @@
 //! "Did you mean": the closest known word by edit distance.
 
-pub fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().take(300).collect();
     let b: Vec<char> = b.chars().take(300).collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -17,7 +17,7 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The known word closest to `word` within `max` edits (ties: the first in `known`).
-pub fn closest<'a, I: IntoIterator<Item = &'a str>>(
+pub(crate) fn closest<'a, I: IntoIterator<Item = &'a str>>(
     word: &str,
     known: I,
     max: usize,
@@ -31,7 +31,7 @@ pub fn closest<'a, I: IntoIterator<Item = &'a str>>(
 }
 
 /// ` (did you mean `x`?)` or nothing.
-pub fn did_you_mean<'a, I: IntoIterator<Item = &'a str>>(word: &str, known: I) -> String {
+pub(crate) fn did_you_mean<'a, I: IntoIterator<Item = &'a str>>(word: &str, known: I) -> String {
     let max = (word.chars().count() / 3).clamp(1, 3);
     closest(word, known, max)
         .map(|k| format!(" (did you mean `{k}`?)"))

@@ -18,7 +18,7 @@ use serde::Serialize;
 use std::sync::{Arc, OnceLock};
 
 /// One script function: how it is called, its options and what it returns.
-pub struct Decl {
+pub(crate) struct Decl {
     /// As documented: `n.ethtool(iface)`.
     pub call: &'static str,
     /// The names it is registered under (`ib_write_bw`, `ib_read_bw`, ...; `parse::ethtool`).
@@ -33,7 +33,7 @@ pub struct Decl {
 }
 
 /// What a file of bindings is given: the engine, the run's environment and its tests.
-pub struct Api<'e> {
+pub(crate) struct Api<'e> {
     engine: &'e mut Engine,
     pub env: Arc<RunEnv>,
     pub tests: SharedRegistry,
@@ -41,14 +41,14 @@ pub struct Api<'e> {
 }
 
 /// A file of bindings: `fn register(api: &mut Api)`.
-pub type Binder = fn(&mut Api);
+pub(crate) type Binder = fn(&mut Api);
 
 /// Every file of bindings, each adding itself (`#[distributed_slice(BINDINGS)]`).
 #[linkme::distributed_slice]
 pub static BINDINGS: [Binder];
 
 impl<'e> Api<'e> {
-    pub fn new(engine: &'e mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) -> Api<'e> {
+    pub(crate) fn new(engine: &'e mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) -> Api<'e> {
         Api {
             engine,
             env,
@@ -59,17 +59,17 @@ impl<'e> Api<'e> {
 
     /// The engine, for what is not a script function of its own: the `Node` type's properties
     /// and operators, a result's map-like functions, modules.
-    pub fn engine(&mut self) -> &mut Engine {
+    pub(crate) fn engine(&mut self) -> &mut Engine {
         self.engine
     }
 
     /// `n.NAME(args)`: `call` as documented, `n.ethtool(iface)`.
-    pub fn method(&mut self, call: &'static str) -> Def<'_, 'e> {
+    pub(crate) fn method(&mut self, call: &'static str) -> Def<'_, 'e> {
         self.def(call, true)
     }
 
     /// `NAME(args)`: `call` as documented, `ssh_hop(from, to, opts)`.
-    pub fn function(&mut self, call: &'static str) -> Def<'_, 'e> {
+    pub(crate) fn function(&mut self, call: &'static str) -> Def<'_, 'e> {
         self.def(call, false)
     }
 
@@ -89,45 +89,45 @@ impl<'e> Api<'e> {
         }
     }
 
-    pub fn into_decls(self) -> Vec<Decl> {
+    pub(crate) fn into_decls(self) -> Vec<Decl> {
         self.decls
     }
 }
 
 /// A declaration being written; it is recorded when the function is registered.
-pub struct Def<'a, 'e> {
+pub(crate) struct Def<'a, 'e> {
     api: &'a mut Api<'e>,
     decl: Decl,
 }
 
 impl<'a, 'e> Def<'a, 'e> {
     /// What it does (`fabcheck doc`).
-    pub fn doc(mut self, doc: &'static str) -> Self {
+    pub(crate) fn doc(mut self, doc: &'static str) -> Self {
         self.decl.doc = doc;
         self
     }
 
     /// More names for the same function (`ib_read_bw`, `ib_send_bw` beside `ib_write_bw`).
-    pub fn also(mut self, names: &[&'static str]) -> Self {
+    pub(crate) fn also(mut self, names: &[&'static str]) -> Self {
         self.decl.names.extend_from_slice(names);
         self
     }
 
     /// The keys its options map may have.
-    pub fn opts(mut self, opts: &'static [&'static str]) -> Self {
+    pub(crate) fn opts(mut self, opts: &'static [&'static str]) -> Self {
         self.decl.opts = opts;
         self
     }
 
     /// The keys its options map may have: the fields of its options struct `T` (read with
     /// `options::read::<T>`).
-    pub fn options<T: serde::de::DeserializeOwned>(self) -> Self {
+    pub(crate) fn options<T: serde::de::DeserializeOwned>(self) -> Self {
         self.opts(super::options::field_names::<T>())
     }
 
     /// It returns what Rust type `T` is to scripts (a result, an array of them, ...); a plain
     /// value keeps the description given with [`Def::plain`].
-    pub fn returns<T: Returned>(self) -> Self {
+    pub(crate) fn returns<T: Returned>(self) -> Self {
         match T::returns() {
             Returns::Plain(_) => self,
             r => self.returning(r),
@@ -135,18 +135,18 @@ impl<'a, 'e> Def<'a, 'e> {
     }
 
     /// It returns a plain value, described (`"stdout as a string"`).
-    pub fn plain(self, what: &'static str) -> Self {
+    pub(crate) fn plain(self, what: &'static str) -> Self {
         self.returning(Returns::Plain(what))
     }
 
     /// It returns what another declaration says (a parser's own declaration).
-    pub fn returning(mut self, r: Returns) -> Self {
+    pub(crate) fn returning(mut self, r: Returns) -> Self {
         self.decl.returns = r;
         self
     }
 
     /// Register it under each of its names (`f(engine, name)`) and record the declaration.
-    pub fn register(self, mut f: impl FnMut(&mut Engine, &'static str)) {
+    pub(crate) fn register(self, mut f: impl FnMut(&mut Engine, &'static str)) {
         for name in &self.decl.names {
             f(self.api.engine, name);
         }
@@ -154,7 +154,7 @@ impl<'a, 'e> Def<'a, 'e> {
     }
 
     /// `n.NAME()` for a primitive of one node.
-    pub fn node0<T: Returned + Serialize + 'static>(self, f: fn(&NodeRef) -> PResult<T>) {
+    pub(crate) fn node0<T: Returned + Serialize + 'static>(self, f: fn(&NodeRef) -> PResult<T>) {
         let d = self.returns::<T>();
         d.register(|e, name| {
             e.register_fn(name, move |ctx: NativeCallContext, n: &mut NodeRef| {
@@ -164,7 +164,10 @@ impl<'a, 'e> Def<'a, 'e> {
     }
 
     /// `n.NAME(arg)` for a primitive of one node taking one string.
-    pub fn node1<T: Returned + Serialize + 'static>(self, f: fn(&NodeRef, &str) -> PResult<T>) {
+    pub(crate) fn node1<T: Returned + Serialize + 'static>(
+        self,
+        f: fn(&NodeRef, &str) -> PResult<T>,
+    ) {
         let d = self.returns::<T>();
         d.register(|e, name| {
             e.register_fn(
@@ -178,7 +181,11 @@ impl<'a, 'e> Def<'a, 'e> {
 }
 
 /// Register every file of bindings into `engine`; the declarations of what was registered.
-pub fn register_all(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry) -> Vec<Decl> {
+pub(crate) fn register_all(
+    engine: &mut Engine,
+    env: Arc<RunEnv>,
+    tests: SharedRegistry,
+) -> Vec<Decl> {
     super::dry::register(engine);
     super::record::register(engine);
     let mut api = Api::new(engine, env, tests);
@@ -190,7 +197,7 @@ pub fn register_all(engine: &mut Engine, env: Arc<RunEnv>, tests: SharedRegistry
 }
 
 /// The declarations of every script function (registered once into a scratch engine).
-pub fn decls() -> &'static [Decl] {
+pub(crate) fn decls() -> &'static [Decl] {
     static DECLS: OnceLock<Vec<Decl>> = OnceLock::new();
     DECLS.get_or_init(|| {
         let tests = Arc::new(std::sync::Mutex::new(Default::default()));
@@ -199,13 +206,13 @@ pub fn decls() -> &'static [Decl] {
 }
 
 /// The declaration of a function by the name a script calls it with (`ethtool`, `parse::nccl`).
-pub fn decl(name: &str) -> Option<&'static Decl> {
+pub(crate) fn decl(name: &str) -> Option<&'static Decl> {
     decls().iter().find(|d| d.names.contains(&name))
 }
 
 /// For `fabcheck doc`: each function's options and the fields of what it returns, node methods
 /// first, each part by name.
-pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> {
+pub(crate) fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> {
     let mut ds: Vec<&Decl> = decls()
         .iter()
         .filter(|d| !d.names[0].starts_with("parse::") && !d.names[0].starts_with("test"))
@@ -229,7 +236,7 @@ pub fn reference() -> Vec<(&'static str, &'static [&'static str], Vec<String>)> 
 
 /// For `fabcheck doc`: the results found inside other results (`perftest row`), each once, by
 /// name.
-pub fn nested_kinds() -> Vec<(&'static str, Vec<String>)> {
+pub(crate) fn nested_kinds() -> Vec<(&'static str, Vec<String>)> {
     fn visit(s: &'static Shape, out: &mut Vec<(&'static str, Vec<String>)>) {
         for (_, n) in &s.nested {
             let (Nest::One(n) | Nest::Many(n)) = *n;

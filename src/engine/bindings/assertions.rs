@@ -10,7 +10,7 @@ use crate::engine::signal::{self, at, RhaiErr};
 use crate::run::context;
 use crate::run::model::Metric;
 
-pub const METRIC_OPTS: &[&str] = &[
+pub(crate) const METRIC_OPTS: &[&str] = &[
     "tolerance_pct",
     "higher_is_better",
     "threshold",

@@ -9,7 +9,8 @@ use crate::run::context;
 use crate::run::model::{Cable, Finding, Subject};
 use rhai::{Dynamic, Map, NativeCallContext};
 
-pub const SUBJECT_OPTS: &[&str] = &["kind", "node", "port", "netdev", "rail", "peer", "cable"];
+pub(crate) const SUBJECT_OPTS: &[&str] =
+    &["kind", "node", "port", "netdev", "rail", "peer", "cable"];
 
 /// The cable of `v`: an `ethtool_module` result or a map with `vendor_name`, `vendor_pn`,
 /// `vendor_sn` (a dry run's stand-in or `()`: none).

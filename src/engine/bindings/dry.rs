@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 /// What a script sees for an answer that a dry run did not ask.
 #[derive(Clone)]
-pub struct DryValue {
+pub(crate) struct DryValue {
     /// Whose answer it stands for: "the answer of `ethtool enp1s0f1np1` on spark-01".
     pub origin: Arc<str>,
     /// The kind of result it stands for, where known: reading a field that kind does not
@@ -58,11 +58,11 @@ impl IntoIterator for DryValue {
 }
 
 /// A stand-in as text: one text for all of them, so that texts built from them compare equal.
-pub const TEXT: &str = "<not known in a dry run>";
+pub(crate) const TEXT: &str = "<not known in a dry run>";
 
-pub use signal::{DRY_STOPPED as STOPPED, DRY_TYPE_NAME as TYPE_NAME};
+pub(crate) use signal::{DRY_STOPPED as STOPPED, DRY_TYPE_NAME as TYPE_NAME};
 
-pub fn is(v: &Dynamic) -> bool {
+pub(crate) fn is(v: &Dynamic) -> bool {
     v.is::<DryValue>()
 }
 
@@ -92,7 +92,7 @@ fn part_kind(kind: Option<Returns>, key: Option<&str>) -> Option<Returns> {
 
 /// The script value of a dry-run primitive returning `returns`: what its plan knows (typed),
 /// a `DryValue` of the right kind for the rest.
-pub fn stand_in(e: &PrimError, returns: Returns) -> Dynamic {
+pub(crate) fn stand_in(e: &PrimError, returns: Returns) -> Dynamic {
     fn fill(v: Dynamic, origin: &str, kind: Option<Returns>) -> Dynamic {
         if v.is_unit() {
             return of(origin, kind);
@@ -146,7 +146,7 @@ fn stop(ctx: &NativeCallContext, what: &str, v: &DryValue) -> RhaiErr {
 
 /// The first `DryValue` among `args`, if any (assertions and metrics on one are assumed to
 /// hold).
-pub fn any(args: &[&Dynamic]) -> bool {
+pub(crate) fn any(args: &[&Dynamic]) -> bool {
     args.iter().any(|a| is(a))
 }
 

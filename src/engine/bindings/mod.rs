@@ -3,11 +3,11 @@
 //! test outcomes. Timeouts are not decided here: every option struct carries the call's own
 //! `timeout` and the primitives apply the run's one policy (`RunEnv::command_timeout`).
 
-pub mod api;
-pub mod assertions;
+pub(crate) mod api;
+pub(crate) mod assertions;
 mod bonding;
-pub mod diagnosis;
-pub mod dry;
+pub(crate) mod diagnosis;
+pub(crate) mod dry;
 mod eee;
 mod ethtool;
 mod ethtool_driver;
@@ -34,7 +34,7 @@ mod perftest;
 mod ping;
 mod profile;
 mod rdma_link;
-pub mod record;
+pub(crate) mod record;
 mod show_fec;
 mod show_gids;
 mod ssh_hop;
@@ -43,4 +43,4 @@ mod tools;
 mod values;
 mod version_drift;
 
-pub use api::{decl, nested_kinds, reference, register_all as register};
+pub(crate) use api::{decl, nested_kinds, reference, register_all as register};

@@ -22,7 +22,7 @@ fn strings(v: &[String]) -> Array {
 }
 
 /// `#{ stdout, stderr, exit_code, duration_ms }`.
-pub fn result_map(o: &CmdOutput) -> Map {
+pub(super) fn result_map(o: &CmdOutput) -> Map {
     let mut m = Map::new();
     m.insert("stdout".into(), Dynamic::from(o.stdout.clone()));
     m.insert("stderr".into(), Dynamic::from(o.stderr.clone()));

@@ -8,7 +8,7 @@ use rhai::{Array, Dynamic, Map, Position};
 use serde::de::{DeserializeOwned, Visitor};
 use std::time::Duration;
 
-pub struct Opts<'a> {
+pub(super) struct Opts<'a> {
     map: Map,
     what: &'a str,
     pos: Position,
@@ -16,7 +16,7 @@ pub struct Opts<'a> {
 
 impl<'a> Opts<'a> {
     /// Check `map`'s keys against `known` for primitive `what`.
-    pub fn new(
+    pub(super) fn new(
         map: Option<Map>,
         what: &'a str,
         known: &[&str],
@@ -39,12 +39,12 @@ impl<'a> Opts<'a> {
     }
 
     /// The raw value of an option (unit counts as absent).
-    pub fn get_raw(&self, k: &str) -> Option<&Dynamic> {
+    pub(super) fn get_raw(&self, k: &str) -> Option<&Dynamic> {
         self.get(k)
     }
 
     /// A string, or any value shown as text (a node passed as `node: n` gives its name).
-    pub fn str_or_display(&self, k: &str) -> Result<Option<String>, RhaiErr> {
+    pub(super) fn str_or_display(&self, k: &str) -> Result<Option<String>, RhaiErr> {
         Ok(self.get(k).map(
             |v| match v.clone().try_cast::<crate::primitives::NodeRef>() {
                 Some(n) => n.name().to_string(),
@@ -69,7 +69,7 @@ impl<'a> Opts<'a> {
         )
     }
 
-    pub fn str(&self, k: &str) -> Result<Option<String>, RhaiErr> {
+    pub(super) fn str(&self, k: &str) -> Result<Option<String>, RhaiErr> {
         match self.get(k) {
             None => Ok(None),
             Some(v) if v.is_string() => Ok(Some(v.to_string())),
@@ -77,7 +77,7 @@ impl<'a> Opts<'a> {
         }
     }
 
-    pub fn int(&self, k: &str) -> Result<Option<i64>, RhaiErr> {
+    pub(super) fn int(&self, k: &str) -> Result<Option<i64>, RhaiErr> {
         match self.get(k) {
             None => Ok(None),
             Some(v) => v
@@ -87,7 +87,7 @@ impl<'a> Opts<'a> {
         }
     }
 
-    pub fn float(&self, k: &str) -> Result<Option<f64>, RhaiErr> {
+    pub(super) fn float(&self, k: &str) -> Result<Option<f64>, RhaiErr> {
         match self.get(k) {
             None => Ok(None),
             Some(v) => v
@@ -100,7 +100,7 @@ impl<'a> Opts<'a> {
         }
     }
 
-    pub fn bool(&self, k: &str) -> Result<bool, RhaiErr> {
+    pub(super) fn bool(&self, k: &str) -> Result<bool, RhaiErr> {
         match self.get(k) {
             None => Ok(false),
             Some(v) => v.as_bool().map_err(|_| self.bad(k, v, "true or false")),
@@ -108,7 +108,7 @@ impl<'a> Opts<'a> {
     }
 
     /// Whole seconds, or a human duration string (`"90s"`, `"2m"`).
-    pub fn duration(&self, k: &str) -> Result<Option<Duration>, RhaiErr> {
+    pub(super) fn duration(&self, k: &str) -> Result<Option<Duration>, RhaiErr> {
         match self.get(k) {
             None => Ok(None),
             Some(v) => duration_of(v)
@@ -119,7 +119,7 @@ impl<'a> Opts<'a> {
 }
 
 /// A duration from a script value: whole seconds, or `"500ms"`, `"30s"`, `"5m"`.
-pub fn duration_of(v: &Dynamic) -> Result<Duration, String> {
+pub(super) fn duration_of(v: &Dynamic) -> Result<Duration, String> {
     if let Ok(i) = v.as_int() {
         if i < 0 {
             return Err(format!("{i} is negative"));
@@ -133,7 +133,7 @@ pub fn duration_of(v: &Dynamic) -> Result<Duration, String> {
 /// (`#[serde(default, deny_unknown_fields)]`): an unknown key is refused with "did you mean"
 /// and the list of `T`'s fields, a value of the wrong kind names the option, what it must be
 /// and what it is. Unit values count as absent.
-pub fn read<T: DeserializeOwned>(
+pub(super) fn read<T: DeserializeOwned>(
     map: Option<Map>,
     what: &str,
     pos: Position,
@@ -359,7 +359,7 @@ impl<'de> serde::de::IntoDeserializer<'de, OptError> for Value<'_> {
 }
 
 /// The option names of `T`: its serde fields, in declaration order.
-pub fn field_names<T: DeserializeOwned>() -> &'static [&'static str] {
+pub(super) fn field_names<T: DeserializeOwned>() -> &'static [&'static str] {
     crate::util::shape::field_names::<T>()
 }
 

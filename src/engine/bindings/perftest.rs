@@ -9,7 +9,7 @@ use crate::primitives::pair::{self, PerftestOpts};
 use crate::primitives::NodeRef;
 use rhai::{Engine, Map, NativeCallContext, Position};
 
-pub const PERFTEST_OPTS: &[&str] = &[
+pub(super) const PERFTEST_OPTS: &[&str] = &[
     "device",
     "server_device",
     "client_device",
@@ -25,7 +25,7 @@ pub const PERFTEST_OPTS: &[&str] = &[
     "server_ip",
     "timeout",
 ];
-pub const PORT_OPTS: &[&str] = &[
+pub(super) const PORT_OPTS: &[&str] = &[
     "port_name",
     "all_ports",
     "device",

@@ -25,7 +25,7 @@ fn ping_opts(o: Option<Map>, what: &str, pos: rhai::Position) -> Result<PingOpts
 }
 
 /// The keys of a `ping_all` target map.
-pub const TARGET_KEYS: &[&str] = &["ip", "iface", "size"];
+pub(super) const TARGET_KEYS: &[&str] = &["ip", "iface", "size"];
 
 /// A `ping_all` target: an address, or `#{ ip, iface, size }`.
 fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {

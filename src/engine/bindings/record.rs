@@ -14,13 +14,13 @@ use crate::util::suggest::{did_you_mean, edit_distance};
 use rhai::{Array, Dynamic, Engine, Map, NativeCallContext};
 
 #[derive(Clone)]
-pub struct Record {
+pub(crate) struct Record {
     pub shape: &'static Shape,
     pub map: Map,
 }
 
 /// A converted value (`rhai::serde::to_dynamic` of a result) typed as `r` declares.
-pub fn typed(v: Dynamic, r: Returns) -> Dynamic {
+pub(crate) fn typed(v: Dynamic, r: Returns) -> Dynamic {
     match r {
         Returns::One(s) => wrap(v, s),
         Returns::List(s) => each(v, s),
@@ -45,7 +45,7 @@ const KEYED: &[&str] = &["counters", "optional_counters"];
 
 /// A map of counters read from a tool, keyed by the tool's own names: a key it lacks is an error.
 #[derive(Clone)]
-pub struct Keyed {
+pub(crate) struct Keyed {
     /// `counters of the ethtool -S result`.
     pub what: String,
     pub map: Map,
@@ -76,7 +76,7 @@ fn wrap(v: Dynamic, shape: &'static Shape) -> Dynamic {
 }
 
 /// A record (or counter map) as a plain map (nested ones too), `None` for any other value.
-pub fn as_map(v: &Dynamic) -> Option<Dynamic> {
+pub(crate) fn as_map(v: &Dynamic) -> Option<Dynamic> {
     (v.is::<Record>() || v.is::<Keyed>()).then(|| plain(v))
 }
 
@@ -96,7 +96,7 @@ fn plain(v: &Dynamic) -> Dynamic {
 }
 
 /// "`speed_mpbs` is not a field of the ethtool result (did you mean `speed_mbps`?)".
-pub fn unknown_field(shape: &Shape, field: &str) -> String {
+pub(crate) fn unknown_field(shape: &Shape, field: &str) -> String {
     format!(
         "`{field}` is not a field of the {}{}",
         shape.name,
@@ -114,7 +114,7 @@ fn fields_unless_suggested(shape: &Shape, field: &str) -> String {
 }
 
 /// The error of reading `field`, which `shape` does not declare (also a dry run's stand-in's).
-pub fn no_such_field(ctx: &NativeCallContext, shape: &Shape, field: &str) -> RhaiErr {
+pub(crate) fn no_such_field(ctx: &NativeCallContext, shape: &Shape, field: &str) -> RhaiErr {
     signal::throw(
         signal::Outcome::ScriptError,
         format!(
@@ -242,7 +242,7 @@ pub(super) fn register(engine: &mut Engine) {
     });
 }
 /// A value as a person reads it in a message: strings quoted, `()` as null.
-pub fn show(v: &Dynamic) -> String {
+pub(crate) fn show(v: &Dynamic) -> String {
     if let Some(r) = as_map(v) {
         r.to_string()
     } else if v.is_unit() {

@@ -4,7 +4,7 @@
 use super::api::{Api, Binder, BINDINGS};
 use crate::engine::pair_plan::{self as pairs, Pattern};
 use crate::engine::signal::{self, RhaiErr};
-pub use crate::engine::testdef::{SharedRegistry, TestDef};
+pub(super) use crate::engine::testdef::{SharedRegistry, TestDef};
 use crate::primitives::NodeRef;
 use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
 use std::time::Duration;
@@ -37,7 +37,7 @@ fn snapshot_loop_captures(
 }
 
 /// Options of `test`, `test_each` and `test_pairs`.
-pub const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "confirm", "changes"];
+pub(super) const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "confirm", "changes"];
 
 #[derive(Default, Clone)]
 struct TestOpts {
@@ -193,7 +193,7 @@ fn each(
 }
 
 /// Options of `test_pairs` besides the test options.
-pub const PAIR_OPTS: &[&str] = &[
+pub(super) const PAIR_OPTS: &[&str] = &[
     "pattern",
     "both_directions",
     "split",

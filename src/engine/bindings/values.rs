@@ -9,7 +9,7 @@ use rhai::{Array, Dynamic, Position};
 use serde::Serialize;
 
 /// A primitive's error as the test's outcome.
-pub fn signal_of(e: PrimError, pos: Position) -> RhaiErr {
+pub(super) fn signal_of(e: PrimError, pos: Position) -> RhaiErr {
     // A dry run's missing answer that reaches a test's end (not a stand-in) is an error.
     let kind = match e.kind {
         Outcome::DryRun => Outcome::Error,
@@ -20,12 +20,15 @@ pub fn signal_of(e: PrimError, pos: Position) -> RhaiErr {
 
 /// A primitive's typed result as a script value (a [`record::Record`] of the shape its type
 /// declares); a dry run gives its stand-in ([`dry::stand_in`], of the same shape).
-pub fn value<T: Serialize + Returned>(r: PResult<T>, pos: Position) -> Result<Dynamic, RhaiErr> {
+pub(super) fn value<T: Serialize + Returned>(
+    r: PResult<T>,
+    pos: Position,
+) -> Result<Dynamic, RhaiErr> {
     value_with(r, pos, |v| rhai::serde::to_dynamic(v))
 }
 
 /// [`value`] with the script value made by `f` (then typed).
-pub fn value_with<T: Returned>(
+pub(super) fn value_with<T: Returned>(
     r: PResult<T>,
     pos: Position,
     f: impl FnOnce(T) -> Result<Dynamic, RhaiErr>,
@@ -39,7 +42,7 @@ pub fn value_with<T: Returned>(
 }
 
 /// An array of nodes from a script (`nodes()`), or an error naming what else was found.
-pub fn node_array(arr: Array, pos: Position) -> Result<Vec<NodeRef>, RhaiErr> {
+pub(super) fn node_array(arr: Array, pos: Position) -> Result<Vec<NodeRef>, RhaiErr> {
     arr.into_iter()
         .map(|d| {
             let t = d.type_name();

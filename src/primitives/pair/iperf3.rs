@@ -3,12 +3,12 @@
 
 use super::*;
 /// What `iperf3(server, client)` returns.
-pub use crate::parse::iperf3::Iperf3;
+pub(crate) use crate::parse::iperf3::Iperf3;
 
 /// Options of `iperf3(server, client, opts)`: the script's option keys are these fields.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Iperf3Opts {
+pub(crate) struct Iperf3Opts {
     pub port: Option<i64>,
     pub parallel: Option<i64>,
     pub duration: Option<i64>,
@@ -21,7 +21,7 @@ pub struct Iperf3Opts {
     pub timeout: Option<Duration>,
 }
 
-pub fn iperf3_plan(server: &Node, o: &Iperf3Opts) -> PResult<PairPlan> {
+pub(crate) fn iperf3_plan(server: &Node, o: &Iperf3Opts) -> PResult<PairPlan> {
     let port = o.port.unwrap_or(5201).clamp(1, 65535) as u16;
     let bin = o.binary.clone().unwrap_or_else(|| "iperf3".into());
     check_program(&bin)?;
@@ -61,7 +61,7 @@ pub fn iperf3_plan(server: &Node, o: &Iperf3Opts) -> PResult<PairPlan> {
 }
 
 /// `iperf3(server, client, opts)` in JSON mode.
-pub fn iperf3(
+pub(crate) fn iperf3(
     server: &NodeRef,
     client: &NodeRef,
     o: &Iperf3Opts,

@@ -5,7 +5,7 @@ use super::*;
 
 /// Options of `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and their `_port` forms).
 #[derive(Debug, Clone, Default)]
-pub struct PerftestOpts {
+pub(crate) struct PerftestOpts {
     pub device: Option<String>,
     pub server_device: Option<String>,
     pub client_device: Option<String>,
@@ -28,7 +28,7 @@ pub struct PerftestOpts {
 }
 
 /// The command lines of one perftest exchange. `tool` is `ib_write_bw` etc.
-pub fn perftest_plan(
+pub(crate) fn perftest_plan(
     tool: &str,
     server: &Node,
     o: &PerftestOpts,
@@ -97,7 +97,7 @@ pub fn perftest_plan(
 
 /// A perftest result: the client's parse plus the server's.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct PerftestResult {
+pub(crate) struct PerftestResult {
     #[serde(flatten)]
     pub client: parse::perftest::Perftest,
     pub server: Option<parse::perftest::Perftest>,
@@ -154,7 +154,7 @@ fn perftest_result(
 }
 
 /// `ib_write_bw(server, client, opts)` and friends.
-pub fn perftest(
+pub(crate) fn perftest(
     tool: &str,
     server: &NodeRef,
     client: &NodeRef,
@@ -169,7 +169,7 @@ pub fn perftest(
 
 /// One rail of a port run.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Rail {
+pub(crate) struct Rail {
     /// The physical port the rail belongs to.
     pub port: String,
     pub device: String,
@@ -180,7 +180,7 @@ pub struct Rail {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct PortResult {
+pub(crate) struct PortResult {
     pub port: String,
     pub total_gbps: f64,
     pub rails: Vec<Rail>,
@@ -188,7 +188,7 @@ pub struct PortResult {
 
 /// The inventory port of a node to test: by name, else the first; without `ports`, every RDMA
 /// device counts as its own port.
-pub fn pick_port(n: &Node, name: Option<&str>) -> PResult<PortSpec> {
+pub(crate) fn pick_port(n: &Node, name: Option<&str>) -> PResult<PortSpec> {
     // The same ports as `n.fabric_ports`: the inventory's, else one per RDMA device (by name:
     // an inventory without `ports` must measure the rail it names, not the first one).
     let specs = all_port_specs(n);
@@ -210,7 +210,7 @@ pub fn pick_port(n: &Node, name: Option<&str>) -> PResult<PortSpec> {
 /// The plans of a port run: one exchange per rail, on TCP ports PORT, PORT+1, … (with
 /// `all_ports`, every rail of every port of the node, all at once). Returns (port label,
 /// per-plan port names, plans).
-pub fn port_plans(
+pub(crate) fn port_plans(
     tool: &str,
     server: &Node,
     client: &Node,
@@ -259,7 +259,7 @@ pub fn port_plans(
 }
 
 /// Every port of a node: its inventory `ports`, else each RDMA device as its own port.
-pub fn all_port_specs(n: &Node) -> Vec<PortSpec> {
+pub(crate) fn all_port_specs(n: &Node) -> Vec<PortSpec> {
     if !n.ports.is_empty() {
         return n.ports.clone();
     }
@@ -277,7 +277,7 @@ pub fn all_port_specs(n: &Node) -> Vec<PortSpec> {
 
 /// All logical rails of one physical port at once (`ports` in the inventory), summed. A DGX
 /// Spark port's two rails share its 200 Gbit/s: each alone is ~95, both together ~190.
-pub fn perftest_port(
+pub(crate) fn perftest_port(
     tool: &str,
     server: &NodeRef,
     client: &NodeRef,

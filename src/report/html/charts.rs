@@ -16,7 +16,7 @@ use rails::rail_plot;
 /// Pair matrices (`test_pairs` meshes): a node × node table per metric, each cell coloured by
 /// that pair's verdict (never by rank: six failed pairs are six red cells), with a legend and
 /// the slowest pairs.
-pub fn matrices(h: &mut String, run: &RunResult) {
+pub(super) fn matrices(h: &mut String, run: &RunResult) {
     let ms = crate::report::matrix::matrices(run);
     if ms.is_empty() {
         return;
@@ -108,7 +108,7 @@ fn matrix_cell(h: &mut String, a: &str, b: &str, c: &Cell, unit: &str) {
 }
 
 /// The plots section, if any metric asks for one.
-pub fn section(h: &mut String, run: &RunResult) {
+pub(super) fn section(h: &mut String, run: &RunResult) {
     let busbw = busbw_plot(run);
     let rails = rail_plot(run);
     if busbw.is_some() || rails.is_some() {

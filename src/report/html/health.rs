@@ -45,7 +45,7 @@ fn bad(t: &TestResult, m: &Metric, item: &str) -> bool {
 /// One row: check, port/item, value, expected, highlighted.
 type Row = (&'static str, String, String, String, bool);
 
-pub fn section(h: &mut String, run: &RunResult) {
+pub(super) fn section(h: &mut String, run: &RunResult) {
     let mut by_node: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     for t in run.suites.iter().flat_map(|s| &s.tests) {
         for m in &t.metrics {

@@ -6,7 +6,7 @@
 /// two cut labels of different full labels still read the same, the part where the full labels
 /// differ is shown; as a last resort a ` #n` suffix tells them apart. The full text belongs in
 /// the element's tooltip.
-pub fn short_labels(full: &[String], max: usize) -> Vec<String> {
+pub(super) fn short_labels(full: &[String], max: usize) -> Vec<String> {
     let max = max.max(8);
     let first: Vec<String> = full.iter().map(|l| elide_middle(l, max)).collect();
     let mut out = first.clone();

@@ -23,7 +23,7 @@ mod tables;
 
 use crate::run::model::RunResult;
 
-pub fn render(run: &RunResult) -> String {
+pub(crate) fn render(run: &RunResult) -> String {
     let mut h = String::new();
     page::header(&mut h, run);
     page::diagnosis(&mut h, run);

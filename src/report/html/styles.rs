@@ -4,7 +4,7 @@ use super::super::clean_text;
 use crate::run::model::Status;
 
 /// HTML-escape text (after removing ANSI sequences and control characters).
-pub fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let c = clean_text(s);
     let mut o = String::with_capacity(c.len() + 16);
     for ch in c.chars() {
@@ -20,7 +20,7 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-pub const CSS: &str = r#"
+pub(super) const CSS: &str = r#"
 :root{--pass:#1a7f37;--fail:#cf222e;--err:#8250df;--skip:#9a6700;--line:#d0d7de;--muted:#57606a;--bg:#f6f8fa}
 *{box-sizing:border-box}
 body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;margin:0;color:#1f2328;background:#fff}
@@ -63,7 +63,7 @@ tr.pass td:first-child{border-left:4px solid var(--pass)}tr.skipped td:first-chi
 footer{margin-top:32px;color:var(--muted);font-size:12px}
 "#;
 
-pub fn status_class(s: Status) -> &'static str {
+pub(super) fn status_class(s: Status) -> &'static str {
     match s {
         Status::Pass => "pass",
         Status::Failure => "failure",
@@ -73,14 +73,14 @@ pub fn status_class(s: Status) -> &'static str {
 }
 
 /// A testcase's badge: its status, or FLAKY for a pass after failed attempts.
-pub fn test_badge(t: &crate::run::model::TestResult) -> String {
+pub(super) fn test_badge(t: &crate::run::model::TestResult) -> String {
     if t.flaky {
         return "<span class=\"badge flaky\">FLAKY</span>".into();
     }
     badge(t.status)
 }
 
-pub fn badge(s: Status) -> String {
+pub(super) fn badge(s: Status) -> String {
     format!(
         "<span class=\"badge {}\">{}</span>",
         status_class(s),
@@ -88,7 +88,7 @@ pub fn badge(s: Status) -> String {
     )
 }
 
-pub fn ms(d: u64) -> String {
+pub(super) fn ms(d: u64) -> String {
     if d >= 60_000 {
         format!("{}m{:02}s", d / 60_000, (d % 60_000) / 1000)
     } else {

@@ -14,7 +14,7 @@ fn capped(s: &str) -> String {
 }
 
 /// Output and command log of a test (collapsible).
-pub fn test_body(t: &TestResult, open: bool) -> String {
+pub(super) fn test_body(t: &TestResult, open: bool) -> String {
     let mut s = String::new();
     let o = if open { " open" } else { "" };
     if let Some(d) = t.detail.as_deref().filter(|d| !d.trim().is_empty()) {
@@ -88,7 +88,7 @@ pub fn test_body(t: &TestResult, open: bool) -> String {
     s
 }
 
-pub fn where_(t: &TestResult) -> String {
+pub(super) fn where_(t: &TestResult) -> String {
     let mut w = String::new();
     if let Some(n) = &t.node {
         let _ = write!(w, "node {} · ", esc(n));
@@ -104,7 +104,7 @@ pub fn where_(t: &TestResult) -> String {
 }
 
 /// Every test, per suite.
-pub fn all_tests(h: &mut String, run: &RunResult) {
+pub(super) fn all_tests(h: &mut String, run: &RunResult) {
     h.push_str("<section id=\"tests\"><h2>All tests</h2>");
     for s in &run.suites {
         let sc = {
@@ -177,7 +177,7 @@ pub fn all_tests(h: &mut String, run: &RunResult) {
 }
 
 /// Metrics per suite, with threshold / reference and which direction is better.
-pub fn metrics(h: &mut String, run: &RunResult) {
+pub(super) fn metrics(h: &mut String, run: &RunResult) {
     let any_metrics = run
         .suites
         .iter()
@@ -221,7 +221,7 @@ pub fn metrics(h: &mut String, run: &RunResult) {
 }
 
 /// Which platform profile each node got, why, and where each expectation came from.
-pub fn profiles(h: &mut String, run: &RunResult) {
+pub(super) fn profiles(h: &mut String, run: &RunResult) {
     if run.profiles.is_empty() {
         return;
     }
@@ -249,7 +249,7 @@ pub fn profiles(h: &mut String, run: &RunResult) {
     h.push_str("</table></section>\n");
 }
 
-pub fn tool_versions(h: &mut String, run: &RunResult) {
+pub(super) fn tool_versions(h: &mut String, run: &RunResult) {
     if !run.tool_versions.is_empty() {
         h.push_str("<section id=\"tools\"><h2>Tool versions</h2><table><tr><th>node</th><th>tool</th><th>version</th></tr>");
         for v in &run.tool_versions {

@@ -4,14 +4,14 @@
 //! node and peer — and the inventory's ports (which rails share a cable). Pure: no command is
 //! run, no text is matched.
 
-pub mod rules;
+pub(crate) mod rules;
 
 use super::model::{Diagnosis, Finding, RunResult, Status, Subject, TestResult};
 use crate::inventory::Inventory;
 
 /// One physical port of a node: its netdevs and RDMA devices (rails), in the inventory's order.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PortTopo {
+pub(crate) struct PortTopo {
     pub name: String,
     pub interfaces: Vec<String>,
     pub rails: Vec<String>,
@@ -19,7 +19,7 @@ pub struct PortTopo {
 
 /// A node as the rules see it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NodeTopo {
+pub(crate) struct NodeTopo {
     pub name: String,
     pub host: String,
     /// Fabric netdevs and RDMA devices: the k-th of each is one rail.
@@ -33,12 +33,12 @@ pub struct NodeTopo {
 
 /// What the rules know of the fabric's shape (from the inventory).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Topology {
+pub(crate) struct Topology {
     pub nodes: Vec<NodeTopo>,
 }
 
 impl Topology {
-    pub fn of(inv: &Inventory) -> Topology {
+    pub(crate) fn of(inv: &Inventory) -> Topology {
         let nodes = inv
             .nodes
             .iter()
@@ -63,7 +63,7 @@ impl Topology {
     }
 
     /// The same, with each node's platform as the run detected it.
-    pub fn with_profiles(&self, profiles: &[super::profile::NodeProfile]) -> Topology {
+    pub(crate) fn with_profiles(&self, profiles: &[super::profile::NodeProfile]) -> Topology {
         let mut t = self.clone();
         for n in &mut t.nodes {
             n.platform = profiles
@@ -75,17 +75,17 @@ impl Topology {
     }
 
     /// Whether the run detected `node` as a DGX Spark.
-    pub fn is_spark(&self, node: &str) -> bool {
+    pub(crate) fn is_spark(&self, node: &str) -> bool {
         self.node(node).and_then(|n| n.platform.as_deref()) == Some(super::profile::SPARK)
     }
 
-    pub fn node(&self, name: &str) -> Option<&NodeTopo> {
+    pub(crate) fn node(&self, name: &str) -> Option<&NodeTopo> {
         self.nodes.iter().find(|n| n.name == name)
     }
 
     /// The rail index (k-th fabric netdev or RDMA device) of `name` (a netdev, RDMA device or
     /// port name with one rail) on `node`.
-    pub fn index(&self, node: &str, name: &str) -> Option<usize> {
+    pub(crate) fn index(&self, node: &str, name: &str) -> Option<usize> {
         let n = self.node(node)?;
         n.interfaces
             .iter()
@@ -94,7 +94,7 @@ impl Topology {
     }
 
     /// The physical port of `node` holding `name` (netdev or RDMA device).
-    pub fn port_of(&self, node: &str, name: &str) -> Option<&PortTopo> {
+    pub(crate) fn port_of(&self, node: &str, name: &str) -> Option<&PortTopo> {
         self.node(node)?
             .ports
             .iter()
@@ -103,7 +103,7 @@ impl Topology {
 
     /// The other node at the far end of `node`'s links: the subject's peer, else the only
     /// other node of a two-node fabric (back to back); `None` behind a switch of many nodes.
-    pub fn far_node(&self, node: &str, peer: Option<&str>) -> Option<String> {
+    pub(crate) fn far_node(&self, node: &str, peer: Option<&str>) -> Option<String> {
         if let Some(p) = peer {
             return Some(p.to_string());
         }
@@ -112,7 +112,7 @@ impl Topology {
     }
 
     /// `netdev (rail)` of rail index `k` on `node`, as far as known.
-    pub fn rail_label(&self, node: &str, k: usize) -> Option<String> {
+    pub(crate) fn rail_label(&self, node: &str, k: usize) -> Option<String> {
         let n = self.node(node)?;
         match (n.interfaces.get(k), n.rails.get(k)) {
             (Some(i), Some(r)) => Some(format!("{i} ({r})")),
@@ -125,21 +125,21 @@ impl Topology {
 
 /// A metric of a red test past its pass/fail line.
 #[derive(Debug, Clone)]
-pub struct Low {
+pub(crate) struct Low {
     pub node: Option<String>,
     pub rail: Option<String>,
     pub peer: Option<String>,
 }
 
 /// A red (failed or errored) testcase with what it names.
-pub struct Red<'a> {
+pub(crate) struct Red<'a> {
     pub t: &'a TestResult,
     pub low: Vec<Low>,
 }
 
 impl Red<'_> {
     /// Nodes this red involves: its node, its peer, its subjects' and failing metrics' nodes.
-    pub fn nodes(&self) -> Vec<&str> {
+    pub(crate) fn nodes(&self) -> Vec<&str> {
         let mut v: Vec<&str> = [self.t.node.as_deref(), self.t.peer.as_deref()]
             .into_iter()
             .flatten()
@@ -158,7 +158,7 @@ impl Red<'_> {
     }
 
     /// Rail names (netdevs or RDMA devices) this red names, with their nodes.
-    pub fn rails(&self) -> Vec<(&str, &str)> {
+    pub(crate) fn rails(&self) -> Vec<(&str, &str)> {
         let mut v = vec![];
         for s in &self.t.subjects {
             for r in [s.netdev.as_deref(), s.rail.as_deref()]
@@ -178,13 +178,13 @@ impl Red<'_> {
 
     /// A test over the whole fabric (no node, no peer, no subject): a collective crosses
     /// every link.
-    pub fn fabric_wide(&self) -> bool {
+    pub(crate) fn fabric_wide(&self) -> bool {
         self.t.node.is_none() && self.t.peer.is_none() && self.t.subjects.is_empty()
     }
 }
 
 /// The state the rules share: the reds, which are explained, the diagnoses so far.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub topo: &'a Topology,
     pub reds: Vec<Red<'a>>,
     pub claimed: Vec<bool>,
@@ -193,7 +193,7 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Every subject of kind `kind` in the reds, once each.
-    pub fn subjects(&self, kinds: &[Finding]) -> Vec<Subject> {
+    pub(crate) fn subjects(&self, kinds: &[Finding]) -> Vec<Subject> {
         let mut v: Vec<Subject> = vec![];
         for r in &self.reds {
             for s in &r.t.subjects {
@@ -206,7 +206,7 @@ impl Ctx<'_> {
     }
 
     /// Claim (mark explained) every unclaimed red `pred` holds for; their names.
-    pub fn claim(&mut self, pred: impl Fn(&Red) -> bool) -> Vec<String> {
+    pub(crate) fn claim(&mut self, pred: impl Fn(&Red) -> bool) -> Vec<String> {
         let mut names = vec![];
         for (i, r) in self.reds.iter().enumerate() {
             if !self.claimed[i] && pred(r) {
@@ -236,7 +236,7 @@ fn lows(t: &TestResult) -> Vec<Low> {
 /// The diagnosis of `run`: one [`Diagnosis`] per probable cause, the rules' in their order
 /// ([`rules::ALL`]), then one per red no rule explains, then one WARN-level `odd_one_out` note
 /// per result far from its peers ([`super::peers`]). Empty when nothing is red or odd.
-pub fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
+pub(crate) fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
     let topo = &topo.with_profiles(&run.profiles);
     let reds: Vec<Red> = run
         .suites

@@ -6,10 +6,10 @@ use super::{Ctx, Red, Topology};
 use crate::run::model::{Diagnosis, Finding, Subject, TestResult};
 
 /// A rule: reads the reds, claims those it explains, adds its diagnoses.
-pub type Rule = fn(&mut Ctx);
+pub(crate) type Rule = fn(&mut Ctx);
 
 /// The rules, most specific cause first.
-pub const ALL: &[Rule] = &[
+pub(crate) const ALL: &[Rule] = &[
     unreachable,
     link_down,
     pcie_downtrained,
@@ -26,7 +26,7 @@ fn rail_name(s: &Subject) -> Option<&str> {
 }
 
 /// `spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)`: node, physical port, rail.
-pub fn part_of(topo: &Topology, node: &str, name: Option<&str>) -> String {
+pub(crate) fn part_of(topo: &Topology, node: &str, name: Option<&str>) -> String {
     let mut out = node.to_string();
     if let Some(n) = name {
         if let Some(p) = topo.port_of(node, n) {
@@ -68,7 +68,7 @@ fn crosses(topo: &Topology, r: &Red, node: &str, ks: &[usize]) -> bool {
 }
 
 /// Node unreachable: every red test on the node, or with it as the peer, is explained by it.
-pub fn unreachable(ctx: &mut Ctx) {
+pub(crate) fn unreachable(ctx: &mut Ctx) {
     let mut seen: Vec<String> = vec![];
     for s in ctx.subjects(&[Finding::Unreachable]) {
         if seen.contains(&s.node) {
@@ -102,7 +102,7 @@ pub fn unreachable(ctx: &mut Ctx) {
 /// Link down or below its speed, grouped by port (and by the two ends of one link): explains
 /// the pings, hops, RDMA and NCCL reds that cross it. One rail without link while its sibling
 /// on the same cable is up proves the cable: the host side of that rail.
-pub fn link_down(ctx: &mut Ctx) {
+pub(crate) fn link_down(ctx: &mut Ctx) {
     let subs = ctx.subjects(&[Finding::LinkDown, Finding::LinkSlow]);
     let topo = ctx.topo;
     let key = |s: &Subject| -> String {
@@ -259,7 +259,7 @@ fn pcie_path_words(spark: bool) -> &'static str {
 }
 
 /// A PCIe path trained below its speed or width explains its rail's bandwidth reds.
-pub fn pcie_downtrained(ctx: &mut Ctx) {
+pub(crate) fn pcie_downtrained(ctx: &mut Ctx) {
     let topo = ctx.topo;
     for s in ctx.subjects(&[Finding::PcieDowntrained]) {
         let k: Vec<usize> = rail_name(&s)
@@ -293,7 +293,7 @@ pub fn pcie_downtrained(ctx: &mut Ctx) {
 /// No subnet manager answers: one cause for the whole fabric, whatever number of ports and
 /// nodes report it (every port stays Initializing without one), claiming every red of those
 /// nodes.
-pub fn ib_no_sm(ctx: &mut Ctx) {
+pub(crate) fn ib_no_sm(ctx: &mut Ctx) {
     let subs = ctx.subjects(&[Finding::IbNoSm]);
     if subs.is_empty() {
         return;
@@ -328,7 +328,7 @@ pub fn ib_no_sm(ctx: &mut Ctx) {
 
 /// An InfiniBand HCA port without link or below its expected rate: the cable, its transceivers
 /// or the switch port at the other end; claims the reds that cross that rail.
-pub fn ib_port(ctx: &mut Ctx) {
+pub(crate) fn ib_port(ctx: &mut Ctx) {
     let topo = ctx.topo;
     let mut done: Vec<(String, String)> = vec![];
     for s in ctx.subjects(&[Finding::IbPort]) {
@@ -364,7 +364,7 @@ pub fn ib_port(ctx: &mut Ctx) {
 
 /// Receive error counters growing on a port (or the link flapping): the signal arriving there
 /// is bad — the far end's transmitter, the cable, and this receiver, together.
-pub fn receiver_errors(ctx: &mut Ctx) {
+pub(crate) fn receiver_errors(ctx: &mut Ctx) {
     let topo = ctx.topo;
     for s in ctx.subjects(&[Finding::RxErrors, Finding::Flapping]) {
         let k: Vec<usize> = rail_name(&s)
@@ -440,7 +440,7 @@ fn rail_metrics<'a>(topo: &Topology, t: &'a TestResult) -> Vec<(&'a str, &'a str
 /// Bandwidth per rail: one rail weak while its sibling on the same cable is fine points at
 /// the host side of that rail; every rail of a port weak in one direction only, the other
 /// direction fine, points at the transmitter of that direction and its fibre.
-pub fn rail_bandwidth(ctx: &mut Ctx) {
+pub(crate) fn rail_bandwidth(ctx: &mut Ctx) {
     let topo = ctx.topo;
     for i in 0..ctx.reds.len() {
         if ctx.claimed[i] {
@@ -510,7 +510,7 @@ pub fn rail_bandwidth(ctx: &mut Ctx) {
 }
 
 /// What no rule explains, said so: one diagnosis per red, naming the part it names.
-pub fn unexplained(ctx: &mut Ctx) {
+pub(crate) fn unexplained(ctx: &mut Ctx) {
     let topo = ctx.topo;
     for i in 0..ctx.reds.len() {
         if ctx.claimed[i] {

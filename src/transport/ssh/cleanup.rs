@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// starts: a child that left the group with `setsid` still has it); KILL them a second later.
 /// The patterns are the marker with its first character in brackets: they match the run's
 /// processes but not the cleanup's own shell or grep, which therefore live on to the KILL step.
-pub fn cleanup_command(marker: &str) -> String {
+pub(super) fn cleanup_command(marker: &str) -> String {
     use crate::transport::leftovers::{bracketed, envp_function, in_sh};
     in_sh(
         &format!(
@@ -175,7 +175,7 @@ pub(super) struct Watchdog {
 
 /// Seconds the watchdog gives the node cleanup on each node (all nodes at once): the cleanup
 /// itself takes about a second (TERM, a second, KILL).
-pub const WATCHDOG_NODE_S: u32 = 4;
+pub(super) const WATCHDOG_NODE_S: u32 = 4;
 
 /// The watchdog's script: `$FC_DIR` the run's control directory, `$FC_CLEANUP` the node line
 /// of [`cleanup_command`], `$FC_NODE_S` the bound of each node's cleanup. The ssh clients

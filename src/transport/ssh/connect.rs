@@ -398,7 +398,7 @@ fn node_destination(c: &mut tokio::process::Command, node: &Node) {
 }
 
 /// The `stricthostkeychecking` line of `ssh -G` output, as a policy.
-pub fn known_hosts_from_ssh_g(resolved: &str) -> KnownHosts {
+pub(super) fn known_hosts_from_ssh_g(resolved: &str) -> KnownHosts {
     let value = resolved.lines().find_map(|l| {
         let mut w = l.split_whitespace();
         (w.next()? == "stricthostkeychecking").then(|| w.next().unwrap_or("").to_string())

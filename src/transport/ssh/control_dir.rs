@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// and interrupt checks show). Refuses anything that is not a real directory owned by us
 /// and closed to others. Falls back to /tmp where `base` would make the mux socket path
 /// (`…/.ssh-connectionXXXXXX/master`) longer than a socket path may be (108 bytes).
-pub fn make_control_dir(base: &std::path::Path) -> Result<PathBuf, String> {
+pub(super) fn make_control_dir(base: &std::path::Path) -> Result<PathBuf, String> {
     use std::os::unix::fs::DirBuilderExt;
     let pid = std::process::id().to_string();
     let socket_len = |b: &std::path::Path| {
@@ -61,7 +61,7 @@ pub fn make_control_dir(base: &std::path::Path) -> Result<PathBuf, String> {
 
 /// A directory we may put control sockets in: not a symlink, a directory, owned by our
 /// effective uid, no access for group or others.
-pub fn check_private_dir(p: &std::path::Path) -> Result<(), String> {
+pub(super) fn check_private_dir(p: &std::path::Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
     if m.file_type().is_symlink() || !m.is_dir() {

@@ -25,10 +25,10 @@ use std::time::Duration;
 use tokio::sync::{OnceCell, Semaphore};
 
 /// Concurrent commands per connection.
-pub const PER_CONNECTION: usize = 8;
+pub(crate) const PER_CONNECTION: usize = 8;
 /// Simultaneous SSH handshakes at most (each node has one connection, so sshd's per-server
 /// `MaxStartups` is not the limit here; this bounds local CPU and a bastion's load).
-pub const MAX_HANDSHAKES: usize = 64;
+pub(crate) const MAX_HANDSHAKES: usize = 64;
 
 struct Conn {
     session: OnceCell<Result<Arc<Session>, TransportError>>,
@@ -45,11 +45,11 @@ struct Conn {
 
 /// `ControlPersist` of every master: idle seconds (no mux client, our keeper included) before
 /// it exits by itself.
-pub const MASTER_IDLE_S: usize = 3;
+pub(crate) const MASTER_IDLE_S: usize = 3;
 
 /// Simultaneous handshakes to one SSH server address (sshd's default MaxStartups is 10).
-pub const PER_HOST_HANDSHAKES: usize = 8;
-pub struct SshTransport {
+pub(crate) const PER_HOST_HANDSHAKES: usize = 8;
+pub(crate) struct SshTransport {
     rt: tokio::runtime::Runtime,
     conns: Mutex<HashMap<String, Arc<Conn>>>,
     handshakes: Arc<Semaphore>,
@@ -66,7 +66,7 @@ pub struct SshTransport {
 }
 
 impl SshTransport {
-    pub fn new(fanout: usize) -> SshTransport {
+    pub(crate) fn new(fanout: usize) -> SshTransport {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()

@@ -16,7 +16,7 @@ pub(super) struct Pending {
 }
 
 impl Pending {
-    pub fn new(command: &str, timeout: Duration) -> Pending {
+    pub(super) fn new(command: &str, timeout: Duration) -> Pending {
         Pending {
             command: command.to_string(),
             until: SystemTime::now() + timeout + Duration::from_secs(5),

@@ -127,7 +127,7 @@ impl Frame {
 
 /// Busbw vs message size (log2 x axis), one line per test, each test's threshold as a dashed
 /// line of its colour.
-pub fn busbw_plot(run: &RunResult) -> Option<String> {
+pub(super) fn busbw_plot(run: &RunResult) -> Option<String> {
     let (series, unit) = busbw_series(run);
     if series.is_empty() {
         return None;

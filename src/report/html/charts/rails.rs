@@ -82,7 +82,7 @@ const NEUTRAL: &str = "#8c959f";
 /// Per-rail bandwidth, one bar per rail metric grouped by node. A bar is green or red only
 /// against its `threshold` (solid line); a `reference` (a rail's share of the port limit) is a
 /// dotted mark and the bar stays neutral: a reference never fails anything.
-pub fn rail_plot(run: &RunResult) -> Option<String> {
+pub(super) fn rail_plot(run: &RunResult) -> Option<String> {
     let bars = rail_bars(run);
     if bars.is_empty() {
         return None;
