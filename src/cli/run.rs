@@ -10,6 +10,7 @@ use crate::inventory::Inventory;
 use crate::report::{self, console::Console};
 use crate::run::cancel;
 use crate::run::model::RunResult;
+use crate::run::observer::Event;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -65,8 +66,11 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         &crate::run::diagnosis::Topology::of(&p.env.inventory),
     ) {
         use crate::run::observer::Observer;
-        console.suite_started("baseline", 1);
-        console.test_finished(&t);
+        console.event(&Event::SuiteStarted {
+            name: "baseline",
+            tests: 1,
+        });
+        console.event(&Event::TestFinished(&t));
     }
     let (written, write_failed) = write_reports(&a, &run);
     console.summary(&run, &written);
@@ -235,9 +239,12 @@ fn execute(a: &RunArgs, p: &Prepared, console: &Console) -> Vec<crate::run::mode
     if a.dry_run {
         use crate::run::observer::Observer;
         let pre = crate::run::preflight::suite(&p.env);
-        console.suite_started(&pre.name, pre.tests.len());
+        console.event(&Event::SuiteStarted {
+            name: &pre.name,
+            tests: pre.tests.len(),
+        });
         for t in &pre.tests {
-            console.test_finished(t);
+            console.event(&Event::TestFinished(t));
         }
         suites.insert(0, pre);
     }

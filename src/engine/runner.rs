@@ -9,7 +9,7 @@ use crate::primitives::NodeRef;
 use crate::run::cancel;
 use crate::run::context::{self, TestCtx};
 use crate::run::model::{cap, Attempt, Status, SuiteResult, TestResult};
-use crate::run::observer::Observer;
+use crate::run::observer::{Event, Observer};
 use crate::util::pool;
 use rhai::{Dynamic, Scope};
 use std::collections::HashMap;
@@ -436,11 +436,14 @@ pub(crate) fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) 
     let stamp = timestamp();
     let mut results: Vec<TestResult> = Vec::new();
     if let Some(t) = register_tests(script, opts.env.test_timeout(), opts.env.observer.clone()) {
-        obs.test_finished(&t);
+        obs.event(&Event::TestFinished(&t));
         results.push(t);
     }
     let defs = selected(script, &opts.filters);
-    obs.suite_started(&script.name, defs.len());
+    obs.event(&Event::SuiteStarted {
+        name: &script.name,
+        tests: defs.len(),
+    });
     let mut i = 0;
     while i < defs.len() {
         let group = defs[i].group;
@@ -462,21 +465,21 @@ pub(crate) fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) 
                 })
                 .collect();
             let line = format!("round {r}/{total}: {}", pairs.join(", "));
-            if opts.env.dry_run {
-                obs.listed(&line);
+            obs.event(&if opts.env.dry_run {
+                Event::Listed { line: &line }
             } else {
-                tracing::info!("{line}");
-            }
+                Event::Scheduled { line: &line }
+            });
         }
         let run = |_: usize, def: &TestDef| {
-            obs.test_started(&def.name);
+            obs.event(&Event::TestStarted { name: &def.name });
             let r = run_one(script, def, opts);
-            obs.test_finished(&r);
+            obs.event(&Event::TestFinished(&r));
             r
         };
         let failed = |_: usize, def: &TestDef| {
             let r = panicked(script, def);
-            obs.test_finished(&r);
+            obs.event(&Event::TestFinished(&r));
             r
         };
         let done = match batch[0].at_once {
@@ -524,11 +527,11 @@ fn together(
         batch.len(),
         at_once.per_node
     );
-    if opts.env.dry_run {
-        opts.env.observer.listed(&line);
+    opts.env.observer.event(&if opts.env.dry_run {
+        Event::Listed { line: &line }
     } else {
-        tracing::info!("{line}");
-    }
+        Event::Scheduled { line: &line }
+    });
     let workers = opts
         .env
         .fanout

@@ -3,7 +3,7 @@
 //! stderr at a steady interval: `progress`), a summary at the end.
 
 use crate::run::model::{Metric, RunResult, Status, TestResult};
-use crate::run::observer::Observer;
+use crate::run::observer::{Event, Observer};
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
@@ -306,6 +306,22 @@ pub(crate) fn metrics_inline(t: &TestResult) -> String {
 }
 
 impl Observer for Console {
+    fn event(&self, e: &Event) {
+        match *e {
+            Event::SuiteStarted { name, tests } => self.suite_started(name, tests),
+            Event::TestStarted { name } => self.test_started(name),
+            Event::TestFinished(t) => self.test_finished(t),
+            Event::Printed { test, line } => self.printed(test, line),
+            Event::Listed { line } => eprintln!("[dry-run] {}", super::one_line(line)),
+            // Shown with -v, as the runner's log lines were.
+            Event::Scheduled { line } if self.echo >= 2 => eprintln!("{}", super::one_line(line)),
+            Event::Scheduled { .. } => {}
+            Event::Warning { line } => eprintln!("warning: {}", super::one_line(line)),
+        }
+    }
+}
+
+impl Console {
     fn suite_started(&self, name: &str, tests: usize) {
         self.progress.suite(tests);
         if !self.quiet {
@@ -372,10 +388,6 @@ impl Observer for Console {
             _ => return,
         };
         let _ = writeln!(std::io::stdout().lock(), "{shown}");
-    }
-
-    fn listed(&self, line: &str) {
-        eprintln!("[dry-run] {}", super::one_line(line));
     }
 }
 

@@ -126,7 +126,7 @@ pub(crate) fn log_line(line: &str) {
         c.observer.clone().map(|o| (o, c.name.clone()))
     });
     if let Some(Some((o, name))) = observer {
-        o.printed(&name, line);
+        o.event(&super::observer::Event::Printed { test: &name, line });
     }
 }
 

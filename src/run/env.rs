@@ -139,8 +139,9 @@ impl RunEnv {
     /// (printed, its needs noted) and answers [`TransportError::NotRun`].
     pub fn run_raw(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         if self.dry_run {
+            let line = format!("{}: {}", node.name, listed(req));
             self.observer
-                .listed(&format!("{}: {}", node.name, listed(req)));
+                .event(&super::observer::Event::Listed { line: &line });
             if super::preflight::remote(self, node) {
                 self.needs.tool(&node.name, "timeout");
             }

@@ -5,6 +5,7 @@
 mod common;
 
 mod cli_output;
+mod console_snapshot;
 mod console_warn;
 mod discover;
 mod dry_run;

@@ -4,22 +4,29 @@
 
 use super::api::{Api, Binder, BINDINGS};
 use super::dry::{self, DryValue};
-use super::options::Opts;
+use super::options;
 use super::record::show;
 use crate::engine::signal::{self, at, RhaiErr};
 use crate::run::context;
 use crate::run::model::Metric;
+use crate::run::observer::Event;
 
-pub(crate) const METRIC_OPTS: &[&str] = &[
-    "tolerance_pct",
-    "higher_is_better",
-    "threshold",
-    "reference",
-    "node",
-    "rail",
-    "size_bytes",
-    "peer",
-];
+/// The options of `metric(name, value, unit, opts)`: the keys a script may give.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct MetricArgs {
+    tolerance_pct: Option<f64>,
+    higher_is_better: Option<bool>,
+    threshold: Option<f64>,
+    reference: Option<f64>,
+    #[serde(deserialize_with = "options::shown")]
+    node: Option<String>,
+    #[serde(deserialize_with = "options::shown")]
+    rail: Option<String>,
+    size_bytes: Option<i64>,
+    #[serde(deserialize_with = "options::shown")]
+    peer: Option<String>,
+}
 use rhai::{Dynamic, Engine, Map, NativeCallContext};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -304,13 +311,16 @@ fn register_outcomes(api: &mut Api) {
     let engine = api.engine();
     engine.register_fn("to_string", |s: &mut signal::Signal| s.message.clone());
     engine.register_fn("to_debug", |s: &mut signal::Signal| s.message.clone());
+    let observer = api.env.observer.clone();
     api.function("warn(msg)")
         .doc("record a warning (does not fail)")
         .register(|e, name| {
-            e.register_fn(name, |ctx: NativeCallContext, msg: &str| {
+            let observer = observer.clone();
+            e.register_fn(name, move |ctx: NativeCallContext, msg: &str| {
                 let line = format!("{msg} at {}", at(&ctx));
+                // Outside a test (the script's top level): the run's warning, on the console.
                 if context::with(|c| c.warnings.push(line.clone())).is_none() {
-                    tracing::warn!("{line}");
+                    observer.event(&Event::Warning { line: &line });
                 }
             });
         });
@@ -332,17 +342,17 @@ fn register_metric(api: &mut Api) {
         }
         let v = need_num(ctx, &value, &format!("metric {name}:"), "")?;
         let mut m = Metric::new(name, v, unit);
-        let o = Opts::new(opts, "metric", METRIC_OPTS, pos)?;
-        m.tolerance_pct = o.float("tolerance_pct")?;
-        if o.get_raw("higher_is_better").is_some() {
-            m.higher_is_better = o.bool("higher_is_better")?;
+        let o: MetricArgs = options::read(opts, "metric", pos)?;
+        m.tolerance_pct = o.tolerance_pct;
+        if let Some(h) = o.higher_is_better {
+            m.higher_is_better = h;
         }
-        m.threshold = o.float("threshold")?;
-        m.reference = o.float("reference")?;
-        m.node = o.str_or_display("node")?;
-        m.rail = o.str_or_display("rail")?;
-        m.size_bytes = o.int("size_bytes")?.map(|s| s.max(0) as u64);
-        m.peer = o.str_or_display("peer")?;
+        m.threshold = o.threshold;
+        m.reference = o.reference;
+        m.node = o.node;
+        m.rail = o.rail;
+        m.size_bytes = o.size_bytes.map(|s| s.max(0) as u64);
+        m.peer = o.peer;
         // Inside a test_pairs test a metric belongs to its pair unless it says otherwise.
         if let Some((a, b)) = context::with(|c| c.pair.clone()).flatten() {
             if m.node.is_none() && m.peer.is_none() {
@@ -371,7 +381,7 @@ fn register_metric(api: &mut Api) {
         Ok(())
     }
     api.function("metric(name, value, unit, opts)")
-        .opts(METRIC_OPTS)
+        .options::<MetricArgs>()
         .doc("record a number for reports and --baseline; past its `threshold` it fails the test")
         .register(|e, f| {
             e.register_fn(

@@ -2,33 +2,47 @@
 //! on which part — the typed input of the run's diagnosis (`run::diagnosis`).
 
 use super::api::{Api, Binder, BINDINGS};
-use super::options::Opts;
-use super::record::Record;
+use super::options;
 use crate::engine::signal::{self, RhaiErr};
 use crate::run::context;
 use crate::run::model::{Cable, Finding, Subject};
-use rhai::{Dynamic, Map, NativeCallContext};
+use rhai::{Map, NativeCallContext};
 
-pub(crate) const SUBJECT_OPTS: &[&str] =
-    &["kind", "node", "port", "netdev", "rail", "peer", "cable"];
+/// The options of `subject(opts)` and `subject_if(cond, opts)`: the keys a script may give.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct SubjectArgs {
+    kind: Option<String>,
+    #[serde(deserialize_with = "options::shown")]
+    node: Option<String>,
+    #[serde(deserialize_with = "options::shown")]
+    port: Option<String>,
+    #[serde(deserialize_with = "options::shown")]
+    netdev: Option<String>,
+    #[serde(deserialize_with = "options::shown")]
+    rail: Option<String>,
+    #[serde(deserialize_with = "options::shown")]
+    peer: Option<String>,
+    cable: Option<CableArgs>,
+}
 
-/// The cable of `v`: an `ethtool_module` result or a map with `vendor_name`, `vendor_pn`,
-/// `vendor_sn` (a dry run's stand-in or `()`: none).
-fn cable_of(v: &Dynamic) -> Option<Cable> {
-    let map: Map = match v.clone().try_cast::<Record>() {
-        Some(r) => r.map,
-        None => v.clone().try_cast::<Map>()?,
-    };
-    let get = |k: &str| {
-        map.get(k)
-            .filter(|x| x.is_string())
-            .map(|x| x.to_string().trim().to_string())
-            .filter(|x| !x.is_empty())
-    };
+/// A cable: an `ethtool_module` result (`n.optics(iface)`) or a map with these fields; any
+/// other field of the result is left alone.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct CableArgs {
+    vendor_name: Option<String>,
+    vendor_pn: Option<String>,
+    vendor_sn: Option<String>,
+}
+
+/// The cable the options name, if it says anything (blank fields are none).
+fn cable_of(c: CableArgs) -> Option<Cable> {
+    let clean = |x: Option<String>| x.map(|x| x.trim().to_string()).filter(|x| !x.is_empty());
     let c = Cable {
-        vendor: get("vendor_name"),
-        part_number: get("vendor_pn"),
-        serial_number: get("vendor_sn"),
+        vendor: clean(c.vendor_name),
+        part_number: clean(c.vendor_pn),
+        serial_number: clean(c.vendor_sn),
     };
     c.describe().map(|_| c)
 }
@@ -38,8 +52,8 @@ fn subject_of(ctx: &NativeCallContext, opts: Map) -> Result<Option<Subject>, Rha
     if opts.values().any(super::dry::is) {
         return Ok(None);
     }
-    let o = Opts::new(Some(opts), "subject", SUBJECT_OPTS, pos)?;
-    let kind_name = o.str("kind")?.unwrap_or_else(|| "other".into());
+    let o: SubjectArgs = options::read(Some(opts), "subject", pos)?;
+    let kind_name = o.kind.unwrap_or_else(|| "other".into());
     let kind = Finding::parse(&kind_name).ok_or_else(|| {
         let names: Vec<&str> = Finding::ALL.iter().map(|(n, _)| *n).collect();
         signal::error(
@@ -51,7 +65,7 @@ fn subject_of(ctx: &NativeCallContext, opts: Map) -> Result<Option<Subject>, Rha
             pos,
         )
     })?;
-    let node = o.str_or_display("node")?.ok_or_else(|| {
+    let node = o.node.ok_or_else(|| {
         signal::error(
             "subject: `node` is required (the node the finding is on)",
             pos,
@@ -59,11 +73,11 @@ fn subject_of(ctx: &NativeCallContext, opts: Map) -> Result<Option<Subject>, Rha
     })?;
     Ok(Some(Subject {
         kind,
-        port: o.str_or_display("port")?,
-        netdev: o.str_or_display("netdev")?,
-        rail: o.str_or_display("rail")?,
-        peer: o.str_or_display("peer")?,
-        cable: o.get_raw("cable").and_then(cable_of),
+        port: o.port,
+        netdev: o.netdev,
+        rail: o.rail,
+        peer: o.peer,
+        cable: o.cable.and_then(cable_of),
         node,
     }))
 }
@@ -73,7 +87,7 @@ static REGISTER: Binder = register;
 
 fn register(api: &mut Api) {
     api.function("subject(opts)")
-        .opts(SUBJECT_OPTS)
+        .options::<SubjectArgs>()
         .doc("name the part the running test found wrong, for the run's diagnosis: kind (link_down, link_slow, unreachable, bandwidth, latency, rx_errors, flapping, pcie_downtrained, config, other), node (required), port, netdev, rail, peer, cable (an ethtool_module result: vendor, PN, SN); docs/diagnosis.md")
         .register(|engine, name| {
             engine.register_fn(
@@ -87,7 +101,7 @@ fn register(api: &mut Api) {
             );
         });
     api.function("subject_if(cond, opts)")
-        .opts(SUBJECT_OPTS)
+        .options::<SubjectArgs>()
         .doc("subject(opts) when cond is true (the options are checked either way)")
         .register(|engine, name| {
             engine.register_fn(

@@ -1,132 +1,29 @@
-//! Script option maps (`#{ device: "mlx5_0", duration: 10 }`) read into typed options: every
-//! key must be one the primitive knows ("did you mean" otherwise), every value of the expected
-//! type (the error names the option and the value).
+//! Script option maps (`#{ device: "mlx5_0", duration: 10 }`) read into the serde struct of
+//! the function's options ([`read`]): the struct's fields are the keys it knows (an unknown
+//! key is refused with "did you mean"), their types the values it takes (the error names the
+//! option, what it must be and what it got).
 
 use crate::engine::signal::{self, RhaiErr};
 use crate::util::suggest::did_you_mean;
 use rhai::{Array, Dynamic, Map, Position};
 use serde::de::{DeserializeOwned, Visitor};
-use std::time::Duration;
 
-pub(super) struct Opts<'a> {
-    map: Map,
-    what: &'a str,
-    pos: Position,
-}
-
-impl<'a> Opts<'a> {
-    /// Check `map`'s keys against `known` for primitive `what`.
-    pub(super) fn new(
-        map: Option<Map>,
-        what: &'a str,
-        known: &[&str],
-        pos: Position,
-    ) -> Result<Opts<'a>, RhaiErr> {
-        let map = map.unwrap_or_default();
-        for k in map.keys() {
-            if !known.contains(&k.as_str()) {
-                return Err(signal::error(
-                    format!(
-                        "unknown {what} option `{k}`{}; options are {}",
-                        did_you_mean(k, known.iter().copied()),
-                        known.join(", ")
-                    ),
-                    pos,
-                ));
-            }
-        }
-        Ok(Opts { map, what, pos })
-    }
-
-    /// The raw value of an option (unit counts as absent).
-    pub(super) fn get_raw(&self, k: &str) -> Option<&Dynamic> {
-        self.get(k)
-    }
-
-    /// A string, or any value shown as text (a node passed as `node: n` gives its name).
-    pub(super) fn str_or_display(&self, k: &str) -> Result<Option<String>, RhaiErr> {
-        Ok(self.get(k).map(
-            |v| match v.clone().try_cast::<crate::primitives::NodeRef>() {
-                Some(n) => n.name().to_string(),
-                None => v.to_string(),
-            },
-        ))
-    }
-
-    fn get(&self, k: &str) -> Option<&Dynamic> {
-        self.map.get(k).filter(|v| !v.is_unit())
-    }
-
-    fn bad(&self, k: &str, v: &Dynamic, expected: &str) -> RhaiErr {
-        signal::error(
-            format!(
-                "{} option `{k}` must be {expected}, got {} ({})",
-                self.what,
-                super::record::show(v),
-                v.type_name()
-            ),
-            self.pos,
-        )
-    }
-
-    pub(super) fn str(&self, k: &str) -> Result<Option<String>, RhaiErr> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(v) if v.is_string() => Ok(Some(v.to_string())),
-            Some(v) => Err(self.bad(k, v, "a string")),
+/// Refuse a key of `map` that is not one of `known` (the options of `what`), with "did you
+/// mean" and the list of options.
+fn check_keys(map: &Map, what: &str, known: &[&str], pos: Position) -> Result<(), RhaiErr> {
+    for k in map.keys() {
+        if !known.contains(&k.as_str()) {
+            return Err(signal::error(
+                format!(
+                    "unknown {what} option `{k}`{}; options are {}",
+                    did_you_mean(k, known.iter().copied()),
+                    known.join(", ")
+                ),
+                pos,
+            ));
         }
     }
-
-    pub(super) fn int(&self, k: &str) -> Result<Option<i64>, RhaiErr> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(v) => v
-                .as_int()
-                .map(Some)
-                .map_err(|_| self.bad(k, v, "a whole number")),
-        }
-    }
-
-    pub(super) fn float(&self, k: &str) -> Result<Option<f64>, RhaiErr> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(v) => v
-                .as_float()
-                .ok()
-                .or_else(|| v.as_int().ok().map(|i| i as f64))
-                .filter(|f| f.is_finite())
-                .map(Some)
-                .ok_or_else(|| self.bad(k, v, "a number")),
-        }
-    }
-
-    pub(super) fn bool(&self, k: &str) -> Result<bool, RhaiErr> {
-        match self.get(k) {
-            None => Ok(false),
-            Some(v) => v.as_bool().map_err(|_| self.bad(k, v, "true or false")),
-        }
-    }
-
-    /// Whole seconds, or a human duration string (`"90s"`, `"2m"`).
-    pub(super) fn duration(&self, k: &str) -> Result<Option<Duration>, RhaiErr> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(v) => duration_of(v)
-                .map(Some)
-                .map_err(|e| signal::error(format!("{} option `{k}`: {e}", self.what), self.pos)),
-        }
-    }
-}
-
-/// A duration from a script value: whole seconds, or `"500ms"`, `"30s"`, `"5m"`.
-pub(super) fn duration_of(v: &Dynamic) -> Result<Duration, String> {
-    if let Ok(i) = v.as_int() {
-        if i < 0 {
-            return Err(format!("{i} is negative"));
-        }
-        return crate::inventory::parse_duration(&i.to_string());
-    }
-    crate::inventory::parse_duration(&v.to_string())
+    Ok(())
 }
 
 /// Read a script's options map into `T`, a serde struct of the options a function knows
@@ -139,7 +36,7 @@ pub(super) fn read<T: DeserializeOwned>(
     pos: Position,
 ) -> Result<T, RhaiErr> {
     let map = map.unwrap_or_default();
-    Opts::new(Some(map.clone()), what, field_names::<T>(), pos)?;
+    check_keys(&map, what, field_names::<T>(), pos)?;
     T::deserialize(Entries::new(&map, what)).map_err(|e| signal::error(e.0, pos))
 }
 
@@ -274,6 +171,10 @@ impl<'de> serde::Deserializer<'de> for Value<'_> {
             self.deserialize_seq(visitor)
         } else if v.is_map() {
             self.deserialize_map(visitor)
+        } else if let Some(m) = super::record::as_map(v) {
+            // A typed result passed as an option (`cable: n.optics(iface)`): its fields.
+            let m: Map = m.cast::<Map>();
+            visitor.visit_map(Entries::new(&m, self.what))
         } else {
             // Strings, and values shown as text (a node passed as `node: n` gives its name).
             let text = match v.clone().try_cast::<crate::primitives::NodeRef>() {
@@ -358,6 +259,34 @@ impl<'de> serde::de::IntoDeserializer<'de, OptError> for Value<'_> {
     }
 }
 
+/// An option shown as text, for `#[serde(deserialize_with = "…")]`: a string, a number, or
+/// a node (`node: n` gives its name).
+pub(super) fn shown<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    struct Shown;
+    impl Visitor<'_> for Shown {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string, a number or a node")
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    d.deserialize_any(Shown)
+}
+
 /// The option names of `T`: its serde fields, in declaration order.
 pub(super) fn field_names<T: DeserializeOwned>() -> &'static [&'static str] {
     crate::util::shape::field_names::<T>()
@@ -368,6 +297,7 @@ mod tests {
     use super::*;
     use crate::primitives::command::RunOpts;
     use crate::primitives::ping::PingOpts;
+    use std::time::Duration;
 
     fn map(src: &str) -> Map {
         rhai::Engine::new().eval::<Map>(src).unwrap()

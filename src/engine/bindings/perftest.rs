@@ -2,76 +2,104 @@
 //! (`primitives::pair`, perftest over the server/client exchange).
 
 use super::api::{Api, Binder, BINDINGS};
-use super::options::Opts;
+use super::options;
 use super::values::value;
-use crate::engine::signal::RhaiErr;
 use crate::primitives::pair::{self, PerftestOpts};
 use crate::primitives::NodeRef;
-use rhai::{Engine, Map, NativeCallContext, Position};
+use rhai::{Engine, Map, NativeCallContext};
+use std::time::Duration;
 
-pub(super) const PERFTEST_OPTS: &[&str] = &[
-    "device",
-    "server_device",
-    "client_device",
-    "gid_index",
-    "port",
-    "size",
-    "duration",
-    "qps",
-    "bidirectional",
-    "all_sizes",
-    "extra_args",
-    "binary",
-    "server_ip",
-    "timeout",
-];
-pub(super) const PORT_OPTS: &[&str] = &[
-    "port_name",
-    "all_ports",
-    "device",
-    "gid_index",
-    "port",
-    "size",
-    "duration",
-    "qps",
-    "bidirectional",
-    "all_sizes",
-    "extra_args",
-    "binary",
-    "timeout",
-];
-fn perftest_opts(
-    tool: &str,
-    o: Option<Map>,
-    known: &[&str],
-    pos: Position,
-) -> Result<PerftestOpts, RhaiErr> {
-    let o = Opts::new(o, tool, known, pos)?;
-    Ok(PerftestOpts {
-        device: o.str("device")?,
-        server_device: o.str("server_device")?,
-        client_device: o.str("client_device")?,
-        gid_index: o.int("gid_index")?,
-        port: o.int("port")?,
-        size: o.int("size")?,
-        duration: o.int("duration")?,
-        qps: o.int("qps")?,
-        bidirectional: o.bool("bidirectional")?,
-        all_sizes: o.bool("all_sizes")?,
-        extra_args: o.str("extra_args")?,
-        binary: o.str("binary")?,
-        server_ip: o.str("server_ip")?,
-        timeout: o.duration("timeout")?,
-        port_name: o.str("port_name")?,
-        all_ports: o.bool("all_ports")?,
-    })
+/// The options of `ib_write_bw` / `ib_read_bw` / `ib_send_bw` and the latency tools: the
+/// keys a script may give are these fields.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct PairArgs {
+    device: Option<String>,
+    server_device: Option<String>,
+    client_device: Option<String>,
+    gid_index: Option<i64>,
+    port: Option<i64>,
+    size: Option<i64>,
+    duration: Option<i64>,
+    qps: Option<i64>,
+    bidirectional: bool,
+    all_sizes: bool,
+    extra_args: Option<String>,
+    binary: Option<String>,
+    server_ip: Option<String>,
+    #[serde(deserialize_with = "crate::util::duration::optional")]
+    timeout: Option<Duration>,
+}
+
+/// The options of the `_port` forms (one physical port's rails at once): which port instead
+/// of a device each side and a server address.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct PortArgs {
+    port_name: Option<String>,
+    all_ports: bool,
+    device: Option<String>,
+    gid_index: Option<i64>,
+    port: Option<i64>,
+    size: Option<i64>,
+    duration: Option<i64>,
+    qps: Option<i64>,
+    bidirectional: bool,
+    all_sizes: bool,
+    extra_args: Option<String>,
+    binary: Option<String>,
+    #[serde(deserialize_with = "crate::util::duration::optional")]
+    timeout: Option<Duration>,
+}
+
+impl From<PairArgs> for PerftestOpts {
+    fn from(a: PairArgs) -> PerftestOpts {
+        PerftestOpts {
+            device: a.device,
+            server_device: a.server_device,
+            client_device: a.client_device,
+            gid_index: a.gid_index,
+            port: a.port,
+            size: a.size,
+            duration: a.duration,
+            qps: a.qps,
+            bidirectional: a.bidirectional,
+            all_sizes: a.all_sizes,
+            extra_args: a.extra_args,
+            binary: a.binary,
+            server_ip: a.server_ip,
+            timeout: a.timeout,
+            ..PerftestOpts::default()
+        }
+    }
+}
+
+impl From<PortArgs> for PerftestOpts {
+    fn from(a: PortArgs) -> PerftestOpts {
+        PerftestOpts {
+            port_name: a.port_name,
+            all_ports: a.all_ports,
+            device: a.device,
+            gid_index: a.gid_index,
+            port: a.port,
+            size: a.size,
+            duration: a.duration,
+            qps: a.qps,
+            bidirectional: a.bidirectional,
+            all_sizes: a.all_sizes,
+            extra_args: a.extra_args,
+            binary: a.binary,
+            timeout: a.timeout,
+            ..PerftestOpts::default()
+        }
+    }
 }
 
 /// `TOOL(server, client)` and `TOOL(server, client, opts)`.
 fn register_pair(engine: &mut Engine, tool: &'static str) {
     let one = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
         let pos = ctx.call_position();
-        let po = perftest_opts(tool, o, PERFTEST_OPTS, pos)?;
+        let po: PerftestOpts = options::read::<PairArgs>(o, tool, pos)?.into();
         value(pair::perftest(tool, &s, &c, &po), pos)
     };
     engine.register_fn(
@@ -89,7 +117,7 @@ fn register_port(engine: &mut Engine, port_fn: &'static str) {
     let tool = port_fn.trim_end_matches("_port");
     let port = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
         let pos = ctx.call_position();
-        let po = perftest_opts(port_fn, o, PORT_OPTS, pos)?;
+        let po: PerftestOpts = options::read::<PortArgs>(o, port_fn, pos)?.into();
         value(pair::perftest_port(tool, &s, &c, &po), pos)
     };
     engine.register_fn(
@@ -108,19 +136,19 @@ static REGISTER: Binder = register;
 fn register(api: &mut Api) {
     api.function("ib_write_bw(server, client, opts)")
         .also(&["ib_read_bw", "ib_send_bw"])
-        .opts(PERFTEST_OPTS)
+        .options::<PairArgs>()
         .returns::<pair::PerftestResult>()
         .doc("server started, readiness awaited, client run against the server's fabric address, both sides parsed, server always stopped")
         .register(register_pair);
     api.function("ib_write_lat(server, client, opts)")
         .also(&["ib_send_lat"])
-        .opts(PERFTEST_OPTS)
+        .options::<PairArgs>()
         .returns::<pair::PerftestResult>()
         .doc("latency between two HCAs (ib_write_lat / ib_send_lat, same options as ib_write_bw): t_typical_usec, t_p99_usec, t_max_usec of the largest size; server always stopped")
         .register(register_pair);
     api.function("ib_write_bw_port(server, client, opts)")
         .also(&["ib_read_bw_port", "ib_send_bw_port"])
-        .opts(PORT_OPTS)
+        .options::<PortArgs>()
         .returns::<pair::PortResult>()
         .doc("all logical rails of one physical port at once, summed")
         .register(register_port);

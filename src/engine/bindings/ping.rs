@@ -1,7 +1,7 @@
 //! `n.ping(ip, opts)` and `n.ping_all(targets, opts)` (`primitives::ping`, `ping_all`).
 
 use super::api::{Api, Binder, BINDINGS};
-use super::options::{self, Opts};
+use super::options;
 use super::values::value;
 use crate::engine::signal::RhaiErr;
 use crate::primitives::ping::{self, PingOpts};
@@ -24,8 +24,14 @@ fn ping_opts(o: Option<Map>, what: &str, pos: rhai::Position) -> Result<PingOpts
     options::read(o, what, pos)
 }
 
-/// The keys of a `ping_all` target map.
-pub(super) const TARGET_KEYS: &[&str] = &["ip", "iface", "size"];
+/// A `ping_all` target map: the keys a script may give.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct TargetArgs {
+    ip: Option<String>,
+    iface: Option<String>,
+    size: Option<i64>,
+}
 
 /// A `ping_all` target: an address, or `#{ ip, iface, size }`.
 fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {
@@ -42,8 +48,8 @@ fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {
             pos,
         ));
     };
-    let o = Opts::new(Some(m), "ping_all target", TARGET_KEYS, pos)?;
-    let Some(ip) = o.str("ip")? else {
+    let o: TargetArgs = options::read(Some(m), "ping_all target", pos)?;
+    let Some(ip) = o.ip else {
         return Err(crate::engine::signal::error(
             "ping_all: a target map needs `ip` (#{ ip: \"10.0.0.2\", iface: \"eth1\" })",
             pos,
@@ -51,8 +57,8 @@ fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {
     };
     Ok(Target {
         ip,
-        iface: o.str("iface")?,
-        size: o.int("size")?,
+        iface: o.iface,
+        size: o.size,
     })
 }
 

@@ -6,7 +6,9 @@ use crate::engine::pair_plan::{self as pairs, Pattern};
 use crate::engine::signal::{self, RhaiErr};
 pub(super) use crate::engine::testdef::{SharedRegistry, TestDef};
 use crate::primitives::NodeRef;
+use crate::run::observer::{Event, Observer};
 use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A closure registered inside `for n in nodes { test(…, || … n …) }` captures `n`, and Rhai
@@ -422,10 +424,11 @@ const PAIRS_ORDER_DEPRECATED: &str = "test_pairs(nodes, name, f, opts) is deprec
 
 /// `test_pairs(nodes, name, f, opts)`, the order before options came first everywhere: still
 /// runs, with a warning printed once per run (where it was first met).
-fn deprecated_pairs_order(ctx: &NativeCallContext) {
+fn deprecated_pairs_order(ctx: &NativeCallContext, observer: &dyn Observer) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        tracing::warn!("{PAIRS_ORDER_DEPRECATED} (first at {})", signal::at(ctx));
+        let line = format!("{PAIRS_ORDER_DEPRECATED} (first at {})", signal::at(ctx));
+        observer.event(&Event::Warning { line: &line });
     });
 }
 
@@ -449,10 +452,11 @@ static REGISTER: Binder = register;
 
 fn register(api: &mut Api) {
     let reg = api.tests.clone();
+    let observer = api.env.observer.clone();
     api.function("test_pairs(nodes, name, opts, f)")
         .opts(&PAIR_AND_TEST_OPTS)
         .doc("one testcase `name [a -> b]` per pair of nodes (pattern mesh, ring or bisection, or the given pairs), both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round), or with rounds: false all at once, at most per_node (8) pairs per node as first and as second (pings, ssh hops: checks that do not conflict); a node listed twice counts once; fewer than two nodes is one error testcase. test_pairs(nodes, name, |a, b| ...) or with opts before the closure, as test and test_each (opts after the closure still works, with a deprecation warning)")
-        .register(|engine, name| register_pairs(engine, name, &reg));
+        .register(|engine, name| register_pairs(engine, name, &reg, &observer));
     api.function("test(name, opts, f)")
         .opts(TEST_OPTS)
         .doc("register a test: test(name, f) or test(name, opts, f)")
@@ -463,7 +467,12 @@ fn register(api: &mut Api) {
         .register(|engine, name| register_each(engine, name, &reg));
 }
 
-fn register_pairs(engine: &mut Engine, name: &str, reg: &SharedRegistry) {
+fn register_pairs(
+    engine: &mut Engine,
+    name: &str,
+    reg: &SharedRegistry,
+    observer: &Arc<dyn Observer>,
+) {
     let r = reg.clone();
     engine.register_fn(
         name,
@@ -479,10 +488,11 @@ fn register_pairs(engine: &mut Engine, name: &str, reg: &SharedRegistry) {
         },
     );
     let r = reg.clone();
+    let o = observer.clone();
     engine.register_fn(
         name,
         move |ctx: NativeCallContext, nodes: Array, name: &str, f: FnPtr, opts: Map| {
-            deprecated_pairs_order(&ctx);
+            deprecated_pairs_order(&ctx, o.as_ref());
             pairs_of(&r, &ctx, nodes, name, opts, f)
         },
     );
