@@ -216,7 +216,9 @@ fn scenario_label(a: &RunArgs, inv: &Inventory) -> Result<Option<String>, String
     }
     let mut desc = String::new();
     for d in &dirs {
-        desc = crate::transport::replay::scenario_info(d, name)?.description;
+        desc = crate::transport::replay::scenario_info(d, name)
+            .map_err(|e| e.to_string())?
+            .description;
     }
     let base = inv
         .simulation

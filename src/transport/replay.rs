@@ -31,7 +31,7 @@ pub(crate) struct ReplayTransport {
     dir_override: Option<PathBuf>,
     /// `--scenario NAME`: the overlay under `<dir>/scenarios/NAME/`.
     scenario: Option<String>,
-    loaded: Mutex<HashMap<String, Result<NodeScript, String>>>,
+    loaded: Mutex<HashMap<String, Result<NodeScript, TranscriptError>>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -47,6 +47,45 @@ pub(crate) struct ScenarioInfo {
     pub description: String,
 }
 
+/// Why a transcript (or a scenario) could not be read: each names the file and what to do.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum TranscriptError {
+    #[error(
+        "--scenario {name}: no such scenario in {dir} (known: {known}); see `scenarios/` there"
+    )]
+    NoScenario {
+        name: String,
+        dir: String,
+        known: String,
+    },
+    #[error("{file}: {message}")]
+    BadScenario { file: String, message: String },
+    #[error("{path}: {message}")]
+    Unreadable { path: String, message: String },
+    #[error("{path}: bad transcript: {message}")]
+    BadToml { path: String, message: String },
+    #[error("{path}:{line}: bad transcript line: {message}")]
+    BadLine {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    #[error("no transcript for node `{node}` in {dir} (expected {node}.jsonl or {node}.toml)")]
+    NoTranscript { node: String, dir: String },
+    #[error("transcript for `{node}` points at `{file}`, outside the transcript directory {dir}")]
+    Outside {
+        node: String,
+        file: String,
+        dir: String,
+    },
+    #[error("transcript for `{node}` points at {path}: {message}")]
+    Target {
+        node: String,
+        path: String,
+        message: String,
+    },
+}
+
 /// The directory of scenario `name` under transcript directory `dir`.
 pub(crate) fn scenario_dir(dir: &Path, name: &str) -> PathBuf {
     dir.join("scenarios").join(name)
@@ -54,7 +93,7 @@ pub(crate) fn scenario_dir(dir: &Path, name: &str) -> PathBuf {
 
 /// Read scenario `name` of transcript directory `dir`; an unknown name is an error listing the
 /// scenarios there.
-pub(crate) fn scenario_info(dir: &Path, name: &str) -> Result<ScenarioInfo, String> {
+pub(crate) fn scenario_info(dir: &Path, name: &str) -> Result<ScenarioInfo, TranscriptError> {
     let ok_name = !name.is_empty()
         && name
             .chars()
@@ -63,14 +102,17 @@ pub(crate) fn scenario_info(dir: &Path, name: &str) -> Result<ScenarioInfo, Stri
     let text = match crate::util::fs::read_regular(&file) {
         Ok(t) if ok_name => t,
         _ => {
-            return Err(format!(
-                "--scenario {name}: no such scenario in {} (known: {}); see `scenarios/` there",
-                dir.join("scenarios").display(),
-                scenario_names(dir).join(", ")
-            ))
+            return Err(TranscriptError::NoScenario {
+                name: name.to_string(),
+                dir: dir.join("scenarios").display().to_string(),
+                known: scenario_names(dir).join(", "),
+            })
         }
     };
-    toml::from_str(&text).map_err(|e| format!("{}: {}", file.display(), e.message()))
+    toml::from_str(&text).map_err(|e| TranscriptError::BadScenario {
+        file: file.display().to_string(),
+        message: e.message().to_string(),
+    })
 }
 
 /// The scenario names under `dir/scenarios/`, sorted.
@@ -87,18 +129,22 @@ pub(crate) fn scenario_names(dir: &Path) -> Vec<String> {
     v
 }
 
-fn read_toml(path: &Path) -> Result<Vec<Entry>, String> {
-    let text =
-        crate::util::fs::read_regular(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let t: TomlTranscript = toml::from_str(&text)
-        .map_err(|e| format!("{}: bad transcript: {}", path.display(), e.message()))?;
+fn read_toml(path: &Path) -> Result<Vec<Entry>, TranscriptError> {
+    let text = crate::util::fs::read_regular(path).map_err(|e| TranscriptError::Unreadable {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let t: TomlTranscript = toml::from_str(&text).map_err(|e| TranscriptError::BadToml {
+        path: path.display().to_string(),
+        message: e.message().to_string(),
+    })?;
     Ok(t.command)
 }
 
 /// Load `node`'s transcript from `dir`, with scenario `scenario`'s answers replacing the
 /// healthy answers of the same commands; a scenario whose answers to a command are all
 /// `after` answers keeps the healthy ones for the reads before (a fault that appears mid-run).
-fn load(dir: &Path, node: &str, scenario: Option<&str>) -> Result<NodeScript, String> {
+fn load(dir: &Path, node: &str, scenario: Option<&str>) -> Result<NodeScript, TranscriptError> {
     let mut s = load_base(dir, node)?;
     let Some(name) = scenario else { return Ok(s) };
     let overlay = scenario_dir(dir, name).join(format!("{node}.toml"));
@@ -123,7 +169,7 @@ fn load(dir: &Path, node: &str, scenario: Option<&str>) -> Result<NodeScript, St
 }
 
 /// Inline the captured files the entries point at (confined to `dir`).
-fn resolve(dir: &Path, node: &str, entries: Vec<Entry>) -> Result<Vec<Entry>, String> {
+fn resolve(dir: &Path, node: &str, entries: Vec<Entry>) -> Result<Vec<Entry>, TranscriptError> {
     let mut out = Vec::with_capacity(entries.len());
     for mut e in entries {
         if let Some(f) = &e.stdout_file {
@@ -137,32 +183,37 @@ fn resolve(dir: &Path, node: &str, entries: Vec<Entry>) -> Result<Vec<Entry>, St
     Ok(out)
 }
 
-fn load_base(dir: &Path, node: &str) -> Result<NodeScript, String> {
+fn load_base(dir: &Path, node: &str) -> Result<NodeScript, TranscriptError> {
     let mut s = NodeScript::default();
     let jsonl = dir.join(format!("{node}.jsonl"));
     let toml_path = dir.join(format!("{node}.toml"));
     let mut entries: Vec<Entry> = Vec::new();
     if jsonl.exists() {
-        let text = crate::util::fs::read_regular(&jsonl)
-            .map_err(|e| format!("transcript {}: {e}", jsonl.display()))?;
+        let text =
+            crate::util::fs::read_regular(&jsonl).map_err(|e| TranscriptError::Unreadable {
+                path: format!("transcript {}", jsonl.display()),
+                message: e.to_string(),
+            })?;
         for (i, line) in text
             .lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
         {
             entries.push(
-                serde_json::from_str(line).map_err(|e| {
-                    format!("{}:{}: bad transcript line: {e}", jsonl.display(), i + 1)
+                serde_json::from_str(line).map_err(|e| TranscriptError::BadLine {
+                    path: jsonl.display().to_string(),
+                    line: i + 1,
+                    message: e.to_string(),
                 })?,
             );
         }
     } else if toml_path.exists() {
         entries = read_toml(&toml_path)?;
     } else {
-        return Err(format!(
-            "no transcript for node `{node}` in {} (expected {node}.jsonl or {node}.toml)",
-            dir.display()
-        ));
+        return Err(TranscriptError::NoTranscript {
+            node: node.to_string(),
+            dir: dir.display().to_string(),
+        });
     }
     for e in resolve(dir, node, entries)? {
         s.entries.entry(e.command.clone()).or_default().push(e);
@@ -172,29 +223,33 @@ fn load_base(dir: &Path, node: &str) -> Result<NodeScript, String> {
 
 /// Read a captured file a transcript points at: a relative path inside the transcript
 /// directory (no `..`, not absolute, no symlink leading out of it), bounded like live output.
-pub(crate) fn read_confined(dir: &Path, node: &str, file: &str) -> Result<String, String> {
+pub(crate) fn read_confined(dir: &Path, node: &str, file: &str) -> Result<String, TranscriptError> {
     use std::path::Component;
     let rel = Path::new(file);
-    let outside = || {
-        format!(
-            "transcript for `{node}` points at `{file}`, outside the transcript directory {}",
-            dir.display()
-        )
+    let outside = || TranscriptError::Outside {
+        node: node.to_string(),
+        file: file.to_string(),
+        dir: dir.display().to_string(),
+    };
+    let target = |p: &Path, e: std::io::Error| TranscriptError::Target {
+        node: node.to_string(),
+        path: p.display().to_string(),
+        message: e.to_string(),
     };
     if file.is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
         return Err(outside());
     }
     let p = dir.join(rel);
-    let real_dir = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let real = std::fs::canonicalize(&p)
-        .map_err(|e| format!("transcript for `{node}` points at {}: {e}", p.display()))?;
+    let real_dir = std::fs::canonicalize(dir).map_err(|e| TranscriptError::Unreadable {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let real = std::fs::canonicalize(&p).map_err(|e| target(&p, e))?;
     if !real.starts_with(&real_dir) {
         return Err(outside());
     }
-    let mut f = crate::util::fs::open_regular(&real)
-        .map_err(|e| format!("transcript for `{node}` points at {}: {e}", p.display()))?;
-    super::capture::read_capped(&mut f)
-        .map_err(|e| format!("transcript for `{node}` points at {}: {e}", p.display()))
+    let mut f = crate::util::fs::open_regular(&real).map_err(|e| target(&p, e))?;
+    super::capture::read_capped(&mut f).map_err(|e| target(&p, e))
 }
 
 use crate::util::suggest::edit_distance as distance;
@@ -243,7 +298,7 @@ impl Transport for ReplayTransport {
         let script = loaded
             .entry(node.name.clone())
             .or_insert_with(|| load(&dir, &node.name, self.scenario.as_deref()));
-        let script = script.as_mut().map_err(|e| other(e.clone()))?;
+        let script = script.as_mut().map_err(|e| other(e.to_string()))?;
         let Some(list) = script.entries.get(&req.command) else {
             let mut near: Vec<(usize, &String)> = script
                 .entries
@@ -299,7 +354,10 @@ mod tests {
         for bad in ["../secret", secret.as_str(), "link", "a/../../secret"] {
             let line = serde_json::json!({"command": "cat x", "stdout_file": bad}).to_string();
             std::fs::write(dir.join("n.jsonl"), line).unwrap();
-            let e = super::load(&dir, "n", None).err().unwrap_or_default();
+            let e = super::load(&dir, "n", None)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert!(
                 e.contains("outside the transcript directory") && e.contains(bad),
                 "{bad}: {e}"

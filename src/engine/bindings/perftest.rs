@@ -9,28 +9,6 @@ use crate::primitives::NodeRef;
 use rhai::{Engine, Map, NativeCallContext};
 use std::time::Duration;
 
-/// The options of `ib_write_bw` / `ib_read_bw` / `ib_send_bw` and the latency tools: the
-/// keys a script may give are these fields.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-struct PairArgs {
-    device: Option<String>,
-    server_device: Option<String>,
-    client_device: Option<String>,
-    gid_index: Option<i64>,
-    port: Option<i64>,
-    size: Option<i64>,
-    duration: Option<i64>,
-    qps: Option<i64>,
-    bidirectional: bool,
-    all_sizes: bool,
-    extra_args: Option<String>,
-    binary: Option<String>,
-    server_ip: Option<String>,
-    #[serde(deserialize_with = "crate::util::duration::optional")]
-    timeout: Option<Duration>,
-}
-
 /// The options of the `_port` forms (one physical port's rails at once): which port instead
 /// of a device each side and a server address.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -50,28 +28,6 @@ struct PortArgs {
     binary: Option<String>,
     #[serde(deserialize_with = "crate::util::duration::optional")]
     timeout: Option<Duration>,
-}
-
-impl From<PairArgs> for PerftestOpts {
-    fn from(a: PairArgs) -> PerftestOpts {
-        PerftestOpts {
-            device: a.device,
-            server_device: a.server_device,
-            client_device: a.client_device,
-            gid_index: a.gid_index,
-            port: a.port,
-            size: a.size,
-            duration: a.duration,
-            qps: a.qps,
-            bidirectional: a.bidirectional,
-            all_sizes: a.all_sizes,
-            extra_args: a.extra_args,
-            binary: a.binary,
-            server_ip: a.server_ip,
-            timeout: a.timeout,
-            ..PerftestOpts::default()
-        }
-    }
 }
 
 impl From<PortArgs> for PerftestOpts {
@@ -99,7 +55,7 @@ impl From<PortArgs> for PerftestOpts {
 fn register_pair(engine: &mut Engine, tool: &'static str) {
     let one = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
         let pos = ctx.call_position();
-        let po: PerftestOpts = options::read::<PairArgs>(o, tool, pos)?.into();
+        let po: PerftestOpts = options::read(o, tool, pos)?;
         value(pair::perftest(tool, &s, &c, &po), pos)
     };
     engine.register_fn(
@@ -136,13 +92,13 @@ static REGISTER: Binder = register;
 fn register(api: &mut Api) {
     api.function("ib_write_bw(server, client, opts)")
         .also(&["ib_read_bw", "ib_send_bw"])
-        .options::<PairArgs>()
+        .options::<PerftestOpts>()
         .returns::<pair::PerftestResult>()
         .doc("server started, readiness awaited, client run against the server's fabric address, both sides parsed, server always stopped")
         .register(register_pair);
     api.function("ib_write_lat(server, client, opts)")
         .also(&["ib_send_lat"])
-        .options::<PairArgs>()
+        .options::<PerftestOpts>()
         .returns::<pair::PerftestResult>()
         .doc("latency between two HCAs (ib_write_lat / ib_send_lat, same options as ib_write_bw): t_typical_usec, t_p99_usec, t_max_usec of the largest size; server always stopped")
         .register(register_pair);

@@ -3,8 +3,11 @@
 
 use super::*;
 
-/// Options of `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and their `_port` forms).
-#[derive(Debug, Clone, Default)]
+/// Options of `ib_write_bw` / `ib_read_bw` / `ib_send_bw` and the latency tools: the script's
+/// option keys are these fields (the `_port` forms read theirs, `bindings/perftest.rs`
+/// `PortArgs`, into the same struct).
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub(crate) struct PerftestOpts {
     pub device: Option<String>,
     pub server_device: Option<String>,
@@ -20,10 +23,13 @@ pub(crate) struct PerftestOpts {
     pub extra_args: Option<String>,
     pub binary: Option<String>,
     pub server_ip: Option<String>,
+    #[serde(deserialize_with = "crate::util::duration::optional")]
     pub timeout: Option<Duration>,
     /// `_port` forms: which inventory port (default the first).
+    #[serde(skip)]
     pub port_name: Option<String>,
     /// `_port` forms: every port of the node (all its NICs) at the same time.
+    #[serde(skip)]
     pub all_ports: bool,
 }
 

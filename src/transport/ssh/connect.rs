@@ -84,12 +84,10 @@ impl SshTransport {
         keeper: &Mutex<Option<std::os::unix::net::UnixStream>>,
     ) -> Result<Arc<Session>, TransportError> {
         check_destination(node)?;
-        let control_dir = self
-            .control_dir()
-            .map_err(|message| TransportError::Other {
-                node: node.name.clone(),
-                message,
-            })?;
+        let control_dir = self.control_dir().map_err(|e| TransportError::Other {
+            node: node.name.clone(),
+            message: e.to_string(),
+        })?;
         let known_hosts = match node.known_hosts {
             KnownHosts::SshConfig => ssh_config_known_hosts(node).await?,
             k => k,

@@ -1,13 +1,32 @@
 //! The run's private directory for the masters' control sockets.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Why the run's control directory could not be made or used.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum ControlDirError {
+    #[error("SSH control socket paths under {0} would be too long")]
+    TooLong(String),
+    #[error("cannot create the SSH control directory {path}: {message}")]
+    Create { path: String, message: String },
+    #[error("cannot create an SSH control directory: {0}")]
+    Taken(String),
+    #[error("{path}: {message}")]
+    Unreadable { path: String, message: String },
+    #[error("refusing SSH control directory {0}: not a plain directory")]
+    NotPlain(String),
+    #[error("refusing SSH control directory {path}: owned by uid {owner}, not {me}")]
+    NotOurs { path: String, owner: u32, me: u32 },
+    #[error("refusing SSH control directory {path}: mode {mode:o} is open to others")]
+    Open { path: String, mode: u32 },
+}
 
 /// Make the run's private control directory under `base`: `base/fc-RANDOM` (mkdir 0700, a
 /// fresh random name, never an existing path) holding `fc-PID` (the name the socket paths
 /// and interrupt checks show). Refuses anything that is not a real directory owned by us
 /// and closed to others. Falls back to /tmp where `base` would make the mux socket path
 /// (`…/.ssh-connectionXXXXXX/master`) longer than a socket path may be (108 bytes).
-pub(super) fn make_control_dir(base: &std::path::Path) -> Result<PathBuf, String> {
+pub(super) fn make_control_dir(base: &Path) -> Result<PathBuf, ControlDirError> {
     use std::os::unix::fs::DirBuilderExt;
     let pid = std::process::id().to_string();
     let socket_len = |b: &std::path::Path| {
@@ -23,68 +42,68 @@ pub(super) fn make_control_dir(base: &std::path::Path) -> Result<PathBuf, String
         base = PathBuf::from("/tmp");
     }
     if socket_len(&base) >= 108 {
-        return Err(format!(
-            "SSH control socket paths under {} would be too long",
-            base.display()
-        ));
+        return Err(ControlDirError::TooLong(base.display().to_string()));
     }
-    let mkdir = |p: &std::path::Path| std::fs::DirBuilder::new().mode(0o700).create(p);
+    let mkdir = |p: &Path| {
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(p)
+            .map_err(|e| {
+                (
+                    e.kind(),
+                    ControlDirError::Create {
+                        path: p.display().to_string(),
+                        message: e.to_string(),
+                    },
+                )
+            })
+    };
     let mut last = String::new();
     for _ in 0..16 {
         let outer = base.join(format!("fc-{}", random_name()));
         match mkdir(&outer) {
             Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err((std::io::ErrorKind::AlreadyExists, _)) => {
                 last = format!("{} exists", outer.display());
                 continue;
             }
-            Err(e) => {
-                return Err(format!(
-                    "cannot create the SSH control directory {}: {e}",
-                    outer.display()
-                ))
-            }
+            Err((_, e)) => return Err(e),
         }
         check_private_dir(&outer)?;
         let inner = outer.join(format!("fc-{pid}"));
-        mkdir(&inner).map_err(|e| {
-            format!(
-                "cannot create the SSH control directory {}: {e}",
-                inner.display()
-            )
-        })?;
+        mkdir(&inner).map_err(|(_, e)| e)?;
         check_private_dir(&inner)?;
         return Ok(inner);
     }
-    Err(format!("cannot create an SSH control directory: {last}"))
+    Err(ControlDirError::Taken(last))
 }
 
 /// A directory we may put control sockets in: not a symlink, a directory, owned by our
 /// effective uid, no access for group or others.
-pub(super) fn check_private_dir(p: &std::path::Path) -> Result<(), String> {
+pub(super) fn check_private_dir(p: &Path) -> Result<(), ControlDirError> {
     use std::os::unix::fs::MetadataExt;
-    let m = std::fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let path = p.display().to_string();
+    let m = std::fs::symlink_metadata(p).map_err(|e| ControlDirError::Unreadable {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
     if m.file_type().is_symlink() || !m.is_dir() {
-        return Err(format!(
-            "refusing SSH control directory {}: not a plain directory",
-            p.display()
-        ));
+        return Err(ControlDirError::NotPlain(path));
     }
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     if m.uid() != me {
-        return Err(format!(
-            "refusing SSH control directory {}: owned by uid {}, not {me}",
-            p.display(),
-            m.uid()
-        ));
+        return Err(ControlDirError::NotOurs {
+            path,
+            owner: m.uid(),
+            me,
+        });
     }
     if m.mode() & 0o077 != 0 {
-        return Err(format!(
-            "refusing SSH control directory {}: mode {:o} is open to others",
-            p.display(),
-            m.mode() & 0o7777
-        ));
+        return Err(ControlDirError::Open {
+            path,
+            mode: m.mode() & 0o7777,
+        });
     }
     Ok(())
 }
@@ -131,16 +150,16 @@ mod tests {
         let link = base.join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
         let e = check_private_dir(&link).unwrap_err();
-        assert!(e.contains("not a plain directory"), "{e}");
+        assert!(e.to_string().contains("not a plain directory"), "{e}");
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
         let e = check_private_dir(&target).unwrap_err();
-        assert!(e.contains("open to others"), "{e}");
+        assert!(e.to_string().contains("open to others"), "{e}");
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
             std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o700)).unwrap();
             std::os::unix::fs::chown(&target, Some(65534), None).unwrap();
             let e = check_private_dir(&target).unwrap_err();
-            assert!(e.contains("owned by uid 65534"), "{e}");
+            assert!(e.to_string().contains("owned by uid 65534"), "{e}");
         }
         let _ = std::fs::remove_dir_all(&base);
     }

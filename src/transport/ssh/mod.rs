@@ -55,7 +55,7 @@ pub(crate) struct SshTransport {
     handshakes: Arc<Semaphore>,
     host_gates: Mutex<HashMap<String, Arc<Semaphore>>>,
     /// Private per-run directory for the control sockets, made on first use.
-    control_dir: std::sync::OnceLock<Result<PathBuf, String>>,
+    control_dir: std::sync::OnceLock<Result<PathBuf, control_dir::ControlDirError>>,
     process_mux: bool,
     closed: std::sync::atomic::AtomicBool,
     /// Nodes whose login shell printed before a command (told once per node).
@@ -119,7 +119,7 @@ impl SshTransport {
     }
 
     /// The run's control directory, made once (see [`make_control_dir`]).
-    fn control_dir(&self) -> Result<&PathBuf, String> {
+    fn control_dir(&self) -> Result<&PathBuf, control_dir::ControlDirError> {
         self.control_dir
             .get_or_init(|| {
                 let dir = make_control_dir(&std::env::temp_dir())?;
