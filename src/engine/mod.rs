@@ -392,4 +392,38 @@ mod layering {
             "files without a `mod` line: {missing:?}"
         );
     }
+
+    /// No Rhai type below `engine`: the primitives, the run, the transports, the parsers and
+    /// the shapes of results are plain Rust.
+    #[test]
+    fn no_rhai_below_the_engine() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut bad = Vec::new();
+        for dir in [
+            "util",
+            "parse",
+            "primitives",
+            "run",
+            "transport",
+            "inventory",
+            "report",
+        ] {
+            let mut files = Vec::new();
+            rust_files(&src.join(dir), &mut files);
+            for f in &files {
+                bad.extend(naming_crate(f, "rhai::"));
+            }
+        }
+        assert!(bad.is_empty(), "Rhai below the engine: {bad:#?}");
+    }
+
+    /// Lines of `file` that use `needle` (a crate path) outside comments and unit tests.
+    fn naming_crate(file: &Path, needle: &str) -> Vec<String> {
+        let text = std::fs::read_to_string(file).unwrap();
+        text.lines()
+            .take_while(|l| l.trim() != "#[cfg(test)]")
+            .filter(|l| !l.trim_start().starts_with("//") && l.contains(needle))
+            .map(|l| format!("{}: {}", file.display(), l.trim()))
+            .collect()
+    }
 }

@@ -97,10 +97,7 @@ plain!(
     String,
     Option<String>,
     Vec<String>,
-    Vec<(String, String)>,
-    rhai::Dynamic,
-    rhai::Map,
-    rhai::Array
+    Vec<(String, String)>
 );
 
 /// Every key of `T`'s serialised default value.
