@@ -516,6 +516,7 @@ mod tests {
 
     fn failed(stderr: &str, exit: i64) -> crate::transport::CmdOutput {
         crate::transport::CmdOutput {
+            notices: Vec::new(),
             stdout: String::new(),
             stderr: stderr.into(),
             exit_code: Some(exit),

@@ -179,6 +179,7 @@ pub(crate) fn ping_all(n: &NodeRef, targets: &[Target], o: &PingOpts) -> PResult
 /// One target's answer, judged as `n.ping` judges its own.
 fn one(n: &NodeRef, o: &PingOpts, ip: &str, cmd: &str, p: Part) -> PResult<AddressPing> {
     let as_output = crate::transport::CmdOutput {
+        notices: Vec::new(),
         stdout: p.stdout,
         stderr: p.stderr,
         exit_code: p.exit,

@@ -221,9 +221,11 @@ pub(crate) fn listed(req: &CmdRequest) -> String {
 pub(crate) fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
     let entry = command_log(node, req, res);
     // What the transport had to tell the reports (a changed host key accepted) goes into the
-    // test that met it.
-    for n in crate::transport::notices::take() {
-        context::with(|c| c.warnings.push(n));
+    // test whose command met it.
+    if let Ok(o) = res {
+        for n in &o.notices {
+            context::with(|c| c.warnings.push(n.clone()));
+        }
     }
     let versions = super::versions::seen_in(&entry);
     if context::with(|c| {

@@ -282,6 +282,7 @@ fn outcome(
                 .map(i64::from)
                 .or_else(|| status.signal().map(|s| 128 + i64::from(s)));
             Ok(CmdOutput {
+                notices: Vec::new(),
                 stdout: out_cap.into_string(),
                 stderr: err_cap.into_string(),
                 exit_code,

@@ -5,7 +5,6 @@ pub(crate) mod cancel;
 pub(crate) mod capture;
 pub(crate) mod leftovers;
 pub(crate) mod local;
-pub(crate) mod notices;
 pub(crate) mod preamble;
 pub(crate) mod recorder;
 pub(crate) mod replay;
@@ -31,6 +30,10 @@ pub struct CmdOutput {
     /// None when the process was killed by a signal.
     pub exit_code: Option<i64>,
     pub duration: Duration,
+    /// What the transport has to tell the reports about reaching the node for this command (a
+    /// changed host key that `known_hosts = "off"` accepted): the run adds it to the warnings
+    /// of the test that ran the command.
+    pub notices: Vec<String>,
 }
 
 /// The connection errors of a node that was never reached, as their messages begin after
@@ -140,6 +143,7 @@ impl TransportError {
             timeout: human(req.timeout),
             ended: String::new(),
             printed: Box::new(CmdOutput {
+                notices: Vec::new(),
                 stdout,
                 stderr,
                 exit_code: None,

@@ -322,6 +322,7 @@ impl Transport for ReplayTransport {
             return Err(other(format!("(replayed) {err}")));
         }
         Ok(CmdOutput {
+            notices: Vec::new(),
             stdout: e.stdout.clone(),
             stderr: e.stderr.clone(),
             exit_code: e.exit_code.or(Some(0)),

@@ -82,6 +82,7 @@ impl SshTransport {
         &self,
         node: &Node,
         keeper: &Mutex<Option<std::os::unix::net::UnixStream>>,
+        notices: &Mutex<Vec<String>>,
     ) -> Result<Arc<Session>, TransportError> {
         check_destination(node)?;
         let control_dir = self.control_dir().map_err(|e| TransportError::Other {
@@ -137,7 +138,9 @@ impl SshTransport {
                 Ok(s) => match hold(node, s, keeper) {
                     Ok(s) => {
                         if known_hosts == KnownHosts::Off {
-                            tell_changed_host_key(node, &s);
+                            if let Some(m) = tell_changed_host_key(node, &s) {
+                                notices.lock().unwrap_or_else(|p| p.into_inner()).push(m);
+                            }
                         }
                         return Ok(Arc::new(s));
                     }
@@ -311,16 +314,14 @@ fn hold(
 
 /// `known_hosts = "off"` let the master in although the node's host key differs from the
 /// one known for it (ssh logged its "REMOTE HOST IDENTIFICATION HAS CHANGED" warning): told
-/// once per run on the console and in the reports (the test that connected); `-v` names every
-/// such node.
-fn tell_changed_host_key(node: &Node, session: &Session) {
+/// once per run on the console, and returned for the reports (the test whose command
+/// connected gets it through `CmdOutput::notices`); `-v` names every such node.
+fn tell_changed_host_key(node: &Node, session: &Session) -> Option<String> {
     static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let log = session.control_socket().with_file_name("log");
-    let Ok(text) = std::fs::read_to_string(log) else {
-        return;
-    };
+    let text = std::fs::read_to_string(log).ok()?;
     if !text.contains("REMOTE HOST IDENTIFICATION HAS CHANGED") {
-        return;
+        return None;
     }
     let fingerprint = text
         .lines()
@@ -335,10 +336,10 @@ fn tell_changed_host_key(node: &Node, session: &Session) {
     );
     if TOLD.swap(true, std::sync::atomic::Ordering::SeqCst) {
         tracing::debug!("{message}");
-        return;
+        return None;
     }
     tracing::warn!("{message} (-v names every such node)");
-    super::super::notices::notice(message);
+    Some(message)
 }
 
 /// Longest a master connection's set-up may take: the TCP connection (`connect_timeout`),

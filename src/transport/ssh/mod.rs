@@ -41,6 +41,9 @@ struct Conn {
     spec: Node,
     /// Commands sent whose end on the node is not known yet, by command tag.
     pending: Mutex<HashMap<String, pending::Pending>>,
+    /// What connecting had to tell the reports, for the output of the next command that
+    /// completes on the node.
+    notices: Mutex<Vec<String>>,
 }
 
 /// `ControlPersist` of every master: idle seconds (no mux client, our keeper included) before
@@ -106,6 +109,7 @@ impl SshTransport {
                     keeper: Mutex::new(None),
                     spec: node.clone(),
                     pending: Mutex::new(HashMap::new()),
+                    notices: Mutex::new(Vec::new()),
                 })
             })
             .clone()
@@ -220,7 +224,12 @@ impl Transport for SshTransport {
         sink: &mut dyn FnMut(Stream, &[u8]),
     ) -> Result<CmdOutput, TransportError> {
         let tag = super::leftovers::command_tag();
-        let r = self.rt.block_on(self.run_async(node, req, &tag, sink));
+        let mut r = self.rt.block_on(self.run_async(node, req, &tag, sink));
+        if let Ok(out) = &mut r {
+            let conn = self.conn(node);
+            let mut notices = conn.notices.lock().unwrap_or_else(|p| p.into_inner());
+            out.notices = std::mem::take(&mut *notices);
+        }
         // A command sent (see run_async) whose end is known is not pending any more.
         if pending::settled(&r) {
             let conn = self.conn(node);

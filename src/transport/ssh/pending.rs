@@ -76,6 +76,7 @@ mod tests {
     fn only_commands_whose_end_is_unknown_stay_pending() {
         let out = |code| {
             Ok(CmdOutput {
+                notices: Vec::new(),
                 stdout: String::new(),
                 stderr: String::new(),
                 exit_code: code,
