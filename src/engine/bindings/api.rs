@@ -113,16 +113,11 @@ impl<'a, 'e> Def<'a, 'e> {
         self
     }
 
-    /// The keys its options map may have.
-    pub(crate) fn opts(mut self, opts: &'static [&'static str]) -> Self {
-        self.decl.opts = opts;
-        self
-    }
-
     /// The keys its options map may have: the fields of its options struct `T` (read with
     /// `options::read::<T>`).
-    pub(crate) fn options<T: serde::de::DeserializeOwned>(self) -> Self {
-        self.opts(super::options::field_names::<T>())
+    pub(crate) fn options<T: serde::de::DeserializeOwned>(mut self) -> Self {
+        self.decl.opts = super::options::field_names::<T>();
+        self
     }
 
     /// It returns what Rust type `T` is to scripts (a result, an array of them, ...); a plain

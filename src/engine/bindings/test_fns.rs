@@ -2,12 +2,14 @@
 //! [`Registry`] of `engine/testdef.rs`); the runner runs them later.
 
 use super::api::{Api, Binder, BINDINGS};
+use super::options;
 use crate::engine::pair_plan::{self as pairs, Pattern};
 use crate::engine::signal::{self, RhaiErr};
 pub(super) use crate::engine::testdef::{SharedRegistry, TestDef};
 use crate::primitives::NodeRef;
 use crate::run::observer::{Event, Observer};
 use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
+use serde::de::IgnoredAny;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,8 +40,49 @@ fn snapshot_loop_captures(
     }
 }
 
-/// Options of `test`, `test_each` and `test_pairs`.
-pub(super) const TEST_OPTS: &[&str] = &["timeout", "tags", "retries", "confirm", "changes"];
+/// The options of `test` and `test_each`: the keys a script may give.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct TestArgs {
+    #[serde(deserialize_with = "crate::util::duration::optional")]
+    timeout: Option<Duration>,
+    tags: Vec<String>,
+    retries: i64,
+    confirm: i64,
+    changes: bool,
+}
+
+/// The options of `test_pairs`: the test options and how the pairs are made (those are read
+/// from the map by [`pairs_of`], with rules of their own: here only their names).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct PairArgs {
+    #[serde(deserialize_with = "crate::util::duration::optional")]
+    timeout: Option<Duration>,
+    tags: Vec<String>,
+    retries: i64,
+    confirm: i64,
+    changes: bool,
+    pattern: IgnoredAny,
+    both_directions: IgnoredAny,
+    split: IgnoredAny,
+    pairs: IgnoredAny,
+    fanout: IgnoredAny,
+    rounds: IgnoredAny,
+    per_node: IgnoredAny,
+}
+
+impl From<PairArgs> for TestArgs {
+    fn from(a: PairArgs) -> TestArgs {
+        TestArgs {
+            timeout: a.timeout,
+            tags: a.tags,
+            retries: a.retries,
+            confirm: a.confirm,
+            changes: a.changes,
+        }
+    }
+}
 
 #[derive(Default, Clone)]
 struct TestOpts {
@@ -53,13 +96,14 @@ struct TestOpts {
 }
 
 fn parse_opts(map: &Map, pos: rhai::Position) -> TestOpts {
-    parse_opts_with(map, pos, &[])
+    parse_opts_with(map, pos, false)
 }
 
-/// Test options, plus `extra` keys the caller reads itself (test_pairs' pattern options). An
-/// option that cannot be read makes the options `invalid`, not the script's top level stop.
-fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> TestOpts {
-    read_opts(map, pos, extra).unwrap_or_else(|e| {
+/// Test options (`pairs`: of `test_pairs`, whose pattern options its caller reads itself).
+/// An option that cannot be read makes the options `invalid`, not the script's top level
+/// stop.
+fn parse_opts_with(map: &Map, pos: rhai::Position, pairs: bool) -> TestOpts {
+    read_opts(map, pos, pairs).unwrap_or_else(|e| {
         let message = match signal::classify(&e) {
             signal::Ending::Signal(s) => s.message,
             _ => e.to_string(),
@@ -75,60 +119,21 @@ fn parse_opts_with(map: &Map, pos: rhai::Position, extra: &[&str]) -> TestOpts {
     })
 }
 
-fn read_opts(map: &Map, pos: rhai::Position, extra: &[&str]) -> Result<TestOpts, RhaiErr> {
-    let mut o = TestOpts::default();
-    for (k, v) in map {
-        if extra.contains(&k.as_str()) {
-            continue;
-        }
-        match k.as_str() {
-            "timeout" => {
-                let s = v.to_string();
-                let d = if v.is_int() {
-                    Duration::from_secs(v.as_int().unwrap_or(0).max(0) as u64)
-                } else {
-                    crate::inventory::parse_duration(&s)
-                        .map_err(|e| signal::error(format!("test option timeout: {e}"), pos))?
-                };
-                o.timeout = Some(d);
-            }
-            "tags" => {
-                let arr = v.clone().try_cast::<Array>().ok_or_else(|| {
-                    signal::error(
-                        "test option tags must be an array of strings, e.g. tags: [\"rdma\"]",
-                        pos,
-                    )
-                })?;
-                o.tags = arr.into_iter().map(|t| t.to_string()).collect();
-            }
-            "retries" => {
-                o.retries = v
-                    .as_int()
-                    .map_err(|_| signal::error("test option retries must be a whole number", pos))?
-                    .clamp(0, 100) as u32;
-            }
-            "confirm" => {
-                o.confirm = v
-                    .as_int()
-                    .map_err(|_| signal::error("test option confirm must be a whole number (re-measurements of a failure; 0: none)", pos))?
-                    .clamp(0, 10) as u32;
-            }
-            "changes" => o.changes = v.as_bool().unwrap_or(false),
-            other => {
-                let mut known = TEST_OPTS.to_vec();
-                known.extend(extra);
-                return Err(signal::error(
-                    format!(
-                        "unknown test option `{other}`{}; options are {}",
-                        crate::util::suggest::did_you_mean(other, known.iter().copied()),
-                        known.join(", ")
-                    ),
-                    pos,
-                ));
-            }
-        }
-    }
-    Ok(o)
+fn read_opts(map: &Map, pos: rhai::Position, pairs: bool) -> Result<TestOpts, RhaiErr> {
+    let m = Some(map.clone());
+    let a: TestArgs = if pairs {
+        options::read::<PairArgs>(m, "test", pos)?.into()
+    } else {
+        options::read(m, "test", pos)?
+    };
+    Ok(TestOpts {
+        timeout: a.timeout,
+        tags: a.tags,
+        retries: a.retries.clamp(0, 100) as u32,
+        confirm: a.confirm.clamp(0, 10) as u32,
+        changes: a.changes,
+        invalid: None,
+    })
 }
 
 fn add(
@@ -194,17 +199,6 @@ fn each(
     Ok(())
 }
 
-/// Options of `test_pairs` besides the test options.
-pub(super) const PAIR_OPTS: &[&str] = &[
-    "pattern",
-    "both_directions",
-    "split",
-    "pairs",
-    "fanout",
-    "rounds",
-    "per_node",
-];
-
 /// `test_pairs(nodes, name, #{ pattern, … }, |a, b| …)`: one testcase `name [a -> b]` per pair,
 /// registered round by round (each round a group that runs concurrently; rounds in order).
 fn pairs_of(
@@ -216,7 +210,7 @@ fn pairs_of(
     func: FnPtr,
 ) -> Result<(), RhaiErr> {
     let pos = ctx.call_position();
-    let opts = parse_opts_with(&map, pos, PAIR_OPTS);
+    let opts = parse_opts_with(&map, pos, true);
     let mut nodes: Vec<NodeRef> = super::values::node_array(nodes, pos)?;
     // A node listed twice (a ring over overlapping sets) is one node: never paired with itself.
     let mut seen = std::collections::HashSet::new();
@@ -432,21 +426,6 @@ fn deprecated_pairs_order(ctx: &NativeCallContext, observer: &dyn Observer) {
     });
 }
 
-/// `test_pairs` options: the test options and the pattern options.
-const PAIR_AND_TEST_OPTS: [&str; TEST_OPTS.len() + PAIR_OPTS.len()] = {
-    let mut out = [""; TEST_OPTS.len() + PAIR_OPTS.len()];
-    let mut i = 0;
-    while i < TEST_OPTS.len() {
-        out[i] = TEST_OPTS[i];
-        i += 1;
-    }
-    while i < out.len() {
-        out[i] = PAIR_OPTS[i - TEST_OPTS.len()];
-        i += 1;
-    }
-    out
-};
-
 #[linkme::distributed_slice(BINDINGS)]
 static REGISTER: Binder = register;
 
@@ -454,15 +433,15 @@ fn register(api: &mut Api) {
     let reg = api.tests.clone();
     let observer = api.env.observer.clone();
     api.function("test_pairs(nodes, name, opts, f)")
-        .opts(&PAIR_AND_TEST_OPTS)
+        .options::<PairArgs>()
         .doc("one testcase `name [a -> b]` per pair of nodes (pattern mesh, ring or bisection, or the given pairs), both directions unless both_directions: false (given pairs: as given), run in rounds (each node in at most one pair per round), or with rounds: false all at once, at most per_node (8) pairs per node as first and as second (pings, ssh hops: checks that do not conflict); a node listed twice counts once; fewer than two nodes is one error testcase. test_pairs(nodes, name, |a, b| ...) or with opts before the closure, as test and test_each (opts after the closure still works, with a deprecation warning)")
         .register(|engine, name| register_pairs(engine, name, &reg, &observer));
     api.function("test(name, opts, f)")
-        .opts(TEST_OPTS)
+        .options::<TestArgs>()
         .doc("register a test: test(name, f) or test(name, opts, f)")
         .register(|engine, name| register_test(engine, name, &reg));
     api.function("test_each(nodes, name, opts, f)")
-        .opts(TEST_OPTS)
+        .options::<TestArgs>()
         .doc("one testcase `name [node]` per node, run concurrently: test_each(nodes, name, |n| ...) or with opts before the closure")
         .register(|engine, name| register_each(engine, name, &reg));
 }
