@@ -57,8 +57,9 @@ pub(crate) fn env_map<'de, D: serde::Deserializer<'de>>(
     d.deserialize_map(Env)
 }
 
-/// Any scalar written as text (an environment value: `1`, `true`, `"INFO"`).
-struct Text(String);
+/// Any scalar written as text (an environment value: `1`, `true`, `"INFO"`; a node given
+/// as an option reads as its name).
+pub(crate) struct Text(pub(crate) String);
 
 impl<'de> serde::Deserialize<'de> for Text {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Text, D::Error> {

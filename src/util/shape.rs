@@ -89,16 +89,7 @@ macro_rules! plain {
         }
     )*};
 }
-plain!(
-    (),
-    bool,
-    i64,
-    f64,
-    String,
-    Option<String>,
-    Vec<String>,
-    Vec<(String, String)>
-);
+plain!((), String, Option<String>);
 
 /// Every key of `T`'s serialised default value.
 fn serialised_keys<T: Serialize + Default>() -> Vec<String> {

@@ -9,11 +9,12 @@
 //! _X: Binder = register;` (see `tools.rs`), so adding a tool touches only its own files.
 
 use super::values::value;
+use crate::engine::signal::RhaiErr;
 use crate::engine::testdef::SharedRegistry;
 use crate::primitives::{NodeRef, PResult};
 use crate::run::env::RunEnv;
 use crate::util::shape::{Nest, Returned, Returns, Shape};
-use rhai::{Engine, NativeCallContext};
+use rhai::{Dynamic, Engine, Map, NativeCallContext};
 use serde::Serialize;
 use std::sync::{Arc, OnceLock};
 
@@ -173,6 +174,27 @@ impl<'a, 'e> Def<'a, 'e> {
             );
         });
     }
+}
+
+/// `NAME(a, b)` and `NAME(a, b, opts)` of a function of two nodes (a server and a client):
+/// the same call, the options map absent or given.
+pub(crate) fn node_pair<F>(engine: &mut Engine, name: &str, f: F)
+where
+    F: Fn(&NativeCallContext, NodeRef, NodeRef, Option<Map>) -> Result<Dynamic, RhaiErr>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    let g = f.clone();
+    engine.register_fn(
+        name,
+        move |ctx: NativeCallContext, a: NodeRef, b: NodeRef| f(&ctx, a, b, None),
+    );
+    engine.register_fn(
+        name,
+        move |ctx: NativeCallContext, a: NodeRef, b: NodeRef, o: Map| g(&ctx, a, b, Some(o)),
+    );
 }
 
 /// Register every file of bindings into `engine`; the declarations of what was registered.

@@ -1,7 +1,7 @@
 //! `iperf3(server, client, opts)` (`primitives::pair`, iperf3 over the server/client
 //! exchange).
 
-use super::api::{Api, Binder, BINDINGS};
+use super::api::{node_pair, Api, Binder, BINDINGS};
 use super::options;
 use super::values::value;
 use crate::engine::signal::RhaiErr;
@@ -29,15 +29,6 @@ fn register(api: &mut Api) {
         .returns::<pair::Iperf3>()
         .doc("iperf3 server started on `server`, `iperf3 -J` run on `client` against its fabric address, parsed; the server always stopped")
         .register(|engine, name| {
-            engine.register_fn(
-                name,
-                |ctx: NativeCallContext, s: NodeRef, c: NodeRef| iperf3(&ctx, &s, &c, None),
-            );
-            engine.register_fn(
-                name,
-                |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| {
-                    iperf3(&ctx, &s, &c, Some(o))
-                },
-            );
+            node_pair(engine, name, |ctx, s, c, o| iperf3(ctx, &s, &c, o));
         });
 }

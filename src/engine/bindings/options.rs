@@ -262,29 +262,8 @@ impl<'de> serde::de::IntoDeserializer<'de, OptError> for Value<'_> {
 /// An option shown as text, for `#[serde(deserialize_with = "…")]`: a string, a number, or
 /// a node (`node: n` gives its name).
 pub(super) fn shown<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    struct Shown;
-    impl Visitor<'_> for Shown {
-        type Value = Option<String>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a string, a number or a node")
-        }
-        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Some(v.to_string()))
-        }
-        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-            Ok(Some(v.to_string()))
-        }
-        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-            Ok(Some(v.to_string()))
-        }
-        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
-            Ok(Some(v.to_string()))
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-    }
-    d.deserialize_any(Shown)
+    let t = <Option<crate::util::names::Text> as serde::Deserialize>::deserialize(d)?;
+    Ok(t.map(|t| t.0))
 }
 
 /// The option names of `T`: its serde fields, in declaration order.

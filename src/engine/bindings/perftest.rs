@@ -1,12 +1,11 @@
 //! `ib_write_bw` / `ib_read_bw` / `ib_send_bw` (and `_port`), `ib_write_lat` / `ib_send_lat`
 //! (`primitives::pair`, perftest over the server/client exchange).
 
-use super::api::{Api, Binder, BINDINGS};
+use super::api::{node_pair, Api, Binder, BINDINGS};
 use super::options;
 use super::values::value;
 use crate::primitives::pair::{self, PerftestOpts};
-use crate::primitives::NodeRef;
-use rhai::{Engine, Map, NativeCallContext};
+use rhai::Engine;
 use std::time::Duration;
 
 /// The options of the `_port` forms (one physical port's rails at once): which port instead
@@ -53,37 +52,21 @@ impl From<PortArgs> for PerftestOpts {
 
 /// `TOOL(server, client)` and `TOOL(server, client, opts)`.
 fn register_pair(engine: &mut Engine, tool: &'static str) {
-    let one = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
+    node_pair(engine, tool, move |ctx, s, c, o| {
         let pos = ctx.call_position();
         let po: PerftestOpts = options::read(o, tool, pos)?;
         value(pair::perftest(tool, &s, &c, &po), pos)
-    };
-    engine.register_fn(
-        tool,
-        move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| one(ctx, s, c, None),
-    );
-    engine.register_fn(
-        tool,
-        move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| one(ctx, s, c, Some(o)),
-    );
+    });
 }
 
 /// `TOOL_port(server, client)` and `TOOL_port(server, client, opts)`.
 fn register_port(engine: &mut Engine, port_fn: &'static str) {
     let tool = port_fn.trim_end_matches("_port");
-    let port = move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Option<Map>| {
+    node_pair(engine, port_fn, move |ctx, s, c, o| {
         let pos = ctx.call_position();
         let po: PerftestOpts = options::read::<PortArgs>(o, port_fn, pos)?.into();
         value(pair::perftest_port(tool, &s, &c, &po), pos)
-    };
-    engine.register_fn(
-        port_fn,
-        move |ctx: NativeCallContext, s: NodeRef, c: NodeRef| port(ctx, s, c, None),
-    );
-    engine.register_fn(
-        port_fn,
-        move |ctx: NativeCallContext, s: NodeRef, c: NodeRef, o: Map| port(ctx, s, c, Some(o)),
-    );
+    });
 }
 
 #[linkme::distributed_slice(BINDINGS)]
