@@ -123,6 +123,8 @@ pub struct EnvOptions {
     /// The run's output channel; without one, the dry run's listing only (what scripts print
     /// is not shown).
     pub observer: Option<Arc<dyn crate::run::observer::Observer>>,
+    /// `-v` for the console made when no observer is given (`exec`, `discover`).
+    pub verbose: u8,
 }
 
 impl EnvOptions {
@@ -170,11 +172,13 @@ pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
         fanout,
         stdlib_dir,
         timeout: o.timeout,
-        observer: o
-            .observer
-            .unwrap_or_else(|| Arc::new(crate::report::console::Console::new(false, 0))),
+        observer: o.observer.unwrap_or_else(|| {
+            let echo = if o.verbose > 0 { 2 } else { 0 };
+            Arc::new(crate::report::console::Console::new(false, echo))
+        }),
         slurm: crate::inventory::slurm::Allocation::from_env(),
         profiles: Default::default(),
+        told: Default::default(),
     }))
 }
 

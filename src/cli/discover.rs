@@ -80,7 +80,7 @@ fn settle_paths(n: &mut Node) {
     n.replay_dir = n.replay_dir.as_deref().map(absolute);
 }
 
-pub fn discover(a: &DiscoverArgs) -> i32 {
+pub fn discover(a: &DiscoverArgs, verbose: u8) -> i32 {
     if let Some(o) = &a.output {
         if o.exists() && !a.force {
             return usage(format!(
@@ -117,6 +117,7 @@ pub fn discover(a: &DiscoverArgs) -> i32 {
             fanout: a.fanout,
             timeout,
             scenario: a.scenario.clone(),
+            verbose,
             ..Default::default()
         },
     ) {

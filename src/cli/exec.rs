@@ -14,6 +14,7 @@ pub fn exec(
     timeout: Option<&str>,
     raw: bool,
     command: &[String],
+    verbose: u8,
 ) -> i32 {
     if target.nodes.is_none() && target.inventory.is_none() {
         return usage("exec needs -w NODESET (and optionally -i INVENTORY)");
@@ -31,6 +32,7 @@ pub fn exec(
         EnvOptions {
             fanout,
             timeout,
+            verbose,
             ..Default::default()
         },
     ) {

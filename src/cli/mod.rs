@@ -247,7 +247,14 @@ pub fn main() -> i32 {
             timeout,
             raw,
             command,
-        } => exec::exec(&target, fanout, timeout.as_deref(), raw, &command),
+        } => exec::exec(
+            &target,
+            fanout,
+            timeout.as_deref(),
+            raw,
+            &command,
+            cli.verbose,
+        ),
         Command::Nodes {
             inventory,
             w,
@@ -256,6 +263,6 @@ pub fn main() -> i32 {
         Command::Parse { kind, file } => parse::parse(&kind, file.as_deref()),
         Command::Compare { results, format } => compare::compare(&results, &format),
         Command::Doc => doc::doc(),
-        Command::Discover(a) => discover::discover(&a),
+        Command::Discover(a) => discover::discover(&a, cli.verbose),
     }
 }

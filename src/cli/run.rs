@@ -154,6 +154,7 @@ fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i3
             scenario: a.scenario.clone(),
             stdlib: a.stdlib.clone(),
             observer: Some(console),
+            verbose: 0,
         },
     )
     .map_err(usage)?;

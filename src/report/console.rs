@@ -317,6 +317,14 @@ impl Observer for Console {
             Event::Scheduled { line } if self.echo >= 2 => eprintln!("{}", super::one_line(line)),
             Event::Scheduled { .. } => {}
             Event::Warning { line } => eprintln!("warning: {}", super::one_line(line)),
+            Event::Notice { line, first: true } => eprintln!(
+                "warning: {} (-v names every such node)",
+                super::one_line(line)
+            ),
+            Event::Notice { line, .. } if self.echo >= 2 => {
+                eprintln!("{}", super::one_line(line))
+            }
+            Event::Notice { .. } => {}
         }
     }
 }

@@ -5,10 +5,10 @@
 use super::context;
 use super::model::{cap, CommandLog};
 use crate::inventory::{Inventory, Node, TransportKind};
-use crate::transport::{CmdOutput, CmdRequest, Transport, TransportError};
-use std::collections::BTreeMap;
+use crate::transport::{CmdOutput, CmdRequest, NoticeKind, Transport, TransportError};
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Transports by kind; `force` (from `--replay`) sends every node to one of them.
@@ -54,6 +54,8 @@ pub struct RunEnv {
     pub slurm: Option<crate::inventory::slurm::Allocation>,
     /// Each node's platform profile, detected once per run (`primitives::profile`).
     pub profiles: super::profile::Cache,
+    /// The kinds of transport notice the console was warned of in this run (once each).
+    pub told: Mutex<HashSet<NoticeKind>>,
 }
 
 /// A test's timeout when neither the test nor `--timeout` gives one.
@@ -88,6 +90,7 @@ impl RunEnv {
             observer: Arc::new(crate::run::observer::NoObserver),
             slurm: None,
             profiles: Default::default(),
+            told: Default::default(),
         }
     }
 
@@ -159,13 +162,34 @@ impl RunEnv {
             req.command,
             crate::util::duration::human(req.timeout)
         );
-        self.transports.for_node(node).run(node, req)
+        let res = self.transports.for_node(node).run(node, req);
+        self.tell(&res);
+        res
+    }
+
+    /// Send on what the transport met reaching the node for this command: a warning the first
+    /// time of each kind in the run, a `-v` line after (the reports get theirs in
+    /// [`log_command`]).
+    fn tell(&self, res: &Result<CmdOutput, TransportError>) {
+        let Ok(out) = res else { return };
+        for n in &out.notices {
+            let first = self
+                .told
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(n.kind);
+            self.observer.event(&super::observer::Event::Notice {
+                line: &n.text,
+                first,
+            });
+        }
     }
 
     /// A read-only lookup that runs in a dry run too, because its answer decides what the test
     /// sends next (`n.which`); logged like any command.
     pub fn exec_lookup(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         let res = self.transports.for_node(node).run(node, req);
+        self.tell(&res);
         log_command(node, req, &res);
         res
     }
@@ -223,8 +247,8 @@ pub(crate) fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput,
     // What the transport had to tell the reports (a changed host key accepted) goes into the
     // test whose command met it.
     if let Ok(o) = res {
-        for n in &o.notices {
-            context::with(|c| c.warnings.push(n.clone()));
+        for n in o.notices.iter().filter(|n| n.kind.for_reports()) {
+            context::with(|c| c.warnings.push(n.text.clone()));
         }
     }
     let versions = super::versions::seen_in(&entry);
@@ -382,5 +406,61 @@ mod tests {
         };
         let m = env(None).run_raw(&node, &quiet).unwrap_err().to_string();
         assert!(m.contains("and printed nothing"), "{m}");
+    }
+    /// Notices of the transport: the console is warned once per kind in the run (the other
+    /// nodes' for -v); only a changed host key reaches the reports, in the test whose command
+    /// met it.
+    #[test]
+    fn transport_notices_warn_once_per_kind_and_only_host_keys_reach_the_reports() {
+        use crate::run::observer::{Event, Observer};
+        use crate::transport::{Notice, NoticeKind};
+        struct Noting;
+        impl Transport for Noting {
+            fn run(&self, node: &Node, _: &CmdRequest) -> Result<CmdOutput, TransportError> {
+                let notice = |kind, what| Notice {
+                    kind,
+                    text: format!("{}: {what}", node.name),
+                };
+                Ok(CmdOutput {
+                    exit_code: Some(0),
+                    notices: vec![
+                        notice(NoticeKind::ChangedHostKey, "key"),
+                        notice(NoticeKind::NoisyShell, "shell"),
+                    ],
+                    ..Default::default()
+                })
+            }
+        }
+        #[derive(Default)]
+        struct Seen(Mutex<Vec<(String, bool)>>);
+        impl Observer for Seen {
+            fn event(&self, e: &Event) {
+                if let Event::Notice { line, first } = e {
+                    self.0.lock().unwrap().push((line.to_string(), *first));
+                }
+            }
+        }
+        let t: Arc<dyn Transport> = Arc::new(Noting);
+        let seen = Arc::new(Seen::default());
+        let mut env = env(None);
+        env.transports.ssh = t;
+        env.observer = seen.clone();
+        context::install(context::TestCtx::new("t", Duration::from_secs(60)));
+        for name in ["a", "b"] {
+            env.exec(&Node::bare(name), &CmdRequest::default()).unwrap();
+        }
+        let told = seen.0.lock().unwrap().clone();
+        let told: Vec<(&str, bool)> = told.iter().map(|(l, f)| (l.as_str(), *f)).collect();
+        assert_eq!(
+            told,
+            [
+                ("a: key", true),
+                ("a: shell", true),
+                ("b: key", false),
+                ("b: shell", false)
+            ]
+        );
+        let ctx = context::take().unwrap();
+        assert_eq!(ctx.warnings, ["a: key", "b: key"]);
     }
 }

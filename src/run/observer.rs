@@ -1,7 +1,8 @@
 //! The one output channel of a run: what the runner, the tests, the dry run's listing and the
 //! engine's warnings tell the console (or anything else) while the run works, as [`Event`]s.
 //! Nothing below `cli` prints; the console (`report::console`) renders the events, pinned by
-//! `tests/golden/console/`. The transports, below `run`, warn through `tracing`.
+//! `tests/golden/console/`. The transports, below `run`, tell nobody: what they meet on the way
+//! to a node comes back with the command's output, and `RunEnv` sends it on as a `Notice`.
 
 use super::model::TestResult;
 
@@ -35,6 +36,13 @@ pub enum Event<'a> {
     /// How a real run schedules pairs (a round, pairs at once): for `-v`.
     Scheduled {
         line: &'a str,
+    },
+    /// What a transport met on the way to a node (a login shell that prints, a changed host
+    /// key accepted), beginning `NODE: `: `first` of its kind in this run (a warning), or
+    /// another node's (for `-v`: a cluster's nodes usually share their set-up).
+    Notice {
+        line: &'a str,
+        first: bool,
     },
     /// A warning about the script rather than one test (`warn` at its top level, a deprecated
     /// form), with where it is.

@@ -30,10 +30,38 @@ pub struct CmdOutput {
     /// None when the process was killed by a signal.
     pub exit_code: Option<i64>,
     pub duration: Duration,
-    /// What the transport has to tell the reports about reaching the node for this command (a
-    /// changed host key that `known_hosts = "off"` accepted): the run adds it to the warnings
-    /// of the test that ran the command.
-    pub notices: Vec<String>,
+    /// What the transport has to tell about reaching the node for this command (a changed host
+    /// key that `known_hosts = "off"` accepted, a login shell that prints): the run tells the
+    /// console and, for the kinds that belong there, the reports (see [`Notice`]).
+    pub notices: Vec<Notice>,
+}
+
+/// Something the transport met on the way to a node that the person running fabcheck should
+/// know, returned with the output of the command that met it: the transports sit below `run`
+/// and tell nobody themselves (`RunEnv` tells the console once per kind and run, and `-v`
+/// every node).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub kind: NoticeKind,
+    /// The whole message, beginning `NODE: `.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NoticeKind {
+    /// `known_hosts = "off"` accepted a host key that differs from the known one: a warning of
+    /// the test whose command connected, too.
+    ChangedHostKey,
+    /// The node's login shell prints before every command (set aside, not taken as output):
+    /// about the node's dotfiles, not any test, so the console only.
+    NoisyShell,
+}
+
+impl NoticeKind {
+    /// Whether the reports keep it (as a warning of the test whose command met it).
+    pub fn for_reports(self) -> bool {
+        matches!(self, NoticeKind::ChangedHostKey)
+    }
 }
 
 /// The connection errors of a node that was never reached, as their messages begin after

@@ -257,7 +257,7 @@ fn a_command_that_never_reached_a_stopped_sshd_is_not_said_killed() {
 
 /// Issue 23, item 10: `known_hosts = "off"` and a node whose host key differs from the one
 /// known for it (another key for lab01 in the known_hosts file): the run goes on, as asked,
-/// but warns once (console WARN, and the test that connected carries the warning into the
+/// but warns once (a console `warning:`, and the test that connected carries the warning into the
 /// reports); a node whose key is the known one (lab02) adds nothing. On main: no warning.
 #[test]
 fn known_hosts_off_warns_once_when_it_accepts_a_changed_host_key() {
@@ -312,7 +312,7 @@ fn known_hosts_off_warns_once_when_it_accepts_a_changed_host_key() {
         .collect();
     assert_eq!(warns.len(), 1, "{}", o.stderr);
     assert!(
-        warns[0].contains("WARN") && warns[0].contains("SHA256:"),
+        warns[0].starts_with("warning: ") && warns[0].contains("SHA256:"),
         "{}",
         warns[0]
     );

@@ -1,7 +1,7 @@
 //! Opening a node's master connection: the builder from the inventory, handshakes bounded
 //! and retried, ssh's reason for a failure, the host-key policy of the ssh config.
 
-use super::super::{cancel, TransportError};
+use super::super::{cancel, Notice, NoticeKind, TransportError};
 use super::{SshTransport, MASTER_IDLE_S};
 use crate::inventory::{KnownHosts, Node};
 use openssh::{KnownHosts as Kh, Session, SessionBuilder};
@@ -82,7 +82,7 @@ impl SshTransport {
         &self,
         node: &Node,
         keeper: &Mutex<Option<std::os::unix::net::UnixStream>>,
-        notices: &Mutex<Vec<String>>,
+        notices: &Mutex<Vec<Notice>>,
     ) -> Result<Arc<Session>, TransportError> {
         check_destination(node)?;
         let control_dir = self.control_dir().map_err(|e| TransportError::Other {
@@ -138,7 +138,7 @@ impl SshTransport {
                 Ok(s) => match hold(node, s, keeper) {
                     Ok(s) => {
                         if known_hosts == KnownHosts::Off {
-                            if let Some(m) = tell_changed_host_key(node, &s) {
+                            if let Some(m) = changed_host_key(node, &s) {
                                 notices.lock().unwrap_or_else(|p| p.into_inner()).push(m);
                             }
                         }
@@ -313,11 +313,10 @@ fn hold(
 }
 
 /// `known_hosts = "off"` let the master in although the node's host key differs from the
-/// one known for it (ssh logged its "REMOTE HOST IDENTIFICATION HAS CHANGED" warning): told
-/// once per run on the console, and returned for the reports (the test whose command
-/// connected gets it through `CmdOutput::notices`); `-v` names every such node.
-fn tell_changed_host_key(node: &Node, session: &Session) -> Option<String> {
-    static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// one known for it (ssh logged its "REMOTE HOST IDENTIFICATION HAS CHANGED" warning): a
+/// notice for the command that connected (`CmdOutput::notices`), which the run tells the
+/// console and the reports.
+fn changed_host_key(node: &Node, session: &Session) -> Option<Notice> {
     let log = session.control_socket().with_file_name("log");
     let text = std::fs::read_to_string(log).ok()?;
     if !text.contains("REMOTE HOST IDENTIFICATION HAS CHANGED") {
@@ -334,12 +333,10 @@ fn tell_changed_host_key(node: &Node, session: &Session) -> Option<String> {
         "{}: the host key of {} has changed ({fingerprint}), and known_hosts = \"off\" accepted it: a machine in the middle would be accepted the same way; check the node's key and set known_hosts = \"strict\" (or \"accept-new\")",
         node.name, node.host
     );
-    if TOLD.swap(true, std::sync::atomic::Ordering::SeqCst) {
-        tracing::debug!("{message}");
-        return None;
-    }
-    tracing::warn!("{message} (-v names every such node)");
-    Some(message)
+    Some(Notice {
+        kind: NoticeKind::ChangedHostKey,
+        text: message,
+    })
 }
 
 /// Longest a master connection's set-up may take: the TCP connection (`connect_timeout`),

@@ -3,7 +3,9 @@
 
 use super::super::capture::{Capped, Stream};
 use super::super::preamble::Preamble;
-use super::super::{cancel, human, wrap_command, CmdOutput, CmdRequest, TransportError};
+use super::super::{
+    cancel, human, wrap_command, CmdOutput, CmdRequest, Notice, NoticeKind, TransportError,
+};
 use super::connect::error_chain;
 use super::SshTransport;
 use crate::inventory::Node;
@@ -263,7 +265,6 @@ impl SshTransport {
         if let Some(e) = flooded(node, &got.pre) {
             return Err(e);
         }
-        self.warn_preamble(node, &got.pre);
         let duration = started.elapsed();
         let exit = classify_exit(&status, duration, req.timeout, self.process_mux);
         let came_back_empty = got.came_back_empty();
@@ -297,8 +298,10 @@ impl SshTransport {
                 message,
             });
         }
+        // Told with a command that came back (one that failed leaves it to the next).
+        let noisy = self.noisy_shell(node, &got.pre);
         Ok(CmdOutput {
-            notices: Vec::new(),
+            notices: noisy.into_iter().collect(),
             stdout,
             stderr,
             exit_code,
@@ -306,41 +309,32 @@ impl SshTransport {
         })
     }
 
-    /// Tell once per node that its login shell prints when it starts (the text was set aside,
-    /// not taken as the command's output).
-    fn warn_preamble(&self, node: &Node, pre: &[Preamble; 2]) {
+    /// The first time a node's login shell is seen to print when it starts (the text was set
+    /// aside, not taken as the command's output): a notice for the run to tell.
+    fn noisy_shell(&self, node: &Node, pre: &[Preamble; 2]) -> Option<Notice> {
         let aside: Vec<&[u8]> = pre
             .iter()
             .map(|p| p.set_aside())
             .filter(|b| !b.is_empty())
             .collect();
         if aside.is_empty() {
-            return;
+            return None;
         }
-        let first_node = {
-            let mut seen = self.noisy_shells.lock().unwrap_or_else(|p| p.into_inner());
-            if !seen.insert(node.name.clone()) {
-                return;
-            }
-            seen.len() == 1
-        };
+        let mut seen = self.noisy_shells.lock().unwrap_or_else(|p| p.into_inner());
+        if !seen.insert(node.name.clone()) {
+            return None;
+        }
         let text = String::from_utf8_lossy(aside[0]);
         let first = crate::util::fmt::clean_text(text.lines().next().unwrap_or(""));
         let first: String = first.chars().take(80).collect();
         let bytes = aside.iter().map(|b| b.len()).sum::<usize>();
-        // Told once per run (a cluster's nodes usually share their dotfiles); -v names each.
-        if first_node {
-            tracing::warn!(
-                "{}: the login shell on {} prints before every command ({bytes} bytes, e.g. {first:?}); fabcheck sets it aside, but the shell's start-up files (~/.bashrc, ~/.zshenv, config.fish) should print nothing when not interactive (-v names every such node)",
-                node.name,
-                node.host,
-            );
-        } else {
-            tracing::debug!(
-                "{}: the login shell prints before every command ({bytes} bytes, e.g. {first:?})",
-                node.name
-            );
-        }
+        Some(Notice {
+            kind: NoticeKind::NoisyShell,
+            text: format!(
+                "{}: the login shell on {} prints before every command ({bytes} bytes, e.g. {first:?}); fabcheck sets it aside, but the shell's start-up files (~/.bashrc, ~/.zshenv, config.fish) should print nothing when not interactive",
+                node.name, node.host,
+            ),
+        })
     }
 
     /// After a timeout: end what command `tag` left running on the node outside its process

@@ -43,7 +43,7 @@ struct Conn {
     pending: Mutex<HashMap<String, pending::Pending>>,
     /// What connecting had to tell the reports, for the output of the next command that
     /// completes on the node.
-    notices: Mutex<Vec<String>>,
+    notices: Mutex<Vec<crate::transport::Notice>>,
 }
 
 /// `ControlPersist` of every master: idle seconds (no mux client, our keeper included) before
@@ -228,7 +228,10 @@ impl Transport for SshTransport {
         if let Ok(out) = &mut r {
             let conn = self.conn(node);
             let mut notices = conn.notices.lock().unwrap_or_else(|p| p.into_inner());
-            out.notices = std::mem::take(&mut *notices);
+            // What connecting met comes before what this command met.
+            let mut met = std::mem::take(&mut *notices);
+            met.append(&mut out.notices);
+            out.notices = met;
         }
         // A command sent (see run_async) whose end is known is not pending any more.
         if pending::settled(&r) {
