@@ -173,9 +173,9 @@ fn read_nodes(env: &Arc<crate::run::env::RunEnv>) -> Vec<Discovery> {
         env.fanout,
         |_, n| match prim::discover(&NodeRef::new(n.clone(), env)) {
             Ok(f) => Discovery::Found(Box::new(f)),
-            Err(reason) => Discovery::NotReached {
+            Err(e) => Discovery::NotReached {
                 node: Box::new(n.clone()),
-                reason,
+                reason: e.message,
             },
         },
         |_, n| Discovery::NotReached {

@@ -417,6 +417,45 @@ mod layering {
         assert!(bad.is_empty(), "Rhai below the engine: {bad:#?}");
     }
 
+    /// Errors are typed below `cli` (issue 34, item 6): a `Result<_, String>` says nothing a
+    /// caller can match on, and its message is assembled far from where the fault is known.
+    /// `cli` keeps strings: there the message is the final text shown, with the exit code.
+    #[test]
+    fn errors_are_typed_below_the_cli() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let stringly = regex::Regex::new(r"Result<.*,\s*String>\s*(?:[{;=)]|$)").unwrap();
+        assert!(stringly.is_match("fn f() -> Result<Vec<(usize, usize)>, String> {"));
+        assert!(stringly.is_match("fn f(p: Result<String, String>) -> String {"));
+        assert!(!stringly.is_match("-> Result<BTreeMap<String, String>, InventoryError> {"));
+        let mut bad = Vec::new();
+        let mut read = 0;
+        for dir in [
+            "engine",
+            "util",
+            "parse",
+            "primitives",
+            "run",
+            "transport",
+            "inventory",
+            "report",
+        ] {
+            let mut files = Vec::new();
+            rust_files(&src.join(dir), &mut files);
+            for f in &files {
+                read += 1;
+                let text = std::fs::read_to_string(f).unwrap();
+                bad.extend(
+                    text.lines()
+                        .take_while(|l| l.trim() != "#[cfg(test)]")
+                        .filter(|l| !l.trim_start().starts_with("//") && stringly.is_match(l))
+                        .map(|l| format!("{}: {}", f.display(), l.trim())),
+                );
+            }
+        }
+        assert!(read > 100, "read {read} files");
+        assert!(bad.is_empty(), "Result<_, String> below cli: {bad:#?}");
+    }
+
     /// Lines of `file` that use `needle` (a crate path) outside comments and unit tests.
     fn naming_crate(file: &Path, needle: &str) -> Vec<String> {
         let text = std::fs::read_to_string(file).unwrap();

@@ -36,7 +36,7 @@ pub(crate) fn pairs(
     n: usize,
     p: &Pattern,
     both_directions: bool,
-) -> Result<Vec<(usize, usize)>, String> {
+) -> Result<Vec<(usize, usize)>, PatternError> {
     let mut v = one_way(n, p)?;
     if both_directions {
         let have: std::collections::HashSet<(usize, usize)> = v.iter().copied().collect();
@@ -50,7 +50,16 @@ pub(crate) fn pairs(
     Ok(v)
 }
 
-fn one_way(n: usize, p: &Pattern) -> Result<Vec<(usize, usize)>, String> {
+/// A pattern that makes no pairs of these nodes.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PatternError {
+    #[error("bisection split {split} of {n} nodes leaves one side empty; give split: 1..{}", n.saturating_sub(1))]
+    EmptySide { split: usize, n: usize },
+    #[error("pair {0} -> {0}: a node cannot be paired with itself")]
+    SelfPair(usize),
+}
+
+fn one_way(n: usize, p: &Pattern) -> Result<Vec<(usize, usize)>, PatternError> {
     Ok(match p {
         Pattern::Ring if n < 2 => vec![],
         Pattern::Ring if n == 2 => vec![(0, 1)],
@@ -67,18 +76,13 @@ fn one_way(n: usize, p: &Pattern) -> Result<Vec<(usize, usize)>, String> {
         Pattern::Bisection { split } => {
             let k = split.unwrap_or(n / 2);
             if k == 0 || k >= n {
-                return Err(format!(
-                    "bisection split {k} of {n} nodes leaves one side empty; give split: 1..{}",
-                    n.saturating_sub(1)
-                ));
+                return Err(PatternError::EmptySide { split: k, n });
             }
             (0..k.min(n - k)).map(|i| (i, k + i)).collect()
         }
         Pattern::Explicit(v) => {
             if let Some(&(a, _)) = v.iter().find(|(a, b)| a == b) {
-                return Err(format!(
-                    "pair {a} -> {a}: a node cannot be paired with itself"
-                ));
+                return Err(PatternError::SelfPair(a));
             }
             v.clone()
         }

@@ -92,36 +92,61 @@ pub(crate) fn declared(sources: &[String]) -> Declared {
 pub(crate) fn check(
     sets: &BTreeMap<String, serde_json::Value>,
     d: &Declared,
-) -> Result<(), String> {
+) -> Result<(), SetError> {
     for (k, v) in sets {
         match d.keys.get(k) {
             Some(ParamType::Number) if !v.is_number() => {
-                return Err(format!("--set {k}={}: `{k}` must be a number", shown(v)))
+                return Err(SetError::typed(k, v, "a number"))
             }
             Some(ParamType::Bool) if !v.is_boolean() => {
-                return Err(format!(
-                    "--set {k}={}: `{k}` must be true or false",
-                    shown(v)
-                ))
+                return Err(SetError::typed(k, v, "true or false"))
             }
             Some(_) => {}
             None if d.maybe.contains(k) => {}
             None => {
                 let known: Vec<&str> = d.keys.keys().map(String::as_str).collect();
-                return Err(format!(
-                    "--set {k}={}: no script reads `{k}`{}; the scripts read: {}",
-                    shown(v),
-                    did_you_mean(k, known.iter().copied()),
-                    if known.is_empty() {
+                return Err(SetError::Unread {
+                    key: k.clone(),
+                    value: shown(v),
+                    hint: did_you_mean(k, known.iter().copied()),
+                    read: if known.is_empty() {
                         "nothing".to_string()
                     } else {
                         known.join(", ")
-                    }
-                ));
+                    },
+                });
             }
         }
     }
     Ok(())
+}
+
+/// A `--set KEY=VALUE` the scripts do not read, or not of the type they read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SetError {
+    #[error("--set {key}={value}: `{key}` must be {must}")]
+    Type {
+        key: String,
+        value: String,
+        must: &'static str,
+    },
+    #[error("--set {key}={value}: no script reads `{key}`{hint}; the scripts read: {read}")]
+    Unread {
+        key: String,
+        value: String,
+        hint: String,
+        read: String,
+    },
+}
+
+impl SetError {
+    fn typed(key: &str, v: &serde_json::Value, must: &'static str) -> SetError {
+        SetError::Type {
+            key: key.to_string(),
+            value: shown(v),
+            must,
+        }
+    }
 }
 
 fn shown(v: &serde_json::Value) -> String {
@@ -147,14 +172,20 @@ mod tests {
         assert_eq!(d.keys["nccl"], ParamType::Bool);
         assert_eq!(d.keys["recipe"], ParamType::Any);
         assert_eq!(d.keys["workload"], ParamType::Any);
-        let e = check(&sets(&[("rdma_pc", 50.into())]), &d).unwrap_err();
+        let e = check(&sets(&[("rdma_pc", 50.into())]), &d)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("did you mean `rdma_pct`"), "{e}");
-        let e = check(&sets(&[("nccl", "flase".into())]), &d).unwrap_err();
+        let e = check(&sets(&[("nccl", "flase".into())]), &d)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("--set nccl=flase") && e.contains("true or false"),
             "{e}"
         );
-        let e = check(&sets(&[("rdma_pct", "ninety".into())]), &d).unwrap_err();
+        let e = check(&sets(&[("rdma_pct", "ninety".into())]), &d)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("--set rdma_pct=ninety") && e.contains("number"),
             "{e}"

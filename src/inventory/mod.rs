@@ -308,8 +308,8 @@ impl Inventory {
 
     /// Nodes selected by a node set (names and `@group`s of this inventory), in inventory order
     /// for groups and in the given order otherwise.
-    pub fn select(&self, expr: &str) -> Result<Vec<&Node>, String> {
-        let names = nodeset::expand(expr, &self.groups).map_err(|e| e.to_string())?;
+    pub fn select(&self, expr: &str) -> Result<Vec<&Node>, SelectError> {
+        let names = nodeset::expand(expr, &self.groups)?;
         let by_name: HashMap<&str, &Node> =
             self.nodes.iter().map(|x| (x.name.as_str(), x)).collect();
         names
@@ -317,10 +317,10 @@ impl Inventory {
             .map(|n| {
                 by_name.get(n.as_str()).copied().ok_or_else(|| {
                     let all: Vec<String> = self.nodes.iter().map(|x| x.name.clone()).collect();
-                    format!(
-                        "node `{n}` is not in the inventory (it has {})",
-                        nodeset::fold(&all)
-                    )
+                    SelectError::Unknown {
+                        node: n.clone(),
+                        nodes: nodeset::fold(&all),
+                    }
                 })
             })
             .collect()
@@ -328,7 +328,7 @@ impl Inventory {
 
     /// Keep only the nodes a node set selects (`-i FILE -w SET`), in inventory order; linear in
     /// the number of nodes.
-    pub fn restrict(&mut self, expr: &str) -> Result<(), String> {
+    pub fn restrict(&mut self, expr: &str) -> Result<(), SelectError> {
         let keep: HashSet<String> = self
             .select(expr)?
             .into_iter()
@@ -379,17 +379,15 @@ impl Node {
         f: &Fields,
         d: &Fields,
         base: &Path,
-    ) -> Result<Node, String> {
+    ) -> Result<Node, FieldError> {
         macro_rules! pick {
             ($field:ident) => {
                 f.$field.clone().or_else(|| d.$field.clone())
             };
         }
-        let dur = |v: Option<String>, def: u64, what: &str| -> Result<Duration, String> {
-            match v {
-                None => Ok(Duration::from_secs(def)),
-                Some(s) => parse_duration(&s).map_err(|e| format!("{what}: {e}")),
-            }
+        let dur = |v: Option<String>, def: u64, field: &'static str| match v {
+            None => Ok(Duration::from_secs(def)),
+            Some(s) => parse_duration(&s).map_err(|e| FieldError::Duration { field, error: e }),
         };
         let known_hosts = known_hosts_policy(pick!(known_hosts).as_deref())?;
         let transport = transport_kind(pick!(transport).as_deref())?;
@@ -410,32 +408,32 @@ impl Node {
         };
         let replay_dir = pick!(replay_dir).map(expand_path);
         if transport == TransportKind::Replay && replay_dir.is_none() {
-            return Err("transport = \"replay\" needs replay_dir = \"DIR\" (a --record transcript directory)".into());
+            return Err(FieldError::ReplayWithoutDir);
         }
         let interfaces = pick!(interfaces).unwrap_or_default();
         let rdma_devices = pick!(rdma_devices).unwrap_or_default();
         for i in interfaces.iter().chain(rdma_devices.iter()) {
             if !valid_name(i) {
-                return Err(format!("`{i}` is not a valid interface or device name"));
+                return Err(FieldError::Interface(i.clone()));
             }
         }
         let fabric_ips = pick!(fabric_ips).unwrap_or_default();
         for ip in &fabric_ips {
             if ip.parse::<std::net::IpAddr>().is_err() {
-                return Err(format!("fabric_ips: `{ip}` is not an IP address"));
+                return Err(FieldError::FabricIp(ip.clone()));
             }
         }
         if !valid_name(&host) {
-            return Err(format!("host `{host}` is not a valid host name or address"));
+            return Err(FieldError::Host(host));
         }
         let user = pick!(user);
         if let Some(u) = &user {
             if !valid_name(u) {
-                return Err(format!("user `{u}` is not a valid user name"));
+                return Err(FieldError::User(u.clone()));
             }
         }
         let vars = match pick!(vars) {
-            Some(t) => serde_json::to_value(t).map_err(|e| e.to_string())?,
+            Some(t) => serde_json::to_value(t).map_err(FieldError::Vars)?,
             None => serde_json::json!({}),
         };
         Ok(Node {
@@ -459,32 +457,59 @@ impl Node {
 }
 
 /// `known_hosts = "..."` (none: the SSH configuration decides).
-fn known_hosts_policy(v: Option<&str>) -> Result<KnownHosts, String> {
+fn known_hosts_policy(v: Option<&str>) -> Result<KnownHosts, FieldError> {
     Ok(match v {
         None => KnownHosts::SshConfig,
         Some("strict") => KnownHosts::Strict,
         Some("accept-new") => KnownHosts::AcceptNew,
         Some("off") => KnownHosts::Off,
-        Some(o) => {
-            return Err(format!(
-                "known_hosts = \"{o}\" is not one of strict, accept-new, off"
-            ))
-        }
+        Some(o) => return Err(FieldError::KnownHosts(o.to_string())),
     })
 }
 
 /// `transport = "..."` (none: ssh).
-fn transport_kind(v: Option<&str>) -> Result<TransportKind, String> {
+fn transport_kind(v: Option<&str>) -> Result<TransportKind, FieldError> {
     Ok(match v {
         None | Some("ssh") => TransportKind::Ssh,
         Some("local") => TransportKind::Local,
         Some("replay") => TransportKind::Replay,
-        Some(o) => {
-            return Err(format!(
-                "transport = \"{o}\" is not one of ssh, local, replay"
-            ))
-        }
+        Some(o) => return Err(FieldError::Transport(o.to_string())),
     })
+}
+
+/// Why a node set does not select nodes of the inventory.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    #[error(transparent)]
+    Nodeset(#[from] nodeset::NodesetError),
+    #[error("node `{node}` is not in the inventory (it has {nodes})")]
+    Unknown { node: String, nodes: String },
+}
+
+/// A node's setting (its own or from `[defaults]`) that fabcheck cannot use.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FieldError {
+    #[error("{field}: {error}")]
+    Duration {
+        field: &'static str,
+        error: crate::util::duration::DurationError,
+    },
+    #[error("known_hosts = \"{0}\" is not one of strict, accept-new, off")]
+    KnownHosts(String),
+    #[error("transport = \"{0}\" is not one of ssh, local, replay")]
+    Transport(String),
+    #[error("transport = \"replay\" needs replay_dir = \"DIR\" (a --record transcript directory)")]
+    ReplayWithoutDir,
+    #[error("`{0}` is not a valid interface or device name")]
+    Interface(String),
+    #[error("fabric_ips: `{0}` is not an IP address")]
+    FabricIp(String),
+    #[error("host `{0}` is not a valid host name or address")]
+    Host(String),
+    #[error("user `{0}` is not a valid user name")]
+    User(String),
+    #[error("{0}")]
+    Vars(serde_json::Error),
 }
 
 /// The inventory text and its file: where an offset is, for errors.
@@ -779,6 +804,7 @@ fabric = "spark-[01-03]"
         assert!(inv
             .select("spark-09")
             .unwrap_err()
+            .to_string()
             .contains("not in the inventory"));
     }
 
@@ -794,10 +820,13 @@ fabric = "spark-[01-03]"
             "-1",
             "inf",
         ] {
-            let e = parse_duration(bad).unwrap_err();
+            let e = parse_duration(bad).unwrap_err().to_string();
             assert!(e.contains(bad), "{bad}: {e}");
         }
-        assert!(parse_duration("1e300").unwrap_err().contains("30days"));
+        assert!(parse_duration("1e300")
+            .unwrap_err()
+            .to_string()
+            .contains("30days"));
         assert_eq!(parse_duration("2592000").unwrap(), MAX_DURATION);
         assert_eq!(parse_duration("30days").unwrap(), MAX_DURATION);
         assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// A node set expression that could not be expanded.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("bad node set `{expr}`: {reason}")]
-pub(crate) struct NodesetError {
+pub struct NodesetError {
     pub expr: String,
     pub reason: String,
 }

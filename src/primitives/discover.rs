@@ -45,9 +45,9 @@ pub(crate) struct Facts {
     pub notes: Vec<String>,
 }
 
-/// Read a node: `Err` when it could not be reached or `ip -j addr` could not be read (the
-/// reason, for the "not reached" line).
-pub(crate) fn discover(n: &NodeRef) -> Result<Found, String> {
+/// Read a node: `Err` when it could not be reached or `ip -j addr` could not be read (its
+/// message is the reason, for the "not reached" line).
+pub(crate) fn discover(n: &NodeRef) -> Result<Found, PrimError> {
     let facts = gather(n)?;
     let mut found = derive(n.spec.as_ref().clone(), &facts);
     let mut notes = Vec::new();
@@ -70,10 +70,9 @@ pub(crate) fn discover(n: &NodeRef) -> Result<Found, String> {
     Ok(found)
 }
 
-fn gather(n: &NodeRef) -> Result<Facts, String> {
-    let msg = |e: PrimError| e.message;
-    let mgmt = tools::mgmt_address(n).map_err(msg)?;
-    let addrs = super::ip_addr::addresses(n).map_err(msg)?;
+fn gather(n: &NodeRef) -> Result<Facts, PrimError> {
+    let mgmt = tools::mgmt_address(n)?;
+    let addrs = super::ip_addr::addresses(n)?;
     let mut notes = Vec::new();
     let sysfs = match tools::tool(n, "sh", SYSFS_COMMAND, None, None) {
         Ok(o) => sysfs_net::parse(&o.stdout).unwrap_or_else(|e| {

@@ -77,7 +77,7 @@ pub(crate) struct Part {
 
 /// Split the output of [`command`] for `n` pings; a part or the end that did not come back is
 /// an error saying which.
-pub(crate) fn split(out: &str, n: usize) -> Result<Vec<Part>, String> {
+pub(crate) fn split(out: &str, n: usize) -> Result<Vec<Part>, SplitError> {
     let mut parts: Vec<Part> = Vec::new();
     let mut rest = out;
     // Text before the first delimiter belongs to nobody (there is none from the shell).
@@ -111,7 +111,10 @@ pub(crate) fn split(out: &str, n: usize) -> Result<Vec<Part>, String> {
             Some(w) if w.len() >= 2 && w[1] == "exit" => {
                 let k = parts.len();
                 if w[0] != (k + 1).to_string() {
-                    return Err(format!("ping {} came where ping {} was due", w[0], k + 1));
+                    return Err(SplitError::OutOfOrder {
+                        came: w[0].to_string(),
+                        due: k + 1,
+                    });
                 }
                 parts.push(Part {
                     exit: w.get(2).and_then(|x| x.parse().ok()),
@@ -122,19 +125,30 @@ pub(crate) fn split(out: &str, n: usize) -> Result<Vec<Part>, String> {
             Some(w) if w.len() == 2 && w[1] == "stderr" && into.is_some() => {
                 into = Some((parts.len() - 1, true));
             }
-            Some(w) => return Err(format!("unexpected delimiter `{MARK} {}`", w.join(" "))),
+            Some(w) => return Err(SplitError::Delimiter(w.join(" "))),
             None => {}
         }
         rest = next;
     }
     if parts.len() != n || !ended {
-        return Err(format!(
-            "the answers of {} of {n} pings came back{}",
-            parts.len(),
-            if ended { "" } else { ", without the end line" }
-        ));
+        return Err(SplitError::Missing {
+            came: parts.len(),
+            of: n,
+            ended,
+        });
     }
     Ok(parts)
+}
+
+/// What of the pings' answers did not come back as [`command`] prints them.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SplitError {
+    #[error("ping {came} came where ping {due} was due")]
+    OutOfOrder { came: String, due: usize },
+    #[error("unexpected delimiter `{MARK} {0}`")]
+    Delimiter(String),
+    #[error("the answers of {came} of {of} pings came back{}", if *ended { "" } else { ", without the end line" })]
+    Missing { came: usize, of: usize, ended: bool },
 }
 
 /// `n.ping_all(targets, opts)`: every target pinged at once from `n`; a result per target, in
@@ -294,12 +308,14 @@ mod tests {
         let full = "@@fabcheck-ping 1 exit 0\nPING\n@@fabcheck-ping 1 stderr\n@@fabcheck-ping 2 exit 1\nx\n@@fabcheck-ping 2 stderr\n@@fabcheck-ping end\n";
         assert_eq!(split(full, 2).unwrap().len(), 2);
         let cut = &full[..full.find("@@fabcheck-ping 2").unwrap()];
-        let e = split(cut, 2).unwrap_err();
+        let e = split(cut, 2).unwrap_err().to_string();
         assert!(
             e.contains("1 of 2 pings") && e.contains("without the end line"),
             "{e}"
         );
-        let e = split(&full.replace("ping 2 exit", "ping 3 exit"), 2).unwrap_err();
+        let e = split(&full.replace("ping 2 exit", "ping 3 exit"), 2)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("ping 3 came where ping 2 was due"), "{e}");
     }
 

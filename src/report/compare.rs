@@ -33,7 +33,7 @@ pub(crate) struct Table {
 }
 
 /// Load every file; the error names the file that could not be read.
-pub(crate) fn load_all(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
+pub(crate) fn load_all(paths: &[PathBuf]) -> Result<Vec<Input>, super::json::LoadError> {
     let mut out = Vec::new();
     for p in paths {
         let run = super::json::load(p)?;

@@ -60,7 +60,7 @@ pub(crate) fn end_command_script(tag: &str) -> String {
 
 /// What the timeout message adds, from what [`end_command_script`] printed (or why it could
 /// not be run): nothing when the command left nothing behind.
-pub(crate) fn ended_note(printed: Result<String, String>) -> String {
+pub(crate) fn ended_note<E: std::fmt::Display>(printed: Result<String, E>) -> String {
     const SHOWN: usize = 5;
     match printed {
         Err(why) => format!(
@@ -124,7 +124,9 @@ mod tests {
             let kept = other.try_wait().unwrap().is_none();
             let _ = other.kill();
             let _ = other.wait();
-            let note = ended_note(Ok(String::from_utf8_lossy(&o.stdout).into_owned()));
+            let note = ended_note(Ok::<_, String>(
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+            ));
             assert!(o.status.success(), "{shell}: {o:?}");
             assert!(gone, "{shell}: the command's detached process survived");
             assert!(kept, "{shell}: another command's process was ended");
@@ -145,20 +147,23 @@ mod tests {
 
     #[test]
     fn the_note_names_what_was_ended_and_says_when_it_could_not_look() {
-        assert_eq!(ended_note(Ok("Welcome to node 7\nended \n".into())), "");
-        let n = ended_note(Ok("Welcome\nended   4242 sleep   41\n".into()));
+        assert_eq!(
+            ended_note(Ok::<_, String>("Welcome to node 7\nended \n".into())),
+            ""
+        );
+        let n = ended_note(Ok::<_, String>("Welcome\nended   4242 sleep   41\n".into()));
         assert!(
             n.contains("1 process(es)") && n.contains("`4242 sleep 41`"),
             "{n}"
         );
         let many: String = (0..7).map(|i| format!("ended {i} sleep 9\n")).collect();
-        let n = ended_note(Ok(many));
+        let n = ended_note(Ok::<_, String>(many));
         assert!(
             n.contains("7 process(es)") && n.contains("and 2 more"),
             "{n}"
         );
         assert!(!n.contains("`5 sleep 9`"), "{n}");
-        let n = ended_note(Err("connection lost".into()));
+        let n = ended_note(Err::<String, _>("connection lost"));
         assert!(
             n.contains("may still run") && n.contains("connection lost"),
             "{n}"

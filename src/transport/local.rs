@@ -362,10 +362,7 @@ impl Transport for LocalTransport {
                     env: vec![],
                     sudo: req.sudo,
                 };
-                let printed = run_local(&node.name, &how, &end)
-                    .map(|o| o.stdout)
-                    .map_err(|e| e.to_string());
-                ended_note(printed)
+                ended_note(run_local(&node.name, &how, &end).map(|o| o.stdout))
             })
         })
     }

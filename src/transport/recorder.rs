@@ -79,7 +79,7 @@ pub(crate) fn open_private(path: &Path, exclusive: bool) -> std::io::Result<File
 /// Check `--record DIR` before the run: each node's transcript `DIR/<node>.jsonl` is absent
 /// or a plain file of this user with one link (a link, another user's file or anything else
 /// there would drop that node's transcript: an error now, not a warning later).
-pub(crate) fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), String> {
+pub(crate) fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), UnsafeTranscript> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
@@ -102,14 +102,22 @@ pub(crate) fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), String> {
         } else {
             continue;
         };
-        return Err(format!(
-            "--record {}: {} {why}, and fabcheck does not write a transcript through it; \
-             remove it or record into another folder",
-            dir.display(),
-            p.display()
-        ));
+        return Err(UnsafeTranscript {
+            dir: dir.to_path_buf(),
+            file: p,
+            why,
+        });
     }
     Ok(())
+}
+
+/// A node's transcript file under `--record DIR` that fabcheck will not write through.
+#[derive(Debug, thiserror::Error)]
+#[error("--record {}: {} {why}, and fabcheck does not write a transcript through it; remove it or record into another folder", dir.display(), file.display())]
+pub(crate) struct UnsafeTranscript {
+    dir: std::path::PathBuf,
+    file: std::path::PathBuf,
+    why: String,
 }
 
 /// One stream of one recorded command: kept in memory while small, in its own file (written

@@ -9,17 +9,12 @@ pub(crate) const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Parse a human duration (`500ms`, `30s`, `5m`; a bare number is seconds), at most
 /// [`MAX_DURATION`].
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     let t = s.trim();
-    let too_long = || {
-        format!(
-            "`{s}` is longer than {}, the longest duration fabcheck accepts",
-            humantime::format_duration(MAX_DURATION)
-        )
-    };
+    let too_long = || DurationError::TooLong(s.to_string());
     if let Ok(secs) = t.parse::<f64>() {
         if secs.is_nan() || secs < 0.0 {
-            return Err(format!("`{s}` is not a duration like 500ms, 30s or 5m"));
+            return Err(DurationError::NotADuration(s.to_string()));
         }
         // Compared as f64 before converting: Duration::from_secs_f64 panics past u64 seconds.
         if secs > MAX_DURATION.as_secs_f64() {
@@ -27,12 +22,23 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
         }
         return Ok(Duration::from_secs_f64(secs));
     }
-    let d = humantime::parse_duration(t)
-        .map_err(|e| format!("`{s}` is not a duration like 500ms, 30s or 5m ({e})"))?;
+    let d =
+        humantime::parse_duration(t).map_err(|e| DurationError::Unreadable(s.to_string(), e))?;
     if d > MAX_DURATION {
         return Err(too_long());
     }
     Ok(d)
+}
+
+/// What is wrong with a duration someone wrote (the text as written).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DurationError {
+    #[error("`{0}` is not a duration like 500ms, 30s or 5m")]
+    NotADuration(String),
+    #[error("`{0}` is not a duration like 500ms, 30s or 5m ({1})")]
+    Unreadable(String, humantime::DurationError),
+    #[error("`{0}` is longer than {max}, the longest duration fabcheck accepts", max = humantime::format_duration(MAX_DURATION))]
+    TooLong(String),
 }
 
 /// An optional duration option (`timeout: 30`, `timeout: "90s"`), for

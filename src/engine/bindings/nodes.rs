@@ -177,7 +177,7 @@ fn register_nodes(engine: &mut Engine, name: &str, env: &Arc<RunEnv>) {
             let found = e
                 .inventory
                 .select(sel)
-                .map_err(|m| signal::error(m, ctx.call_position()))?;
+                .map_err(|m| signal::error(m.to_string(), ctx.call_position()))?;
             Ok(found
                 .into_iter()
                 .map(|n| Dynamic::from(NodeRef::new(n.clone(), &e)))

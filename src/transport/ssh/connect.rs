@@ -345,28 +345,34 @@ pub(super) fn setup_limit(node: &Node) -> Duration {
     node.connect_timeout * 2 + Duration::from_secs(5)
 }
 
+/// Why a bounded `ssh` of our own gave no output (said after the command's name).
+#[derive(Debug, thiserror::Error)]
+enum Bounded {
+    #[error("could not be started: {0}")]
+    NotStarted(std::io::Error),
+    #[error("{0}")]
+    Failed(std::io::Error),
+    #[error("did not finish within {}", super::super::human(*.0))]
+    TooLong(Duration),
+}
+
 /// Run `c` (in a process group of its own) for its output, for `limit` at most: past it, the
 /// whole group is killed (what ssh started for `Match exec` or a ProxyCommand too).
 async fn bounded_output(
     mut c: tokio::process::Command,
     limit: Duration,
-) -> Result<std::process::Output, String> {
+) -> Result<std::process::Output, Bounded> {
     c.process_group(0);
-    let child = c
-        .spawn()
-        .map_err(|e| format!("could not be started: {e}"))?;
+    let child = c.spawn().map_err(Bounded::NotStarted)?;
     let group = child.id();
     match tokio::time::timeout(limit, child.wait_with_output()).await {
-        Ok(r) => r.map_err(|e| e.to_string()),
+        Ok(r) => r.map_err(Bounded::Failed),
         Err(_) => {
             if let Some(g) = group {
                 // SAFETY: kill(2) of the process group this function created.
                 unsafe { libc::kill(-(g as i32), libc::SIGKILL) };
             }
-            Err(format!(
-                "did not finish within {}",
-                super::super::human(limit)
-            ))
+            Err(Bounded::TooLong(limit))
         }
     }
 }

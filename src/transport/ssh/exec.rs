@@ -339,24 +339,41 @@ impl SshTransport {
 
     /// After a timeout: end what command `tag` left running on the node outside its process
     /// group (see [`crate::transport::leftovers`]); what was ended, as the node printed it.
-    pub(super) fn end_command(&self, node: &Node, tag: &str, sudo: bool) -> Result<String, String> {
+    pub(super) fn end_command(
+        &self,
+        node: &Node,
+        tag: &str,
+        sudo: bool,
+    ) -> Result<String, EndError> {
         let session = self
             .conn(node)
             .session
             .get()
             .and_then(|s| s.as_ref().ok().cloned())
-            .ok_or("no connection to the node")?;
+            .ok_or(EndError::NoConnection)?;
         let line =
             super::super::leftovers::in_sh(&super::super::leftovers::end_command_script(tag), sudo);
         let out = self.rt.block_on(async {
             tokio::time::timeout(Duration::from_secs(10), session.raw_command(line).output()).await
         });
         match out {
-            Err(_) => Err("the node did not answer within 10 s".into()),
-            Ok(Err(e)) => Err(error_chain(&e)),
+            Err(_) => Err(EndError::NoAnswer),
+            Ok(Err(e)) => Err(EndError::Ssh(error_chain(&e))),
             Ok(Ok(o)) => Ok(super::super::text(&o.stdout)),
         }
     }
+}
+
+/// Why what a timed-out command left running could not be looked for.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum EndError {
+    #[error("no connection to the node")]
+    NoConnection,
+    #[error("the node did not answer within 10 s")]
+    NoAnswer,
+    /// The ssh error, with its causes.
+    #[error("{0}")]
+    Ssh(String),
 }
 
 /// The error of a command stopped before its end. At the deadline, a command the node
