@@ -456,6 +456,38 @@ mod layering {
         assert!(bad.is_empty(), "Result<_, String> below cli: {bad:#?}");
     }
 
+    /// The dry run is confined (issue 34, item 6): `--dry-run` is read where the run is set up
+    /// (`cli`), where a command is listed instead of sent and its needs noted (`run/env.rs`),
+    /// where a test's status is decided (`engine/runner.rs`), and by the one primitive that
+    /// lists a plan the transport cannot see whole (`primitives/pair.rs`: an exchange's server,
+    /// probe, client and stop). Everything else reacts to what a listed command returns (a
+    /// `NotRun` transport error, a `DryRun` outcome, a stand-in value).
+    #[test]
+    fn the_dry_run_flag_is_read_in_few_places() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let allowed = [
+            "engine/runner.rs",
+            "run/env.rs",
+            "run/model.rs",
+            "primitives/pair.rs",
+        ];
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let mut readers = std::collections::BTreeSet::new();
+        for f in &files {
+            let rel = f.strip_prefix(&src).unwrap().display().to_string();
+            if !naming_crate(f, ".dry_run").is_empty() && !rel.starts_with("cli/") {
+                readers.insert(rel);
+            }
+        }
+        assert!(readers.contains("run/env.rs"), "{readers:?}");
+        let others: Vec<&String> = readers
+            .iter()
+            .filter(|r| !allowed.contains(&r.as_str()))
+            .collect();
+        assert!(others.is_empty(), "--dry-run read in {others:?}");
+    }
+
     /// Lines of `file` that use `needle` (a crate path) outside comments and unit tests.
     fn naming_crate(file: &Path, needle: &str) -> Vec<String> {
         let text = std::fs::read_to_string(file).unwrap();

@@ -3,7 +3,7 @@
 use super::{tail, NodeRef, PResult, PrimError};
 use crate::inventory::Node;
 use crate::run::env::log_command;
-use crate::transport::{CmdOutput, CmdRequest};
+use crate::transport::{CmdOutput, CmdRequest, TransportError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -102,20 +102,20 @@ pub(crate) fn run_all(
         need(first, s, cmd);
     }
     let results = env.run_many(&specs, &reqs);
-    if env.dry_run {
-        for ((spec, req), res) in specs.iter().zip(&reqs).zip(&results) {
-            log_command(spec, req, res);
-        }
-        return Err(PrimError::dry_run("every node", cmd));
-    }
     let mut out = Vec::new();
     let mut errors = Vec::new();
+    let mut listed = false;
     for ((spec, req), res) in specs.iter().zip(&reqs).zip(results) {
         log_command(spec, req, &res);
         match res {
             Ok(o) => out.push((spec.name.clone(), o)),
+            Err(TransportError::NotRun { .. }) => listed = true,
             Err(e) => errors.push(e.to_string()),
         }
+    }
+    // A dry run listed the command on every node: one stand-in for the whole answer.
+    if listed {
+        return Err(PrimError::dry_run("every node", cmd));
     }
     if !errors.is_empty() {
         return Err(PrimError::error_with(

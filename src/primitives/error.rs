@@ -54,6 +54,26 @@ impl PrimError {
     }
 }
 
+impl PrimError {
+    /// A transport error met doing `what` (`iperf3 a -> b`): a command the dry run listed
+    /// stays the dry run's stand-in; any other is an error saying `what: e`.
+    pub(crate) fn doing(what: impl FnOnce() -> String, e: TransportError) -> PrimError {
+        match e {
+            TransportError::NotRun { node, command } => PrimError::dry_run(&node, &command),
+            e => PrimError::error(format!("{}: {e}", what())),
+        }
+    }
+
+    /// A dry run's stand-in becomes `stand_in()` (what the plan knows of the whole result);
+    /// any other error is kept.
+    pub(crate) fn standing_for(self, stand_in: impl FnOnce() -> PrimError) -> PrimError {
+        match self.kind {
+            Outcome::DryRun => stand_in(),
+            _ => self,
+        }
+    }
+}
+
 impl From<TransportError> for PrimError {
     fn from(e: TransportError) -> PrimError {
         match e {

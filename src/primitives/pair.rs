@@ -222,6 +222,38 @@ fn probe_request(plan: &PairPlan) -> CmdRequest {
     )
 }
 
+/// Exchanges between the same two nodes at once (a port's rails), results in plan order; a
+/// dry run lists them one after the other, in order.
+pub(crate) fn run_pairs(
+    env: &RunEnv,
+    server: &Node,
+    client: &Node,
+    plans: &[PairPlan],
+) -> Vec<PairRun> {
+    if env.dry_run {
+        return plans
+            .iter()
+            .map(|p| list_pair(env, server, client, p))
+            .collect();
+    }
+    let panicked = |n: &Node| {
+        Err(TransportError::Other {
+            node: n.name.clone(),
+            message: "internal error: the rail's thread panicked".into(),
+        })
+    };
+    crate::util::pool::map(
+        plans,
+        plans.len(),
+        |_, p| run_pair(env, server, client, p),
+        |_, _| PairRun {
+            server: panicked(server),
+            client: panicked(client),
+            log: vec![],
+        },
+    )
+}
+
 /// `--dry-run`: the exchange's whole plan, in the order a run sends it, each command listed
 /// (none sent): server, readiness probe, client, the server's stop.
 fn list_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> PairRun {

@@ -71,15 +71,11 @@ pub(crate) fn iperf3(
     need_tools(env, &server.spec, &client.spec, &plan.program);
     let run = run_pair(env, &server.spec, &client.spec, &plan);
     flush(&run.log);
-    if env.dry_run {
-        return Err(PrimError::dry_run(client.name(), &plan.client_cmd));
-    }
     let c = run.client.map_err(|e| {
-        PrimError::error(format!(
-            "iperf3 {} -> {}: {e}",
-            client.name(),
-            server.name()
-        ))
+        PrimError::doing(
+            || format!("iperf3 {} -> {}", client.name(), server.name()),
+            e,
+        )
     })?;
     super::super::tools::installed(&c, client.name(), &plan.program)?;
     let r = parsed(client.name(), &c.stdout, parse::iperf3::parse)?;

@@ -112,7 +112,6 @@ pub(crate) struct PerftestResult {
 }
 
 fn perftest_result(
-    env: &RunEnv,
     server: &Node,
     client: &Node,
     tool: &str,
@@ -120,12 +119,9 @@ fn perftest_result(
     plan: &PairPlan,
 ) -> PResult<PerftestResult> {
     flush(&run.log);
-    if env.dry_run {
-        return Err(PrimError::dry_run(&client.name, &plan.client_cmd));
-    }
-    let c = run
-        .client
-        .map_err(|e| PrimError::error(format!("{tool} {} -> {}: {e}", client.name, server.name)))?;
+    let c = run.client.map_err(|e| {
+        PrimError::doing(|| format!("{tool} {} -> {}", client.name, server.name), e)
+    })?;
     super::super::tools::installed(&c, &client.name, &plan.program)?;
     let client_text = format!("{}\n{}", c.stdout, c.stderr);
     let parsed_client = parsed(&client.name, &client_text, parse::perftest::parse)?;
@@ -170,7 +166,7 @@ pub(crate) fn perftest(
     let plan = perftest_plan(tool, &server.spec, o, None)?.bounded(env, &server.spec, o.timeout);
     need_tools(env, &server.spec, &client.spec, &plan.program);
     let run = run_pair(env, &server.spec, &client.spec, &plan);
-    perftest_result(env, &server.spec, &client.spec, tool, run, &plan)
+    perftest_result(&server.spec, &client.spec, tool, run, &plan)
 }
 
 /// One rail of a port run.
@@ -301,38 +297,13 @@ pub(crate) fn perftest_port(
         &client.spec,
         o.binary.as_deref().unwrap_or(tool),
     );
-    if env.dry_run {
-        return Err(list_port(
-            env,
-            &server.spec,
-            &client.spec,
-            &label,
-            &port_names,
-            &plans,
-        ));
-    }
-    let runs = crate::util::pool::map(
-        &plans,
-        plans.len(),
-        |_, p| run_pair(env, &server.spec, &client.spec, p),
-        |_, _| PairRun {
-            server: Err(TransportError::Other {
-                node: server.spec.name.clone(),
-                message: "internal error: the rail's thread panicked".into(),
-            }),
-            client: Err(TransportError::Other {
-                node: client.spec.name.clone(),
-                message: "internal error: the rail's thread panicked".into(),
-            }),
-            log: vec![],
-        },
-    );
+    let runs = run_pairs(env, &server.spec, &client.spec, &plans);
     let mut rails = Vec::new();
     let mut first_err = None;
-    for ((run, plan), port) in runs.into_iter().zip(&plans).zip(port_names) {
-        match perftest_result(env, &server.spec, &client.spec, tool, run, plan) {
+    for ((run, plan), port) in runs.into_iter().zip(&plans).zip(&port_names) {
+        match perftest_result(&server.spec, &client.spec, tool, run, plan) {
             Ok(r) => rails.push(Rail {
-                port,
+                port: port.clone(),
                 device: plan.device.clone().unwrap_or_default(),
                 server_ip: plan.server_ip.clone(),
                 bw_avg_gbps: r.client.bw_avg_gbps.unwrap_or(0.0),
@@ -345,7 +316,9 @@ pub(crate) fn perftest_port(
         }
     }
     if let Some(e) = first_err {
-        return Err(e);
+        return Err(
+            e.standing_for(|| stand_in(&server.spec, &client.spec, &label, &port_names, &plans))
+        );
     }
     Ok(PortResult {
         port: label,
@@ -354,19 +327,15 @@ pub(crate) fn perftest_port(
     })
 }
 
-/// `--dry-run` of a port run: every rail's exchange listed, one after the other (a run starts
-/// them at once); the stand-in result knows the port and its rails, not their bandwidth.
-fn list_port(
-    env: &RunEnv,
+/// `--dry-run` of a port run (its rails' exchanges listed): the stand-in result knows the
+/// port and its rails, not their bandwidth.
+fn stand_in(
     server: &Node,
     client: &Node,
     label: &str,
     port_names: &[String],
     plans: &[PairPlan],
 ) -> PrimError {
-    for p in plans {
-        flush(&list_pair(env, server, client, p).log);
-    }
     let rails: Vec<serde_json::Value> = plans
         .iter()
         .zip(port_names)
