@@ -29,6 +29,8 @@ pub mod iperf3;
 pub mod lspci;
 pub mod mlnx_qos;
 pub mod nccl;
+pub(crate) mod nccl_env;
+pub(crate) mod nccl_ib_hca;
 pub mod nvidia_smi_topo;
 pub mod ofed_info;
 pub mod perfquery;
@@ -40,6 +42,7 @@ pub mod show_fec;
 pub mod show_gids;
 pub mod srun;
 pub mod sysfs_net;
+pub(crate) mod versions;
 
 /// Unrecognisable input: names the KIND and the first line that did not fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -26,6 +26,7 @@ pub(crate) mod localise;
 pub(crate) mod lspci;
 pub(crate) mod mlnx_qos;
 pub(crate) mod nccl;
+pub(crate) mod nccl_env;
 pub(crate) mod net_state;
 pub(crate) mod ofed_info;
 pub(crate) mod pair;

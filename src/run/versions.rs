@@ -6,69 +6,18 @@
 //! (node, tool), in the order the run met them.
 
 use super::model::{CommandLog, ToolVersion};
-use std::sync::OnceLock;
 
-/// The versions a logged command shows.
+/// The versions a logged command shows (read by [`crate::parse::versions`]).
 pub(crate) fn seen_in(c: &CommandLog) -> Vec<ToolVersion> {
-    static NCCL: OnceLock<regex::Regex> = OnceLock::new();
-    static TESTS: OnceLock<regex::Regex> = OnceLock::new();
-    static IPERF: OnceLock<regex::Regex> = OnceLock::new();
-    let nccl = NCCL.get_or_init(|| regex::Regex::new(r"NCCL version (\S+)").expect("regex"));
-    let tests =
-        TESTS.get_or_init(|| regex::Regex::new(r"# nccl-tests version (\S+)").expect("regex"));
-    let iperf =
-        IPERF.get_or_init(|| regex::Regex::new(r#""version":\s*"(iperf [^"]+)""#).expect("regex"));
-    let mut out = Vec::new();
-    let mut add = |tool: &str, version: &str| {
-        if !tool.is_empty() && !version.is_empty() {
-            out.push(ToolVersion {
-                node: c.node.clone(),
-                tool: tool.to_string(),
-                version: version.to_string(),
-                ..Default::default()
-            });
-        }
-    };
-    let cmd = c.command.trim();
-    if c.exit_code == Some(0) && cmd == "uname -r" {
-        add("kernel", c.stdout.trim());
-    }
-    if c.exit_code == Some(0) && (cmd.ends_with("--version") || cmd == "ofed_info -s") {
-        let program = cmd.split_whitespace().next().unwrap_or("");
-        let first_line = c
-            .stdout
-            .lines()
-            .chain(c.stderr.lines())
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("");
-        add(program.rsplit('/').next().unwrap_or(""), first_line);
-    }
-    let unquoted = |w: &str| w.trim().trim_matches('\'').to_string();
-    if let (Some(0), Some(iface)) = (c.exit_code, cmd.strip_prefix("ethtool -i ")) {
-        if let Ok(d) = crate::parse::ethtool_driver::parse(&c.stdout) {
-            if let Some(driver) = d.driver.as_deref().filter(|x| !x.is_empty()) {
-                let version = format!(
-                    "{driver} {}, firmware {}",
-                    d.version.as_deref().unwrap_or_default(),
-                    d.firmware_version.as_deref().unwrap_or_default()
-                );
-                add(&format!("driver/firmware {}", unquoted(iface)), &version);
-            }
-        }
-    }
-    if let (Some(0), Some(package)) = (
-        c.exit_code,
-        cmd.strip_prefix("dpkg-query -W -f='${Version}' "),
-    ) {
-        add(&unquoted(package), c.stdout.trim());
-    }
-    for (re, tool) in [(nccl, "nccl"), (tests, "nccl-tests"), (iperf, "iperf3")] {
-        if let Some(m) = re.captures(&c.stdout) {
-            add(tool, &m[1]);
-        }
-    }
-    out
+    crate::parse::versions::seen(&c.command, c.exit_code, &c.stdout, &c.stderr)
+        .into_iter()
+        .map(|(tool, version)| ToolVersion {
+            node: c.node.clone(),
+            tool,
+            version,
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// One entry per (node, tool): the first met.

@@ -5,8 +5,6 @@ pub(crate) mod duration;
 pub(crate) mod fmt;
 pub(crate) mod fs;
 pub(crate) mod names;
-pub(crate) mod nccl_env;
-pub(crate) mod nccl_hca;
 pub(crate) mod pool;
 pub(crate) mod random;
 pub(crate) mod shape;

@@ -13,10 +13,10 @@
 //! `parseStringList` / `matchIfList` of `src/misc/utils.cc`, NVIDIA/nccl at
 //! 5067397c2676d5aed50042fc39e5c8ee96eb0027): a leading `^` excludes the listed names, a
 //! following `=` makes them exact, otherwise each is a prefix (`en` selects every `en…`
-//! interface); comma-separated. The same list syntax as `NCCL_IB_HCA` ([`super::nccl_hca`]),
+//! interface); comma-separated. The same list syntax as `NCCL_IB_HCA` ([`super::nccl_ib_hca`]),
 //! matched with port -1 (any).
 
-use super::nccl_hca;
+use super::nccl_ib_hca;
 use serde::Serialize;
 
 /// One `NCCL_*` setting of a recipe.
@@ -84,7 +84,7 @@ pub(crate) fn effective(text: &str) -> Vec<Setting> {
 
 /// Does NCCL pick interface `ifname` under `NCCL_SOCKET_IFNAME=value`, and why (in words)?
 pub(crate) fn socket_ifname_uses(value: &str, ifname: &str) -> (bool, String) {
-    let f = nccl_hca::parse(value);
+    let f = nccl_ib_hca::parse(value);
     let listed = f.entries.iter().find(|e| {
         if f.exact {
             ifname == e.hca
