@@ -488,6 +488,23 @@ mod layering {
         assert!(others.is_empty(), "--dry-run read in {others:?}");
     }
 
+    /// Issue 34 item 3: a primitive writes the running test's context only through the run
+    /// environment it is given (`env.keep(Kept::…)`, the command log of `env.exec`), never the
+    /// thread's context behind its signature's back.
+    #[test]
+    fn primitives_keep_only_through_their_environment() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src.join("primitives"), &mut files);
+        assert!(files.len() > 20, "{files:?}");
+        let hidden: Vec<String> = files
+            .iter()
+            .flat_map(|f| naming_crate(f, "context::"))
+            .filter(|l| !l.ends_with("context::Kept;"))
+            .collect();
+        assert!(hidden.is_empty(), "{hidden:#?}");
+    }
+
     /// Lines of `file` that use `needle` (a crate path) outside comments and unit tests.
     fn naming_crate(file: &Path, needle: &str) -> Vec<String> {
         let text = std::fs::read_to_string(file).unwrap();

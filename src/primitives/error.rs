@@ -78,17 +78,32 @@ impl From<TransportError> for PrimError {
     fn from(e: TransportError) -> PrimError {
         match e {
             TransportError::NotRun { node, command } => PrimError::dry_run(&node, &command),
-            TransportError::Unreachable { ref node, .. } => {
-                // The diagnosis explains every red of this node by it (`run::diagnosis`).
-                crate::run::context::add_subject(crate::run::model::Subject::new(
-                    crate::run::model::Finding::Unreachable,
-                    node,
-                ));
-                PrimError::error(e.to_string())
-            }
             e => PrimError::error(e.to_string()),
         }
     }
 }
 
 pub(crate) type PResult<T> = Result<T, PrimError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::context;
+    use std::time::Duration;
+
+    /// Turning a transport error into a primitive's error is a conversion and nothing else: an
+    /// unreachable node is kept by the command log (`run::env::log_command`), not here.
+    #[test]
+    fn an_unreachable_error_converts_without_keeping_anything() {
+        context::install(context::TestCtx::new("t", Duration::from_secs(60)));
+        let e = PrimError::from(TransportError::Unreachable {
+            node: "dead-04".into(),
+            host: "127.0.0.1".into(),
+            cause: "Connection refused".into(),
+        });
+        let ctx = context::take().unwrap();
+        assert!(ctx.subjects.is_empty(), "{:?}", ctx.subjects);
+        assert_eq!(e.kind, Outcome::Error);
+        assert!(e.message.contains("dead-04"), "{}", e.message);
+    }
+}

@@ -12,6 +12,7 @@ use super::{
 };
 use crate::inventory::slurm::Allocation;
 use crate::parse;
+use crate::run::context::Kept;
 use crate::transport::{CmdRequest, TransportError};
 use serde::Serialize;
 use std::time::Duration;
@@ -233,10 +234,10 @@ fn ranks_per_node(nodes: &[NodeRef]) -> PResult<i64> {
             .iter()
             .map(|(n, k, from)| format!("{n} {k} ({from})"))
             .collect();
-        crate::run::context::log_line(&format!(
+        nodes[0].env.keep(Kept::Line(format!(
             "GPUs per node differ: {}; {k} rank(s) per node, the fewest (--set gpus_per_node=N to choose)",
             each.join(", ")
-        ));
+        )));
     }
     Ok(k)
 }
@@ -293,7 +294,7 @@ pub(crate) fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<
     super::tools::installed(&out, first.name(), missing)?;
     let srun = (l.launcher == Launcher::Srun).then(|| parse::srun::parse(&out.stderr));
     if let Some(s) = &srun {
-        tell_slurm_step(s, alloc);
+        env.keep(slurm_step_told(s, alloc));
     }
     let text = format!("{}\n{}", out.stdout, out.stderr);
     let p = parse::nccl::parse(&text);
@@ -346,16 +347,16 @@ fn refuse_foreign_allocation(a: &Allocation, first: &crate::inventory::Node) -> 
     }
 }
 
-/// Into the test's output: the Slurm job and step the ranks ran as; a warning when srun made a
+/// For the test's output: the Slurm job and step the ranks ran as; a warning when srun made a
 /// job of its own (no allocation where fabcheck runs). What srun -v did not say is left out.
-fn tell_slurm_step(s: &parse::srun::Srun, alloc: Option<&Allocation>) {
+fn slurm_step_told(s: &parse::srun::Srun, alloc: Option<&Allocation>) -> Kept {
     let step = match (&s.step, s.hosts.is_empty()) {
         (Some(step), false) => format!("step {step} on {}", s.hosts.join(", ")),
         (Some(step), true) => format!("step {step}"),
         (None, _) => "a step srun -v did not name".to_string(),
     };
     match alloc {
-        Some(a) => crate::run::context::log_line(&format!(
+        Some(a) => Kept::Line(format!(
             "srun: the ranks ran as {step} of Slurm allocation {} (SLURM_JOB_ID)",
             a.job_id
         )),
@@ -364,11 +365,9 @@ fn tell_slurm_step(s: &parse::srun::Srun, alloc: Option<&Allocation>) {
                 Some(j) => format!("Slurm made job {j} for the ranks ({step})"),
                 None => "srun asked Slurm for a job of its own for the ranks".to_string(),
             };
-            let line = format!(
+            Kept::Warning(format!(
                 "srun ran outside a Slurm allocation (no SLURM_JOB_ID where fabcheck runs): {job}; run fabcheck inside salloc or sbatch to test the allocation's nodes as a step of it"
-            );
-            crate::run::context::log_line(&line);
-            crate::run::context::with(|c| c.warnings.push(line));
+            ))
         }
     }
 }
@@ -587,7 +586,7 @@ mod tests {
         use crate::run::context;
         let told = |fixture: &str, alloc: Option<&Allocation>| {
             context::install(context::TestCtx::new("t", Duration::from_secs(60)));
-            tell_slurm_step(&parse::srun::parse(fixture), alloc);
+            slurm_step_told(&parse::srun::parse(fixture), alloc).into_test();
             let c = context::take().unwrap();
             (c.output, c.warnings)
         };

@@ -10,7 +10,7 @@
 use super::discover::SYSFS_COMMAND;
 use super::{NodeRef, PrimError};
 use crate::parse::sysfs_net;
-use crate::run::context;
+use crate::run::context::Kept;
 use crate::run::outcome::Outcome;
 use crate::run::profile::{self as pure, Detected, Expectation, Facts, NodeProfile};
 use crate::transport::{CmdOutput, CmdRequest};
@@ -216,7 +216,7 @@ fn note(n: &NodeRef, d: &Detected, e: Option<&Expected>) {
             .into_iter()
             .collect(),
     };
-    context::with(|c| c.profiles.push(p));
+    n.env.keep(Kept::Profile(p));
 }
 
 crate::impl_shape!(Expected, serialised("expect result"));

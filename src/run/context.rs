@@ -130,6 +130,34 @@ pub(crate) fn log_line(line: &str) {
     }
 }
 
+/// What a primitive keeps in the running test besides its result: the one way it writes the
+/// test's context, through the run environment it is given ([`super::env::RunEnv::keep`]).
+#[derive(Debug)]
+pub(crate) enum Kept {
+    /// A line of the test's output, as the script's `print` gives.
+    Line(String),
+    /// A line of the test's output that is a warning of the test too.
+    Warning(String),
+    /// A node's platform profile and the expectation the test took from it.
+    Profile(super::profile::NodeProfile),
+}
+
+impl Kept {
+    /// Into the current test on this thread (nothing outside a test).
+    pub(crate) fn into_test(self) {
+        match self {
+            Kept::Line(l) => log_line(&l),
+            Kept::Warning(l) => {
+                log_line(&l);
+                with(|c| c.warnings.push(l));
+            }
+            Kept::Profile(p) => {
+                with(|c| c.profiles.push(p));
+            }
+        }
+    }
+}
+
 /// Record what the running test found wrong on which part (once per equal subject); nothing
 /// outside a test.
 pub(crate) fn add_subject(s: super::model::Subject) {

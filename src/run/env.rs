@@ -194,6 +194,12 @@ impl RunEnv {
         res
     }
 
+    /// Keep `k` in the current test (its output, warnings, profiles): what a primitive records
+    /// besides what it returns goes through here.
+    pub(crate) fn keep(&self, k: context::Kept) {
+        k.into_test();
+    }
+
     /// Run and log into the current test.
     pub fn exec(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         let res = self.run_raw(node, req);
@@ -246,10 +252,20 @@ pub(crate) fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput,
     let entry = command_log(node, req, res);
     // What the transport had to tell the reports (a changed host key accepted) goes into the
     // test whose command met it.
-    if let Ok(o) = res {
-        for n in o.notices.iter().filter(|n| n.kind.for_reports()) {
-            context::with(|c| c.warnings.push(n.text.clone()));
+    match res {
+        Ok(o) => {
+            for n in o.notices.iter().filter(|n| n.kind.for_reports()) {
+                context::with(|c| c.warnings.push(n.text.clone()));
+            }
         }
+        // The diagnosis explains every red of this node by it (`run::diagnosis`).
+        Err(TransportError::Unreachable { node, .. }) => {
+            context::add_subject(super::model::Subject::new(
+                super::model::Finding::Unreachable,
+                node,
+            ));
+        }
+        Err(_) => {}
     }
     let versions = super::versions::seen_in(&entry);
     if context::with(|c| {
@@ -462,5 +478,36 @@ mod tests {
         );
         let ctx = context::take().unwrap();
         assert_eq!(ctx.warnings, ["a: key", "b: key"]);
+    }
+
+    /// A node a command could not reach is a subject of the test that ran the command (the
+    /// diagnosis explains the node's reds by it), kept by the log every command goes through,
+    /// whatever the primitive then makes of the error (`primitives::error` keeps nothing).
+    #[test]
+    fn an_unreachable_node_is_kept_by_the_command_log() {
+        use super::super::model::Finding;
+        let unreachable = || TransportError::Unreachable {
+            node: "dead-04".into(),
+            host: "127.0.0.1".into(),
+            cause: "Connection refused".into(),
+        };
+        context::install(context::TestCtx::new("t", Duration::from_secs(60)));
+        let (node, req) = (Node::bare("dead-04"), CmdRequest::default());
+        log_command(&node, &req, &Err(unreachable()));
+        log_command(&node, &req, &Err(unreachable()));
+        log_command(
+            &node,
+            &req,
+            &Err(TransportError::Other {
+                node: "other-01".into(),
+                message: "x".into(),
+            }),
+        );
+        let subjects = context::take().unwrap().subjects;
+        assert_eq!(subjects.len(), 1, "{subjects:?}");
+        assert_eq!(
+            subjects[0],
+            super::super::model::Subject::new(Finding::Unreachable, "dead-04")
+        );
     }
 }
