@@ -187,6 +187,26 @@ mod layering {
         }
     }
 
+    /// The folders below `engine` (what imports no Rhai).
+    const BELOW_THE_ENGINE: [&str; 7] = [
+        "util",
+        "parse",
+        "primitives",
+        "run",
+        "transport",
+        "inventory",
+        "report",
+    ];
+
+    /// The Rust files under each of `dirs` (folders of `src`).
+    fn files_in(src: &Path, dirs: &[&str]) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        for d in dirs {
+            rust_files(&src.join(d), &mut files);
+        }
+        files
+    }
+
     /// Lines of `file` that name `crate::MODULE` outside comments and unit tests.
     fn naming(file: &Path, module: &str) -> Vec<String> {
         let needle = format!("crate::{module}");
@@ -398,22 +418,10 @@ mod layering {
     #[test]
     fn no_rhai_below_the_engine() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut bad = Vec::new();
-        for dir in [
-            "util",
-            "parse",
-            "primitives",
-            "run",
-            "transport",
-            "inventory",
-            "report",
-        ] {
-            let mut files = Vec::new();
-            rust_files(&src.join(dir), &mut files);
-            for f in &files {
-                bad.extend(naming_crate(f, "rhai::"));
-            }
-        }
+        let bad: Vec<String> = files_in(&src, &BELOW_THE_ENGINE)
+            .iter()
+            .flat_map(|f| naming_crate(f, "rhai::"))
+            .collect();
         assert!(bad.is_empty(), "Rhai below the engine: {bad:#?}");
     }
 
@@ -427,32 +435,19 @@ mod layering {
         assert!(stringly.is_match("fn f() -> Result<Vec<(usize, usize)>, String> {"));
         assert!(stringly.is_match("fn f(p: Result<String, String>) -> String {"));
         assert!(!stringly.is_match("-> Result<BTreeMap<String, String>, InventoryError> {"));
+        let mut files = files_in(&src, &["engine"]);
+        files.extend(files_in(&src, &BELOW_THE_ENGINE));
+        assert!(files.len() > 100, "read {} files", files.len());
         let mut bad = Vec::new();
-        let mut read = 0;
-        for dir in [
-            "engine",
-            "util",
-            "parse",
-            "primitives",
-            "run",
-            "transport",
-            "inventory",
-            "report",
-        ] {
-            let mut files = Vec::new();
-            rust_files(&src.join(dir), &mut files);
-            for f in &files {
-                read += 1;
-                let text = std::fs::read_to_string(f).unwrap();
-                bad.extend(
-                    text.lines()
-                        .take_while(|l| l.trim() != "#[cfg(test)]")
-                        .filter(|l| !l.trim_start().starts_with("//") && stringly.is_match(l))
-                        .map(|l| format!("{}: {}", f.display(), l.trim())),
-                );
-            }
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            bad.extend(
+                text.lines()
+                    .take_while(|l| l.trim() != "#[cfg(test)]")
+                    .filter(|l| !l.trim_start().starts_with("//") && stringly.is_match(l))
+                    .map(|l| format!("{}: {}", f.display(), l.trim())),
+            );
         }
-        assert!(read > 100, "read {read} files");
         assert!(bad.is_empty(), "Result<_, String> below cli: {bad:#?}");
     }
 
@@ -494,8 +489,7 @@ mod layering {
     #[test]
     fn primitives_keep_only_through_their_environment() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        rust_files(&src.join("primitives"), &mut files);
+        let files = files_in(&src, &["primitives"]);
         assert!(files.len() > 20, "{files:?}");
         let hidden: Vec<String> = files
             .iter()
