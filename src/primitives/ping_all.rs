@@ -292,11 +292,14 @@ mod tests {
     #[test]
     fn a_timeout_ends_every_ping_and_removes_the_temporary_files() {
         let tmp = tmpdir("timeout");
-        let o = run(&["sleep 30", "sleep 31"], &tmp, Some("0.5"));
+        // sleeps of this process's own (another test run on the machine sleeps its own)
+        let id = std::process::id();
+        let (a, b) = (format!("sleep 30.{id}"), format!("sleep 31.{id}"));
+        let o = run(&[&a, &b], &tmp, Some("0.5"));
         assert_eq!(o.status.code(), Some(124));
         assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
         let left = Command::new("pgrep")
-            .args(["-f", "^sleep 3[01]$"])
+            .args(["-f", &format!("^sleep 3[01]\\.{id}$")])
             .output()
             .unwrap();
         assert!(left.stdout.is_empty(), "left running: {:?}", left);
