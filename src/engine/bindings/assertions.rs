@@ -6,6 +6,7 @@ use super::api::{Api, Binder, BINDINGS};
 use super::dry::{self, DryValue};
 use super::options;
 use super::record::show;
+use super::values::number;
 use crate::engine::signal::{self, at, RhaiErr};
 use crate::run::context;
 use crate::run::model::Metric;
@@ -36,13 +37,6 @@ fn tick() {
     context::with(|c| c.checks += 1);
 }
 
-fn num(v: &Dynamic) -> Option<f64> {
-    if let Ok(i) = v.as_int() {
-        return Some(i as f64);
-    }
-    v.as_float().ok()
-}
-
 fn fail(ctx: &NativeCallContext, msg: &str, what: String) -> RhaiErr {
     let text = if msg.is_empty() {
         what
@@ -54,7 +48,7 @@ fn fail(ctx: &NativeCallContext, msg: &str, what: String) -> RhaiErr {
 
 /// A missing value (`null` from a parser, no metric) means the check could not be made.
 fn need_num(ctx: &NativeCallContext, v: &Dynamic, role: &str, msg: &str) -> Result<f64, RhaiErr> {
-    num(v).ok_or_else(|| {
+    number(v).ok_or_else(|| {
         let m = if msg.is_empty() {
             String::new()
         } else {
@@ -73,7 +67,7 @@ fn need_num(ctx: &NativeCallContext, v: &Dynamic, role: &str, msg: &str) -> Resu
 }
 
 fn values_equal(ctx: &NativeCallContext, a: &Dynamic, b: &Dynamic) -> bool {
-    if let (Some(x), Some(y)) = (num(a), num(b)) {
+    if let (Some(x), Some(y)) = (number(a), number(b)) {
         return x == y;
     }
     if a.type_id() != b.type_id() {

@@ -57,3 +57,11 @@ pub(super) fn node_array(arr: Array, pos: Position) -> Result<Vec<NodeRef>, Rhai
         })
         .collect()
 }
+
+/// A script number (int or float) as f64; anything else `None`.
+pub(super) fn number(v: &Dynamic) -> Option<f64> {
+    if let Ok(i) = v.as_int() {
+        return Some(i as f64);
+    }
+    v.as_float().ok()
+}
