@@ -3,7 +3,7 @@
 
 use super::health::{CounterSnapshot, PortCounters};
 use super::ibstat::ib_ports;
-use super::tools::{tool, tool_reason};
+use super::tools::{failed, tool};
 use super::{check_name, NodeRef, PResult, PrimError};
 use crate::parse::perfquery;
 use crate::util::names::quote;
@@ -19,12 +19,7 @@ pub(crate) fn perfquery_port(
     let cmd = format!("perfquery -x -C {} -P {port}", quote(dev));
     let o = tool(n, "perfquery", &cmd, None, None)?;
     if o.exit_code != Some(0) || o.stdout.trim().is_empty() {
-        return Err(PrimError::error(format!(
-            "{}: `{cmd}` failed (exit {}): {}",
-            n.name(),
-            o.exit_code.unwrap_or(-1),
-            tool_reason(&o)
-        )));
+        return Err(failed(n, &cmd, &o));
     }
     let q = super::parsed(n.name(), &o.stdout, perfquery::parse)?;
     q.ports

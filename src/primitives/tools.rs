@@ -296,12 +296,7 @@ pub(super) fn as_root(
     let o = n.env.exec(&n.spec, &req)?;
     installed(&o, n.name(), program)?;
     if o.exit_code != Some(0) || o.stdout.trim().is_empty() {
-        return Err(PrimError::error(format!(
-            "{}: `{cmd}` failed (exit {}): {}",
-            n.name(),
-            o.exit_code.unwrap_or(-1),
-            tool_reason(&o)
-        )));
+        return Err(failed(n, cmd, &o));
     }
     Ok(o)
 }
@@ -322,12 +317,7 @@ pub(crate) fn package_version(n: &NodeRef, name: &str) -> PResult<Option<String>
     if o.stderr.contains("no packages found") || o.exit_code == Some(0) {
         return Ok(None);
     }
-    Err(PrimError::error(format!(
-        "{}: `{cmd}` failed (exit {}): {}",
-        n.name(),
-        o.exit_code.unwrap_or(-1),
-        tool_reason(&o)
-    )))
+    Err(failed(n, &cmd, &o))
 }
 
 crate::impl_shape!(FileInfo, serialised("file_info result"));
