@@ -438,16 +438,10 @@ mod layering {
         let mut files = files_in(&src, &["engine"]);
         files.extend(files_in(&src, &BELOW_THE_ENGINE));
         assert!(files.len() > 100, "read {} files", files.len());
-        let mut bad = Vec::new();
-        for f in &files {
-            let text = std::fs::read_to_string(f).unwrap();
-            bad.extend(
-                text.lines()
-                    .take_while(|l| l.trim() != "#[cfg(test)]")
-                    .filter(|l| !l.trim_start().starts_with("//") && stringly.is_match(l))
-                    .map(|l| format!("{}: {}", f.display(), l.trim())),
-            );
-        }
+        let bad: Vec<String> = files
+            .iter()
+            .flat_map(|f| code_lines(f, |l| stringly.is_match(l)))
+            .collect();
         assert!(bad.is_empty(), "Result<_, String> below cli: {bad:#?}");
     }
 
@@ -501,10 +495,15 @@ mod layering {
 
     /// Lines of `file` that use `needle` (a crate path) outside comments and unit tests.
     fn naming_crate(file: &Path, needle: &str) -> Vec<String> {
+        code_lines(file, |l| l.contains(needle))
+    }
+
+    /// Lines of `file` outside comments and unit tests that `hit` holds for, named by file.
+    fn code_lines(file: &Path, hit: impl Fn(&str) -> bool) -> Vec<String> {
         let text = std::fs::read_to_string(file).unwrap();
         text.lines()
             .take_while(|l| l.trim() != "#[cfg(test)]")
-            .filter(|l| !l.trim_start().starts_with("//") && l.contains(needle))
+            .filter(|l| !l.trim_start().starts_with("//") && hit(l))
             .map(|l| format!("{}: {}", file.display(), l.trim()))
             .collect()
     }

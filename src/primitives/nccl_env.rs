@@ -3,8 +3,8 @@
 //! its bootstrap picks) and the `NCCL_*` settings a recipe's text gives. No node is asked:
 //! the parsing is `parse::nccl_ib_hca` and `parse::nccl_env`.
 
-pub(crate) use crate::parse::nccl_env::Setting;
-pub(crate) use crate::parse::nccl_ib_hca::HcaFilter;
+use crate::parse::nccl_env::Setting;
+use crate::parse::nccl_ib_hca::HcaFilter;
 use serde::Serialize;
 
 /// Whether NCCL uses a device port or an interface, and why (in words).
