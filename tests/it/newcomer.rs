@@ -258,6 +258,33 @@ fn unreachable_nodes_are_summarised_once_at_the_top() {
     assert!(sec < html.find("id=\"problems\"").unwrap());
 }
 
+/// Issue 34 item 3: a node a command could not reach is the diagnosis's subject whatever the
+/// script function made of the error: `run_all` joins its nodes' errors into one message (no
+/// transport error reaches the script), and the diagnosis still names the dead node, not its
+/// fabric; the live nodes' answers are no subject.
+#[test]
+fn a_dead_node_met_by_run_all_is_what_the_diagnosis_names() {
+    let o = Fab::new()
+        .file(
+            "checks/all.rhai",
+            "test(\"uname on every node\", || { run_all(nodes(\"@fabric\"), \"uname -r\"); });\n",
+        )
+        .file("cluster.toml", &sim_with_dead_nodes(1))
+        .args(["run", "checks/", "-i", "cluster.toml"])
+        .reports()
+        .run();
+    o.code(1);
+    let json = o.json.as_ref().unwrap();
+    let d = json["diagnosis"].as_array().cloned().unwrap_or_default();
+    let first = &d
+        .first()
+        .unwrap_or_else(|| panic!("no diagnosis\n{}", o.stdout));
+    assert_eq!(first["rule"], "unreachable", "{json}");
+    let part = first["part"].as_str().unwrap_or("");
+    assert!(part.starts_with("dead-03 (127.0.0.1)"), "{part}");
+    assert!(!part.contains("spark-0"), "{part}");
+}
+
 /// Issue 31 item 5: the README's first example teaches `test_each` for a per-node fact, so one
 /// dead node is one ERROR and the live nodes still show their values.
 #[test]
