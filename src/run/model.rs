@@ -305,7 +305,8 @@ impl Subject {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Diagnosis {
     /// The rule that found it (`link_down`, `unreachable`, `host_side`, `receiver_errors`,
-    /// `pcie_downtrained`, `odd_one_out`, `unexplained`; docs/diagnosis.md).
+    /// `pcie_downtrained`, `slow_node`, `slow_rail`, `odd_node`, `odd_rail`, `odd_one_out`,
+    /// `unexplained`; docs/diagnosis.md).
     pub rule: String,
     /// The probable cause, one line.
     pub cause: String,
@@ -321,9 +322,10 @@ pub(crate) struct Diagnosis {
 }
 
 impl Diagnosis {
-    /// A WARN-level note (the odd one out), not the cause of a red: it fails nothing.
+    /// A WARN-level note (a node, rail or result far from its like parts that passes its
+    /// line), not the cause of a red: it fails nothing.
     pub(crate) fn is_warning(&self) -> bool {
-        self.rule == "odd_one_out"
+        matches!(self.rule.as_str(), "odd_one_out" | "odd_node" | "odd_rail")
     }
 }
 

@@ -123,6 +123,15 @@ fn every_ib_fault_scenario_is_caught_by_the_testcases_it_lists() {
         let text = std::fs::read_to_string(dir.join(&name).join("scenario.toml")).unwrap();
         let s: toml::Value = toml::from_str(&text).unwrap();
         let expects = s["expect"].as_array().unwrap();
+        if s.get("healthy").and_then(|h| h.as_bool()) == Some(true) {
+            healthy_variant_is_green(&name, &s);
+            continue;
+        }
+        scenario_notes_name_the_part(&name, &s);
+        assert!(
+            !expects.is_empty() || s.get("note").is_some(),
+            "{name}: a fault scenario lists the testcases (or the notes) that catch it"
+        );
         // one run per (script, args) the scenario's expectations name
         let mut runs: BTreeMap<(String, Vec<String>), Vec<&toml::Value>> = BTreeMap::new();
         for e in expects {
@@ -167,8 +176,99 @@ fn every_ib_fault_scenario_is_caught_by_the_testcases_it_lists() {
                 unexpected.is_empty(),
                 "{name}/{script}: unexpected problems {unexpected:?}: {got:#?}"
             );
+            first_diagnosis_names_the_part(&name, &s, &o);
             o.code(1);
         }
+    }
+}
+
+fn strings(v: Option<&toml::Value>) -> Vec<String> {
+    v.and_then(|a| a.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn diagnoses(o: &Outcome) -> Vec<serde_json::Value> {
+    o.json.as_ref().expect("--json")["diagnosis"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The scenario's `parts` (issue 46): the run's first diagnosis is not unexplained and its
+/// `part` field alone (not the rule or the cause) names each.
+fn first_diagnosis_names_the_part(name: &str, s: &toml::Value, o: &Outcome) {
+    let parts = strings(s.get("parts"));
+    if parts.is_empty() {
+        return;
+    }
+    let d = diagnoses(o);
+    assert!(!d.is_empty(), "{name}: no diagnosis\n{}", o.stdout);
+    assert_ne!(d[0]["rule"], "unexplained", "{name}: {d:#?}");
+    let part = d[0]["part"].as_str().unwrap_or("");
+    for p in &parts {
+        assert!(
+            part.contains(p.as_str()),
+            "{name}: the first diagnosis's part lacks {p:?}: {part}"
+        );
+    }
+}
+
+/// A WARN-level note of the scenario (`[[note]]`: script, args, rule, part): the run fails
+/// nothing (exit 0) and carries the note, naming the part.
+fn scenario_notes_name_the_part(name: &str, s: &toml::Value) {
+    for n in s
+        .get("note")
+        .and_then(|x| x.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let script = n["script"].as_str().unwrap();
+        let args = strings(n.get("args"));
+        let o = run_script(script, &args, name);
+        assert!(problems(&o).is_empty(), "{name}: {:#?}", problems(&o));
+        o.code(0);
+        let d = diagnoses(&o);
+        let (rule, part) = (n["rule"].as_str().unwrap(), n["part"].as_str().unwrap());
+        assert!(
+            d.iter()
+                .any(|x| x["rule"] == rule && x["part"].as_str().is_some_and(|p| p.contains(part))),
+            "{name}: no {rule} note naming {part:?}: {d:#?}"
+        );
+    }
+}
+
+/// A healthy IB variant (`healthy = true`, `[[run]]` script and args): every run green, no
+/// note from the fleet view.
+fn healthy_variant_is_green(name: &str, s: &toml::Value) {
+    let runs = s
+        .get("run")
+        .and_then(|r| r.as_array())
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        !runs.is_empty(),
+        "{name}: a healthy variant lists the scripts it runs"
+    );
+    for r in runs {
+        let script = r["script"].as_str().unwrap();
+        let o = run_script(script, &strings(r.get("args")), name);
+        assert!(
+            problems(&o).is_empty(),
+            "{name}/{script}: {:#?}",
+            problems(&o)
+        );
+        o.code(0);
+        let d = diagnoses(&o);
+        assert!(
+            d.is_empty(),
+            "{name}/{script}: a healthy variant with a diagnosis: {d:#?}"
+        );
     }
 }
 

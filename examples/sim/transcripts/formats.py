@@ -91,7 +91,7 @@ def show_fec_text(iface, active="RS", corrected=0, uncorrectable=0):
 def sysfs_command():
     import re
     src = open("../../src/primitives/discover.rs").read()
-    body = src.split("pub const SYSFS_COMMAND: &str = concat!(", 1)[1].split("\n);", 1)[0]
+    body = re.split(r"pub(?:\(crate\))? const SYSFS_COMMAND: &str = concat!\(", src, maxsplit=1)[1].split("\n);", 1)[0]
     return "".join(re.findall(r'r#"(.*?)"#', body, re.S))
 SPARK_GUIDS = {"rocep1s0f0": "4cbb:4703:002d:1a16", "rocep1s0f1": "4cbb:4703:002d:1a17",
                "roceP2p1s0f0": "4cbb:4703:002d:1a1a", "roceP2p1s0f1": "4cbb:4703:002d:1a1b"}
@@ -124,8 +124,9 @@ def sysfs_text(down=(), rename=None, dmi="NVIDIA_DGX_Spark", gpus=("000f:01:00.0
 # in nvidia-smi's csv,noheader format (one name per line); "NVIDIA GB10" is the name public
 # DGX Spark logs show (docs/profiles.md).
 def gpu_command():
+    import re
     src = open("../../src/primitives/profile.rs").read()
-    return src.split('pub const GPU_COMMAND: &str = "', 1)[1].split('";', 1)[0]
+    return re.split(r'pub(?:\(crate\))? const GPU_COMMAND: &str = "', src, maxsplit=1)[1].split('";', 1)[0]
 def gpu_text(names=("NVIDIA GB10",)):
     return "".join(f"{n}\n" for n in names)
 

@@ -4,6 +4,7 @@
 //! node and peer — and the inventory's ports (which rails share a cable). Pure: no command is
 //! run, no text is matched.
 
+pub(crate) mod fleet;
 pub(crate) mod rules;
 
 use super::model::{Diagnosis, Finding, RunResult, Status, Subject, TestResult};
@@ -189,6 +190,8 @@ pub(crate) struct Ctx<'a> {
     pub reds: Vec<Red<'a>>,
     pub claimed: Vec<bool>,
     pub out: Vec<Diagnosis>,
+    /// The parts the fleet's pair results single out ([`crate::run::fleet`]).
+    pub fleet: Vec<crate::run::fleet::Attribution>,
 }
 
 impl Ctx<'_> {
@@ -234,8 +237,9 @@ fn lows(t: &TestResult) -> Vec<Low> {
 }
 
 /// The diagnosis of `run`: one [`Diagnosis`] per probable cause, the rules' in their order
-/// ([`rules::ALL`]), then one per red no rule explains, then one WARN-level `odd_one_out` note
-/// per result far from its peers ([`super::peers`]). Empty when nothing is red or odd.
+/// ([`rules::ALL`]), then one per red no rule explains, then the WARN-level notes: a node
+/// or rail in every slow pair that passes its line ([`fleet`]), then one `odd_one_out` note
+/// per other result far from its peers ([`super::peers`]). Empty when nothing is red or odd.
 pub(crate) fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
     let topo = &topo.with_profiles(&run.profiles);
     let reds: Vec<Red> = run
@@ -245,11 +249,16 @@ pub(crate) fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
         .filter(|t| matches!(t.status, Status::Failure | Status::Error))
         .map(|t| Red { t, low: lows(t) })
         .collect();
+    let fleet = match crate::run::fleet::FleetPolicy::from_params(&run.params) {
+        Some(p) => crate::run::fleet::attributions(run, &p, &|n, r| topo.index(n, r)),
+        None => vec![],
+    };
     let mut ctx = Ctx {
         topo,
         claimed: vec![false; reds.len()],
         reds,
         out: vec![],
+        fleet,
     };
     for rule in rules::ALL {
         rule(&mut ctx);
@@ -262,8 +271,20 @@ pub(crate) fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
         Some(n) => rules::part_of(topo, n, m.rail.as_deref()),
         None => m.name.clone(),
     };
+    ctx.out.extend(fleet::notes(topo, &ctx.fleet));
     if let Some(policy) = super::peers::PeerPolicy::from_params(&run.params) {
-        ctx.out.extend(super::peers::odd_ones(run, &policy, part));
+        // a result the fleet already put on its node or rail says nothing new
+        let covered = |d: &Diagnosis| {
+            ctx.fleet.iter().any(|a| {
+                d.metric.as_ref().is_some_and(|m| a.metrics.contains(m))
+                    && d.evidence.iter().all(|t| a.tests.contains(t))
+            })
+        };
+        let odd: Vec<Diagnosis> = super::peers::odd_ones(run, &policy, part)
+            .into_iter()
+            .filter(|d| !covered(d))
+            .collect();
+        ctx.out.extend(odd);
     }
     ctx.out
 }

@@ -16,6 +16,7 @@ pub(crate) const ALL: &[Rule] = &[
     ib_no_sm,
     ib_port,
     receiver_errors,
+    super::fleet::slow_parts,
     rail_bandwidth,
     unexplained,
 ];
@@ -453,9 +454,13 @@ pub(crate) fn rail_bandwidth(ctx: &mut Ctx) {
         let Some((node, rail, _)) = weak.first().copied().copied() else {
             continue;
         };
+        // rails of one physical port (a DGX Spark QSFP port is two): an inventory without
+        // `ports` makes each rail a port of its own, with its own cable (a DGX H100 HCA)
         let same_port = |x: &str| {
-            topo.port_of(node, x).map(|p| &p.name) == topo.port_of(node, rail).map(|p| &p.name)
+            let mine = topo.port_of(node, rail).map(|p| &p.name);
+            mine.is_some() && topo.port_of(node, x).map(|p| &p.name) == mine
         };
+        let other_rails_good = good.iter().any(|g| g.0 == node && g.1 != rail);
         let sibling_good: Vec<&str> = good
             .iter()
             .filter(|g| g.0 == node && same_port(g.1))
@@ -476,6 +481,8 @@ pub(crate) fn rail_bandwidth(ctx: &mut Ctx) {
                     format!("mlxlink -d {rail} -c -e"),
                 ],
             }
+        } else if other_rails_good && topo.far_node(node, None).is_none() {
+            rail_path(topo, node, rail, &weak_names, &peer)
         } else {
             let reverse_ok = t.peer.as_deref().is_some_and(|p| {
                 ctx.reds
@@ -506,6 +513,30 @@ pub(crate) fn rail_bandwidth(ctx: &mut Ctx) {
                     .any(|m| m.2 && m.0 == n && m.1 == r)
         });
         ctx.out.push(Diagnosis { evidence, ..d });
+    }
+}
+
+/// One rail of a node weak towards one peer through switches while the node's other rails
+/// are fine: the rail's own cable at either end or the route between them, not a shared cable.
+fn rail_path(
+    topo: &Topology,
+    node: &str,
+    rail: &str,
+    weak_names: &[String],
+    peer: &str,
+) -> Diagnosis {
+    let label = part_of(topo, node, Some(rail));
+    Diagnosis {
+        rule: "rail_path".into(),
+        metric: None,
+        cause: format!("{} is weak towards {peer} while {node}'s other rails are fine: this rail's path, not the node", weak_names.join(", ")),
+        part: format!("the path of {label} to {peer}: the HCA's cable and switch port at either end, or the switch route between them (other pairs on this rail fine: the route)"),
+        evidence: vec![],
+        next: vec![
+            format!("on {node}: ibtracert between this HCA's LID and {peer}'s on the same rail   # the switches and ports on the way"),
+            format!("on {node}: mlxlink -d {rail} -c -e; perfquery -x -C {rail} -P 1"),
+            "fabcheck run scripts/fabric_health.rhai --filter 'ib fabric links'   # every cable of the rail's leaf".into(),
+        ],
     }
 }
 
