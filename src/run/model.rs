@@ -214,6 +214,8 @@ pub enum Finding {
     IbPort,
     /// No InfiniBand subnet manager answers (SM lid 0, ports stuck in Initializing).
     IbNoSm,
+    /// A rail's cable lands on another rail's leaf switch (rail-optimised fabric, iblinkinfo).
+    RailCrossed,
     /// A configuration differs from what it should be (GID, MTU, FEC, PFC, firmware, driver).
     Config,
     /// Anything else a script names a part for.
@@ -232,6 +234,7 @@ impl Finding {
         ("pcie_downtrained", Finding::PcieDowntrained),
         ("ib_port", Finding::IbPort),
         ("ib_no_sm", Finding::IbNoSm),
+        ("rail_crossed", Finding::RailCrossed),
         ("config", Finding::Config),
         ("other", Finding::Other),
     ];

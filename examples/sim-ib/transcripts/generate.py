@@ -121,28 +121,34 @@ def ipoib_answers(out, node):
     for i, nd in enumerate(IPOIB):
         cmd(out, f"cat /sys/class/net/{nd}/mtu", f"{IPOIB_MTU}\n", ms=3)
 
-def iblinkinfo(over=None):
+def iblinkinfo(over=None, place=None):
     """`iblinkinfo` of the fabric in the format of the real capture
     tests/fixtures/ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt:
     a CA section per HCA (node description "NODE HCA", rdma-ndd's default "%h %d"), its port
     GUID, LID and port to its rail's leaf switch (rail-optimised: rail i on leaf i, node k on
     port k+1), then each leaf's switch section; NDR lanes print 106.25 Gbps. `over`:
-    {(node, hca): (width, lane, state, phys)} for a cable that trained otherwise."""
+    {(node, hca): (width, lane, state, phys)} for a cable that trained otherwise; `place`:
+    (node index, rail index) -> (leaf index, port) where the cable lands (default (i, k+1))."""
     over = over or {}
+    place = place or (lambda k, i: (i, k + 1))
     def cell(width, lane, state, phys):
         return f"==( {width:>2s} {lane:>13s} Gbps {state}/  {phys})==>"
     out = []
+    ports = {}
     for k, node in enumerate(NODES):
         for i, ca in enumerate(HCAS):
             g = "0x" + guid(node, i).replace(":", "")
             w = over.get((node, ca), ("4X", "106.25", "Active", "LinkUp"))
+            leaf, port = place(k, i)
+            ports.setdefault(leaf, []).append((port, k, i))
             out += [f"CA: {node} {ca}:",
-                    f"      {g}     {10 + 8 * k + i:2d}    1[  ] {cell(*w)}     {200 + i:3d}   {k + 1:2d}[  ] \"MQM9790 Mellanox Technologies\" ( )"]
-    for i in range(len(HCAS)):
-        out.append(f"Switch: 0xfc6a1c0300e4{i:02x}00 MQM9790 Mellanox Technologies:")
-        for k, node in enumerate(NODES):
+                    f"      {g}     {10 + 8 * k + i:2d}    1[  ] {cell(*w)}     {200 + leaf:3d}   {port:2d}[  ] \"MQM9790 Mellanox Technologies\" ( )"]
+    for leaf in sorted(ports):
+        out.append(f"Switch: 0xfc6a1c0300e4{leaf:02x}00 MQM9790 Mellanox Technologies:")
+        for port, k, i in sorted(ports[leaf]):
+            node = NODES[k]
             w = over.get((node, HCAS[i]), ("4X", "106.25", "Active", "LinkUp"))
-            out.append(f"         {200 + i:3d}   {k + 1:2d}[  ] {cell(*w)}      {10 + 8 * k + i:2d}    1[  ] \"{node} {HCAS[i]}\" ( )")
+            out.append(f"         {200 + leaf:3d}   {port:2d}[  ] {cell(*w)}      {10 + 8 * k + i:2d}    1[  ] \"{node} {HCAS[i]}\" ( )")
     return "\n".join(out) + "\n"
 
 def ibdiagnet_text(stages=(("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0))):
@@ -584,3 +590,28 @@ def noisy(out, me):
                 ib_write_bw_client(me, p, ca, 392.18 * (1 - ((3 * i + 5 * j + 7 * k) % 7) * 0.0025)), ms=6050)
 scenario("ib-healthy-noisy-pairs", "healthy: every pair's RDMA write within 1.5 % of the others (386.3 to 392.18 Gb/s), as a real fabric measures",
          [], {n: (lambda out, n=n: noisy(out, n)) for n in NODES}, healthy=True, runs=[("fabric_baseline.rhai", [])])
+
+# Rail alignment (issue 46 item 3): h100-02's mlx5_3 (rail 2) and mlx5_4 (rail 3) cables are
+# swapped at the leaves: each lands on the other rail's leaf switch (LIDs 202 and 201), in the
+# port h100-02's own cable of that rail should use. Every link is Active 4X NDR: only where the
+# cables land tells it (iblinkinfo from h100-01).
+def crossed(k, i):
+    if NODES[k] == "h100-02" and i in (1, 2):
+        return (3 - i, k + 1)
+    return (i, k + 1)
+LINKS = ["--filter", "health: ib fabric links"]
+scenario("ib-rail-crossed", "h100-02's mlx5_3 and mlx5_4 cables swapped at the leaves: each lands on the other rail's leaf switch (every link Active 4X NDR)",
+         [("fabric_health.rhai", LINKS, "health: ib fabric links", ["h100-02 mlx5_3 (rail 2 of 8) lands on switch LID 202 port 2, the leaf of rail 3", "h100-02 mlx5_4 (rail 3 of 8) lands on switch LID 201 port 2, the leaf of rail 2"]),
+          ("fabric_baseline.rhai", LINKS + ["--filter", "ib: fabric links"], "ib: fabric links", ["h100-02 mlx5_3 (rail 2 of 8) lands on switch LID 202"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=crossed), ms=900)},
+         parts=["the cables of h100-02 mlx5_3, mlx5_4 at the leaf switches"])
+# Healthy variant: a small cluster on one switch (every HCA of every node on one 32-port NDR
+# switch, not rail-optimised): no rail has a leaf of its own, nothing is crossed.
+scenario("ib-healthy-one-switch", "healthy: all 32 HCAs on one NDR switch (a small cluster, not rail-optimised): no rail alignment to judge",
+         [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (0, 8 * k + i + 1)), ms=900)},
+         healthy=True, runs=[("fabric_health.rhai", ["--filter", "health: ib fabric links"])])
+# Healthy variant: nodes split between two switches by node (h100-01/02 on one, 03/04 on the
+# other, each node's eight HCAs on its switch): not rail-optimised, nothing crossed.
+scenario("ib-healthy-leaves-by-node", "healthy: h100-01/02 on one switch, h100-03/04 on another, every HCA of a node on its node's switch: not rail-optimised, nothing crossed",
+         [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (k // 2, 8 * (k % 2) + i + 1)), ms=900)},
+         healthy=True, runs=[("fabric_health.rhai", ["--filter", "health: ib fabric links"])])

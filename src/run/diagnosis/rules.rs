@@ -15,6 +15,7 @@ pub(crate) const ALL: &[Rule] = &[
     pcie_downtrained,
     ib_no_sm,
     ib_port,
+    rail_crossed,
     receiver_errors,
     super::fleet::slow_parts,
     rail_bandwidth,
@@ -358,6 +359,43 @@ pub(crate) fn ib_port(ctx: &mut Ctx) {
                 format!("mlxlink -d {hca} -c -e   # per-lane BER and eye, speed and width negotiated"),
                 format!("iblinkinfo | grep '{} {hca}'   # the switch and port at the other end", s.node),
                 "swap the cable's two ends: a fault that moves with the cable is the cable, one that stays is the port".into(),
+            ],
+        });
+    }
+}
+
+/// Rail alignment: a node's HCA cabled to another rail's leaf switch (iblinkinfo). One cause
+/// per node, naming every crossed HCA: the cables at the leaf end, not the HCAs.
+pub(crate) fn rail_crossed(ctx: &mut Ctx) {
+    let subs = ctx.subjects(&[Finding::RailCrossed]);
+    let mut nodes: Vec<String> = subs.iter().map(|s| s.node.clone()).collect();
+    nodes.dedup();
+    for node in nodes {
+        let hcas: Vec<&str> = subs
+            .iter()
+            .filter(|s| s.node == node)
+            .filter_map(rail_name)
+            .collect();
+        let evidence = ctx.claim(|r| {
+            r.t.subjects
+                .iter()
+                .any(|x| x.kind == Finding::RailCrossed && x.node == node)
+        });
+        ctx.out.push(Diagnosis {
+            rule: "rail_crossed".into(),
+            metric: None,
+            cause: format!(
+                "{node} {} land(s) on another rail's leaf switch: the fabric is rail-optimised (HCA k of every other node on rail k's leaf), these cables are not",
+                hcas.join(", ")
+            ),
+            part: format!(
+                "the cables of {node} {} at the leaf switches: crossed (each on another rail's leaf); move each to its rail's leaf, the port the test names",
+                hcas.join(", ")
+            ),
+            evidence,
+            next: vec![
+                format!("iblinkinfo | grep '{node} '   # the switch LID and port each HCA lands on"),
+                "the site's cabling plan for those leaf ports".into(),
             ],
         });
     }
