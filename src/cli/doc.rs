@@ -135,7 +135,56 @@ pub fn doc() -> i32 {
             .collect();
         println!("- `{name}`: {}", fns.join(", "));
     }
+    print!("\n{SETTINGS_HEADING}{}", settings_table());
     EXIT_OK
+}
+
+/// The heading of `fabcheck doc`'s last section; docs/scripts.md carries the table below it.
+const SETTINGS_HEADING: &str = "## `--set` keys\n\n";
+
+/// Every `--set` key of `run::settings` as a markdown table, sorted by name.
+fn settings_table() -> String {
+    use crate::run::settings::{Source, SETTINGS};
+    let mut out = String::from(
+        "Every key fabcheck reads from `--set KEY=VALUE` (declared once, `src/run/settings.rs`). \
+         A key that no script of the run reads is refused (exit 2, with \"did you mean\"), and so \
+         is a value of the wrong type; a key of a shipped script is read only where that script \
+         runs; a key of a stdlib module or of the run itself, in every run. A user's own script \
+         adds the keys it reads itself (`param(\"KEY\", default)`). Expectations (`n.expect`) \
+         show the platform profiles' values.\n\n\
+         | key | e.g. | type | unit | default | read by | from | what |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for s in SETTINGS {
+        let mut default = s.default.to_string();
+        if s.source == Source::Expect {
+            let profiles: Vec<String> = [crate::run::profile::SPARK, crate::run::profile::DGX]
+                .into_iter()
+                .filter_map(|p| {
+                    crate::run::profile::expectations(p)
+                        .into_iter()
+                        .find(|(k, _, _)| *k == s.name)
+                        .map(|(_, v, _)| format!("{p} {v}"))
+                })
+                .collect();
+            if !profiles.is_empty() {
+                default = format!("profile: {}; else {default}", profiles.join(", "));
+            }
+        }
+        let readers: Vec<String> = s.readers.iter().map(|r| r.shown()).collect();
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} | {} | {} | {} | {} | {} |\n",
+            s.name,
+            s.example,
+            s.kind.name(),
+            s.unit,
+            default,
+            readers.join(", "),
+            s.source.shown(),
+            s.doc
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -144,6 +193,20 @@ mod tests {
 
     /// `fabcheck doc` describes every function from its one declaration: a function registered
     /// without one (or with an empty text) is found here, not by a reader of the reference.
+    /// One row per key, none of whose cells breaks the table.
+    #[test]
+    fn the_settings_table_has_a_row_per_key() {
+        let t = settings_table();
+        let rows: Vec<&str> = t.lines().filter(|l| l.starts_with("| `")).collect();
+        assert_eq!(rows.len(), crate::run::settings::SETTINGS.len());
+        for r in &rows {
+            assert_eq!(r.matches(" | ").count(), 7, "{r}");
+        }
+        assert!(t.contains(
+            "| `pcie_width` | `16` | number | lanes | profile: dgx-spark 4, dgx-h100-class 16; else the NIC's LnkCap width |"
+        ));
+    }
+
     #[test]
     fn every_script_function_is_declared_with_its_text() {
         let sigs = signatures().unwrap_or_default();

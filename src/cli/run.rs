@@ -159,8 +159,10 @@ fn prepare(a: &RunArgs, console: std::sync::Arc<Console>) -> Result<Prepared, i3
     )
     .map_err(usage)?;
     let scripts = load_all(&paths, &env)?;
-    // Every --set key must be one a script reads, of the type its default has.
-    let declared = crate::engine::params::declared(&script_sources(&scripts));
+    // Every --set key must be one the run reads (run::settings, or the user's script's own
+    // param calls), of its type.
+    let (texts, modules) = script_sources(&scripts);
+    let declared = crate::engine::params::for_run(&texts, &modules);
     crate::engine::params::check(&env.params, &declared).map_err(usage)?;
     Ok(Prepared {
         env,
@@ -439,15 +441,23 @@ fn print_inventory_problems(p: &Prepared) {
     }
 }
 
-fn script_sources(scripts: &[crate::engine::Script]) -> Vec<String> {
-    let mut out: Vec<String> = scripts.iter().map(|s| s.source.clone()).collect();
-    out.extend(
-        crate::engine::stdlib::EMBEDDED
-            .iter()
-            .map(|(_, src)| src.to_string()),
-    );
+/// The run's scripts (file name, text) and the text of the module files beside them that their
+/// imports read (the embedded stdlib's keys are rows of `run::settings`).
+fn script_sources(scripts: &[crate::engine::Script]) -> (Vec<(String, String)>, Vec<String>) {
+    let texts = scripts
+        .iter()
+        .map(|s| {
+            let file = s
+                .path
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (file, s.source.clone())
+        })
+        .collect();
+    let mut modules = Vec::new();
     for s in scripts {
-        out.extend(
+        modules.extend(
             s.modules
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -455,5 +465,5 @@ fn script_sources(scripts: &[crate::engine::Script]) -> Vec<String> {
                 .cloned(),
         );
     }
-    out
+    (texts, modules)
 }

@@ -17,6 +17,7 @@ pub(crate) mod outcome;
 pub(crate) mod peers;
 pub(crate) mod preflight;
 pub(crate) mod profile;
+pub(crate) mod settings;
 pub(crate) mod versions;
 
 /// Run-wide interruption (Ctrl-C / SIGTERM). It lives with the transports, whose waits it wakes.

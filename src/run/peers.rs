@@ -34,7 +34,9 @@ impl Default for PeerPolicy {
 impl PeerPolicy {
     /// The defaults with the run's `--set` knobs applied: `odd_min_peers=N`, `odd_min_drop=F`
     /// (a fraction: 0.1 = 10 %), `odd_mad_factor=F`; `odd_one_out=false` turns the comparison
-    /// off (None). A knob that is not a number is ignored (the defaults are documented).
+    /// off (None). The keys and defaults are rows of `run::settings` (a test holds the defaults
+    /// to these); the command line refuses a knob that is not a number, and one that reaches
+    /// here otherwise (a number as text) is read, anything else ignored.
     pub(crate) fn from_params(params: &serde_json::Map<String, serde_json::Value>) -> Option<Self> {
         let num = |k: &str| {
             params.get(k).and_then(|v| {

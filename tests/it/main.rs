@@ -30,6 +30,7 @@ mod profiles;
 mod reports;
 mod scenarios;
 mod second_cable;
+mod set_keys;
 mod shipped;
 mod sim_ib;
 mod ssh_setup;
