@@ -134,6 +134,7 @@ const FIVE_STEP: Reader = Reader::Script("five_step_acceptance.rhai");
 const LOCALISE: Reader = Reader::Script("localise.rhai");
 const SECOND_CABLE: Reader = Reader::Script("second_cable_checklist.rhai");
 const PEERS: Reader = Reader::Run("src/run/peers.rs");
+const FLEET: Reader = Reader::Run("src/run/fleet.rs");
 
 /// Shorthand for a row (the table below stays one line of facts per key).
 #[allow(clippy::too_many_arguments)]
@@ -192,6 +193,12 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "`false` leaves out the RDMA evidence measurement"),
     row("firmware", Text, "", "none: only drift is judged", "28.45.4028", &[BASELINE, HEALTH], NodeVar,
         "the NIC firmware every fabric port must run (matched on the version word)"),
+    row("fleet", Bool, "", "true", "false", &[FLEET], Set,
+        "`false` turns the fleet view off (a node or HCA in every slow pair, docs/diagnosis.md)"),
+    row("fleet_mad_factor", Number, "MADs", "4", "4", &[FLEET], Set,
+        "the fleet view: least drop below the reference, in median absolute deviations of the results without the part"),
+    row("fleet_min_drop", Number, "fraction", "0.05", "0.1", &[FLEET], Set,
+        "the fleet view: least drop below the median of the results without the part, as a fraction of it (0.05 = 5 %)"),
     row("gdr", Bool, "", "true", "false", &[Reader::Stdlib("nccl"), HEALTH], Expect,
         "GPUDirect RDMA expected: required in NCCL's log, and nvidia_peermem loaded"),
     row("gid_index", Number, "", "3", "3", &[BASELINE, FIVE_STEP, HEALTH, SECOND_CABLE], Set,
@@ -373,6 +380,9 @@ mod tests {
         assert_eq!(num("odd_mad_factor"), d.mad_factor);
         let off = serde_json::json!({"odd_one_out": false});
         assert!(super::super::peers::PeerPolicy::from_params(off.as_object().unwrap()).is_none());
+        let f = super::super::fleet::FleetPolicy::default();
+        assert_eq!(num("fleet_min_drop"), f.min_drop);
+        assert_eq!(num("fleet_mad_factor"), f.mad_factor);
     }
 
     /// Every key a platform profile sets is an expectation row (read through `n.expect`).
