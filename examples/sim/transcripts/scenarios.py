@@ -114,7 +114,7 @@ PARTS = {
     "nccl-env-ib-disabled": ["NCCL fell back to sockets"],
     "nccl-env-ib-hca-absent": ["NCCL fell back to sockets"],
     "nccl-env-ib-hca-down": ["NCCL fell back to sockets"],
-    "nccl-env-socket-ifname-mgmt": ["NCCL_SOCKET_IFNAME=en", "spark-01"],
+    "nccl-env-socket-ifname-mgmt": ["NCCL fell back to sockets"],
     "roce-mtu-1024-on-jumbo": ["spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "active_mtu 1024"],
     "negotiated-100g-partner-200g": ["link_down", "spark-01 port qsfp1", "spark-02 port qsfp1", "the cable"],
     "spark-pcie-x2": ["pcie_downtrained", "spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)", "PCIe path"],
@@ -136,6 +136,7 @@ PARTS = {
     "nccl-ranks-on-one-node": ["no rule explains"],
     "nccl-warn-net": ["no rule explains"],
     "nccl-wrong-nonzero-exit0": ["no rule explains"],
+    "nccl-wrong-nonzero-exit1": ["no rule explains"],
 }
 
 def rdma_client(text, gbps):
@@ -957,9 +958,24 @@ s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_IB_DISABLE=1 (/home/nvidia
 s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["Socket"], args=a)
 s.write()
 
-s, a = recipe_scenario("nccl-env-socket-ifname-mgmt", "the recipe says `export NCCL_SOCKET_IFNAME=en` (a prefix): it selects the management NIC enP7s7 besides the two fabric rails, so NCCL's bootstrap and socket traffic may leave over the management network", "serve.env",
-    HEAD + "export NCCL_SOCKET_IFNAME=en\n", ["NCCL_SOCKET_IFNAME"], HEALTHY_NCCL)
-s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_SOCKET_IFNAME=en (/home/nvidia/recipe/serve.env line 4): spark-01: it selects enP7s7 (10.0.0.11), not a fabric interface", "spark-02: it selects enP7s7"], args=a)
+# NCCL_SOCKET_IFNAME picks the bootstrap's interfaces, and the data's only when NCCL runs over
+# sockets (issue 46 item 6): `en` with IB disabled sends the data over the management NIC too.
+s, a = recipe_scenario("nccl-env-socket-ifname-mgmt", "the recipe says `export NCCL_IB_DISABLE=1` and `export NCCL_SOCKET_IFNAME=en` (a prefix): NCCL carries its data over TCP sockets, and `en` selects the management NIC enP7s7 besides the two fabric rails, so that traffic may leave over the management network", "serve.env",
+    HEAD + "export NCCL_IB_DISABLE=1\nexport NCCL_SOCKET_IFNAME=en\n", ["NCCL_IB_DISABLE", "NCCL_SOCKET_IFNAME"], NO_IB_LINE)
+s.expect(FIVE, "step 4: recipe NCCL settings", ["NCCL_SOCKET_IFNAME=en (/home/nvidia/recipe/serve.env line 5): spark-01: it selects enP7s7 (10.0.0.11), not a fabric interface", "NCCL carries its data over sockets", "spark-02: it selects enP7s7", "NCCL_IB_DISABLE=1"], args=a)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["Socket"], args=a)
+s.write()
+
+# Healthy variants: with RoCE carrying the data, NCCL_SOCKET_IFNAME only picks the bootstrap's
+# interface: `en` (the management NIC besides the rails) and NCCL's own default exclusion list
+# `^lo,docker` are no failure.
+s, a = recipe_scenario("nccl-env-socket-ifname-bootstrap-healthy", "healthy: the recipe says `export NCCL_SOCKET_IFNAME=en`, which selects the management NIC enP7s7 besides the rails, but RoCE carries the data: the management NIC is for NCCL's bootstrap only (logged), steps 3 and 4 pass", "serve.env",
+    HEAD + "export NCCL_SOCKET_IFNAME=en\n", ["NCCL_SOCKET_IFNAME"], HEALTHY_NCCL, healthy=True)
+s.expect(FIVE, "step 4: recipe NCCL settings", [], args=a)
+s.write()
+s, a = recipe_scenario("nccl-env-socket-ifname-exclude-healthy", "healthy: the recipe says `export NCCL_SOCKET_IFNAME=^lo,docker` (NCCL's own default exclusion list): every other interface may carry the bootstrap, RoCE carries the data: steps 3 and 4 pass", "serve.env",
+    HEAD + "export NCCL_SOCKET_IFNAME=^lo,docker\n", ["NCCL_SOCKET_IFNAME"], HEALTHY_NCCL, healthy=True)
+s.expect(FIVE, "step 4: recipe NCCL settings", [], args=a)
 s.write()
 
 s, a = recipe_scenario("nccl-env-ib-hca-absent", "the recipe was copied from a DGX H100 cluster: `export NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5`, devices a Spark does not have (its are rocep1s0f1, roceP2p1s0f1): NCCL finds no IB device and falls back to sockets", "serve.env",
@@ -1006,6 +1022,15 @@ for n in ["spark-01", "spark-02"]:
     s.answer(n, nccl_cmd(n), "the healthy answer with #wrong = size/4096 in both columns from 64 MiB on, exit 0", stdout_file=s.file("all_reduce_perf.txt", nccl_rows(HEALTHY_NCCL, wrong)), ms=80000)
 s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["wrong results (data corruption)", "67108864 B out-of-place #wrong 16384", "exited 0"])
 s.expect(BASE, "nccl: all_reduce 2 nodes", ["wrong results (data corruption)"])
+s.write()
+
+# The same corruption where nccl-tests exits 1 (newer nccl-tests exit non-zero when #wrong is
+# not 0; SYNTHESISED exit code and rows): still a FAILURE naming the sizes, not an error.
+s = Scenario("nccl-wrong-nonzero-exit1", "all_reduce_perf exits 1 with #wrong non-zero from 64 MiB on (data corruption): a failure naming the sizes, not an error about the exit code")
+for n in ["spark-01", "spark-02"]:
+    s.answer(n, nccl_cmd(n), "the healthy answer with #wrong = size/4096 from 64 MiB on, exit 1", stdout_file=s.file("all_reduce_perf.txt", nccl_rows(HEALTHY_NCCL, wrong)), exit_code=1, ms=80000)
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["wrong results (data corruption)", "67108864 B out-of-place #wrong 16384", "exited 1"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["wrong results (data corruption)", "exited 1"])
 s.write()
 
 def collapse(size, f):
