@@ -117,6 +117,8 @@ PARTS = {
     "nccl-env-socket-ifname-mgmt": ["NCCL fell back to sockets"],
     "roce-mtu-1024-on-jumbo": ["spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "active_mtu 1024"],
     "negotiated-100g-partner-200g": ["link_down", "spark-01 port qsfp1", "spark-02 port qsfp1", "the cable"],
+    "end-advertises-100g": ["link_down", "spark-02 port qsfp1"],
+    "switch-port-100g-one-node": ["link_down", "spark-02 port qsfp1"],
     "spark-pcie-x2": ["pcie_downtrained", "spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)", "PCIe path"],
     "rdma-device-missing": ["spark-02", "roceP2p1s0f1"],
     "rdma-mapping-swapped": ["spark-02", "rocep1s0f1", "swapped rails"],
@@ -809,6 +811,49 @@ for n in ["spark-01", "spark-02"]:
     s.expect(BASE, f"rdma: write per port [{n} -> {PEER[n]}]", ["94.93 Gbit/s", "expected 200 Gbit/s"])
 s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["bus bandwidth"])
 s.expect(BASE, "nccl: all_reduce 2 nodes", ["bus bandwidth"])
+s.write()
+
+# Expected speed from what the parts ARE (issue 46 item 1, SPEC step 3 corrected): an end that
+# advertises less than it supports no longer drags the line down with it.
+def half_traffic(s, nodes):
+    """RDMA rails and NCCL of `nodes` at half bandwidth (a 100G link in the path)."""
+    for n in nodes:
+        for k, d in enumerate(DEVS):
+            t = rdma_client(read(f"synth/ib_write_bw-client-{d}.txt"), [47.51, 47.42][k])
+            s.answer(n, ib_write_cmd(d, k, IPS[PEER[n]][k]), "the healthy client answer at half bandwidth (a 100G link in the path)",
+                     stdout_file=s.file(f"ib_write_bw-client-{d}.txt", t), ms=6050)
+        s.answer(n, nccl_cmd(n), "the healthy all_reduce_perf answer at half the bandwidth (100G)",
+                 stdout_file=s.file("all_reduce_perf.txt", nccl_scaled(HEALTHY_NCCL, 0.5)), ms=80000)
+def advertising_only_100g(iface):
+    """spark-02's healthy ethtool answer with its advertised modes cut to 100000baseCR4/Full
+    (ethtool -s IFACE advertise 0x...: it still SUPPORTS 200000baseCR4), negotiated 100G, and the
+    partner (spark-01, 200G-capable) advertising both."""
+    t = partner_ethtool(iface, 100000, ["100000baseCR4/Full", "200000baseCR4/Full"])
+    old = "        Advertised link modes:  100000baseCR4/Full\n                                200000baseCR4/Full\n"
+    assert old in t
+    return t.replace(old, "        Advertised link modes:  100000baseCR4/Full\n")
+s = Scenario("end-advertises-100g", "spark-02's qsfp1 rails advertise only 100000baseCR4/Full although they support 200000baseCR4 (an `ethtool -s … advertise` left from a test): the link came up at 100G; spark-01 sees a partner offering 100G only. The red is on spark-02, the end that limits the link")
+for i in IFACES:
+    s.answer("spark-02", f"ethtool {i}", "ethtool at 100G, advertising only 100000baseCR4 while supporting 200G (synthesised)", stdout_file=s.file(f"ethtool-{i}-spark-02.txt", advertising_only_100g(i)), ms=40)
+    s.answer("spark-01", f"ethtool {i}", "ethtool at 100G, the partner advertising only 100000baseCR4 (synthesised)", stdout_file=s.file(f"ethtool-{i}-spark-01.txt", partner_ethtool(i, 100000, ["100000baseCR4/Full"])), ms=40)
+half_traffic(s, ["spark-01", "spark-02"])
+for script, test in [(FIVE, "step 3: link speed [spark-02]"), (BASE, "link: speed and EEE [spark-02]")]:
+    s.expect(script, test, ["spark-02 port qsfp1", "negotiated 100000 Mb/s", "expected 200000 Mb/s", "spark-02 enp1s0f1np1 advertises only 100000baseCR4/Full although it supports 200000 Mb/s"])
+s.expect(FIVE, "step 3: rdma write per port [spark-02 -> spark-01]", ["94.93 Gbit/s", "expected 200 Gbit/s"])
+s.expect(BASE, "rdma: write per port [spark-02 -> spark-01]", ["94.93 Gbit/s", "expected 200 Gbit/s"])
+s.write()
+
+s = Scenario("switch-port-100g-one-node", "both Sparks on a switch; the switch port of spark-02's qsfp1 is set to 100G (it advertises only 100000baseCR4/Full) while spark-01's qsfp1 runs 200G: spark-02's port is below its like port, named with its partner's advertisement")
+for i in IFACES:
+    s.answer("spark-02", f"ethtool {i}", "ethtool at 100G, the switch port advertising only 100000baseCR4 (synthesised)", stdout_file=s.file(f"ethtool-{i}.txt", partner_ethtool(i, 100000, ["100000baseCR4/Full"])), ms=40)
+half_traffic(s, ["spark-01", "spark-02"])
+for script, test in [(FIVE, "step 3: link speed [spark-02]"), (BASE, "link: speed and EEE [spark-02]")]:
+    s.expect(script, test, ["spark-02 port qsfp1", "negotiated 100000 Mb/s", "expected 200000 Mb/s", "the link partner of spark-02 port qsfp1 (its switch port, or the far end) advertises only 100000baseCR4/Full; spark-01 qsfp1 runs 200000 Mb/s"])
+for n in ["spark-01", "spark-02"]:
+    s.expect(FIVE, f"step 3: rdma write per port [{n} -> {PEER[n]}]", ["94.93 Gbit/s", "expected 200 Gbit/s"])
+    s.expect(BASE, f"rdma: write per port [{n} -> {PEER[n]}]", ["94.93 Gbit/s", "expected 200 Gbit/s"])
+s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["bus bandwidth", "actual 11.55"])
+s.expect(BASE, "nccl: all_reduce 2 nodes", ["bus bandwidth", "actual 11.55"])
 s.write()
 
 s = Scenario("spark-pcie-x2", "spark-02's first CX7 function (0000:01:00.1) trained its PCIe link at Gen5 x2 instead of the Spark's x4: the profile's x4 (not the x16 LnkCap, not a typed var) makes it red")
