@@ -54,6 +54,7 @@ pub(crate) fn problems(nodes: &[Node], sources: &[String]) -> Vec<String> {
         .collect();
     let mut out = Vec::new();
     for n in nodes {
+        out.extend(rail_lengths(n));
         for need in &wanted {
             if !(need.has)(n) {
                 out.push(format!(
@@ -66,10 +67,31 @@ pub(crate) fn problems(nodes: &[Node], sources: &[String]) -> Vec<String> {
     out
 }
 
+/// Rail k of a node is its k-th `interfaces`, `rdma_devices` and `fabric_ips` entry: lists of
+/// different lengths (those it has) pair the wrong items or leave a rail half described (one
+/// missing `rdma_devices` entry measures half a port). One problem naming the lengths.
+pub(crate) fn rail_lengths(n: &Node) -> Option<String> {
+    let lists = [
+        ("interfaces", n.interfaces.len()),
+        ("rdma_devices", n.rdma_devices.len()),
+        ("fabric_ips", n.fabric_ips.len()),
+    ];
+    let given: Vec<&(&str, usize)> = lists.iter().filter(|(_, l)| *l > 0).collect();
+    if given.windows(2).all(|w| w[0].1 == w[1].1) {
+        return None;
+    }
+    let said: Vec<String> = given.iter().map(|(f, l)| format!("{l} `{f}`")).collect();
+    Some(format!(
+        "{}: {} — rail k is the k-th entry of each list: give every rail its netdev, RDMA device and address in the same order (a rail with no RDMA device is measured as half a port, an address with no netdev is not pinged from it)",
+        n.name,
+        said.join(", ")
+    ))
+}
+
 /// Problems of an inventory by itself (`fabcheck nodes`): a field that some nodes have and
 /// others lack (the shipped scripts read all three).
 pub(crate) fn inconsistencies(nodes: &[Node]) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = nodes.iter().filter_map(rail_lengths).collect();
     for need in &NEEDS {
         let have: Vec<&str> = nodes
             .iter()
@@ -124,6 +146,25 @@ mod tests {
         let mut d = node("d", &["1"], &["e"]);
         d.rdma_devices.clear();
         assert_eq!(problems(&[d], &["n.rdma_devices".to_string()]).len(), 1);
+    }
+
+    #[test]
+    fn rail_lists_of_different_lengths_are_one_problem_naming_them() {
+        let mut a = node("a", &["10.0.0.1", "10.0.1.1"], &["e0", "e1"]);
+        a.rdma_devices = vec!["mlx5_0".into()];
+        let p = problems(&[a.clone()], &[]);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].starts_with("a: 2 `interfaces`, 1 `rdma_devices`, 2 `fabric_ips` — rail k"),
+            "{}",
+            p[0]
+        );
+        assert_eq!(inconsistencies(&[a.clone()]), p);
+        // equal lengths, or a list left out (a node without RDMA devices), are no problem
+        a.rdma_devices.push("mlx5_1".into());
+        assert!(problems(&[a.clone()], &[]).is_empty());
+        a.rdma_devices.clear();
+        assert!(rail_lengths(&a).is_none());
     }
 
     #[test]

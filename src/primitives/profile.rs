@@ -178,7 +178,7 @@ pub(crate) fn link_layer(n: &NodeRef) -> Result<Expected, PrimError> {
                 Err(e) if dry(&e) => None,
                 Err(e) => return Err(e),
             };
-            match read {
+            match read.or_else(|| ipoib_names(&n.spec.interfaces)) {
                 Some((v, from)) => (Value::String(v), from),
                 None => (
                     Value::String("ethernet".into()),
@@ -191,6 +191,26 @@ pub(crate) fn link_layer(n: &NodeRef) -> Result<Expected, PrimError> {
         key: key.into(),
         value,
         from,
+    })
+}
+
+/// No link layer read (a dry run reads nothing; sysfs without the devices): every fabric
+/// interface of the inventory named as the kernel names IPoIB netdevs (`ib0`, `ibp24s0`,
+/// `ibs1f0`) says InfiniBand, so that a dry run lists the commands an IB run sends.
+fn ipoib_names(interfaces: &[String]) -> Option<(String, String)> {
+    let ipoib = |i: &String| {
+        i.strip_prefix("ib")
+            .and_then(|r| r.chars().next())
+            .is_some_and(|c| c.is_ascii_digit() || c == 'p' || c == 's')
+    };
+    (!interfaces.is_empty() && interfaces.iter().all(ipoib)).then(|| {
+        (
+            "infiniband".to_string(),
+            format!(
+                "no port link layer read: the inventory's interfaces ({}) are IPoIB names",
+                interfaces.join(", ")
+            ),
+        )
     })
 }
 
