@@ -11,6 +11,7 @@ mod discover;
 mod dry_run;
 mod hardening;
 mod hardening4;
+mod hardening5;
 mod inventory_limits;
 mod inventory_slurm;
 mod lab_discover;
