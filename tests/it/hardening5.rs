@@ -148,3 +148,133 @@ fn discover_never_replaces_another_users_file_nor_follows_their_link() {
     let text = std::fs::read_to_string(d.join("rootonly/found.toml")).unwrap();
     assert!(text.contains("name = \"spark-01\""), "{text}");
 }
+
+/// The localise tests below run iperf3 pairs on `local` nodes (this machine, fabric addresses
+/// 127.0.0.N): their servers listen on TCP port 5201, so they take turns.
+static IPERF3_PORT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A fake `iperf3` on PATH for `local` nodes. A server (`-s`) is a plain listener on the port
+/// that ends after one connection (the pair's readiness probe sees it listening); a client
+/// runs `client` (shell), then connects once to release the server, and exits with its status.
+fn iperf3_shim(dir: &Path, client: &str) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let text = format!(
+        r#"#!/bin/bash
+port=$(echo " $* " | sed -n 's/.* -p \([0-9]*\) .*/\1/p')
+case " $* " in
+*" -c "*) ;;
+*) exec python3 -c 'import socket,sys
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", int(sys.argv[1]))); s.listen(1); c, _ = s.accept(); c.close()' "$port" ;;
+esac
+ip=$(echo " $* " | sed -n 's/.* -c \([^ ]*\) .*/\1/p')
+{client}
+rc=$?
+exec 3<>/dev/tcp/$ip/$port 2>/dev/null
+exit $rc
+"#
+    );
+    let p = bin.join("iperf3");
+    std::fs::write(&p, text).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// `n` local nodes n1..nN with fabric addresses 127.0.0.1..N.
+fn local_nodes(n: usize) -> String {
+    let mut s = String::from("[defaults]\ntransport = \"local\"\n");
+    for i in 1..=n {
+        s.push_str(&format!(
+            "[[node]]\nname = \"n{i}\"\nfabric_ips = [\"127.0.0.{i}\"]\n"
+        ));
+    }
+    s
+}
+
+const LOCALISE: &str = "localise: bad node or link";
+
+fn run_localise(nodes: usize, client: &str, sets: &[&str]) -> Outcome {
+    let f = Fab::new().file("inv.toml", &local_nodes(nodes));
+    let path = iperf3_shim(f.dir(), client);
+    let mut args = vec![
+        "run".to_string(),
+        repo().join("scripts/localise.rhai").display().to_string(),
+        "-i".into(),
+        "inv.toml".into(),
+        "--set".into(),
+        "duration=1".into(),
+    ];
+    for s in sets {
+        args.push("--set".into());
+        args.push(s.to_string());
+    }
+    f.env("PATH", &path).args(args).reports().run()
+}
+
+/// The iperf3 client commands a testcase sent (its command log in the JSON report).
+fn iperf3_clients(o: &Outcome) -> usize {
+    o.test(LOCALISE)["commands"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter(|x| {
+                    x["command"]
+                        .as_str()
+                        .is_some_and(|c| c.starts_with("iperf3 -c "))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The real iperf3 3.12 answer of a client that cannot connect (tests/fixtures).
+fn refused_json() -> String {
+    repo()
+        .join("tests/fixtures/lab/iperf3-3.12-J-connection-refused.json")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn localise_with_nothing_measured_is_an_error_naming_the_pairs_errors() {
+    let _turn = IPERF3_PORT.lock().unwrap_or_else(|p| p.into_inner());
+    // Every client fails as a firewall would make it: iperf3's own JSON error, exit 1.
+    let o = run_localise(3, &format!("cat {}; false", refused_json()), &[]);
+    assert_eq!(o.status(LOCALISE), "error", "{}", o.stdout);
+    o.code(1);
+    let msg = o.message(LOCALISE);
+    assert!(msg.contains("0 of 3 pairs measured"), "{msg}");
+    assert!(msg.contains("Connection refused"), "{msg}");
+    for pair in ["n1 - n2", "n2 - n3", "n3 - n1"] {
+        assert!(msg.contains(pair), "{pair}: {msg}");
+    }
+}
+
+#[test]
+fn localise_stops_at_an_iperf3_args_that_iperf3_refuses() {
+    let _turn = IPERF3_PORT.lock().unwrap_or_else(|p| p.into_inner());
+    // The client is the real iperf3, which refuses the option itself.
+    let Some(real) = ["/usr/bin/iperf3", "/usr/local/bin/iperf3"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+        assert!(!ci, "iperf3 is not installed and CI is set");
+        eprintln!("NOTICE: skipping: iperf3 is not installed");
+        return;
+    };
+    let o = run_localise(4, &format!("{real} \"$@\""), &["iperf3_args=--bogus-opt"]);
+    assert_eq!(o.status(LOCALISE), "error", "{}", o.stdout);
+    o.code(1);
+    let msg = o.message(LOCALISE);
+    assert!(msg.contains("iperf3_args \"--bogus-opt\""), "{msg}");
+    assert!(msg.contains("unrecognized option '--bogus-opt'"), "{msg}");
+    // Stopped after the first pair (both directions), not after the ring of 4.
+    assert_eq!(iperf3_clients(&o), 2, "{msg}");
+}
