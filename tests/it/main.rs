@@ -27,6 +27,7 @@ mod pairs_at_once;
 mod parse_fixtures;
 mod parse_fuzz;
 mod parse_golden;
+mod parse_linear;
 mod profiles;
 mod reports;
 mod scenarios;
