@@ -278,3 +278,74 @@ fn localise_stops_at_an_iperf3_args_that_iperf3_refuses() {
     // Stopped after the first pair (both directions), not after the ring of 4.
     assert_eq!(iperf3_clients(&o), 2, "{msg}");
 }
+
+/// Runs every `fabs` at once; a run still going after `guard` is killed and reported as hung
+/// (the guard only ends a hang: each run is judged on its exit code and message).
+fn run_all_guarded(fabs: Vec<Fab>, guard: std::time::Duration) -> Vec<(Option<i32>, String)> {
+    use std::io::Read;
+    let mut kids: Vec<(Fab, std::process::Child)> = fabs
+        .into_iter()
+        .map(|f| {
+            let c = f.spawn();
+            (f, c)
+        })
+        .collect();
+    let start = std::time::Instant::now();
+    let mut out = vec![None; kids.len()];
+    while out.iter().any(Option::is_none) {
+        for (i, (_, k)) in kids.iter_mut().enumerate() {
+            if out[i].is_none() {
+                if let Some(st) = k.try_wait().unwrap() {
+                    out[i] = Some(st.code());
+                } else if start.elapsed() > guard {
+                    let _ = k.kill();
+                    let _ = k.wait();
+                    out[i] = Some(None);
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    kids.iter_mut()
+        .zip(out)
+        .map(|((_, k), code)| {
+            let mut e = String::new();
+            let _ = k.stderr.take().unwrap().read_to_string(&mut e);
+            (code.flatten(), e)
+        })
+        .collect()
+}
+
+#[test]
+fn baseline_compare_and_parse_refuse_a_fifo_at_once_and_cap_a_file() {
+    let make = || {
+        let f = Fab::new().file("s.rhai", "test(\"a\", || { assert(true); });\n");
+        let fifo = std::ffi::CString::new(f.dir().join("fifo").to_str().unwrap()).unwrap();
+        // SAFETY: valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        // Sparse files just over the caps (256 MiB for a result, 64 MiB for a capture).
+        let big = std::fs::File::create(f.dir().join("big")).unwrap();
+        big.set_len((256 << 20) + 1).unwrap();
+        f
+    };
+    let cases: Vec<(&[&str], &str)> = vec![
+        (
+            &["run", "s.rhai", "--no-results", "--baseline", "fifo"],
+            "FIFO",
+        ),
+        (&["compare", "fifo"], "FIFO"),
+        (&["parse", "ethtool", "fifo"], "FIFO"),
+        (
+            &["run", "s.rhai", "--no-results", "--baseline", "big"],
+            "larger than 256MiB",
+        ),
+        (&["compare", "big"], "larger than 256MiB"),
+        (&["parse", "ethtool", "big"], "larger than 64MiB"),
+    ];
+    let fabs = cases.iter().map(|(a, _)| make().args(*a)).collect();
+    let got = run_all_guarded(fabs, std::time::Duration::from_secs(60));
+    for ((args, what), (code, stderr)) in cases.iter().zip(got) {
+        assert_eq!(code, Some(2), "{args:?}: hung or wrong exit; {stderr}");
+        assert!(stderr.contains(what), "{args:?}: {stderr}");
+    }
+}
