@@ -382,6 +382,33 @@ fn write_as(path: &Path, bytes: &[u8], replace: bool) -> io::Result<Vec<PathBuf>
     Ok(parent.made)
 }
 
+/// A new folder in `parent` (made by the rules above if missing, reached without another
+/// user's link): the first of `names` that is free, made with `mkdirat` (never an existing
+/// folder, never through a link). Returns its path and the folders made to reach `parent`.
+pub(crate) fn make_new_folder(
+    parent: &Path,
+    names: &[String],
+) -> io::Result<(PathBuf, Vec<PathBuf>)> {
+    let mut w = Walk::start(parent.is_absolute())?;
+    w.make = true;
+    w.walk(parent)?;
+    for n in names {
+        let c = cstr(OsStr::new(n))?;
+        // SAFETY: valid descriptor, NUL-terminated name; the umask applies to 0777.
+        if unsafe { libc::mkdirat(w.cur.as_raw_fd(), c.as_ptr(), 0o777) } == 0 {
+            return Ok((parent.join(n), w.made));
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(e);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("no free name for a new folder in {}", parent.display()),
+    ))
+}
+
 /// `Some(message)` when two report options name the same file (the same path, or two paths of
 /// one existing file): each report needs its own file, or one overwrites the other.
 pub(crate) fn same_file(a: (&str, &Path), b: (&str, &Path)) -> Option<String> {
@@ -504,6 +531,26 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "one");
         // No temporary file is left beside it.
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_new_folder_takes_the_first_free_name_and_never_a_foreign_link() {
+        let d = tmp("folder");
+        let names = ["run".to_string(), "run-2".to_string()];
+        let (a, made) = make_new_folder(&d.join("res"), &names).unwrap();
+        assert_eq!((a, made), (d.join("res/run"), vec![d.join("res")]));
+        let (b, _) = make_new_folder(&d.join("res"), &names).unwrap();
+        assert_eq!(b, d.join("res/run-2"));
+        assert!(make_new_folder(&d.join("res"), &names).is_err());
+        if euid() == 0 {
+            std::fs::create_dir(d.join("real")).unwrap();
+            std::os::unix::fs::symlink(d.join("real"), d.join("theirs")).unwrap();
+            std::os::unix::fs::lchown(d.join("theirs"), Some(65534), Some(65534)).unwrap();
+            let e = make_new_folder(&d.join("theirs"), &names).unwrap_err();
+            assert!(e.to_string().contains("another user"), "{e}");
+            assert_eq!(std::fs::read_dir(d.join("real")).unwrap().count(), 0);
+        }
         std::fs::remove_dir_all(&d).unwrap();
     }
 

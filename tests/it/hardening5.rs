@@ -349,3 +349,95 @@ fn baseline_compare_and_parse_refuse_a_fifo_at_once_and_cap_a_file() {
         assert!(stderr.contains(what), "{args:?}: {stderr}");
     }
 }
+
+const PASSING: &str = "test(\"a\", || { assert(true); });\n";
+const LOCAL_INV: &str = "[[node]]\nname = \"n1\"\nhost = \"localhost\"\ntransport = \"local\"\n";
+
+#[test]
+fn a_results_folder_that_cannot_be_made_stops_the_run_before_the_first_test() {
+    // A regular file where the results folder's parent should be: no user can make it.
+    let o = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV)
+        .file("taken", "a file, not a folder\n")
+        .args([
+            "run",
+            "s.rhai",
+            "-i",
+            "inv.toml",
+            "--results",
+            "{dir}/taken",
+        ])
+        .run();
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stderr.contains("cannot make the results folder") && o.stderr.contains("--no-results"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stdout.contains("1 tests"), "a test ran:\n{}", o.stdout);
+}
+
+#[test]
+fn explicit_reports_keep_a_green_run_green_without_a_results_folder() {
+    let o = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV)
+        .file("taken", "a file, not a folder\n")
+        .args([
+            "run",
+            "s.rhai",
+            "-i",
+            "inv.toml",
+            "--results",
+            "{dir}/taken",
+            "--junit",
+            "{dir}/r.xml",
+        ])
+        .run();
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stderr.contains("warning: no results folder"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.dir.join("r.xml").is_file());
+}
+
+#[test]
+fn another_users_link_at_the_results_folder_is_not_followed() {
+    if !is_root() {
+        eprintln!("NOTICE: skipping: needs root to plant another user's link");
+        return;
+    }
+    let f = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV);
+    let d = f.dir().to_path_buf();
+    std::fs::create_dir(d.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(d.join("elsewhere"), d.join("fabcheck-results")).unwrap();
+    std::os::unix::fs::lchown(d.join("fabcheck-results"), Some(65534), Some(65534)).unwrap();
+    let o = f.args(["run", "s.rhai", "-i", "inv.toml"]).run();
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("belongs to another user"), "{}", o.stderr);
+    assert!(!o.stdout.contains("1 tests"), "a test ran:\n{}", o.stdout);
+    assert_eq!(std::fs::read_dir(d.join("elsewhere")).unwrap().count(), 0);
+}
+
+#[test]
+fn a_long_script_name_still_gets_its_results_folder() {
+    // 250 characters and `.rhai`: the longest name a Linux folder entry takes (255 bytes).
+    let name = format!("{}.rhai", "s".repeat(250));
+    let o = Fab::new()
+        .file(&name, PASSING)
+        .file("inv.toml", LOCAL_INV)
+        .args(["run", &name, "-i", "inv.toml"])
+        .run();
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let runs: Vec<_> = std::fs::read_dir(o.dir.join("fabcheck-results"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].path().join("result.json").is_file());
+}
