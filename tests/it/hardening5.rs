@@ -1,6 +1,8 @@
-//! Hardening, fifth round (issue 50): discover's writer, localise with nothing measured,
-//! parsers with bounded cost. Each test fails on the main before it (checked with
-//! `FABCHECK_TEST_BIN` pointing at that build).
+//! Hardening, fifth round (issue 50): discover's writer (item 1), localise with nothing
+//! measured (item 2), `--baseline`/`compare`/`parse` reading (item 6), the results folder made
+//! first (item 4); the parsers' bounded cost (item 3) is `parse_linear.rs`. Each test fails on
+//! the main before it (checked with `FABCHECK_TEST_BIN` pointing at that build; for localise,
+//! with that build's script too).
 
 use crate::common::{repo, Fab, Outcome};
 use std::os::unix::fs::FileTypeExt;
