@@ -39,9 +39,9 @@ pub fn check_report_paths(reports: &[(&str, Option<&Path>)]) -> Result<(), Strin
         .filter_map(|(o, p)| p.map(|p| (*o, p)))
         .collect();
     for (i, a) in given.iter().enumerate() {
-        crate::report::target::check(a.1).map_err(|e| format!("{} {}: {e}", a.0, a.1.display()))?;
+        crate::util::target::check(a.1).map_err(|e| format!("{} {}: {e}", a.0, a.1.display()))?;
         for b in &given[i + 1..] {
-            if let Some(m) = crate::report::target::same_file(*a, *b) {
+            if let Some(m) = crate::util::target::same_file(*a, *b) {
                 return Err(m);
             }
         }

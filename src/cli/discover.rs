@@ -24,10 +24,11 @@ pub struct DiscoverArgs {
     /// as for `-i slurm:DEFAULTS.toml`; only connection settings and vars are taken from it.
     #[arg(short = 'i', long = "inventory", value_name = "DEFAULTS.toml")]
     pub defaults: Option<PathBuf>,
-    /// Write the inventory here (default: stdout, unless --diff is given).
+    /// Write the inventory here (default, or `-`: stdout; without -o, nothing is printed with
+    /// --diff). A link, device, FIFO, socket or folder here is refused before any node is read.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Overwrite -o FILE if it exists.
+    /// Overwrite -o FILE if it exists (a regular file of this user only).
     #[arg(long)]
     pub force: bool,
     /// Compare with this inventory: print what differs, exit 1 when something does. Without
@@ -80,13 +81,34 @@ fn settle_paths(n: &mut Node) {
     n.replay_dir = n.replay_dir.as_deref().map(absolute);
 }
 
+/// The file of `-o`: `None` for stdout (no -o, or `-o -`).
+fn output_file(a: &DiscoverArgs) -> Option<&Path> {
+    a.output.as_deref().filter(|p| p.as_os_str() != "-")
+}
+
+/// `-o FILE` checked before any node is read, by the writer's own rules
+/// ([`crate::util::target`]): a regular file of this user or a new name, in a folder reached
+/// without another user's link; an existing file only with --force.
+fn check_output(o: &Path, force: bool) -> Result<(), String> {
+    crate::util::target::check(o).map_err(|e| {
+        format!(
+            "-o {}: {e} (`-o -`, or no -o, prints the inventory)",
+            o.display()
+        )
+    })?;
+    if !force && std::fs::symlink_metadata(o).is_ok() {
+        return Err(format!(
+            "-o {}: the file exists; give --force to overwrite it, or another file",
+            o.display()
+        ));
+    }
+    Ok(())
+}
+
 pub fn discover(a: &DiscoverArgs, verbose: u8) -> i32 {
-    if let Some(o) = &a.output {
-        if o.exists() && !a.force {
-            return usage(format!(
-                "-o {}: the file exists; give --force to overwrite it, or another file",
-                o.display()
-            ));
+    if let Some(o) = output_file(a) {
+        if let Err(e) = check_output(o, a.force) {
+            return usage(e);
         }
     }
     let was = match &a.diff {
@@ -203,44 +225,28 @@ fn read_nodes(env: &Arc<crate::run::env::RunEnv>) -> Vec<Discovery> {
     all
 }
 
-/// The inventory to -o FILE (never over an existing file without --force: checked again here,
-/// the file may have appeared meanwhile), else stdout when no --diff was asked.
+/// The inventory to -o FILE through fabcheck's one writer ([`crate::util::target`]; never
+/// over an existing file without --force: the name is taken only if still free), else stdout
+/// (`-o -`, or no -o when no --diff was asked).
 fn write_out(a: &DiscoverArgs, text: &str) -> Result<(), i32> {
-    let Some(path) = &a.output else {
-        if a.diff.is_none() {
+    let Some(path) = output_file(a) else {
+        if a.diff.is_none() || a.output.is_some() {
             print!("{text}");
         }
         return Ok(());
     };
     let res = if a.force {
-        write_replacing(path, text)
+        crate::util::target::write(path, text.as_bytes())
     } else {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        crate::util::target::write_new(path, text.as_bytes())
     };
     match res {
-        Ok(()) => {
+        Ok(_) => {
             eprintln!("inventory written to {}", path.display());
             Ok(())
         }
         Err(e) => Err(usage(format!("-o {}: {e}", path.display()))),
     }
-}
-
-/// Write beside the file and rename over it: a reader never sees half an inventory.
-fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.fabcheck-{}", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }
 
 fn print_diff(was: &Inventory, path: &Path, now: &[Discovery]) -> bool {

@@ -81,7 +81,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub html: Option<PathBuf>,
     /// Every run also writes junit.xml, result.json and report.html into a directory of its own
-    /// under DIR (named by start time and script), printed at the end.
+    /// under DIR (named by start time and script), made before the first test (exit 2 when it
+    /// cannot be, unless --junit/--json/--html are given), printed at the end.
     #[arg(long, value_name = "DIR", default_value = "fabcheck-results")]
     pub results: PathBuf,
     /// Do not write the per-run results directory (only the reports asked for by --junit,

@@ -2,23 +2,26 @@
 
 use super::common::usage;
 use super::EXIT_OK;
-use std::io::Read;
+use crate::util::fs::{read_all_capped, read_capped_bytes, CAPTURE_CAP};
 use std::path::Path;
 
 pub fn parse(kind: &str, file: Option<&Path>) -> i32 {
-    let mut text = String::new();
-    let res = match file {
-        Some(p) => std::fs::read(p).map(|b| text = String::from_utf8_lossy(&b).into_owned()),
-        None => std::io::stdin().read_to_string(&mut text).map(|_| ()),
+    // A regular file (a FIFO or a device is refused at once) or stdin, at most CAPTURE_CAP.
+    let read = match file {
+        Some(p) => read_capped_bytes(p, CAPTURE_CAP, "captured output"),
+        None => read_all_capped(std::io::stdin().lock(), CAPTURE_CAP, "captured output"),
     };
-    if let Err(e) = res {
-        return usage(format!(
-            "cannot read {}: {e}",
-            file.map(|p| p.display().to_string())
-                .unwrap_or("stdin".into())
-        ));
-    }
-    match crate::parse::parse(kind, &text) {
+    let bytes = match read {
+        Ok(b) => b,
+        Err(e) => {
+            return usage(format!(
+                "cannot read {}: {e}",
+                file.map(|p| p.display().to_string())
+                    .unwrap_or("stdin".into())
+            ))
+        }
+    };
+    match crate::parse::parse(kind, &String::from_utf8_lossy(&bytes)) {
         Ok(v) => {
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             EXIT_OK

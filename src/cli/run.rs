@@ -33,6 +33,10 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    let results = match results_folder(&a, &started_at) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     cancel::install_handlers();
     if let Some(sim) = &p.simulation {
         console.print_header(&format!("SIMULATED cluster: {sim}"));
@@ -72,7 +76,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         });
         console.event(&Event::TestFinished(&t));
     }
-    let (written, write_failed) = write_reports(&a, &run);
+    let (written, write_failed) = write_reports(&a, &run, results.as_deref());
     console.summary(&run, &written);
     if let Some(e) = filter_matched_nothing(&a, &p.scripts) {
         return usage(e);
@@ -257,7 +261,11 @@ fn execute(a: &RunArgs, p: &Prepared, console: &Console) -> Vec<crate::run::mode
 }
 
 /// Write every report asked for: (what was written, whether any write failed).
-fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
+fn write_reports(
+    a: &RunArgs,
+    run: &RunResult,
+    results: Option<&std::path::Path>,
+) -> (Vec<String>, bool) {
     use std::io::Write;
     let mut written = Vec::new();
     let mut write_failed = false;
@@ -302,45 +310,53 @@ fn write_reports(a: &RunArgs, run: &RunResult) -> (Vec<String>, bool) {
     if a.html.is_some() {
         write(&a.html, "HTML", report::html::render(run));
     }
-    if !a.no_results && !a.dry_run {
-        match results_dir(a, run) {
-            Ok(dir) => {
-                let ok = [
-                    ("junit.xml", report::junit::render(run)),
-                    ("result.json", report::json::render(run)),
-                    ("report.html", report::html::render(run)),
-                ]
-                .into_iter()
-                .all(|(name, body)| {
-                    report::write_atomic(&dir.join(name), body.as_bytes())
-                        .map_err(|e| {
-                            eprintln!("error: cannot write {}: {e}", dir.join(name).display());
-                        })
-                        .is_ok()
-                });
-                if ok {
-                    written.push(format!(
-                        "Results: {} (junit.xml, result.json, report.html; --no-results: none)",
-                        dir.display()
-                    ));
-                } else {
-                    write_failed = true;
-                }
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                write_failed = true;
-            }
+    if let Some(dir) = results {
+        let ok = [
+            ("junit.xml", report::junit::render(run)),
+            ("result.json", report::json::render(run)),
+            ("report.html", report::html::render(run)),
+        ]
+        .into_iter()
+        .all(|(name, body)| {
+            report::write_atomic(&dir.join(name), body.as_bytes())
+                .map_err(|e| {
+                    eprintln!("error: cannot write {}: {e}", dir.join(name).display());
+                })
+                .is_ok()
+        });
+        if ok {
+            written.push(format!(
+                "Results: {} (junit.xml, result.json, report.html; --no-results: none)",
+                dir.display()
+            ));
+        } else if !explicit_reports(a) {
+            // The results folder is the run's only report: losing it is a failed run. With
+            // --junit/--json/--html, those reports carry the verdict (written above).
+            write_failed = true;
         }
     }
     (written, write_failed)
 }
 
-/// A new directory for this run's reports: `--results` DIR / `<start time>-<first script>`
-/// (`-2`, `-3`... when a run started in the same second).
-fn results_dir(a: &RunArgs, run: &RunResult) -> Result<PathBuf, String> {
-    let stamp: String = run
-        .started
+/// Whether the run was given a report file of its own (--junit, --json or --html).
+fn explicit_reports(a: &RunArgs) -> bool {
+    a.junit.is_some() || a.json.is_some() || a.html.is_some()
+}
+
+/// The longest script name in a results folder's name (the folder is `<start>-<script>`).
+const RESULTS_SCRIPT_CHARS: usize = 64;
+
+/// The run's results folder, made before the first test: `--results` DIR /
+/// `<start time>-<first script>` (`-2`, `-3`... when a run started in the same second), by the
+/// rules of every file fabcheck writes (`util::target`: folders reached without another user's
+/// link, a new folder never an existing one). `None` with --no-results or --dry-run. A folder
+/// that cannot be made is a usage error (exit 2) before anything runs, unless
+/// --junit/--json/--html name the reports: then a warning, and the run goes on without it.
+fn results_folder(a: &RunArgs, started: &str) -> Result<Option<PathBuf>, i32> {
+    if a.no_results || a.dry_run {
+        return Ok(None);
+    }
+    let stamp: String = started
         .chars()
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .collect();
@@ -360,29 +376,31 @@ fn results_dir(a: &RunArgs, run: &RunResult) -> Result<PathBuf, String> {
                         '_'
                     }
                 })
+                .take(RESULTS_SCRIPT_CHARS)
                 .collect::<String>()
         })
         .unwrap_or_default();
     let base = format!("{stamp}-{script}");
-    std::fs::create_dir_all(&a.results)
-        .map_err(|e| format!("cannot create the results directory {}: {e} (--results DIR elsewhere, or --no-results)", a.results.display()))?;
-    for n in 1..1000 {
-        let name = if n == 1 {
-            base.clone()
-        } else {
-            format!("{base}-{n}")
-        };
-        let dir = a.results.join(name);
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+    let names: Vec<String> = std::iter::once(base.clone())
+        .chain((2..1000).map(|n| format!("{base}-{n}")))
+        .collect();
+    match crate::util::target::make_new_folder(&a.results, &names) {
+        Ok((dir, _made)) => Ok(Some(dir)),
+        Err(e) if explicit_reports(a) => {
+            eprintln!(
+                "warning: no results folder: cannot make a folder in {}: {e}; the reports \
+                 asked for (--junit/--json/--html) are written as usual (--no-results, or \
+                 --results DIR elsewhere, silences this)",
+                a.results.display()
+            );
+            Ok(None)
         }
+        Err(e) => Err(usage(format!(
+            "cannot make the results folder in {}: {e}; nothing was run. Give --results DIR \
+             in a folder you can write, or --no-results with --junit/--json/--html FILE",
+            a.results.display()
+        ))),
     }
-    Err(format!(
-        "no free name for {base} under {}",
-        a.results.display()
-    ))
 }
 
 /// A filter that selects nothing would pass having checked nothing: a usage error.

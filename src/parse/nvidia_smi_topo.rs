@@ -11,6 +11,11 @@
 //! `nearest_nics` the NICs at that distance, by device name when the NIC legend names them.
 //!
 //! Recognised evidence: a header row with a `GPU0` column and at least one `GPU0` row.
+//!
+//! Output linear in the input (issue 50: 200 KB of repeated rows took GBs, every GPU row
+//! naming every NIC row): a row whose name was seen already is skipped (the first counts),
+//! device columns are named in at most [`MAX_NAME`] characters (real ones: `GPU7`, `NIC17`,
+//! `mlx5_bond_0`), and a legend's device name longer than that is not taken.
 
 use super::util::{numbered, regex, unrecognised};
 use super::ParseError;
@@ -18,6 +23,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 const KIND: &str = "nvidia-smi-topo";
+
+/// The longest device column or NIC legend name taken (each is copied into every row).
+pub const MAX_NAME: usize = 32;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Topo {
@@ -99,6 +107,8 @@ pub fn parse(text: &str) -> Result<Topo, ParseError> {
     let mut out = Topo::default();
     let mut legend: BTreeMap<String, String> = BTreeMap::new();
     let mut in_legend = false;
+    // Row names taken: a repeated row is skipped (rows are at most the columns).
+    let mut seen = std::collections::HashSet::new();
     for (n, line) in numbered(&text) {
         let t = line.trim();
         if t.is_empty() {
@@ -110,7 +120,9 @@ pub fn parse(text: &str) -> Result<Topo, ParseError> {
         }
         if in_legend {
             if let Some(c) = regex!(r"^(NIC\d+):\s*(\S+)$").captures(t) {
-                legend.insert(c[1].to_string(), c[2].to_string());
+                if c[1].len() <= MAX_NAME && c[2].len() <= MAX_NAME {
+                    legend.insert(c[1].to_string(), c[2].to_string());
+                }
             }
             continue;
         }
@@ -125,6 +137,18 @@ pub fn parse(text: &str) -> Result<Topo, ParseError> {
                 ));
             }
             out.columns = cols.into_iter().filter(|c| is_device(c)).collect();
+            if let Some(c) = out.columns.iter().find(|c| c.chars().count() > MAX_NAME) {
+                return Err(ParseError::new(
+                    KIND,
+                    n,
+                    line,
+                    format!(
+                        "a column name of {} characters (a device is named in at most \
+                         {MAX_NAME}, like GPU0 or NIC1)",
+                        c.chars().count()
+                    ),
+                ));
+            }
             continue;
         }
         let cells: Vec<&str> = t.split_whitespace().collect();
@@ -136,6 +160,9 @@ pub fn parse(text: &str) -> Result<Topo, ParseError> {
                 line,
                 format!("expected a row of {ndev} relations after a column name"),
             ));
+        }
+        if !seen.insert(cells[0].to_string()) {
+            continue;
         }
         let links: BTreeMap<String, String> = out
             .columns
@@ -188,3 +215,22 @@ crate::impl_shape!(
 );
 
 crate::parser!("nvidia-smi-topo", "nvidia-smi topo -m (or -mp)", sample: "nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_row_is_skipped_and_long_names_refused() {
+        let row = "GPU0\t X \tPIX\nNIC0\tPIX\t X \n";
+        let t = parse(&format!("\tGPU0\tNIC0\n{}", row.repeat(3))).unwrap();
+        assert_eq!((t.gpus.len(), t.nics.len()), (1, 1));
+        assert_eq!(t.gpus[0].nearest_nics, ["NIC0"]);
+        let long = "N".repeat(MAX_NAME + 1);
+        let e = parse(&format!("\tGPU0\t{long}\nGPU0\t X \tPIX\n")).unwrap_err();
+        assert!(
+            e.to_string().contains("column name of 33 characters"),
+            "{e}"
+        );
+    }
+}

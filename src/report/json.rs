@@ -8,9 +8,13 @@ pub(crate) fn render(run: &RunResult) -> String {
 }
 
 pub(crate) fn load(path: &std::path::Path) -> Result<RunResult, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
-        path: path.into(),
-        error,
+    use crate::util::fs::{read_capped, RESULT_CAP};
+    // A regular file of at most RESULT_CAP: a FIFO or /dev/zero is refused at once.
+    let text = read_capped(path, RESULT_CAP, "fabcheck --json result").map_err(|error| {
+        LoadError::Read {
+            path: path.into(),
+            error,
+        }
     })?;
     serde_json::from_str(&text).map_err(|error| LoadError::NotAResult {
         path: path.into(),

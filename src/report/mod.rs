@@ -13,12 +13,12 @@ pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod matrix;
 pub(crate) mod progress;
-pub(crate) mod target;
 
 use std::path::{Path, PathBuf};
 
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// reader never sees a half-written report ([`target`]: regular files and new names only,
+/// reader never sees a half-written report ([`crate::util::target`], the one writer of every file
+/// fabcheck writes: regular files and new names only,
 /// never through another user's link). Returns the folders that were made to hold it.
 ///
 /// The report is always a new file (never an existing inode, never its mode) with the mode a
@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 /// another user can read it; 0600 under umask 077). A file at `path` that belongs to another
 /// user is not replaced: in a shared directory they could otherwise swap in a forged report.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<Vec<PathBuf>> {
-    target::write(path, bytes)
+    crate::util::target::write(path, bytes)
 }
 
 pub(crate) use crate::util::fmt::clean_text;

@@ -11,6 +11,14 @@ use std::path::Path;
 pub(crate) const SCRIPT_CAP: u64 = 8 << 20;
 /// The most fabcheck reads of an inventory (16 MiB: thousands of nodes fit in a few MiB).
 pub(crate) const INVENTORY_CAP: u64 = 16 << 20;
+/// The most fabcheck reads of a `--json` result (`--baseline`, `compare`): 256 MiB (a run
+/// keeps at most 1 MiB of a test's output and caps every message; a result of thousands of
+/// testcases is tens of MiB).
+pub(crate) const RESULT_CAP: u64 = 256 << 20;
+/// The most `fabcheck parse KIND FILE` reads of a captured output: 64 MiB (a run hands a
+/// parser at most 1 MiB of a command's output; a whole fabric's `ibdiagnet` or `iblinkinfo`
+/// capture is a few MiB).
+pub(crate) const CAPTURE_CAP: u64 = 64 << 20;
 
 /// What a file of this type is, when it is not a regular file.
 fn not_regular(t: std::fs::FileType) -> Option<&'static str> {
@@ -60,23 +68,43 @@ pub(crate) fn read_regular(path: &Path) -> io::Result<String> {
     Ok(s)
 }
 
-/// The text of `path` (a script, a module, an inventory: `what`), read only if it is a
-/// regular file of at most `cap` bytes: a FIFO, a device (`/dev/zero`) or a directory is
-/// refused at once, and a larger file after `cap` bytes, with an error that says so.
-pub(crate) fn read_capped(path: &Path, cap: u64, what: &str) -> io::Result<String> {
+/// The error for more than `cap` bytes of a `what`.
+fn too_large(cap: u64, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "larger than {}, the most fabcheck reads of a {what}; is it the right file?",
+            crate::util::fmt::human_bytes(cap as f64)
+        ),
+    )
+}
+
+/// At most `cap` bytes from `r`, else an error saying so (stdin, a file already opened).
+pub(crate) fn read_all_capped(r: impl io::Read, cap: u64, what: &str) -> io::Result<Vec<u8>> {
     use std::io::Read;
-    let f = open_regular_for(path, &format!("point at the {what} file"))?;
     let mut buf = Vec::new();
-    f.take(cap + 1).read_to_end(&mut buf)?;
+    r.take(cap + 1).read_to_end(&mut buf)?;
     if buf.len() as u64 > cap {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "larger than {}, the most fabcheck reads of a {what}; is it the right file?",
-                crate::util::fmt::human_bytes(cap as f64)
-            ),
-        ));
+        return Err(too_large(cap, what));
     }
+    Ok(buf)
+}
+
+/// The bytes of `path` (a `what`), read only if it is a regular file of at most `cap` bytes:
+/// a FIFO, a device (`/dev/zero`) or a directory is refused at once, a larger file before it
+/// is read (or after `cap` bytes, if it grows meanwhile), with an error that says so.
+pub(crate) fn read_capped_bytes(path: &Path, cap: u64, what: &str) -> io::Result<Vec<u8>> {
+    let f = open_regular_for(path, &format!("point at the {what} file"))?;
+    if f.metadata()?.len() > cap {
+        return Err(too_large(cap, what));
+    }
+    read_all_capped(f, cap, what)
+}
+
+/// The text of `path` (a script, a module, an inventory, a result: `what`), read only if it is
+/// a regular file of at most `cap` bytes ([`read_capped_bytes`]) and UTF-8 text.
+pub(crate) fn read_capped(path: &Path, cap: u64, what: &str) -> io::Result<String> {
+    let buf = read_capped_bytes(path, cap, what)?;
     String::from_utf8(buf).map_err(|e| {
         io::Error::new(
             io::ErrorKind::InvalidData,

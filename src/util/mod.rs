@@ -9,3 +9,4 @@ pub(crate) mod pool;
 pub(crate) mod random;
 pub(crate) mod shape;
 pub(crate) mod suggest;
+pub(crate) mod target;

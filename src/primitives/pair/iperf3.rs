@@ -78,6 +78,31 @@ pub(crate) fn iperf3(
         )
     })?;
     super::super::tools::installed(&c, client.name(), &plan.program)?;
+    if c.exit_code != Some(0) && c.stdout.trim().is_empty() {
+        // No report at all: what iperf3 said on stderr is the reason (a refused option:
+        // `iperf3: unrecognized option '--bogus'`, then its usage text).
+        let said: Vec<&str> = c
+            .stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .take(2)
+            .collect();
+        return Err(PrimError::error_with(
+            format!(
+                "iperf3 {} -> {} exited {} without a report: {}",
+                client.name(),
+                plan.server_ip,
+                c.exit_code.map_or("by a signal".into(), |x| x.to_string()),
+                if said.is_empty() {
+                    "it printed nothing".to_string()
+                } else {
+                    said.join(" / ")
+                }
+            ),
+            crate::run::model::cap(&c.stderr, 2000),
+        ));
+    }
     let r = parsed(client.name(), &c.stdout, parse::iperf3::parse)?;
     if let Some(err) = &r.error {
         return Err(PrimError::error(format!(

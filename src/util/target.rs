@@ -1,17 +1,21 @@
-//! Where a report file may go. A report path names a regular file or a new name, in a folder
-//! reached without following a link that another user owns:
+//! The one writer of every file fabcheck writes (reports, the inventory of `discover -o`, and
+//! what later writers add): where such a file may go, and how it is written. A path names a
+//! regular file or a new name, in a folder reached without following a link that another user
+//! owns:
 //!
 //! - the parent is opened one component at a time (`openat` with `O_NOFOLLOW`); a link on the
 //!   way is followed only when it belongs to this user or to root (`/var/run` → `/run`), never
 //!   when another user could have planted it (`ln -s /root nbdir/sub`);
 //! - the last component must be absent or a regular file of this user: a link, device, FIFO,
-//!   socket or folder there (`/dev/stdout`, `mknod X c 1 3`) is refused, never replaced — a
-//!   report is not written to a stream; write it to a file;
+//!   socket or folder there (`/dev/stdout`, `/dev/null`, `mknod X c 1 3`) is refused, never
+//!   replaced — fabcheck does not write a file to a stream; write it to a file;
 //! - folders that do not exist are made (mode from the umask) and the caller is told which,
 //!   so the console can say so.
 //!
-//! The report itself is written to a new temporary file in that folder (`O_EXCL`,
-//! `O_NOFOLLOW`) and renamed over the name, both relative to the folder's descriptor.
+//! The file itself is written to a new temporary file in that folder (`O_EXCL`, `O_NOFOLLOW`)
+//! and renamed over the name ([`write`]) or, when an existing file must never be replaced,
+//! moved to the name only if the name is still free ([`write_new`]), both relative to the
+//! folder's descriptor.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -19,10 +23,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-/// How many links a report path may pass through (as the kernel's 40).
+/// How many links a path fabcheck writes may pass through (as the kernel's 40).
 const MAX_LINKS: usize = 40;
 
-/// The folder a report goes into, opened, and the folders made to reach it.
+/// The folder a written file goes into, opened, and the folders made to reach it.
 pub(crate) struct Parent {
     fd: OwnedFd,
     /// Folders that did not exist and were made, outermost first.
@@ -186,7 +190,7 @@ impl Walk {
                 io::ErrorKind::PermissionDenied,
                 format!(
                     "{} is a link that belongs to another user (uid {owner}; this run is uid \
-                     {}), and fabcheck does not follow another user's link on a report path: \
+                     {}), and fabcheck does not follow another user's link on a path it writes: \
                      give the real folder",
                     here.display(),
                     euid()
@@ -243,9 +247,9 @@ fn check_name(dir: RawFd, name: &OsStr) -> io::Result<()> {
     let m = st.st_mode & libc::S_IFMT;
     if m != libc::S_IFREG {
         return Err(invalid(format!(
-            "it is {}; a report is written only to a regular file or a new name (fabcheck \
-             never replaces a link, device, FIFO or folder, and does not write reports to a \
-             stream): give a file path",
+            "it is {}; fabcheck writes only to a regular file or a new name (it never \
+             replaces a link, device, FIFO, socket or folder, and does not write a report or \
+             an inventory to a stream): give a file path",
             kind(m)
         )));
     }
@@ -254,8 +258,8 @@ fn check_name(dir: RawFd, name: &OsStr) -> io::Result<()> {
             io::ErrorKind::PermissionDenied,
             format!(
                 "the existing file belongs to another user (uid {}; this run is uid {}), and \
-                 fabcheck does not replace another user's file: remove it, or write the report \
-                 to another path",
+                 fabcheck does not replace another user's file: remove it, or write to another \
+                 path",
                 st.st_uid,
                 euid()
             ),
@@ -264,7 +268,7 @@ fn check_name(dir: RawFd, name: &OsStr) -> io::Result<()> {
     Ok(())
 }
 
-/// Check a report path before the run: an error for anything [`write`] would refuse that can
+/// Check a path before the run (before any node is read): an error for anything [`write`] would refuse that can
 /// be seen now (folders that do not exist yet are fine: they will be made).
 pub(crate) fn check(path: &Path) -> io::Result<()> {
     match open_parent(path, false) {
@@ -274,9 +278,50 @@ pub(crate) fn check(path: &Path) -> io::Result<()> {
     }
 }
 
-/// Write `bytes` as the report at `path`: a new temporary file beside it, renamed over the
-/// name. Returns the folders that had to be made.
+/// Write `bytes` as the file at `path`: a new temporary file beside it, renamed over the
+/// name (a regular file of this user there is replaced). Returns the folders that had to be
+/// made.
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> io::Result<Vec<PathBuf>> {
+    write_as(path, bytes, true)
+}
+
+/// As [`write`], but an existing file is never replaced, even one that appears while the file
+/// is written: the temporary file is moved to the name only if the name is still free
+/// (`RENAME_NOREPLACE`), else an `AlreadyExists` error.
+pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> io::Result<Vec<PathBuf>> {
+    write_as(path, bytes, false)
+}
+
+/// Move `tmp` to `name` in `dir` without replacing anything there.
+fn rename_noreplace(dir: RawFd, tmp: &CString, name: &CString) -> io::Result<()> {
+    // SAFETY: valid descriptor and NUL-terminated names.
+    let r = unsafe {
+        libc::renameat2(
+            dir,
+            tmp.as_ptr(),
+            dir,
+            name.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::EINVAL) {
+        return Err(e);
+    }
+    // A file system without RENAME_NOREPLACE: a hard link fails as well on an existing name.
+    // SAFETY: valid descriptor and NUL-terminated names; flags 0 does not follow links.
+    if unsafe { libc::linkat(dir, tmp.as_ptr(), dir, name.as_ptr(), 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: valid descriptor and NUL-terminated name.
+    unsafe { libc::unlinkat(dir, tmp.as_ptr(), 0) };
+    Ok(())
+}
+
+fn write_as(path: &Path, bytes: &[u8], replace: bool) -> io::Result<Vec<PathBuf>> {
     use std::io::Write;
     let (parent, name) = open_parent(path, true)?;
     let dir = parent.fd.as_raw_fd();
@@ -310,6 +355,18 @@ pub(crate) fn write(path: &Path, bytes: &[u8]) -> io::Result<Vec<PathBuf>> {
     let tmp_c = cstr(&tmp)?;
     let renamed = written.and_then(|_| {
         let to = cstr(&name)?;
+        if !replace {
+            return rename_noreplace(dir, &tmp_c, &to).map_err(|e| {
+                if e.raw_os_error() == Some(libc::EEXIST) {
+                    io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        "the file exists, and this write never replaces one; nothing was written",
+                    )
+                } else {
+                    e
+                }
+            });
+        }
         // SAFETY: valid descriptors and NUL-terminated names. rename replaces a regular file
         // (checked above) and never writes through a link.
         if unsafe { libc::renameat(dir, tmp_c.as_ptr(), dir, to.as_ptr()) } != 0 {
@@ -323,6 +380,33 @@ pub(crate) fn write(path: &Path, bytes: &[u8]) -> io::Result<Vec<PathBuf>> {
         return Err(e);
     }
     Ok(parent.made)
+}
+
+/// A new folder in `parent` (made by the rules above if missing, reached without another
+/// user's link): the first of `names` that is free, made with `mkdirat` (never an existing
+/// folder, never through a link). Returns its path and the folders made to reach `parent`.
+pub(crate) fn make_new_folder(
+    parent: &Path,
+    names: &[String],
+) -> io::Result<(PathBuf, Vec<PathBuf>)> {
+    let mut w = Walk::start(parent.is_absolute())?;
+    w.make = true;
+    w.walk(parent)?;
+    for n in names {
+        let c = cstr(OsStr::new(n))?;
+        // SAFETY: valid descriptor, NUL-terminated name; the umask applies to 0777.
+        if unsafe { libc::mkdirat(w.cur.as_raw_fd(), c.as_ptr(), 0o777) } == 0 {
+            return Ok((parent.join(n), w.made));
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(e);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("no free name for a new folder in {}", parent.display()),
+    ))
 }
 
 /// `Some(message)` when two report options name the same file (the same path, or two paths of
@@ -433,6 +517,39 @@ mod tests {
             assert!(e.to_string().contains("another user"), "{e}");
             assert!(check(&d.join("nb/sub/victim.xml")).is_err());
             assert!(!d.join("real/victim.xml").exists());
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn write_new_never_replaces_an_existing_file() {
+        let d = tmp("new-only");
+        let p = d.join("inv.toml");
+        write_new(&p, b"one").unwrap();
+        let e = write_new(&p, b"two").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "one");
+        // No temporary file is left beside it.
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_new_folder_takes_the_first_free_name_and_never_a_foreign_link() {
+        let d = tmp("folder");
+        let names = ["run".to_string(), "run-2".to_string()];
+        let (a, made) = make_new_folder(&d.join("res"), &names).unwrap();
+        assert_eq!((a, made), (d.join("res/run"), vec![d.join("res")]));
+        let (b, _) = make_new_folder(&d.join("res"), &names).unwrap();
+        assert_eq!(b, d.join("res/run-2"));
+        assert!(make_new_folder(&d.join("res"), &names).is_err());
+        if euid() == 0 {
+            std::fs::create_dir(d.join("real")).unwrap();
+            std::os::unix::fs::symlink(d.join("real"), d.join("theirs")).unwrap();
+            std::os::unix::fs::lchown(d.join("theirs"), Some(65534), Some(65534)).unwrap();
+            let e = make_new_folder(&d.join("theirs"), &names).unwrap_err();
+            assert!(e.to_string().contains("another user"), "{e}");
+            assert_eq!(std::fs::read_dir(d.join("real")).unwrap().count(), 0);
         }
         std::fs::remove_dir_all(&d).unwrap();
     }
