@@ -55,7 +55,12 @@ pub(crate) struct Cell {
 }
 
 pub(crate) struct Matrix {
+    /// `rdma_write_gbps · rail mlx5_0` for a per-rail measurement, else the metric's name.
     pub metric: String,
+    /// The metric's base name (`rdma_write_gbps`) and rail, for a per-rail measurement: the
+    /// HTML draws these under the node × rail heat map of that base.
+    pub base: String,
+    pub rail: Option<String>,
     pub unit: String,
     pub higher_is_better: bool,
     /// Row and column labels: every node seen, in order of first appearance.
@@ -96,10 +101,14 @@ pub(crate) fn matrices(run: &RunResult) -> Vec<Matrix> {
         if !m.value.is_finite() {
             continue;
         }
-        // The same measurement across pairs: by its `rail` field when it has one (a port's
-        // metric is named per pair, `…[client:port]`), else by its name. Names are not parsed.
+        // The same measurement across pairs: by its base name and `rail` field when it has
+        // one (a port's metric is named per pair, `…[client:port]`), else by its name.
+        let base = match m.name.split_once('[') {
+            Some((b, k)) if k.ends_with(']') && m.rail.is_some() => b.to_string(),
+            _ => m.name.clone(),
+        };
         let label = match &m.rail {
-            Some(r) => format!("rail {r}"),
+            Some(r) => format!("{base} · rail {r}"),
             None => m.name.clone(),
         };
         let mx = match out
@@ -110,6 +119,8 @@ pub(crate) fn matrices(run: &RunResult) -> Vec<Matrix> {
             None => {
                 out.push(Matrix {
                     metric: label,
+                    base,
+                    rail: m.rail.clone(),
                     unit: m.unit.clone(),
                     higher_is_better: m.higher_is_better,
                     nodes: vec![],

@@ -8,6 +8,7 @@
 
 pub(crate) mod compare;
 pub(crate) mod console;
+pub(crate) mod heatmap;
 pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod junit;

@@ -502,17 +502,18 @@ fn rdma_failure_names_every_weak_rail_and_the_speed_hint_useful_facts() {
     // the rails are judged (each against its share of the port): the HTML draws them red
     // against a threshold, never "not judged"
     let h = std::fs::read_to_string(o.dir.join("r.html")).expect("HTML report");
-    for rail in ["spark-01:rocep1s0f1", "spark-01:roceP2p1s0f1"] {
-        let bar = h
-            .split("<rect ")
-            .filter(|r| r.starts_with("class=\"bar-"))
-            .find(|r| r.contains(&format!("rdma_write_gbps[{rail}]")))
-            .unwrap_or_else(|| panic!("no bar of {rail}"));
+    let row = crate::common::heat_row(&h, "rdma_write_gbps", "spark-01").expect("heat map row");
+    for rail in ["rocep1s0f1", "roceP2p1s0f1"] {
+        let cell = row
+            .split("<td ")
+            .find(|c| c.contains(&format!("title=\"spark-01 {rail}: ")))
+            .unwrap_or_else(|| panic!("no cell of {rail}: {row}"));
         assert!(
-            bar.starts_with("class=\"bar-fail\"") && bar.contains("(threshold "),
-            "{bar}"
+            cell.starts_with("class=\"hc h-fail") && cell.contains("past their line"),
+            "{cell}"
         );
     }
+    assert!(h.contains(" · line 90 · "), "the line is said");
     assert!(
         !h.contains("not judged"),
         "a judged rail drawn as not judged"

@@ -112,8 +112,13 @@ test("reference only", || {
     assert!(h.contains("nccl 2 nodes") && h.contains("nccl 6 nodes"));
     assert!(h.contains("message size (log2 scale)"));
     assert!(h.contains("bus bandwidth (GB/s)"));
-    assert!(h.contains("RDMA bandwidth per rail"));
-    assert!(h.contains("below threshold"));
+    // the rail metric is a node × rail heat map, its cell red past its line
+    let row = common::heat_row(&h, "rdma_write_gbps@rocep1s0f1", "localhost").expect("heat map");
+    assert!(
+        row.contains("class=\"hc h-fail") && row.contains(">71.5 ✗<"),
+        "{row}"
+    );
+    assert!(h.contains("past its line"));
     // the threshold is in the JSON result
     assert_eq!(o.test("rail [localhost]")["metrics"][0]["threshold"], 90.0);
     assert!(o.test("nccl 2 nodes")["metrics"][0]
@@ -416,19 +421,21 @@ test("rails", || {
         .run();
     o.code(0);
     let h = html_of(&o, "r.html");
-    let svg = &h[h
-        .find("aria-label=\"RDMA bandwidth per rail\"")
-        .expect("rail plot")..];
-    let svg = &svg[..svg.find("</svg>").unwrap()];
-    // Neither bar is judged: no red, no ✗, no "below threshold" for a reference.
-    assert_eq!(svg.matches("class=\"bar-none\"").count(), 2, "{svg}");
-    assert!(!svg.contains("bar-fail") && !svg.contains('✗'), "{svg}");
-    assert!(!svg.contains("below threshold"), "{svg}");
-    assert!(!svg.contains("#cf222e"), "nothing red: {svg}");
-    // The reference is drawn as such, and labelled.
-    assert_eq!(svg.matches("class=\"reference\"").count(), 2, "{svg}");
-    assert!(svg.contains("reference (informational)"), "{svg}");
-    assert!(svg.contains("no threshold"), "{svg}");
+    let rack = &h[h.find("<section id=\"rack\">").expect("rack")..];
+    let rack = &rack[..rack.find("</section>").unwrap()];
+    // Neither cell is judged: no red, no ✗ in the maps (the legend's swatch aside).
+    for metric in ["rail_a", "rail_b"] {
+        let row = common::heat_row(&h, metric, "n1").expect("heat map");
+        assert!(!row.contains("h-fail") && !row.contains('✗'), "{row}");
+    }
+    // The reference is said as such: informational, no line.
+    assert_eq!(
+        rack.matches("reference 90 (informational, no line)")
+            .count(),
+        2,
+        "{rack}"
+    );
+    assert!(!rack.contains(" · line "), "{rack}");
 }
 
 /// The five-step on the simulation, with every report.
@@ -461,8 +468,22 @@ fn both_directions_failing_alike_are_two_red_cells() {
     let o = five_step_sim_with(&["--scenario", "negotiated-100g"]);
     o.code(1);
     let h = html_of(&o, "r.html");
-    let cells = matrix_cells(&h, "rail qsfp1");
-    assert_eq!(cells, ["v-fail", "v-fail"], "{h}");
+    // the port's node × node matrix, under the port's heat map
+    let at = h
+        .find("<th title=\"rdma_write_port_gbps · rail qsfp1\">")
+        .expect("the port's pair matrix");
+    let table = &h[at..at + h[at..].find("</table>").unwrap()];
+    let cells: Vec<&str> = table
+        .split("class=\"num cell ")
+        .skip(1)
+        .map(|c| &c[..c.find('"').unwrap()])
+        .collect();
+    assert_eq!(cells, ["v-fail", "v-fail"], "{table}");
+    // and both nodes' cells of the port's heat map are red
+    for n in ["spark-01", "spark-02"] {
+        let row = common::heat_row(&h, "rdma_write_port_gbps", n).expect("heat map row");
+        assert!(row.contains("class=\"hc h-fail"), "{row}");
+    }
 }
 
 #[test]

@@ -719,3 +719,52 @@ fn full_node_line_is_the_rails_the_node_has() {
         .unwrap();
     assert_eq!(best["threshold"].as_f64(), Some(140.0), "{t:#}");
 }
+
+/// The rack on one screen (issue 46 item 8): on the IB simulation with h100-03 slow on every
+/// HCA, the HTML's node × rail heat map of the RDMA writes marks h100-03's row (the diagnosis's
+/// `slow_node`), its eight cells red with the value, the other rows unmarked; latency is a map
+/// of its own, in us; the per-(pair, rail) bar chart is gone.
+#[test]
+fn the_html_heat_map_marks_the_slow_node_s_row() {
+    let o = ib_run(
+        "fabric_baseline.rhai",
+        &["--filter", "rdma: ", "--html", "{dir}/out/report.html"],
+        Some("ib-node-slow-every-rail"),
+    );
+    o.code(1);
+    let row = o
+        .heat_row("rdma_write_gbps", "h100-03")
+        .expect("a heat map row of h100-03");
+    assert!(
+        row.contains("class=\"hm-row marked\"") && row.contains("data-mark=\"slow_node\""),
+        "{row}"
+    );
+    assert!(row.contains("slow node"), "{row}");
+    assert_eq!(row.matches(">331.6 ✗<").count(), 8, "{row}");
+    assert_eq!(
+        row.matches("class=\"hc h-fail h-mark\"").count(),
+        8,
+        "{row}"
+    );
+    for n in ["h100-01", "h100-02", "h100-04"] {
+        let r = o.heat_row("rdma_write_gbps", n).expect("row");
+        assert!(!r.contains("marked") && !r.contains("h-fail"), "{r}");
+        assert_eq!(
+            r.matches(">392.18<").count(),
+            9,
+            "8 rails and the median: {r}"
+        );
+    }
+    let html = std::fs::read_to_string(o.dir.join("out/report.html")).unwrap();
+    // the per-port numbers are the same on IB (one HCA a port): drawn once
+    assert!(html.contains("= rdma_write_port_gbps (the same numbers)"));
+    // latency: its own map, its own unit, no mark
+    let lat = o.heat_row("rdma_lat_usec", "h100-03").expect("latency map");
+    assert!(!lat.contains("marked") && lat.contains(">1.47<"), "{lat}");
+    assert!(html.contains("(us · lower is better · median 1.47 us"));
+    assert!(!html.contains("RDMA bandwidth per rail") && !html.contains("bar-fail"));
+    // the node × node matrices of each rail are under the map, open (they hold failures)
+    assert!(html.contains(
+        "<details class=\"pairs\" open><summary>rdma_write_gbps: node × node per rail (8 rails"
+    ));
+}

@@ -1,5 +1,7 @@
-//! Inline SVG plots, drawn from metric FIELDS (never from names): busbw vs message size from
-//! metrics with `size_bytes`, per-rail bandwidth from metrics with `rail` (grouped by `node`).
+//! Inline SVG plots and heat maps, drawn from metric FIELDS (never from names): busbw vs
+//! message size from metrics with `size_bytes`; node × rail heat maps from metrics with `rail`
+//! ([`heat`]), each with the node × node matrix of every rail; the pair matrices of the other
+//! pair measurements.
 
 use super::super::fmt_in;
 use super::styles::esc;
@@ -8,16 +10,113 @@ use crate::run::model::{RunResult, Status};
 use std::fmt::Write;
 
 mod busbw;
-mod rails;
+mod heat;
 mod svg;
 use busbw::busbw_plot;
-use rails::rail_plot;
 
-/// Pair matrices (`test_pairs` meshes): a node × node table per metric, each cell coloured by
-/// that pair's verdict (never by rank: six failed pairs are six red cells), with a legend and
-/// the slowest pairs.
-pub(super) fn matrices(h: &mut String, run: &RunResult) {
+/// The rack view: node × rail heat maps, each with its per-rail pair matrices.
+pub(super) fn rack(h: &mut String, run: &RunResult) {
+    let maps = crate::report::heatmap::heatmaps(run);
     let ms = crate::report::matrix::matrices(run);
+    heat::rack(h, &maps, &ms);
+}
+
+/// The node × node matrices of one per-rail measurement, compact, side by side; above
+/// [`crate::report::heatmap::FULL_ROWS`] nodes only the slowest pairs of each rail.
+fn pair_matrices_per_rail(
+    h: &mut String,
+    map: &crate::report::heatmap::HeatMap,
+    ms: &[&crate::report::matrix::Matrix],
+) {
+    let nodes = ms.iter().map(|m| m.nodes.len()).max().unwrap_or(0);
+    let big = nodes > crate::report::heatmap::FULL_ROWS;
+    // open where a pair needs a look: failed, errored or odd
+    let look = ms.iter().any(|m| {
+        m.cells
+            .values()
+            .any(|c| c.odd.is_some() || matches!(c.verdict, Verdict::Fail | Verdict::Error))
+    });
+    let _ = write!(
+        h,
+        "<details class=\"pairs\"{}><summary>{}: node × node per rail ({} rails, row → column{})</summary>",
+        if look && !big { " open" } else { "" },
+        esc(&map.base),
+        ms.len(),
+        if big {
+            format!("; {nodes} nodes: the slowest pairs of each rail")
+        } else {
+            String::new()
+        }
+    );
+    if !big {
+        h.push_str(MATRIX_LEGEND);
+    }
+    h.push_str("<div class=\"mgrid\">");
+    for m in ms {
+        let worst = slowest(m, if big { 3 } else { 2 });
+        if big {
+            let _ = write!(
+                h,
+                "<div class=\"mbox\"><b>{}</b>: {}</div>",
+                esc(m.rail.as_deref().unwrap_or("")),
+                worst
+            );
+            continue;
+        }
+        let _ = write!(
+            h,
+            "<div class=\"mbox\"><table class=\"matrix compact\"><tr><th title=\"{}\">{}</th>",
+            esc(&m.metric),
+            esc(m.rail.as_deref().unwrap_or(""))
+        );
+        for b in &m.nodes {
+            let _ = write!(h, "<th>{}</th>", esc(b));
+        }
+        h.push_str("</tr>");
+        for a in &m.nodes {
+            let _ = write!(h, "<tr><th>{}</th>", esc(a));
+            for b in &m.nodes {
+                match m.cells.get(&(a.clone(), b.clone())) {
+                    Some(c) => matrix_cell(h, a, b, c, &m.unit),
+                    None => h.push_str("<td class=\"muted\">·</td>"),
+                }
+            }
+            h.push_str("</tr>");
+        }
+        let _ = write!(
+            h,
+            "</table><div class=\"where\">Slowest: {worst}</div></div>"
+        );
+    }
+    h.push_str("</div></details>");
+}
+
+/// The `n` worst pairs of a matrix, in words.
+fn slowest(m: &crate::report::matrix::Matrix, n: usize) -> String {
+    m.worst(n)
+        .iter()
+        .map(|((a, b), v)| {
+            format!(
+                "{} → {}: {} {}",
+                esc(a),
+                esc(b),
+                esc(&fmt_in(*v, &m.unit)),
+                esc(&m.unit)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// Pair matrices (`test_pairs` meshes) of the measurements without a rail (those with one are
+/// under their heat map): a node × node table per metric, each cell coloured by that pair's
+/// verdict (never by rank: six failed pairs are six red cells), with a legend and the slowest
+/// pairs.
+pub(super) fn matrices(h: &mut String, run: &RunResult) {
+    let ms: Vec<crate::report::matrix::Matrix> = crate::report::matrix::matrices(run)
+        .into_iter()
+        .filter(|m| m.rail.is_none())
+        .collect();
     if ms.is_empty() {
         return;
     }
@@ -46,20 +145,7 @@ pub(super) fn matrices(h: &mut String, run: &RunResult) {
             h.push_str("</tr>");
         }
         h.push_str("</table>");
-        let worst: Vec<String> = m
-            .worst(5)
-            .iter()
-            .map(|((a, b), v)| {
-                format!(
-                    "{} → {}: {} {}",
-                    esc(a),
-                    esc(b),
-                    esc(&fmt_in(*v, &m.unit)),
-                    esc(&m.unit)
-                )
-            })
-            .collect();
-        let _ = write!(h, "<p>Slowest pairs: {}</p></div>", worst.join(" · "));
+        let _ = write!(h, "<p>Slowest pairs: {}</p></div>", slowest(m, 5));
     }
     h.push_str("</section>\n");
 }
@@ -107,23 +193,14 @@ fn matrix_cell(h: &mut String, a: &str, b: &str, c: &Cell, unit: &str) {
     );
 }
 
-/// The plots section, if any metric asks for one.
+/// The plots section, if any metric asks for one (the busbw plot; per-rail numbers are the
+/// rack's heat maps).
 pub(super) fn section(h: &mut String, run: &RunResult) {
-    let busbw = busbw_plot(run);
-    let rails = rail_plot(run);
-    if busbw.is_some() || rails.is_some() {
+    if let Some(p) = busbw_plot(run) {
         h.push_str("<section id=\"plots\"><h2>Plots</h2>");
-        if let Some(p) = busbw {
-            h.push_str("<h3>NCCL bus bandwidth vs message size</h3><div class=\"plot\">");
-            h.push_str(&p);
-            h.push_str("</div>");
-        }
-        if let Some(p) = rails {
-            h.push_str("<h3>RDMA bandwidth per rail and node</h3><div class=\"plot\">");
-            h.push_str(&p);
-            h.push_str("</div>");
-        }
-        h.push_str("</section>\n");
+        h.push_str("<h3>NCCL bus bandwidth vs message size</h3><div class=\"plot\">");
+        h.push_str(&p);
+        h.push_str("</div></section>\n");
     }
 }
 
@@ -150,19 +227,19 @@ mod tests {
         let mut b = Metric::new("allreduce_b", 20.0, "GB/s");
         b.size_bytes = Some(1 << 21);
         assert!(super::busbw_plot(&run_with(vec![a, b])).is_some());
-        // Rails: by the `rail` field, grouped by the `node` field.
-        assert!(super::rail_plot(&run_with(vec![Metric::new(
-            "rdma_write_gbps[x:y]",
-            95.0,
-            "Gbit/s"
-        )]))
-        .is_none());
+        // Rails: by the `rail` field, grouped by the `node` field, as heat maps.
+        let named = run_with(vec![Metric::new("rdma_write_gbps[x:y]", 95.0, "Gbit/s")]);
+        assert!(crate::report::heatmap::heatmaps(&named).is_empty());
         let mut r = Metric::new("bw", 95.0, "Gbit/s");
         r.rail = Some("rocep1s0f1".into());
         r.node = Some("spark-02".into());
         r.reference = Some(90.0);
-        let svg = super::rail_plot(&run_with(vec![r])).unwrap();
-        assert!(svg.contains("spark-02"), "{svg}");
+        let mut h = String::new();
+        super::rack(&mut h, &run_with(vec![r]));
+        assert!(
+            h.contains("data-node=\"spark-02\"") && h.contains(">95<"),
+            "{h}"
+        );
         assert_eq!(super::esc("<a&\x1b[31m>"), "&lt;a&amp;&gt;");
     }
 }

@@ -60,6 +60,24 @@ tr.pass td:first-child{border-left:4px solid var(--pass)}tr.skipped td:first-chi
 .cell{border-radius:3px;padding:1px 6px}.legend .cell{display:inline-block}
 .v-pass{background:#dafbe1;color:#1a7f37}.v-fail{background:#ffebe9;color:#cf222e;font-weight:700}
 .v-error{background:#d0d7de;color:#1f2328;font-style:italic}.v-none{background:#f6f8fa;color:#1f2328}.v-odd{background:#fff8c5;color:#7d4e00;font-weight:700}
+.hm-grid{display:flex;flex-wrap:wrap;gap:4px 24px;align-items:flex-start}
+.hm{width:min-content}.hm h3{margin:10px 0 4px;white-space:nowrap}.hm h3 .muted{display:block;white-space:normal;font-weight:400;font-size:12px}
+table.heat{width:auto;border-collapse:separate;border-spacing:2px;margin:2px 0 8px;font-size:12.5px}
+table.heat th{padding:1px 4px;border:0;white-space:nowrap;font-weight:600;background:none}
+table.heat tr:first-child th{font-size:11.5px;color:var(--muted);text-align:center}
+.hc{text-align:right;font-variant-numeric:tabular-nums;padding:2px 4px;border:0;border-radius:3px;white-space:nowrap;min-width:40px}
+.hc.sum{font-weight:700;box-shadow:inset 0 0 0 1px #8c959f}
+.h-ok{background:#eef2f5}.h-better{background:#ddf4ff}.h-w1{background:#fff1b3}.h-w2{background:#ffc680}
+.h-w3{background:#fb8f44;color:#3b1500}.h-fail{background:#cf222e;color:#fff;font-weight:700}.h-none{color:var(--muted);text-align:center}
+.h-mark{box-shadow:inset 0 0 0 2px #8250df}.legend .hc{display:inline-block;min-width:0}
+tr.marked th{color:#8250df}
+.hm-tag{font-size:10.5px;border-radius:8px;padding:0 5px;margin-left:3px;color:#fff}.hm-tag.red{background:var(--fail)}.hm-tag.warn{background:#9a6700}
+tr.hm-sum th,tr.hm-more td{color:var(--muted);font-weight:400;font-size:12px}
+details.pairs{margin:2px 0 12px}
+.mgrid{display:flex;flex-wrap:wrap;gap:6px 18px;align-items:flex-start}.mbox{width:min-content}.mbox .where{min-width:180px}
+table.matrix.compact{width:auto;font-size:11.5px;margin:2px 0}
+table.matrix.compact th,table.matrix.compact td{padding:1px 4px;border-bottom:0;white-space:nowrap}
+table.matrix.compact .cell{padding:1px 4px}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
 "#;
 

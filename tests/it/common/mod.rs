@@ -257,6 +257,13 @@ impl Outcome {
             })
     }
 
+    /// The row of `node` in the HTML report's node × rail heat map of `metric` (a base name:
+    /// `rdma_write_gbps`), from `<tr` to `</tr>` (a run given `--html {dir}/out/report.html`).
+    pub fn heat_row(&self, metric: &str, node: &str) -> Option<String> {
+        let html = std::fs::read_to_string(self.dir.join("out/report.html")).unwrap_or_default();
+        heat_row(&html, metric, node)
+    }
+
     /// The HTML report's pair-matrix cells marked as the odd one out (`v-odd`), each the text
     /// from the cell's attributes on (a run given `--html {dir}/out/report.html`).
     pub fn odd_matrix_cells(&self) -> Vec<String> {
@@ -376,3 +383,14 @@ fabric_ips = ["192.168.100.10"]
 name = "b"
 fabric_ips = ["192.168.100.11"]
 "#;
+
+/// The row of `node` in the node × rail heat map of `metric` of an HTML report, from `<tr` to
+/// `</tr>`.
+pub fn heat_row(html: &str, metric: &str, node: &str) -> Option<String> {
+    let at = html.find(&format!("<div class=\"hm\" data-metric=\"{metric}\">"))?;
+    let map = &html[at..at + html[at..].find("</table>")?];
+    let row = map.find(&format!(" data-node=\"{node}\""))?;
+    let start = map[..row].rfind("<tr")?;
+    let end = row + map[row..].find("</tr>")?;
+    Some(map[start..end].to_string())
+}
