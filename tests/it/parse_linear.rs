@@ -1,7 +1,7 @@
 //! Issue 50 item 3: every parser's output is linear in its input. Each parser is fed its own
 //! real sample grown towards 1 MiB in the ways that made `nvidia-smi topo -m` quadratic (the
 //! whole sample repeated, every line repeated, the header kept once and the body repeated)
-//! and the pathological inputs of the fuzz corpus (`fuzz/corpus/parse_all/`); the result
+//! and the pathological inputs found for `nvidia-smi topo -m` (built in [`corpus`]); the result
 //! (its JSON, or the error's text) must stay within `PER_BYTE` bytes per input byte. Inputs
 //! grow in steps (16 KiB, 128 KiB, 1 MiB), and a parser stops at its first step over the bound,
 //! so a quadratic parser fails the test at a small size instead of exhausting memory.
@@ -85,18 +85,64 @@ fn output_size(kind: &str, text: &str) -> usize {
     }
 }
 
+/// The pathological inputs found for `nvidia-smi topo -m` (issue 50 item 3), built from its
+/// real sample: a GPU row repeated (55 KB gave 16 MB out before the fix), device columns with
+/// names far longer than a device's, and a NIC legend of long names (193 KB gave 15 MB); plus
+/// whatever the local fuzz corpus holds (`fuzz/corpus/parse_all/`, not committed: cargo fuzz
+/// writes there).
 fn corpus() -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/parse_all");
-    let mut v: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .flatten()
-        .filter_map(|e| {
-            let text = std::fs::read_to_string(e.path()).ok()?;
-            Some((format!("corpus {}", e.file_name().to_string_lossy()), text))
-        })
+    let topo = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/nvidia-smi/topo-m-8xB200-8xmlx5-gke-a4.txt"),
+    )
+    .expect("the nvidia-smi topo sample");
+    let mut lines = topo.lines();
+    let header = lines.next().unwrap_or("").to_string();
+    let matrix: Vec<&str> = lines.take_while(|l| !l.trim().is_empty()).collect();
+    let mut v = vec![
+        (
+            "topo: a GPU row repeated".to_string(),
+            format!("{header}\n{}", format!("{}\n", matrix[0]).repeat(2000)),
+        ),
+        (
+            "topo: the matrix's rows repeated (every GPU row naming every NIC row)".to_string(),
+            format!(
+                "{header}\n{}",
+                format!("{}\n", matrix.join("\n")).repeat(1500)
+            ),
+        ),
+    ];
+    let long: Vec<String> = (0..64)
+        .map(|i| format!("NIC{i}{}", "x".repeat(200)))
         .collect();
-    v.sort();
-    assert!(!v.is_empty(), "no pathological input in {}", dir.display());
+    let cells = vec!["PIX"; 64].join("\t");
+    v.push((
+        "topo: long device columns".to_string(),
+        format!(
+            "\t{}\n{}",
+            long.join("\t"),
+            format!("GPU0\t{cells}\n").repeat(200)
+        ),
+    ));
+    let legend: String = (0..2000)
+        .map(|i| format!("  NIC{i}: mlx5_{i}{}\n", "y".repeat(100)))
+        .collect();
+    v.push((
+        "topo: a NIC legend of long names".to_string(),
+        format!("{topo}\nNIC Legend:\n\n{legend}"),
+    ));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/parse_all");
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        let mut local: Vec<(String, String)> = rd
+            .flatten()
+            .filter_map(|e| {
+                let text = std::fs::read_to_string(e.path()).ok()?;
+                Some((format!("corpus {}", e.file_name().to_string_lossy()), text))
+            })
+            .collect();
+        local.sort();
+        v.extend(local);
+    }
     v
 }
 
