@@ -218,6 +218,13 @@ fn ranks_per_node(nodes: &[NodeRef]) -> PResult<i64> {
             ))
         })?;
         if gpus > 0 && gpus < k {
+            n.env.keep(Kept::Subject(crate::run::model::Subject {
+                part: Some(format!(
+                    "{}: {gpus} of its {k} GPUs seen (a GPU fallen off the bus: nvidia-smi, dmesg | grep -i xid)",
+                    n.name()
+                )),
+                ..crate::run::model::Subject::new(crate::run::model::Finding::Other, n.name())
+            }));
             return Err(PrimError::failure_with(format!(
                 "{}: {gpus} GPU(s) seen, {k} expected ({}): a full-node collective needs every GPU (a GPU fallen off the bus, a driver problem?); --set gpus_per_node={gpus} runs on the GPUs there are",
                 n.name(),

@@ -7,6 +7,7 @@
 
 use super::{check_name, parsed, NodeRef, PResult, PrimError};
 use crate::parse;
+use crate::run::context::Kept;
 use crate::transport::{CmdOutput, CmdRequest};
 use crate::util::names::quote;
 use serde::Serialize;
@@ -41,7 +42,16 @@ pub(crate) fn tool(
         r = n.env.exec(&n.spec, &req);
     }
     let o = r?;
-    installed(&o, n.name(), tool)?;
+    if let Err(e) = installed(&o, n.name(), tool) {
+        n.env.keep(Kept::Subject(crate::run::model::Subject {
+            part: Some(format!(
+                "{}: `{tool}` not installed (or not on the login user's PATH)",
+                n.name()
+            )),
+            ..crate::run::model::Subject::new(crate::run::model::Finding::Other, n.name())
+        }));
+        return Err(e);
+    }
     Ok(o)
 }
 

@@ -140,6 +140,8 @@ pub(crate) enum Kept {
     Warning(String),
     /// A node's platform profile and the expectation the test took from it.
     Profile(super::profile::NodeProfile),
+    /// A part the test found wrong (a tool missing on a node), for the diagnosis.
+    Subject(super::model::Subject),
 }
 
 impl Kept {
@@ -154,6 +156,7 @@ impl Kept {
             Kept::Profile(p) => {
                 with(|c| c.profiles.push(p));
             }
+            Kept::Subject(s) => add_subject(s),
         }
     }
 }

@@ -287,6 +287,10 @@ pub struct Subject {
     pub peer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cable: Option<Cable>,
+    /// The part in the check's own words, where it knows it better than node and device
+    /// (`nvidia-peermem on spark-01`, `the launch's host list`): the diagnosis names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
 }
 
 impl Subject {
@@ -299,6 +303,7 @@ impl Subject {
             rail: None,
             peer: None,
             cable: None,
+            part: None,
         }
     }
 }

@@ -199,7 +199,27 @@ fn tools_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
     } else {
         (Status::Pass, Some(format!("found: {}", found.join(", "))))
     };
-    with_log(case(node, "tools", status, message, t0.elapsed()), log)
+    let mut t = case(node, "tools", status, message, t0.elapsed());
+    if !missing.is_empty() {
+        let tools: Vec<&str> = missing.iter().filter_map(|m| m.split('`').nth(1)).collect();
+        t.subjects.push(named(
+            node,
+            format!(
+                "{}: {} not installed (or not on the login user's PATH)",
+                node.name,
+                tools.join(", ")
+            ),
+        ));
+    }
+    with_log(t, log)
+}
+
+/// A subject naming the part in words (`spark-02: ib_write_bw not installed`).
+fn named(node: &Node, part: String) -> super::model::Subject {
+    super::model::Subject {
+        part: Some(part),
+        ..super::model::Subject::new(super::model::Finding::Other, &node.name)
+    }
 }
 
 /// `sudo -n true`, for a node where a selected test runs a command with sudo.
@@ -253,10 +273,12 @@ fn devices_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
         &mut log,
     );
     let what_to_do = "fix the inventory's rdma_devices/ports, or load the RDMA driver (mlx5_ib) and check the cable";
+    let mut lost: Vec<String> = vec![];
     let (status, message) = match res {
         Ok(o) if o.exit_code == Some(0) => {
             let present: BTreeSet<&str> = o.stdout.split_whitespace().collect();
             let absent: Vec<&String> = wanted.iter().filter(|d| !present.contains(d.as_str())).collect();
+            lost = absent.iter().map(|d| d.to_string()).collect();
             if absent.is_empty() {
                 (Status::Pass, Some(format!("present: {}", wanted.join(", "))))
             } else {
@@ -284,10 +306,14 @@ fn devices_case(env: &RunEnv, node: &Node, needs: &NodeNeeds) -> TestResult {
         ),
         Err(e) => (Status::Error, Some(format!("could not check RDMA devices: {e}"))),
     };
-    with_log(
-        case(node, "rdma devices", status, message, t0.elapsed()),
-        log,
-    )
+    let mut t = case(node, "rdma devices", status, message, t0.elapsed());
+    if !lost.is_empty() {
+        t.subjects.push(named(
+            node,
+            format!("{} {}: the RDMA device(s) missing (the RDMA driver not bound, the NIC's PCIe path lost, or the inventory's names)", node.name, lost.join(", ")),
+        ));
+    }
+    with_log(t, log)
 }
 
 fn with_log(mut t: TestResult, log: Vec<CommandLog>) -> TestResult {

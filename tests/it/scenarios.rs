@@ -17,13 +17,18 @@ struct Scenario {
     /// Lines `fabcheck discover --diff` must print (tests/it/discover.rs runs those).
     #[serde(default)]
     discover_diff: Vec<String>,
-    /// What the run's first diagnosis (its rule, cause and part) must name: the injected
-    /// fault's part.
+    /// What the run's first diagnosis's `part` field alone must name: the injected fault's
+    /// part (issue 46: not its rule, not its cause).
     #[serde(default)]
     parts: Vec<String>,
     /// The same, per script, where the first diagnosis differs between scripts.
     #[serde(default)]
     parts_by_script: BTreeMap<String, Vec<String>>,
+    /// The first diagnosis's rule (never `unexplained`), for all scripts or per script.
+    #[serde(default)]
+    rule: Option<String>,
+    #[serde(default)]
+    rule_by_script: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -92,31 +97,42 @@ fn problems(o: &Outcome) -> BTreeMap<String, (String, String)> {
 }
 
 /// The run opens with a diagnosis (JSON `diagnosis`, the console summary, the JUnit
-/// `diagnosis` testcase) whose first cause names every string of `parts`, and every red is the
-/// evidence of one cause (explained, or said unexplained).
+/// `diagnosis` testcase) whose first entry has rule `rule` (never `unexplained`) and whose
+/// `part` field alone names every string of `parts`, and every red is the evidence of one
+/// cause.
 fn diagnosis_names_the_part(
     o: &Outcome,
+    rule: Option<&String>,
     parts: &[String],
     reds: &BTreeMap<String, (String, String)>,
     label: &str,
 ) {
     assert!(
-        !parts.is_empty(),
-        "{label}: a fault scenario must list `parts` (PARTS in scenarios.py): what its first diagnosis names"
+        !parts.is_empty() && rule.is_some(),
+        "{label}: a fault scenario must list `rule` and `parts` (PARTS in scenarios.py): its first diagnosis's rule and what its part names"
     );
     let json = o.json.as_ref().expect("--json");
     let d = json["diagnosis"].as_array().cloned().unwrap_or_default();
     assert!(!d.is_empty(), "{label}: no diagnosis\n{}", o.stdout);
-    let first = format!(
-        "[{}] {} — {}",
+    let (got_rule, part) = (
         d[0]["rule"].as_str().unwrap_or(""),
-        d[0]["cause"].as_str().unwrap_or(""),
-        d[0]["part"].as_str().unwrap_or("")
+        d[0]["part"].as_str().unwrap_or(""),
+    );
+    assert_ne!(
+        got_rule, "unexplained",
+        "{label}: the first diagnosis is unexplained: {:#}",
+        d[0]
+    );
+    assert_eq!(
+        Some(got_rule),
+        rule.map(String::as_str),
+        "{label}: the first diagnosis's rule: {:#}",
+        d[0]
     );
     for p in parts {
         assert!(
-            first.contains(p.as_str()),
-            "{label}: the first diagnosis lacks {p:?}: {first}"
+            part.contains(p.as_str()),
+            "{label}: the first diagnosis's part lacks {p:?}: {part}"
         );
     }
     for red in reds.keys() {
@@ -199,7 +215,8 @@ fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
             );
             if !s.healthy {
                 let parts = s.parts_by_script.get(&script).unwrap_or(&s.parts);
-                diagnosis_names_the_part(&o, parts, &got, &label);
+                let rule = s.rule_by_script.get(&script).or(s.rule.as_ref());
+                diagnosis_names_the_part(&o, rule, parts, &got, &label);
             }
             o.code(if s.healthy { 0 } else { 1 });
             report.push(format!("{name}/{script}: {} problem(s)", got.len()));

@@ -204,9 +204,10 @@ fn diagnoses(o: &Outcome) -> Vec<serde_json::Value> {
 /// `part` field alone (not the rule or the cause) names each.
 fn first_diagnosis_names_the_part(name: &str, s: &toml::Value, o: &Outcome) {
     let parts = strings(s.get("parts"));
-    if parts.is_empty() {
-        return;
-    }
+    assert!(
+        !parts.is_empty(),
+        "{name}: a fault scenario lists `parts` (PARTS in generate.py): what its first diagnosis's part names"
+    );
     let d = diagnoses(o);
     assert!(!d.is_empty(), "{name}: no diagnosis\n{}", o.stdout);
     assert_ne!(d[0]["rule"], "unexplained", "{name}: {d:#?}");

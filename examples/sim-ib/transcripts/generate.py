@@ -433,10 +433,14 @@ for node in NODES:
     node_file(f"transcripts/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
 
 # ---- fault scenarios: scenarios/NAME/{scenario.toml, NODE.toml} -------------------------------
-# What each fault's first diagnosis's `part` must name (tests/it/sim_ib.rs), where a rule
-# explains it; the scenarios without an entry still open with an unexplained diagnosis (GPU
-# topology, NCCL's rails and busbw, ibdiagnet: no rule yet).
+# What each fault's first diagnosis's `part` field alone must name (tests/it/sim_ib.rs: never
+# unexplained; every fault scenario with testcases has a row).
 PARTS = {
+    "ib-gpu-far-hca": ["h100-04 GPU5 and its rail's HCA", "mlx5_6 (NODE)"],
+    "ib-gpu-lost": ["h100-03: 7 of its 8 GPUs seen"],
+    "ib-ibdiagnet-routing-errors": ["the subnet as ibdiagnet saw it from h100-01", "Routing 2 error(s)"],
+    "ib-nccl-busbw-low": ["the path of NCCL's traffic between h100-01, h100-02"],
+    "ib-rail-down-nccl-skips": ["h100-02 ibp94s0 (mlx5_5)"],
     "ib-port-at-hdr": ["the cable of h100-02 mlx5_5"],
     "ib-no-subnet-manager": ["the subnet manager"],
     "ib-symbol-errors-growing": ["h100-03 mlx5_9"],

@@ -43,13 +43,13 @@ class Scenario:
         out = [f"description = {q(self.description)}", f"healthy = {'true' if self.healthy else 'false'}", ""]
         if self.name in PARTS:
             parts = PARTS[self.name]
-            out[-1:-1] = ["# what the run's first diagnosis (cause and part) must name (tests/it/scenarios.rs)"]
+            out[-1:-1] = ["# the run's first diagnosis: its rule, and what its part field names (tests/it/scenarios.rs)"]
             if isinstance(parts, dict):
-                # a fault whose first diagnosis differs per script: one list per script
-                out[-1:-1] = ["[parts_by_script]"] + [f"{q(k)} = {json.dumps(v)}" for k, v in parts.items()]
-                out.append("")
+                # a fault whose first diagnosis differs per script: one per script
+                out[-1:-1] = ["[parts_by_script]"] + [f"{q(k)} = {json.dumps(v[1])}" for k, v in parts.items()]
+                out += ["[rule_by_script]"] + [f"{q(k)} = {q(v[0])}" for k, v in parts.items()] + [""]
             else:
-                out[-1:-1] = [f"parts = {json.dumps(parts)}"]
+                out[-1:-1] = [f"rule = {q(parts[0])}", f"parts = {json.dumps(parts[1])}"]
         for script, test, message, status, args in self.expects:
             out += ["[[expect]]", f"script = {q(script)}", f"test = {q(test)}", f"status = {q(status)}",
                     f"message = {json.dumps(message)}"]
@@ -73,72 +73,76 @@ class Scenario:
                 lines += [f"exit_code = {exit_code}", f"duration_ms = {ms}", ""]
             open(T + self.dir + f"{node}.toml", "w").write("\n".join(lines))
 
-# The injected fault's part, as the first diagnosis of every run of a fault scenario must name
-# it (its rule, cause and part; docs/diagnosis.md). Every fault scenario that runs scripts has a row.
+# The injected fault's part (issue 46): the first diagnosis of every run of a fault scenario
+# has this rule and its `part` field alone names each string (not its cause or rule; no
+# unexplained first diagnosis). Every fault scenario that runs scripts has a row; a fault whose
+# first diagnosis differs per script has one per script.
 PARTS = {
-    "negotiated-100g": ["link_down", "spark-01 port qsfp1", "spark-02 port qsfp1", "the cable"],
-    "rail-at-55pct": ["host_side", "spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"],
-    "reverse-half-speed": ["one_direction", "spark-02's transmitter", "towards spark-01"],
-    "nccl-socket-fallback": ["NCCL fell back to sockets"],
-    "nccl-third-bandwidth": ["no rule explains", "bus bandwidth"],
-    "rdma-rail-down-on-peer": ["host_side", "spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"],
-    "crc-errors-growing": ["receiver_errors", "spark-02 port qsfp1 enp1s0f1np1", "transmitter at spark-01 enp1s0f1np1", "the cable"],
-    "link-flapping": ["receiver_errors", "spark-01 port qsfp1 enP2p1s0f1np1", "spark-02 enP2p1s0f1np1", "the cable"],
-    "fec-uncorrectable-growing": ["receiver_errors", "spark-02 port qsfp1 enp1s0f1np1", "transmitter at spark-01"],
-    "roce-v1-gid": ["spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)", "RoCE v1"],
-    "pcie-downtrained": ["pcie_downtrained", "spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"],
-    "roce-mtu-1024": ["spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)", "active_mtu 1024"],
-    "firmware-drift": ["spark-02", "firmware differs"],
-    "pfc-differs": ["spark-02 port qsfp1 enp1s0f1np1", "PFC"],
-    "optics-rx-low": ["receiver_errors", "spark-02 port qsfp1 enp1s0f1np1", "Mellanox PN MMA1B00-C100D SN MT1708FT01255"],
-    "fec-mismatch": ["spark-02 port qsfp1 enp1s0f1np1", "FEC"],
-    "nccl-drift": ["spark-02", "nccl differs"],
-    "no-gdrdma": ["GDRDMA"],
-    "show-gids-missing-on-peer": ["spark-02", "show_gids"],
-    "netplan-config-invalid": ["spark-02", "netplan"],
-    "step5-route-lost": ["spark-02"],
-    "step5-address-lost": ["spark-02"],
-    "bond-slave-out-of-sync": ["spark-01", "enP2p1s0f0np0"],
-    "bond-on-one-pcie-path": ["spark-01 bond0"],
-    "nccl-tests-missing-on-peer": ["spark-02", "all_reduce_perf"],
-    "perftest-missing-on-peer": ["spark-02", "ib_write_bw"],
-    "rdma-device-missing-on-peer": ["spark-02", "roceP2p1s0f1"],
-    "pause-storm-errors-growing": ["spark-02 port qsfp1 enp1s0f1np1", "rx_prio3_discards"],
-    "pfc-wrong-prio-everywhere": ["spark-01 port qsfp1", "spark-02 port qsfp1", "PFC"],
-    "pfc-off-behind-switch": ["spark-01 port qsfp1", "spark-02 port qsfp1", "PFC"],
-    "roce-tc-maps-to-lossy-prio": ["spark-02 port qsfp1 enp1s0f1np1", "priority 0"],
-    "ofed-driver-drift": ["spark-02", "driver differs"],
-    "firmware-below-intent": ["spark-01", "spark-02", "firmware"],
-    "jumbo-path-broken-one-direction": ["spark-01 -> spark-02", "spark-01 enP2p1s0f1np1"],
-    "nccl-env-gid-index-v1": ["NCCL_IB_GID_INDEX=2", "spark-01 rocep1s0f1"],
-    "nccl-env-ib-disabled": ["NCCL fell back to sockets"],
-    "nccl-env-ib-hca-absent": ["NCCL fell back to sockets"],
-    "nccl-env-ib-hca-down": ["NCCL fell back to sockets"],
-    "nccl-env-socket-ifname-mgmt": ["NCCL fell back to sockets"],
-    "roce-mtu-1024-on-jumbo": ["spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "active_mtu 1024"],
-    "negotiated-100g-partner-200g": ["link_down", "spark-01 port qsfp1", "spark-02 port qsfp1", "the cable"],
-    "end-advertises-100g": ["link_down", "spark-02 port qsfp1"],
-    "switch-port-100g-one-node": ["link_down", "spark-02 port qsfp1"],
-    "spark-pcie-x2": ["pcie_downtrained", "spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)", "PCIe path"],
-    "rdma-device-missing": ["spark-02", "roceP2p1s0f1"],
-    "rdma-mapping-swapped": ["spark-02", "rocep1s0f1", "swapped rails"],
-    "address-owned-by-two-nodes": ["spark-02", "holds spark-01's address 192.168.200.10"],
-    "hop-lands-on-wrong-host": ["spark-01 -> spark-02", "spark-07"],
-    "address-answered-by-wrong-node": ["spark-01 -> spark-02", "192.168.200.11", "another machine holds this address"],
-    # the PCIe fault is found by fabric_health; the NCCL scripts meet the missing GPUDirect RDMA
-    # the profile expects (no rule explains that red yet: it says so)
-    "h100-class-pcie-x8": {"fabric_health.rhai": ["pcie_downtrained", "spark-01 port qsfp1 enp1s0f1np1"],
-                           "five_step_acceptance.rhai": ["no rule explains", "GDRDMA"],
-                           "fabric_baseline.rhai": ["no rule explains", "GDRDMA"]},
-    "unknown-platform": {"fabric_health.rhai": ["pcie_downtrained", "spark-01 port qsfp1 enp1s0f1np1"],
-                         "five_step_acceptance.rhai": ["no rule explains", "GDRDMA"],
-                         "fabric_baseline.rhai": ["no rule explains", "GDRDMA"]},
-    # NCCL faults no rule knows: the diagnosis says so, quoting the red.
-    "nccl-midsize-collapse": ["no rule explains"],
-    "nccl-ranks-on-one-node": ["no rule explains"],
-    "nccl-warn-net": ["no rule explains"],
-    "nccl-wrong-nonzero-exit0": ["no rule explains"],
-    "nccl-wrong-nonzero-exit1": ["no rule explains"],
+    "address-answered-by-wrong-node": ("setting", ["192.168.200.11"]),
+    "address-owned-by-two-nodes": ("setting", ["spark-02", "holds spark-01's address 192.168.200.10"]),
+    "arp-flux-other-rail": ("setting", ["spark-02 enP2p1s0f1np1 and enp1s0f1np1: ARP flux"]),
+    "bond-on-one-pcie-path": ("setting", ["spark-01 bond0"]),
+    "bond-slave-out-of-sync": ("setting", ["spark-01", "enP2p1s0f0np0"]),
+    "crc-errors-growing": ("receiver_errors", ["spark-02 port qsfp1 enp1s0f1np1", "transmitter at spark-01 enp1s0f1np1", "the cable"]),
+    "end-advertises-100g": ("link_down", ["spark-02 port qsfp1"]),
+    "fec-mismatch": ("setting", ["spark-02 port qsfp1 enp1s0f1np1"]),
+    "fec-uncorrectable-growing": ("receiver_errors", ["spark-02 port qsfp1 enp1s0f1np1", "transmitter at spark-01"]),
+    "firmware-below-intent": ("setting", ["spark-01", "spark-02", "firmware"]),
+    "firmware-drift": ("setting", ["spark-02"]),
+    "h100-class-pcie-x8": {
+        "fabric_health.rhai": ("pcie_downtrained", ["spark-01 port qsfp1 enp1s0f1np1"]),
+        "five_step_acceptance.rhai": ("setting", ["GPUDirect RDMA on spark-01, spark-02"]),
+        "fabric_baseline.rhai": ("setting", ["GPUDirect RDMA on spark-01, spark-02"]),
+    },
+    "hop-lands-on-wrong-host": ("setting", ["spark-07"]),
+    "jumbo-path-broken-one-direction": ("setting", ["spark-01 enP2p1s0f1np1"]),
+    "link-flapping": ("receiver_errors", ["spark-01 port qsfp1 enP2p1s0f1np1", "spark-02 enP2p1s0f1np1", "the cable"]),
+    "nccl-drift": ("setting", ["spark-02"]),
+    "nccl-env-gid-index-v1": ("setting", ["NCCL_IB_GID_INDEX=2"]),
+    "nccl-env-ib-disabled": ("setting", ["NCCL's IB/RoCE path on spark-01, spark-02"]),
+    "nccl-env-ib-hca-absent": ("setting", ["NCCL's IB/RoCE path on spark-01, spark-02"]),
+    "nccl-env-ib-hca-down": ("setting", ["NCCL's IB/RoCE path on spark-01, spark-02"]),
+    "nccl-env-socket-ifname-mgmt": ("setting", ["NCCL's IB/RoCE path on spark-01, spark-02"]),
+    "nccl-midsize-collapse": ("named_part", ["the fabric between spark-01, spark-02 under sustained mid-size traffic"]),
+    "nccl-ranks-on-one-node": ("setting", ["the launch's host list"]),
+    "nccl-socket-fallback": ("setting", ["NCCL's IB/RoCE path on spark-01, spark-02"]),
+    "nccl-tests-missing-on-peer": ("named_part", ["spark-02", "all_reduce_perf"]),
+    "nccl-third-bandwidth": ("named_part", ["the path of NCCL's traffic between spark-01, spark-02"]),
+    "nccl-warn-net": ("named_part", ["spark-02's fabric as NCCL saw it", "port error"]),
+    "nccl-wrong-nonzero-exit0": ("named_part", ["a GPU, NIC, cable or memory of one of spark-01, spark-02"]),
+    "nccl-wrong-nonzero-exit1": ("named_part", ["a GPU, NIC, cable or memory of one of spark-01, spark-02"]),
+    "negotiated-100g": ("link_down", ["spark-01 port qsfp1", "spark-02 port qsfp1", "the cable"]),
+    "negotiated-100g-partner-200g": ("link_down", ["spark-01 port qsfp1", "spark-02 port qsfp1", "the cable"]),
+    "netplan-config-invalid": ("setting", ["spark-02", "netplan"]),
+    "no-gdrdma": ("setting", ["GPUDirect RDMA on spark-01, spark-02"]),
+    "ofed-driver-drift": ("setting", ["spark-02"]),
+    "optics-rx-low": ("receiver_errors", ["spark-02 port qsfp1 enp1s0f1np1", "Mellanox PN MMA1B00-C100D SN MT1708FT01255"]),
+    "pause-storm-errors-growing": ("named_part", ["spark-02 port qsfp1 enp1s0f1np1"]),
+    "pcie-downtrained": ("pcie_downtrained", ["spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"]),
+    "perftest-missing-on-peer": ("named_part", ["spark-02", "ib_write_bw"]),
+    "pfc-differs": ("setting", ["spark-02 port qsfp1 enp1s0f1np1"]),
+    "pfc-off-behind-switch": ("setting", ["spark-01 port qsfp1", "spark-02 port qsfp1"]),
+    "pfc-wrong-prio-everywhere": ("setting", ["spark-01 port qsfp1", "spark-02 port qsfp1"]),
+    "rail-at-55pct": ("host_side", ["spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"]),
+    "rdma-device-missing": ("named_part", ["spark-02", "roceP2p1s0f1"]),
+    "rdma-device-missing-on-peer": ("named_part", ["spark-02", "roceP2p1s0f1"]),
+    "rdma-mapping-swapped": ("setting", ["spark-02", "rocep1s0f1", "swapped rails"]),
+    "rdma-rail-down-on-peer": ("host_side", ["spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"]),
+    "reverse-half-speed": ("one_direction", ["spark-02's transmitter", "towards spark-01"]),
+    "roce-mtu-1024": ("setting", ["spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)"]),
+    "roce-mtu-1024-on-jumbo": ("setting", ["spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)"]),
+    "roce-tc-maps-to-lossy-prio": ("setting", ["spark-02 port qsfp1 enp1s0f1np1"]),
+    "roce-v1-gid": ("setting", ["spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)"]),
+    "show-gids-missing-on-peer": ("named_part", ["spark-02", "show_gids"]),
+    "spark-pcie-x2": ("pcie_downtrained", ["spark-02 port qsfp1 enp1s0f1np1 (rocep1s0f1)", "PCIe path"]),
+    "step5-address-lost": ("setting", ["spark-02"]),
+    "step5-route-lost": ("setting", ["spark-02"]),
+    "switch-port-100g-one-node": ("link_down", ["spark-02 port qsfp1"]),
+    "unknown-platform": {
+        "fabric_health.rhai": ("pcie_downtrained", ["spark-01 port qsfp1 enp1s0f1np1"]),
+        "five_step_acceptance.rhai": ("setting", ["GPUDirect RDMA on spark-01, spark-02"]),
+        "fabric_baseline.rhai": ("setting", ["GPUDirect RDMA on spark-01, spark-02"]),
+    },
 }
 
 def rdma_client(text, gbps):
@@ -943,6 +947,15 @@ s = Scenario("address-answered-by-wrong-node", "spark-02's second address 192.16
 s.answer("spark-01", "ip -j neigh show 192.168.200.11 dev enP2p1s0f1np1", "the neighbour entry with the third box's MAC (format of the real capture tests/fixtures/lab/ip-j-neigh-show-addr-dev-reachable.json)",
          stdout='[{"dst":"192.168.200.11","lladdr":"4c:bb:47:2d:99:01","state":["REACHABLE"]}]\n', ms=4)
 s.expect(FIVE, "step 1: ping mesh [spark-01 -> spark-02]", ["192.168.200.11 answered from MAC 4c:bb:47:2d:99:01, not from spark-02's enP2p1s0f1np1", "another machine holds this address"])
+s.write()
+
+# ARP flux (issue 46 item 7): spark-02 answers spark-01's ARP for its second rail's address
+# 192.168.200.11 from its FIRST rail enp1s0f1np1 (Linux answers ARP for any local address on
+# any interface unless arp_ignore says otherwise): the same node, the wrong rail.
+s = Scenario("arp-flux-other-rail", "spark-02 answers ARP for its second rail's address 192.168.200.11 from its first rail enp1s0f1np1 (ARP flux: arp_ignore=0, the default): the pings succeed, and the traffic for rail 2 arrives on rail 1")
+s.answer("spark-01", "ip -j neigh show 192.168.200.11 dev enP2p1s0f1np1", "the neighbour entry with spark-02's FIRST rail's MAC (format of the real capture tests/fixtures/lab/ip-j-neigh-show-addr-dev-reachable.json)",
+         stdout='[{"dst":"192.168.200.11","lladdr":"4c:bb:47:2d:2b:17","state":["REACHABLE"]}]\n', ms=4)
+s.expect(FIVE, "step 1: ping mesh [spark-01 -> spark-02]", ["192.168.200.11 answered from MAC 4c:bb:47:2d:2b:17, which is spark-02's enp1s0f1np1, not its enP2p1s0f1np1", "ARP flux", "arp_ignore=1"])
 s.write()
 
 s = Scenario("routed-fabric-no-neighbour", "healthy: a routed (L3) fabric: the peers' addresses are reached through a gateway, so the nodes have no neighbour entry for them (ip -j neigh answers []): said in a note, not failed", healthy=True)

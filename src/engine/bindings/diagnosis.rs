@@ -24,6 +24,8 @@ struct SubjectArgs {
     #[serde(deserialize_with = "options::shown")]
     peer: Option<String>,
     cable: Option<CableArgs>,
+    #[serde(deserialize_with = "options::shown")]
+    part: Option<String>,
 }
 
 /// A cable: an `ethtool_module` result (`n.optics(iface)`) or a map with these fields; any
@@ -78,6 +80,10 @@ fn subject_of(ctx: &NativeCallContext, opts: Map) -> Result<Option<Subject>, Rha
         rail: o.rail,
         peer: o.peer,
         cable: o.cable.and_then(cable_of),
+        part: o
+            .part
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty()),
         node,
     }))
 }
@@ -88,7 +94,7 @@ static REGISTER: Binder = register;
 fn register(api: &mut Api) {
     api.function("subject(opts)")
         .options::<SubjectArgs>()
-        .doc("name the part the running test found wrong, for the run's diagnosis: kind (link_down, link_slow, unreachable, bandwidth, latency, rx_errors, flapping, pcie_downtrained, config, other), node (required), port, netdev, rail, peer, cable (an ethtool_module result: vendor, PN, SN); docs/diagnosis.md")
+        .doc("name the part the running test found wrong, for the run's diagnosis: kind (link_down, link_slow, unreachable, bandwidth, latency, rx_errors, flapping, pcie_downtrained, config, other), node (required), port, netdev, rail, peer, cable (an ethtool_module result: vendor, PN, SN), part (the part in words where the check knows it better: `nvidia-peermem on spark-01`); docs/diagnosis.md")
         .register(|engine, name| {
             engine.register_fn(
                 name,

@@ -26,12 +26,9 @@ fn drift(ctx: &NativeCallContext, rows: Array, fail_items: Array) -> Result<Dyna
         })?;
         v.push(row);
     }
-    let drift = version_drift::version_drift(&v, &strings(&fail_items));
-    for n in &drift.odd_nodes {
-        let s = crate::run::model::Subject::new(crate::run::model::Finding::Config, n);
-        crate::run::context::add_subject(s);
-    }
-    let d: PResult<_> = Ok(drift);
+    // The odd nodes' parts (node and device) are named by the check that knows the devices
+    // (stdlib health::drift_against).
+    let d: PResult<_> = Ok(version_drift::version_drift(&v, &strings(&fail_items)));
     value(d, pos)
 }
 

@@ -19,6 +19,7 @@ pub(crate) const ALL: &[Rule] = &[
     receiver_errors,
     super::fleet::slow_parts,
     rail_bandwidth,
+    named_part,
     unexplained,
 ];
 
@@ -578,9 +579,72 @@ fn rail_path(
     }
 }
 
-/// What no rule explains, said so: one diagnosis per red, naming the part it names.
+/// A red whose check named the part (its subjects) and that no rule above explains: the check
+/// is the diagnosis. Reds naming the same parts are one diagnosis; a setting (kind `config`)
+/// is rule `setting`, anything else `named_part`.
+pub(crate) fn named_part(ctx: &mut Ctx) {
+    let topo = ctx.topo;
+    let words = |s: &Subject| {
+        s.part
+            .clone()
+            .unwrap_or_else(|| part_of(topo, &s.node, rail_name(s)) + cable_of(&[s]).as_str())
+    };
+    let mut groups: Vec<(Vec<String>, Vec<usize>)> = vec![];
+    for i in 0..ctx.reds.len() {
+        let t = ctx.reds[i].t;
+        if ctx.claimed[i] || t.subjects.is_empty() {
+            continue;
+        }
+        let mut parts: Vec<String> = vec![];
+        for s in &t.subjects {
+            let w = words(s);
+            if !parts.contains(&w) {
+                parts.push(w);
+            }
+        }
+        match groups.iter_mut().find(|g| g.0 == parts) {
+            Some(g) => g.1.push(i),
+            None => groups.push((parts, vec![i])),
+        }
+    }
+    for (parts, reds) in groups {
+        let first = ctx.reds[reds[0]].t;
+        let setting = reds.iter().all(|i| {
+            ctx.reds[*i]
+                .t
+                .subjects
+                .iter()
+                .all(|s| s.kind == Finding::Config)
+        });
+        let message = crate::run::model::cap(first.message.as_deref().unwrap_or("no message"), 300)
+            .replace('\n', " ");
+        let (rule, what) = if setting {
+            ("setting", "a setting is not what it should be")
+        } else {
+            ("named_part", "the check names the part")
+        };
+        let evidence: Vec<String> = reds
+            .iter()
+            .map(|i| {
+                ctx.claimed[*i] = true;
+                ctx.reds[*i].t.name.clone()
+            })
+            .collect();
+        ctx.out.push(Diagnosis {
+            rule: rule.into(),
+            metric: None,
+            cause: format!("{what} ({}): {message}", first.name),
+            part: parts.join("; "),
+            evidence,
+            next: vec!["the test's message names what it found and where; its commands and output are in the HTML or JUnit report".into()],
+        });
+    }
+}
+
+/// What no rule explains, said so: once per part, with every red it covers (not once per red).
 pub(crate) fn unexplained(ctx: &mut Ctx) {
     let topo = ctx.topo;
+    let mut groups: Vec<(String, Vec<usize>)> = vec![];
     for i in 0..ctx.reds.len() {
         if ctx.claimed[i] {
             continue;
@@ -605,14 +669,25 @@ pub(crate) fn unexplained(ctx: &mut Ctx) {
                 _ => "the fabric as a whole (the test names no node)".into(),
             },
         };
+        match groups.iter_mut().find(|g| g.0 == part) {
+            Some(g) => g.1.push(i),
+            None => groups.push((part, vec![i])),
+        }
+    }
+    for (part, reds) in groups {
+        let t = ctx.reds[reds[0]].t;
         let message = crate::run::model::cap(t.message.as_deref().unwrap_or("no message"), 300)
             .replace('\n', " ");
+        let more = match reds.len() {
+            1 => String::new(),
+            n => format!(" (and {} more red(s) on the same part)", n - 1),
+        };
         ctx.out.push(Diagnosis {
             rule: "unexplained".into(),
             metric: None,
-            cause: format!("no rule explains this red; it says: {message}"),
+            cause: format!("no rule explains this red; it says: {message}{more}"),
             part,
-            evidence: vec![t.name.clone()],
+            evidence: reds.iter().map(|i| ctx.reds[*i].t.name.clone()).collect(),
             next: vec![
                 "the test's message, commands and output in the HTML or JUnit report".into(),
             ],

@@ -129,7 +129,8 @@ fn one_rail_down_with_its_sibling_up_explains_what_crosses_it_and_points_at_the_
             "nccl all_reduce"
         ]
     );
-    assert_eq!(d[1].rule, "unexplained");
+    // its check named the part (a `config` subject): rule `setting`, not unexplained
+    assert_eq!(d[1].rule, "setting");
     assert!(
         d[1].part.starts_with("spark-01 port qsfp1 enp1s0f1np1"),
         "{}",
@@ -336,4 +337,50 @@ fn a_red_no_rule_explains_is_said_so_with_its_node() {
     assert_eq!(d[0].rule, "unexplained");
     assert!(d[0].cause.starts_with("no rule explains this red"));
     assert!(d[0].part.contains("fabric as a whole"));
+}
+
+#[test]
+fn a_check_that_names_its_part_is_the_diagnosis_once_for_every_red_naming_it() {
+    let mut a = red("nccl: all_reduce 2 nodes", None, None);
+    let mut b = red("nccl: all_reduce 4 nodes", None, None);
+    for t in [&mut a, &mut b] {
+        for n in ["spark-01", "spark-02"] {
+            t.subjects.push(Subject {
+                part: Some("GPUDirect RDMA on spark-01, spark-02: nvidia-peermem".into()),
+                ..Subject::new(Finding::Config, n)
+            });
+        }
+    }
+    let c = red("tools [spark-02]", Some("spark-02"), None);
+    let d = run(vec![a, b, c]);
+    assert_eq!(d.len(), 2, "{d:#?}");
+    assert_eq!(d[0].rule, "setting");
+    assert_eq!(
+        d[0].part,
+        "GPUDirect RDMA on spark-01, spark-02: nvidia-peermem"
+    );
+    assert_eq!(
+        d[0].evidence,
+        ["nccl: all_reduce 2 nodes", "nccl: all_reduce 4 nodes"]
+    );
+    // no subject: unexplained, said once per part
+    assert_eq!(d[1].rule, "unexplained");
+    assert_eq!(d[1].part, "spark-02");
+}
+
+#[test]
+fn unexplained_reds_on_one_part_are_one_diagnosis() {
+    let d = run(vec![
+        red("x [spark-02]", Some("spark-02"), None),
+        red("y [spark-02]", Some("spark-02"), None),
+        red("z", None, None),
+    ]);
+    assert_eq!(d.len(), 2, "{d:#?}");
+    assert_eq!(d[0].evidence, ["x [spark-02]", "y [spark-02]"]);
+    assert!(
+        d[0].cause.ends_with("(and 1 more red(s) on the same part)"),
+        "{}",
+        d[0].cause
+    );
+    assert_eq!(d[1].part, "the fabric as a whole (the test names no node)");
 }
