@@ -9,7 +9,11 @@ from formats import lat_scaled  # the Spark simulation's latency scaling, one so
 from formats import ping_text, ping_all_cmd, ping_all_out, sysfs_command, gpu_command, ip_route_json
 from formats import lspci_text
 
-NODES = ["h100-01", "h100-02", "h100-03", "h100-04"]
+# FCSIM_NODES=8 FCSIM_OUT=transcripts-rack8 writes the 8-node rack (examples/sim-ib/rack8.toml):
+# the same answers for eight nodes, and only the `rack-` scenarios.
+N = int(os.environ.get("FCSIM_NODES", "4"))
+OUT = os.environ.get("FCSIM_OUT", "transcripts")
+NODES = [f"h100-{k:02d}" for k in range(1, N + 1)]
 # The HCA names of the real 8x H100 ibv_devinfo capture
 # (tests/fixtures/rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt).
 HCAS = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
@@ -323,7 +327,7 @@ GPUS = 8
 # measurements say 330 GB/s on 2 nodes and 320 on 4 nodes of 8x H100 with 8x400G
 # (NVIDIA/nccl#1221, NVLS off) and about 350 on 248 x 8 H200 (NVIDIA/nccl-tests#283); the
 # simulation's answers peak at these (synthesised values).
-BUSBW = {2: 338.4, 4: 326.1}
+BUSBW = {2: 338.4, 4: 326.1, 8: 318.7}  # 8 nodes: assumed a little below 4 (synthesised, no public figure for 8)
 def nccl_text(nodes, busbw=None, drop=None):
     """The Spark simulation's synthesised all_reduce_perf answer (format of the real nccl-tests
     2.19.6 captures) for one rank per GPU (8 per node) on `nodes`: H100 rank lines, each rank's
@@ -430,7 +434,7 @@ for node in NODES:
         rdma_answers(out, node)
         if node == NODES[0]:
             nccl_answers(out, node)
-    node_file(f"transcripts/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
+    node_file(f"{OUT}/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
 
 # ---- fault scenarios: scenarios/NAME/{scenario.toml, NODE.toml} -------------------------------
 # What each fault's first diagnosis's `part` field alone must name (tests/it/sim_ib.rs: never
@@ -452,7 +456,9 @@ def scenario(name, description, expects, files, parts=(), notes=(), healthy=Fals
     """`parts`: what the run's first diagnosis's `part` field must name (the injected fault's
     part); `notes`: (script, args, rule, part) WARN-level notes a run must carry and no red;
     `healthy`: a healthy variant, every script of `runs` ((script, args)) green, no note."""
-    d = f"transcripts/scenarios/{name}"
+    if (N == 4) == name.startswith("rack-"):
+        return  # the 4-node catalogue, or the rack's
+    d = f"{OUT}/scenarios/{name}"
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     s = [f"description = {q(description)}", f"healthy = {'true' if healthy else 'false'}"]
@@ -599,8 +605,8 @@ scenario("ib-healthy-noisy-pairs", "healthy: every pair's RDMA write within 1.5 
 # swapped at the leaves: each lands on the other rail's leaf switch (LIDs 202 and 201), in the
 # port h100-02's own cable of that rail should use. Every link is Active 4X NDR: only where the
 # cables land tells it (iblinkinfo from h100-01).
-def crossed(k, i):
-    if NODES[k] == "h100-02" and i in (1, 2):
+def crossed(k, i, node="h100-02"):
+    if NODES[k] == node and i in (1, 2):
         return (3 - i, k + 1)
     return (i, k + 1)
 LINKS = ["--filter", "health: ib fabric links"]
@@ -619,3 +625,20 @@ scenario("ib-healthy-one-switch", "healthy: all 32 HCAs on one NDR switch (a sma
 scenario("ib-healthy-leaves-by-node", "healthy: h100-01/02 on one switch, h100-03/04 on another, every HCA of a node on its node's switch: not rail-optimised, nothing crossed",
          [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (k // 2, 8 * (k % 2) + i + 1)), ms=900)},
          healthy=True, runs=[("fabric_health.rhai", ["--filter", "health: ib fabric links"])])
+
+# ---- the rack of eight (FCSIM_NODES=8): the fleet view at rack size --------------------------
+RACK_RDMA = ["--filter", "rdma: write"]
+scenario("rack-node-slow-every-rail", "rack of 8: h100-06 writes and is written to at 331.6 Gb/s on all eight HCAs; every other pair 392.18: the node, not 112 rails",
+         [("fabric_baseline.rhai", RACK_RDMA, f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "331.6"])
+          for a, b in [("h100-06", p) for p in NODES if p != "h100-06"] + [(p, "h100-06") for p in NODES if p != "h100-06"]],
+         slow_node(331.6, "h100-06"), parts=["h100-06 as a whole"])
+scenario("rack-hca-slow-both-ways", "rack of 8: h100-03 mlx5_6 at 288.4 Gb/s to and from every peer: that HCA, not the node",
+         [("fabric_baseline.rhai", RACK_RDMA, f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "mlx5_6 288.4"])
+          for a, b in [("h100-03", p) for p in NODES if p != "h100-03"] + [(p, "h100-03") for p in NODES if p != "h100-03"]],
+         slow_hca("h100-03", "mlx5_6", 288.4), parts=["h100-03 ibp154s0 (mlx5_6)", "its own cable"])
+scenario("rack-rail-crossed", "rack of 8: h100-07's mlx5_3 and mlx5_4 cables swapped at the leaves",
+         [("fabric_baseline.rhai", ["--filter", "ib: fabric links"], "ib: fabric links", ["h100-07 mlx5_3 (rail 2 of 8) lands on switch LID 202 port 7, the leaf of rail 3"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: crossed(k, i, "h100-07")), ms=900)},
+         parts=["the cables of h100-07 mlx5_3, mlx5_4 at the leaf switches"])
+scenario("rack-healthy-noisy-pairs", "rack of 8, healthy: every pair's RDMA write within 1.5 % of the others",
+         [], {n: (lambda out, n=n: noisy(out, n)) for n in NODES}, healthy=True, runs=[("fabric_baseline.rhai", ["--filter", "rdma: write"])])

@@ -152,8 +152,8 @@ pub(super) fn matrices(h: &mut String, run: &RunResult) {
 
 /// What the matrix colours mean.
 const MATRIX_LEGEND: &str = "<p class=\"legend\">Cell colour is the pair's verdict: \
-    <span class=\"cell v-pass\">pass</span> meets its threshold, test passed · \
-    <span class=\"cell v-fail\">fail ✗</span> misses its threshold, or the pair's test failed · \
+    <span class=\"cell v-pass\">pass</span> meets its threshold · \
+    <span class=\"cell v-fail\">fail ✗</span> misses its threshold (a value without one: its pair's test failed) · \
     <span class=\"cell v-error\">error</span> the test could not be made, the value proves nothing · \
     <span class=\"cell v-none\">no threshold</span> a number, not a verdict · \
     <span class=\"cell v-odd\">odd one out ◆</span> passes its line but lies far below its peers \
