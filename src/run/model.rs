@@ -291,6 +291,10 @@ pub struct Subject {
     /// (`nvidia-peermem on spark-01`, `the launch's host list`): the diagnosis names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub part: Option<String>,
+    /// What was measured against what was expected (`negotiated 100000 Mb/s, expected 200000
+    /// Mb/s`; `rx_crc_errors_phy +1234`): the diagnosis says it with the cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<String>,
 }
 
 impl Subject {
@@ -304,6 +308,7 @@ impl Subject {
             peer: None,
             cable: None,
             part: None,
+            found: None,
         }
     }
 }

@@ -40,8 +40,15 @@ fn growth(
     let r = counter_growth::growth(&b, &a, g);
     if let Ok(g) = &r {
         for (port, counter) in &g.grown {
+            let delta = g
+                .deltas
+                .iter()
+                .find(|d| &d.port == port && &d.counter == counter)
+                .map(|d| format!(" {:+}", d.delta))
+                .unwrap_or_default();
             crate::run::context::add_subject(crate::run::model::Subject {
                 netdev: Some(port.clone()),
+                found: Some(format!("{port} {counter}{delta}")),
                 ..crate::run::model::Subject::new(counter_finding(counter), &g.node)
             });
         }

@@ -43,6 +43,24 @@ pub(crate) fn part_of(topo: &Topology, node: &str, name: Option<&str>) -> String
     out
 }
 
+/// `: negotiated 100000 Mb/s, expected 200000 Mb/s; …`: what the subjects found, measured
+/// against expected (each once), or nothing.
+fn found_of(subjects: &[&Subject]) -> String {
+    let mut seen: Vec<&str> = vec![];
+    for s in subjects {
+        if let Some(f) = s.found.as_deref() {
+            if !seen.contains(&f) {
+                seen.push(f);
+            }
+        }
+    }
+    if seen.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", seen.join("; "))
+    }
+}
+
 /// ` (vendor PN x SN y)` when a subject knows the cable.
 fn cable_of(subjects: &[&Subject]) -> String {
     subjects
@@ -190,6 +208,7 @@ fn link_diagnosis(
     };
     let cable = cable_of(&group.iter().chain(far_group).copied().collect::<Vec<_>>());
     let mut next = vec![format!("ethtool {netdev}"), format!("ethtool -m {netdev}")];
+    let found = found_of(&group.iter().chain(far_group).copied().collect::<Vec<_>>());
     let (rule, cause, part) = if down && !siblings_up.is_empty() && far_group.is_empty() {
         if let Some(r) = &rail {
             next.push(format!("ethtool -i {netdev}   # bus-info and firmware, then lspci -vv -s BUS-INFO | grep LnkSta"));
@@ -224,7 +243,7 @@ fn link_diagnosis(
     Diagnosis {
         rule: rule.into(),
         metric: None,
-        cause,
+        cause: format!("{cause}{found}"),
         part,
         evidence,
         next,
@@ -281,7 +300,7 @@ pub(crate) fn pcie_downtrained(ctx: &mut Ctx) {
         ctx.out.push(Diagnosis {
             rule: "pcie_downtrained".into(),
             metric: None,
-            cause: format!("the PCIe link of {part} trained below its expected speed or width: it caps this rail's bandwidth"),
+            cause: format!("the PCIe link of {part} trained below its expected speed or width{}: it caps this rail's bandwidth", found_of(&[&s])),
             part: format!("{part}: {}", pcie_path_words(topo.is_spark(&s.node))),
             evidence,
             next: vec![
@@ -352,7 +371,7 @@ pub(crate) fn ib_port(ctx: &mut Ctx) {
         ctx.out.push(Diagnosis {
             rule: "ib_port".into(),
             metric: None,
-            cause: format!("the InfiniBand port of {} {hca} has no link or trained below its expected rate", s.node),
+            cause: format!("the InfiniBand port of {} {hca} has no link or trained below its expected rate{}", s.node, found_of(&[&s])),
             part: format!("the cable of {} {hca}: its transceivers, or the switch port at the other end", s.node),
             evidence,
             next: vec![
@@ -454,7 +473,7 @@ pub(crate) fn receiver_errors(ctx: &mut Ctx) {
         ctx.out.push(Diagnosis {
             rule: "receiver_errors".into(),
             metric: None,
-            cause,
+            cause: format!("{cause}{}", found_of(&[&s])),
             part,
             evidence,
             next,
