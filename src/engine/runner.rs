@@ -230,7 +230,22 @@ fn attempt(
             .call::<Dynamic>(engine, ast, (Dynamic::from(n.clone()),)),
         _ => def.func.call::<Dynamic>(engine, ast, ()),
     };
-    let ctx = context::take();
+    let mut ctx = context::take();
+    // A runtime error of the script (not an assertion, not a node's answer) is no fabric
+    // finding: the diagnosis says so, apart from the fabric's causes.
+    if let (Err(e), Some(c)) = (&res, ctx.as_mut()) {
+        if matches!(classify(e), Ending::Runtime(_)) {
+            let node = def
+                .node
+                .as_ref()
+                .map(|n| n.name().to_string())
+                .unwrap_or_default();
+            c.subjects.push(crate::run::model::Subject::new(
+                crate::run::model::Finding::Script,
+                &node,
+            ));
+        }
+    }
     let deferred = ctx
         .as_ref()
         .map(|c| c.deferred_failures.clone())

@@ -216,6 +216,8 @@ pub enum Finding {
     IbNoSm,
     /// A rail's cable lands on another rail's leaf switch (rail-optimised fabric, iblinkinfo).
     RailCrossed,
+    /// The script itself stopped (a runtime error of the script: no fabric finding).
+    Script,
     /// A configuration differs from what it should be (GID, MTU, FEC, PFC, firmware, driver).
     Config,
     /// Anything else a script names a part for.
@@ -235,6 +237,7 @@ impl Finding {
         ("ib_port", Finding::IbPort),
         ("ib_no_sm", Finding::IbNoSm),
         ("rail_crossed", Finding::RailCrossed),
+        ("script", Finding::Script),
         ("config", Finding::Config),
         ("other", Finding::Other),
     ];

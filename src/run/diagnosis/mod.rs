@@ -266,6 +266,11 @@ pub(crate) fn diagnose(run: &RunResult, topo: &Topology) -> Vec<Diagnosis> {
     // A cause whose reds an earlier one already explained (the second rail of one module)
     // says nothing new.
     ctx.out.retain(|d| !d.evidence.is_empty());
+    // The script's own errors after the fabric's causes: they are no fabric cause.
+    let (script, mut fabric): (Vec<Diagnosis>, Vec<Diagnosis>) =
+        ctx.out.drain(..).partition(|d| d.rule == "script_error");
+    fabric.extend(script);
+    ctx.out = fabric;
     // Last, the WARN-level notes: results far from their peers that need not have failed.
     let part = |m: &crate::run::model::Metric| match m.node.as_deref() {
         Some(n) => rules::part_of(topo, n, m.rail.as_deref()),

@@ -10,6 +10,7 @@ pub(crate) type Rule = fn(&mut Ctx);
 
 /// The rules, most specific cause first.
 pub(crate) const ALL: &[Rule] = &[
+    script_error,
     unreachable,
     link_down,
     pcie_downtrained,
@@ -86,6 +87,36 @@ fn crosses(topo: &Topology, r: &Red, node: &str, ks: &[usize]) -> bool {
         || rails
             .iter()
             .any(|(n, x)| topo.index(n, x).is_none_or(|k| ks.contains(&k)))
+}
+
+/// A red the script itself ended (a runtime error of the script, no fabric finding): not a
+/// fabric cause. Claimed first so that no rule blames a part for it; listed after the fabric's
+/// causes (`diagnose`).
+pub(crate) fn script_error(ctx: &mut Ctx) {
+    for i in 0..ctx.reds.len() {
+        let t = ctx.reds[i].t;
+        if ctx.claimed[i] || !t.subjects.iter().any(|s| s.kind == Finding::Script) {
+            continue;
+        }
+        ctx.claimed[i] = true;
+        let at = match t.line {
+            Some(l) => format!("{}:{l}", t.file),
+            None => t.file.clone(),
+        };
+        let message = crate::run::model::cap(t.message.as_deref().unwrap_or("no message"), 300)
+            .replace('\n', " ");
+        ctx.out.push(Diagnosis {
+            rule: "script_error".into(),
+            metric: None,
+            cause: format!("the script stopped, not the fabric: {message}"),
+            part: format!("the script at {at} (no fabric part)"),
+            evidence: vec![t.name.clone()],
+            next: vec![format!(
+                "fabcheck check {}   # the script's mistakes at file:line:col",
+                t.file
+            )],
+        });
+    }
 }
 
 /// Node unreachable: every red test on the node, or with it as the peer, is explained by it.

@@ -384,3 +384,26 @@ fn unexplained_reds_on_one_part_are_one_diagnosis() {
     );
     assert_eq!(d[1].part, "the fabric as a whole (the test names no node)");
 }
+
+#[test]
+fn a_script_error_is_no_fabric_cause_and_comes_after_them() {
+    let mut s = red("typo [spark-02]", Some("spark-02"), None);
+    s.subjects.push(Subject::new(Finding::Script, "spark-02"));
+    s.file = "checks/mtu.rhai".into();
+    s.line = Some(7);
+    let link = with_subject(
+        red("link speed [spark-01]", Some("spark-01"), None),
+        Finding::LinkDown,
+        "spark-01",
+        "enp1s0f1np1",
+    );
+    let d = run(vec![s, link]);
+    assert_eq!(d.len(), 2, "{d:#?}");
+    assert_ne!(d[0].rule, "script_error");
+    assert_eq!(d[1].rule, "script_error");
+    assert_eq!(
+        d[1].part,
+        "the script at checks/mtu.rhai:7 (no fabric part)"
+    );
+    assert_eq!(d[1].evidence, ["typo [spark-02]"]);
+}
