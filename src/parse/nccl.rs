@@ -93,6 +93,17 @@ pub struct Gdr {
     pub net_channels: u32,
     /// Of those, the ones going `/GDRDMA`.
     pub gdrdma_channels: u32,
+    /// The same two counts per host, where the INFO lines name it (`HOST:PID:TID [GPU] NCCL
+    /// INFO ...`): the node whose channels stage through host memory while its peers' use
+    /// GPUDirect RDMA.
+    pub by_host: std::collections::BTreeMap<String, HostChannels>,
+}
+
+/// One host's network channels and how many of them go `/GDRDMA`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostChannels {
+    pub net_channels: u32,
+    pub gdrdma_channels: u32,
 }
 
 /// Read one INFO line into `g` (see [`Gdr`]).
@@ -114,9 +125,13 @@ fn gdr_line(g: &mut Gdr, t: &str) {
             }
         }
     } else if let Some(c) = regex!(r"\bvia NET/(\S+)").captures(t) {
+        let direct = c[1].ends_with("/GDRDMA");
         g.net_channels += 1;
-        if c[1].ends_with("/GDRDMA") {
-            g.gdrdma_channels += 1;
+        g.gdrdma_channels += u32::from(direct);
+        if let Some(h) = regex!(r"^\s*([^\s:]+):\d+:\d+ \[").captures(t) {
+            let e = g.by_host.entry(h[1].to_string()).or_default();
+            e.net_channels += 1;
+            e.gdrdma_channels += u32::from(direct);
         }
     }
 }

@@ -328,7 +328,7 @@ GPUS = 8
 # (NVIDIA/nccl#1221, NVLS off) and about 350 on 248 x 8 H200 (NVIDIA/nccl-tests#283); the
 # simulation's answers peak at these (synthesised values).
 BUSBW = {2: 338.4, 4: 326.1, 8: 318.7}  # 8 nodes: assumed a little below 4 (synthesised, no public figure for 8)
-def nccl_text(nodes, busbw=None, drop=None):
+def nccl_text(nodes, busbw=None, drop=None, no_gdr=()):
     """The Spark simulation's synthesised all_reduce_perf answer (format of the real nccl-tests
     2.19.6 captures) for one rank per GPU (8 per node) on `nodes`: H100 rank lines, each rank's
     NCCL INFO lines (its host's `NET/IB : Using` line with the eight HCAs; `drop`: {node: HCA}
@@ -370,8 +370,9 @@ def nccl_text(nodes, busbw=None, drop=None):
                 nxt = ((k + 1) % len(nodes)) * GPUS
                 for ch in range(GPUS):
                     r = k * GPUS + ch
-                    out.append(f"{n}:{4211 + r}:{4230 + r} [{ch}] NCCL INFO Channel {ch:02d}/0 : {prev + ch}[{ch}] -> {r}[{ch}] [receive] via NET/IB/{ch}/GDRDMA")
-                    out.append(f"{n}:{4211 + r}:{4230 + r} [{ch}] NCCL INFO Channel {ch:02d}/0 : {r}[{ch}] -> {nxt + ch}[{ch}] [send] via NET/IB/{ch}/GDRDMA")
+                    gdr = "" if n in no_gdr else "/GDRDMA"
+                    out.append(f"{n}:{4211 + r}:{4230 + r} [{ch}] NCCL INFO Channel {ch:02d}/0 : {prev + ch}[{ch}] -> {r}[{ch}] [receive] via NET/IB/{ch}{gdr}")
+                    out.append(f"{n}:{4211 + r}:{4230 + r} [{ch}] NCCL INFO Channel {ch:02d}/0 : {r}[{ch}] -> {nxt + ch}[{ch}] [send] via NET/IB/{ch}{gdr}")
     res = []
     for line in out:
         m = re.match(r"^(\s+\d+\s+\d+\s+\w+\s+\w+\s+-?\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s*$", line)
@@ -386,7 +387,7 @@ def nccl_text(nodes, busbw=None, drop=None):
         res.append(line)
     return "\n".join(res)
 
-def nccl_answers(out, node, drop=None, busbw=None):
+def nccl_answers(out, node, drop=None, busbw=None, no_gdr=()):
     """The baseline's and five-step's NCCL runs as launched from the first node (h100-01): the
     binary lookup and mpirun over 2 nodes and over all 4, one rank per GPU (8 per node, the
     dgx-h100-class profile's gpus_per_node), on each node's first IPoIB address."""
@@ -395,7 +396,7 @@ def nccl_answers(out, node, drop=None, busbw=None):
     for group in [NODES[:2], NODES]:
         hosts = ",".join(f"{fabric_ip(n, 0)}:{GPUS}" for n in group)
         cmd(out, f"mpirun -np {GPUS * len(group)} -H {hosts} --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {NCCL_BIN} -b 8 -e 1G -f 2 -g 1",
-            nccl_text(group, busbw=(busbw or {}).get(len(group)), drop=drop), ms=60000,
+            nccl_text(group, busbw=(busbw or {}).get(len(group)), drop=drop, no_gdr=no_gdr), ms=60000,
             note="synthesised all_reduce_perf, one rank per GPU, 8 HCAs on every host's NET/IB line (see nccl_text)")
 
 def cmd(out, c, stdout, ms=10, note=None, after=None):
@@ -551,6 +552,13 @@ scenario("ib-cable-at-hdr", "h100-04 mlx5_10's cable to its leaf switch trained 
 scenario("ib-ibdiagnet-routing-errors", "ibdiagnet (asked for with --set ibdiagnet=true) reports 2 errors in its Routing stage",
          [("fabric_health.rhai", ["--filter", "health: ibdiagnet", "--set", "ibdiagnet=true"], "health: ibdiagnet", ["ibdiagnet from h100-01 found errors: Routing 2 error(s)", "/var/tmp/ibdiagnet2"])],
          {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text((("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 1, 2))), ms=95000)})
+
+# NCCL's evidence by host (issue 46 item 4): h100-02's channels stage through host memory (no
+# /GDRDMA: nvidia-peermem not loaded there) while the other nodes' go GPUDirect RDMA.
+scenario("ib-node-without-gdr", "h100-02's NCCL channels stage through host memory (no GDRDMA: nvidia-peermem not loaded there) while h100-01, h100-03 and h100-04 use GPUDirect RDMA",
+         [("fabric_baseline.rhai", NCCL, t, ["h100-02 (0 of 16 channels via GDRDMA) stage through host memory", "use GPUDirect RDMA"]) for t in ["nccl: all_reduce 2 nodes", "nccl: all_reduce 4 nodes"]],
+         {"h100-01": lambda out: nccl_answers(out, "h100-01", no_gdr=("h100-02",))},
+         parts=["GPUDirect RDMA on h100-02, where h100-01 use it"])
 
 # ---- the fleet view (issue 46): like parts compared across nodes ------------------------------
 # A node slow on every rail (its BIOS, IOMMU or power settings, firmware: what its rails share):
