@@ -1,6 +1,6 @@
 //! Reports: HTML (--html), baseline comparison (--baseline), `fabcheck compare`.
 
-use crate::common;
+use crate::common::{self, skip};
 use common::Fab;
 use std::path::Path;
 
@@ -732,9 +732,7 @@ fn reports_take_the_umask_mode_as_new_files() {
 fn a_report_owned_by_another_user_is_not_replaced() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!(
-            "NOTICE: skipping a_report_owned_by_another_user_is_not_replaced: needs root to chown"
-        );
+        skip("it needs root to chown");
         return;
     }
     let f = Fab::new().file("s.rhai", "test(\"a\", || {});\n");
