@@ -233,8 +233,9 @@ fn unreachable_nodes_are_summarised_once_at_the_top() {
         .stdout
         .find("Unreachable nodes (2)")
         .unwrap_or_else(|| panic!("{}", o.stdout));
-    let problems = o.stdout.find("Problems:").expect("problems");
-    assert!(top < problems, "{}", o.stdout);
+    // Their testcases are counted under it, not listed again under Problems (issue 50).
+    assert!(!o.stdout.contains("Problems:"), "{}", o.stdout);
+    assert!(o.stdout[top..].contains("2 testcase(s) ERROR for these nodes alone"));
     for (node, port) in [("dead-03", 1), ("dead-04", 2)] {
         let line = format!("  {node}: cannot connect to 127.0.0.1: ");
         assert_eq!(o.stdout.matches(&line).count(), 1, "{}", o.stdout);
@@ -256,6 +257,51 @@ fn unreachable_nodes_are_summarised_once_at_the_top() {
         .find("<h2>Unreachable nodes (2)</h2>")
         .expect("html section");
     assert!(sec < html.find("id=\"problems\"").unwrap());
+}
+
+/// Issue 50 (first day): once "Unreachable nodes (N)" has named the dead nodes, the closing
+/// list does not repeat the refusal for every testcase of theirs (81 lines for 5 nodes): one
+/// line counts them, Problems keeps the other reds, and the reports keep every testcase.
+#[test]
+fn a_dead_nodes_refusal_is_said_once_not_once_per_testcase() {
+    let o = Fab::new()
+        .file("checks/mtu.rhai", &readme_first_check())
+        .file(
+            "checks/more.rhai",
+            "let fabric = nodes(\"@fabric\");\n\
+             test_each(fabric, \"kernel\", |n| { n.sh(\"uname -r\"); });\n\
+             test_each(fabric, \"hostname\", |n| { n.sh(\"hostname\"); });\n\
+             test(\"a red of its own\", || { assert_eq(1, 2, \"one\"); });\n",
+        )
+        .file("cluster.toml", &sim_with_dead_nodes(2))
+        .args(["run", "checks/", "-i", "cluster.toml"])
+        .reports()
+        .run();
+    o.code(1);
+    let summary = &o.stdout[o
+        .stdout
+        .find("Unreachable nodes (2)")
+        .unwrap_or_else(|| panic!("{}", o.stdout))..];
+    for node in ["dead-03", "dead-04"] {
+        assert_eq!(
+            summary.matches(&format!("{node}: cannot connect")).count(),
+            1,
+            "{node}'s refusal repeated:\n{summary}"
+        );
+        // Every testcase of theirs is still an ERROR in the reports.
+        for t in ["fabric MTU", "kernel", "hostname"] {
+            assert_eq!(o.status(&format!("{t} [{node}]")), "error");
+        }
+    }
+    assert!(
+        summary.contains("  6 testcase(s) ERROR for these nodes alone"),
+        "{summary}"
+    );
+    // A red that is not about them is still listed.
+    assert!(
+        summary.contains("Problems:\n  FAIL a red of its own"),
+        "{summary}"
+    );
 }
 
 /// Issue 34 item 3: a node a command could not reach is the diagnosis's subject whatever the
