@@ -172,6 +172,81 @@ fn check_reports_every_error_not_only_the_first() {
     );
 }
 
+/// Issue 50 (first day): `n.interface` (the likeliest typo of the README's own example) is
+/// caught by `check`, at its place, with "did you mean"; so is a node field elsewhere (a
+/// `test_pairs` node, `node(name)`, an element of `nodes(...)`), and the README's example as
+/// written passes.
+#[test]
+fn check_catches_an_unknown_node_field_with_did_you_mean() {
+    let readme = readme_first_check();
+    assert!(readme.contains("n.interfaces"), "{readme}");
+    let typo = readme.replace("n.interfaces", "n.interface");
+    let o = Fab::new()
+        .file("mtu.rhai", &typo)
+        .file(
+            "more.rhai",
+            "test_pairs(nodes(), \"p\", |a, b| { a.nam; });\nnode(\"x\").hots;\nfor n in nodes(\"@fabric\") { n.fabric_ip; }\n",
+        )
+        .file("good.rhai", &readme)
+        .args(["check", "mtu.rhai", "more.rhai", "good.rhai"])
+        .run();
+    o.code(2);
+    let line = typo
+        .lines()
+        .position(|l| l.contains("n.interface"))
+        .unwrap()
+        + 1;
+    for want in [
+        format!("mtu.rhai:{line}:"),
+        "`interface` is not a field of the node (did you mean `interfaces`?)".to_string(),
+        "`nam` is not a field of the node (did you mean `name`?)".to_string(),
+        "`hots` is not a field of the node".to_string(),
+        "`fabric_ip` is not a field of the node (did you mean `fabric_ips`?)".to_string(),
+    ] {
+        assert!(o.stderr.contains(&want), "{want}:\n{}", o.stderr);
+    }
+    assert!(o.stdout.contains("ok: good.rhai"), "{}", o.stdout);
+    assert!(
+        o.stderr.contains("check: 4 error(s) in 2 of 3 file(s)"),
+        "{}",
+        o.stderr
+    );
+}
+
+/// Every node field `check` knows is one a script can read (the list `check` uses is the
+/// `Node` type's properties): read on the simulation, each one passes.
+#[test]
+fn every_node_field_check_knows_is_readable_in_a_run() {
+    let fields = [
+        "fabric_ips",
+        "fabric_ports",
+        "host",
+        "interfaces",
+        "name",
+        "ports",
+        "rdma_devices",
+        "user",
+        "vars",
+    ];
+    let body: String = fields.iter().map(|f| format!("    n.{f};\n")).collect();
+    let script = format!("test_each(nodes(), \"fields\", |n| {{\n{body}}});\n");
+    let inv = sim_with_dead_nodes(0);
+    let o = Fab::new()
+        .file("f.rhai", &script)
+        .file("cluster.toml", &inv)
+        .args(["check", "f.rhai"])
+        .run();
+    o.code(0);
+    let o = Fab::new()
+        .file("f.rhai", &script)
+        .file("cluster.toml", &inv)
+        .args(["run", "f.rhai", "-i", "cluster.toml"])
+        .reports()
+        .run();
+    o.code(0);
+    assert_eq!(o.status("fields [spark-01]"), "pass", "{}", o.stdout);
+}
+
 /// The README's first custom check (its first ```rhai block).
 fn readme_first_check() -> String {
     let readme = read("README.md");
