@@ -4,7 +4,10 @@
 //!   nested (`r.rows[0].bw_avg_gbz`, `for row in r.rows { row.x }`), on a call's result
 //!   directly (`n.ethtool(i).speed_mpbs`) and in closures that capture the variable;
 //! - an option key a function does not know, in a `#{ ... }` written in the call
-//!   (`n.ping(ip, #{ cont: 3 })`, `test("x", #{ timout: "5m" }, || ...)`).
+//!   (`n.ping(ip, #{ cont: 3 })`, `test("x", #{ timout: "5m" }, || ...)`);
+//! - a field a node does not have (`n.interface`): on the node of a `test_each` closure, the
+//!   two of a `test_pairs` closure, `node(name)` and the elements of `nodes(...)` and
+//!   `inventory_nodes()`.
 //!
 //! Limits (the run still refuses all of these, as an error of the test): a variable's kind is
 //! known only when it is bound by `let` (or `for`) to a declared call, a field of a known
@@ -99,6 +102,39 @@ struct Checker<'a> {
     seen: BTreeSet<(usize, usize)>,
     /// Closure (anonymous function) name -> what its captured variables hold where it is made.
     captures: std::collections::HashMap<String, Vec<Option<Ty>>>,
+    /// Closure name -> how many of its last parameters are nodes (`test_each`: 1,
+    /// `test_pairs`: 2).
+    node_params: std::collections::HashMap<String, usize>,
+}
+
+/// The closure an argument makes: `|n| ...` (a function pointer) or, capturing variables,
+/// `{ share ...; Fn("anon$..").curry(captured...) }`.
+fn closure_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::DynamicConstant(f, _) => f
+            .read_lock::<rhai::FnPtr>()
+            .map(|f| f.fn_name().to_string()),
+        Expr::FnCall(call, _) if call.name == "curry" => call.args.first().and_then(closure_name),
+        // The curry is made in a block that shares the captured variables first.
+        Expr::Stmt(b) => b.iter().find_map(|s| match s {
+            Stmt::Expr(e) => closure_name(e),
+            Stmt::FnCall(call, _) if call.name == "curry" => {
+                call.args.first().and_then(closure_name)
+            }
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// The node type of a call that gives nodes (`node`, `nodes`, `inventory_nodes`).
+fn of_node_call(name: &str) -> Option<Ty> {
+    let node = super::bindings::nodes::node_shape();
+    match name {
+        "node" => Some(Ty::Rec(node)),
+        "nodes" | "inventory_nodes" => Some(Ty::Arr(node)),
+        _ => None,
+    }
 }
 
 impl Checker<'_> {
@@ -209,9 +245,11 @@ impl Checker<'_> {
                 } else {
                     format!("{}::{}", call.namespace, call.name)
                 };
-                decl(&name)
-                    .filter(|d| !d.method)
-                    .and_then(|d| of_returns(d.returns))
+                of_node_call(&name).or_else(|| {
+                    decl(&name)
+                        .filter(|d| !d.method)
+                        .and_then(|d| of_returns(d.returns))
+                })
             }
             Expr::Dot(b, ..) => {
                 let t = self.ty(&b.lhs);
@@ -298,6 +336,16 @@ impl Checker<'_> {
                     format!("{}::{}", call.namespace, call.name)
                 };
                 self.options(&name, false, &call.args);
+                let nodes = match name.as_str() {
+                    "test_each" => 1,
+                    "test_pairs" => 2,
+                    _ => 0,
+                };
+                if nodes > 0 {
+                    if let Some(f) = call.args.iter().rev().find_map(closure_name) {
+                        self.node_params.insert(f, nodes);
+                    }
+                }
             }
             ASTNode::Expr(Expr::MethodCall(call, _)) => self.options(&call.name, true, &call.args),
             ASTNode::Expr(e @ (Expr::Dot(..) | Expr::Index(..))) => {
@@ -335,6 +383,7 @@ fn check_ast(ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
         out: vec![],
         seen: BTreeSet::new(),
         captures: Default::default(),
+        node_params: Default::default(),
     };
     // The top level, then each function and closure, each with its own variables: a body
     // starts where a top-level statement lies in another function's source range. A
@@ -364,6 +413,13 @@ fn check_ast(ast: &AST, file: &str, source: &str) -> Vec<Diagnostic> {
                     let tys = c.captures.get(name).cloned().unwrap_or_default();
                     for (param, ty) in params.iter().zip(tys) {
                         c.bind(param, ty, 0, (usize::MAX, usize::MAX));
+                    }
+                    // A test_each / test_pairs closure's own parameters (after the captured
+                    // ones) are nodes.
+                    let k = c.node_params.get(name).copied().unwrap_or(0);
+                    let node = Some(Ty::Rec(super::bindings::nodes::node_shape()));
+                    for param in params.iter().skip(params.len().saturating_sub(k)) {
+                        c.bind(param, node, 0, (usize::MAX, usize::MAX));
                     }
                 }
             }
@@ -435,6 +491,25 @@ mod tests {
             f[0].starts_with("2:27 ") && f[0].contains("`lanes`"),
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn node_fields_are_checked_where_a_node_is_known() {
+        let f = found(
+            "let want = 1;\ntest_each(nodes(), \"a\", |n| { want; n.interface; n.interfaces; });\ntest_pairs(nodes(), \"p\", #{}, |a, b| { b.nam; a.name; });\nfor x in inventory_nodes() { x.rdma_device; }\nnode(\"a\").fabric_ip;\nnodes()[0].hots;\ntest(\"t\", |n| { n.whatever; });\n",
+        );
+        assert_eq!(f.len(), 5, "{f:?}");
+        assert!(
+            f[0].starts_with("2:39 ") && f[0].contains("did you mean `interfaces`"),
+            "{f:?}"
+        );
+        assert!(
+            f[1].starts_with("3:42 ") && f[1].contains("did you mean `name`"),
+            "{f:?}"
+        );
+        assert!(f[2].contains("did you mean `rdma_devices`"), "{f:?}");
+        assert!(f[3].contains("did you mean `fabric_ips`"), "{f:?}");
+        assert!(f[4].contains("`hots` is not a field of the node"), "{f:?}");
     }
 
     #[test]

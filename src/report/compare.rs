@@ -1,7 +1,9 @@
 //! `fabcheck compare A.json B.json …`: the scenario table (100G vs 200G, 2 vs 6 nodes).
 //!
-//! One column per run (header: file stem, with `(simulated)` for a simulated run, `(replayed)`
-//! for a replayed one), one row per metric (`suite / test / metric [unit]`, in order of first
+//! One column per run, named after it (header: the file's stem; where files share a stem, as
+//! every run's `result.json` in its results folder does, the folders that tell them apart, e.g.
+//! the results folder `20260101-120000-mtu`, else the run's start time; with `(simulated)` for a
+//! simulated run, `(replayed)` for a replayed one), one row per metric (`suite / test / metric [unit]`, in order of first
 //! appearance), and for every run after the first a change column against the first run; a
 //! change of more than
 //! [`MARK_PCT`] % gets a marker (`▲ +23.1%` / `▼ −23.1%`). A missing value is `—`. The
@@ -34,16 +36,68 @@ pub(crate) struct Table {
 
 /// Load every file; the error names the file that could not be read.
 pub(crate) fn load_all(paths: &[PathBuf]) -> Result<Vec<Input>, super::json::LoadError> {
-    let mut out = Vec::new();
+    let mut runs = Vec::new();
     for p in paths {
-        let run = super::json::load(p)?;
-        out.push(Input {
-            label: stem(p),
+        runs.push(super::json::load(p)?);
+    }
+    let started: Vec<&str> = runs.iter().map(|r| r.started.as_str()).collect();
+    let labels = labels(paths, &started);
+    Ok(runs
+        .into_iter()
+        .zip(labels)
+        .map(|(run, label)| Input {
+            label,
             simulation: run.simulation.clone(),
             run,
-        });
-    }
-    Ok(out)
+        })
+        .collect())
+}
+
+/// Each run's column name: its file's stem; where stems are shared (`fabcheck-results/*/
+/// result.json`), the fewest folders above the file that tell it from the others with that
+/// stem (its results folder, named by start time and script); where nothing in the paths does
+/// (the same file twice), the stem and the run's start time (issue 50: not "result" and
+/// "result #2").
+fn labels(paths: &[PathBuf], started: &[&str]) -> Vec<String> {
+    let stems: Vec<String> = paths.iter().map(|p| stem(p)).collect();
+    // The folders above each file, nearest last (absolute where the file can be found, so
+    // `result.json` and `../b/result.json` are told apart).
+    let folders: Vec<Vec<String>> = paths
+        .iter()
+        .map(|p| {
+            let full = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            full.parent()
+                .map(|d| {
+                    d.components()
+                        .filter_map(|c| match c {
+                            std::path::Component::Normal(s) => {
+                                Some(s.to_string_lossy().into_owned())
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    let tail = |i: usize, k: usize| {
+        let f = &folders[i];
+        f[f.len().saturating_sub(k)..].join("/")
+    };
+    (0..paths.len())
+        .map(|i| {
+            let same: Vec<usize> = (0..paths.len())
+                .filter(|&j| j != i && stems[j] == stems[i])
+                .collect();
+            if same.is_empty() {
+                return stems[i].clone();
+            }
+            (1..=folders[i].len())
+                .find(|&k| same.iter().all(|&j| tail(j, k) != tail(i, k)))
+                .map(|k| tail(i, k))
+                .unwrap_or_else(|| format!("{} ({})", stems[i], started[i]))
+        })
+        .collect()
 }
 
 fn stem(p: &Path) -> String {
@@ -264,6 +318,35 @@ pub(crate) fn csv(t: &Table) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn runs_sharing_a_file_name_are_named_by_their_folders_or_start() {
+        let p = |s: &str| std::path::PathBuf::from(s);
+        let got = super::labels(
+            &[
+                p("/nonexistent/res/20260101-120000-mtu/result.json"),
+                p("/nonexistent/res/20260102-120000-mtu/result.json"),
+                p("/nonexistent/a/x/run.json"),
+                p("/nonexistent/b/x/run.json"),
+                p("/nonexistent/old.json"),
+                p("/nonexistent/c/same.json"),
+                p("/nonexistent/c/same.json"),
+            ],
+            &["t1", "t2", "t3", "t4", "t5", "t6", "t7"],
+        );
+        assert_eq!(
+            got,
+            [
+                "20260101-120000-mtu",
+                "20260102-120000-mtu",
+                "a/x",
+                "b/x",
+                "old",
+                "same (t6)",
+                "same (t7)"
+            ]
+        );
+    }
+
     #[test]
     fn change_cells() {
         assert_eq!(super::change_cell(Some(23.06)), "▲ +23.1%");

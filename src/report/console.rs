@@ -111,12 +111,21 @@ pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
             let _ = writeln!(out, "  {}: {}", u.node, super::one_line(&u.reason));
         }
     }
-    let problems: Vec<&TestResult> = run
+    // A testcase whose error is only that one of those nodes was not reached is counted here,
+    // not repeated under Problems (issue 50: 81 lines for 5 dead nodes); the reports keep each.
+    let (unreached, problems): (Vec<&TestResult>, Vec<&TestResult>) = run
         .suites
         .iter()
         .flat_map(|s| &s.tests)
         .filter(|t| matches!(t.status, Status::Failure | Status::Error))
-        .collect();
+        .partition(|t| only_unreached(run, t));
+    if !unreached.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} testcase(s) ERROR for these nodes alone (not listed again below; every one is in the reports)",
+            unreached.len()
+        );
+    }
     if !problems.is_empty() {
         let _ = writeln!(out, "\nProblems:");
         for t in problems {
@@ -188,6 +197,23 @@ pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
         let _ = writeln!(out, "{}", super::one_line(r));
     }
     out
+}
+
+/// Whether an errored testcase says only that one of the run's unreachable nodes was not
+/// reached (its short message, or the whole connection error and nothing else).
+fn only_unreached(run: &RunResult, t: &TestResult) -> bool {
+    if t.status != Status::Error {
+        return false;
+    }
+    let Some(msg) = t.message.as_deref() else {
+        return false;
+    };
+    let Some((node, reason)) = crate::transport::not_reached(msg) else {
+        return false;
+    };
+    run.unreachable.iter().any(|u| u.node == node)
+        && (msg == crate::run::finish::short_not_reached(&node, &reason)
+            || msg.trim() == format!("{node}: {reason}"))
 }
 
 /// Which platform profile each node got and why, and where the expectations came from (the

@@ -548,6 +548,7 @@ mod tests {
                 .stdout(std::process::Stdio::piped())
                 .spawn()
             else {
+                crate::util::skip::skip(&format!("the login shell {shell} is not installed"));
                 continue;
             };
             let mut stdin = child.stdin.take().unwrap();
@@ -591,6 +592,7 @@ mod tests {
                 .stderr(std::process::Stdio::piped())
                 .spawn()
             else {
+                crate::util::skip::skip(&format!("the login shell {shell} is not installed"));
                 continue;
             };
             let pid = child.id().to_string();

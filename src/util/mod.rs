@@ -8,5 +8,7 @@ pub(crate) mod names;
 pub(crate) mod pool;
 pub(crate) mod random;
 pub(crate) mod shape;
+#[cfg(test)]
+pub(crate) mod skip;
 pub(crate) mod suggest;
 pub(crate) mod target;

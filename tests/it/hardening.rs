@@ -1,7 +1,7 @@
 //! Bad input everywhere: clear errors with file:line and a hint, exit 2 or an error outcome;
 //! nothing lost, secrets not printed, runaway scripts stopped.
 
-use crate::common;
+use crate::common::{self, skip};
 use common::Fab;
 
 #[test]
@@ -439,7 +439,7 @@ fn a_thread_limit_degrades_fan_out_instead_of_aborting() {
             .output()
             .is_err()
     {
-        eprintln!("NOTICE: skipping a_thread_limit_degrades_fan_out_instead_of_aborting: needs root and runuser");
+        skip("it needs root and runuser");
         return;
     }
     let dir = std::env::temp_dir().join(format!("fc-ulimit-{}", std::process::id()));

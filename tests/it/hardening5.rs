@@ -4,7 +4,7 @@
 //! the main before it (checked with `FABCHECK_TEST_BIN` pointing at that build; for localise,
 //! with that build's script too).
 
-use crate::common::{repo, Fab, Outcome};
+use crate::common::{repo, skip, Fab, Outcome};
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
@@ -65,7 +65,7 @@ fn discover_output_that_is_a_link_fifo_device_or_folder_is_refused_before_any_no
         assert_eq!(r, 0);
         cases.push(("null.toml", "device"));
     } else {
-        eprintln!("NOTICE: skipping the device case: mknod needs root");
+        skip("the device case needs root (mknod)");
     }
     for (name, what) in &cases {
         let o = discover_to(&d, &format!("{{dir}}/{name}"), &["--force"]);
@@ -117,7 +117,7 @@ fn discover_dash_means_stdout() {
 #[test]
 fn discover_never_replaces_another_users_file_nor_follows_their_link() {
     if !is_root() {
-        eprintln!("NOTICE: skipping: needs root to plant another user's file and link");
+        skip("it needs root to plant another user's file and link");
         return;
     }
     let f = Fab::new();
@@ -268,7 +268,7 @@ fn localise_stops_at_an_iperf3_args_that_iperf3_refuses() {
     else {
         let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
         assert!(!ci, "iperf3 is not installed and CI is set");
-        eprintln!("NOTICE: skipping: iperf3 is not installed");
+        skip("iperf3 is not installed");
         return;
     };
     let o = run_localise(4, &format!("{real} \"$@\""), &["iperf3_args=--bogus-opt"]);
@@ -409,7 +409,7 @@ fn explicit_reports_keep_a_green_run_green_without_a_results_folder() {
 #[test]
 fn another_users_link_at_the_results_folder_is_not_followed() {
     if !is_root() {
-        eprintln!("NOTICE: skipping: needs root to plant another user's link");
+        skip("it needs root to plant another user's link");
         return;
     }
     let f = Fab::new()

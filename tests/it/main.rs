@@ -1,6 +1,7 @@
 //! fabcheck's integration tests: one binary (builds once), a module per area. Lab tests (real
 //! sshd nodes in network namespaces, tests/lab) need root; without it they skip with a notice,
-//! and with `CI` set a skipped lab test is a failure.
+//! and with `CI` set a skipped test is a failure (every
+//! skip goes through `common::skip`).
 
 mod common;
 

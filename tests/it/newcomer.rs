@@ -172,6 +172,81 @@ fn check_reports_every_error_not_only_the_first() {
     );
 }
 
+/// Issue 50 (first day): `n.interface` (the likeliest typo of the README's own example) is
+/// caught by `check`, at its place, with "did you mean"; so is a node field elsewhere (a
+/// `test_pairs` node, `node(name)`, an element of `nodes(...)`), and the README's example as
+/// written passes.
+#[test]
+fn check_catches_an_unknown_node_field_with_did_you_mean() {
+    let readme = readme_first_check();
+    assert!(readme.contains("n.interfaces"), "{readme}");
+    let typo = readme.replace("n.interfaces", "n.interface");
+    let o = Fab::new()
+        .file("mtu.rhai", &typo)
+        .file(
+            "more.rhai",
+            "test_pairs(nodes(), \"p\", |a, b| { a.nam; });\nnode(\"x\").hots;\nfor n in nodes(\"@fabric\") { n.fabric_ip; }\n",
+        )
+        .file("good.rhai", &readme)
+        .args(["check", "mtu.rhai", "more.rhai", "good.rhai"])
+        .run();
+    o.code(2);
+    let line = typo
+        .lines()
+        .position(|l| l.contains("n.interface"))
+        .unwrap()
+        + 1;
+    for want in [
+        format!("mtu.rhai:{line}:"),
+        "`interface` is not a field of the node (did you mean `interfaces`?)".to_string(),
+        "`nam` is not a field of the node (did you mean `name`?)".to_string(),
+        "`hots` is not a field of the node".to_string(),
+        "`fabric_ip` is not a field of the node (did you mean `fabric_ips`?)".to_string(),
+    ] {
+        assert!(o.stderr.contains(&want), "{want}:\n{}", o.stderr);
+    }
+    assert!(o.stdout.contains("ok: good.rhai"), "{}", o.stdout);
+    assert!(
+        o.stderr.contains("check: 4 error(s) in 2 of 3 file(s)"),
+        "{}",
+        o.stderr
+    );
+}
+
+/// Every node field `check` knows is one a script can read (the list `check` uses is the
+/// `Node` type's properties): read on the simulation, each one passes.
+#[test]
+fn every_node_field_check_knows_is_readable_in_a_run() {
+    let fields = [
+        "fabric_ips",
+        "fabric_ports",
+        "host",
+        "interfaces",
+        "name",
+        "ports",
+        "rdma_devices",
+        "user",
+        "vars",
+    ];
+    let body: String = fields.iter().map(|f| format!("    n.{f};\n")).collect();
+    let script = format!("test_each(nodes(), \"fields\", |n| {{\n{body}}});\n");
+    let inv = sim_with_dead_nodes(0);
+    let o = Fab::new()
+        .file("f.rhai", &script)
+        .file("cluster.toml", &inv)
+        .args(["check", "f.rhai"])
+        .run();
+    o.code(0);
+    let o = Fab::new()
+        .file("f.rhai", &script)
+        .file("cluster.toml", &inv)
+        .args(["run", "f.rhai", "-i", "cluster.toml"])
+        .reports()
+        .run();
+    o.code(0);
+    assert_eq!(o.status("fields [spark-01]"), "pass", "{}", o.stdout);
+}
+
 /// The README's first custom check (its first ```rhai block).
 fn readme_first_check() -> String {
     let readme = read("README.md");
@@ -233,8 +308,9 @@ fn unreachable_nodes_are_summarised_once_at_the_top() {
         .stdout
         .find("Unreachable nodes (2)")
         .unwrap_or_else(|| panic!("{}", o.stdout));
-    let problems = o.stdout.find("Problems:").expect("problems");
-    assert!(top < problems, "{}", o.stdout);
+    // Their testcases are counted under it, not listed again under Problems (issue 50).
+    assert!(!o.stdout.contains("Problems:"), "{}", o.stdout);
+    assert!(o.stdout[top..].contains("2 testcase(s) ERROR for these nodes alone"));
     for (node, port) in [("dead-03", 1), ("dead-04", 2)] {
         let line = format!("  {node}: cannot connect to 127.0.0.1: ");
         assert_eq!(o.stdout.matches(&line).count(), 1, "{}", o.stdout);
@@ -256,6 +332,51 @@ fn unreachable_nodes_are_summarised_once_at_the_top() {
         .find("<h2>Unreachable nodes (2)</h2>")
         .expect("html section");
     assert!(sec < html.find("id=\"problems\"").unwrap());
+}
+
+/// Issue 50 (first day): once "Unreachable nodes (N)" has named the dead nodes, the closing
+/// list does not repeat the refusal for every testcase of theirs (81 lines for 5 nodes): one
+/// line counts them, Problems keeps the other reds, and the reports keep every testcase.
+#[test]
+fn a_dead_nodes_refusal_is_said_once_not_once_per_testcase() {
+    let o = Fab::new()
+        .file("checks/mtu.rhai", &readme_first_check())
+        .file(
+            "checks/more.rhai",
+            "let fabric = nodes(\"@fabric\");\n\
+             test_each(fabric, \"kernel\", |n| { n.sh(\"uname -r\"); });\n\
+             test_each(fabric, \"hostname\", |n| { n.sh(\"hostname\"); });\n\
+             test(\"a red of its own\", || { assert_eq(1, 2, \"one\"); });\n",
+        )
+        .file("cluster.toml", &sim_with_dead_nodes(2))
+        .args(["run", "checks/", "-i", "cluster.toml"])
+        .reports()
+        .run();
+    o.code(1);
+    let summary = &o.stdout[o
+        .stdout
+        .find("Unreachable nodes (2)")
+        .unwrap_or_else(|| panic!("{}", o.stdout))..];
+    for node in ["dead-03", "dead-04"] {
+        assert_eq!(
+            summary.matches(&format!("{node}: cannot connect")).count(),
+            1,
+            "{node}'s refusal repeated:\n{summary}"
+        );
+        // Every testcase of theirs is still an ERROR in the reports.
+        for t in ["fabric MTU", "kernel", "hostname"] {
+            assert_eq!(o.status(&format!("{t} [{node}]")), "error");
+        }
+    }
+    assert!(
+        summary.contains("  6 testcase(s) ERROR for these nodes alone"),
+        "{summary}"
+    );
+    // A red that is not about them is still listed.
+    assert!(
+        summary.contains("Problems:\n  FAIL a red of its own"),
+        "{summary}"
+    );
 }
 
 /// Issue 34 item 3: a node a command could not reach is the diagnosis's subject whatever the

@@ -1,6 +1,6 @@
 //! Reports: HTML (--html), baseline comparison (--baseline), `fabcheck compare`.
 
-use crate::common;
+use crate::common::{self, skip};
 use common::Fab;
 use std::path::Path;
 
@@ -317,6 +317,49 @@ fn compare_lines_up_runs() {
         .run();
     bad.code(2);
     assert!(bad.stderr.contains("missing.json"), "{}", bad.stderr);
+}
+
+/// Issue 50 (first day): `compare` of two runs' results folders names each column after its
+/// run (the results folder, named by start time and script), not "result" and "result #2".
+#[test]
+fn compare_names_its_columns_after_the_runs_not_result_and_result_2() {
+    let keep = common::tempdir::TempDir::new("cmpruns");
+    let res = keep.path().join("res");
+    for v in ["100", "77"] {
+        Fab::new()
+            .file("bw.rhai", BW)
+            .args(["run", "bw.rhai", "--set"])
+            .args([format!("v={v}")])
+            .args(["--results".to_string(), res.display().to_string()])
+            .run()
+            .code(0);
+    }
+    let mut runs: Vec<std::path::PathBuf> = std::fs::read_dir(&res)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let names: Vec<String> = runs
+        .iter()
+        .map(|r| r.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let md = Fab::new()
+        .args(["compare"])
+        .args(
+            runs.iter()
+                .map(|r| r.join("result.json").display().to_string()),
+        )
+        .run();
+    md.code(0);
+    let s = &md.stdout;
+    assert!(!s.contains("result #2"), "{s}");
+    let head = format!(
+        "| metric | {a} | {b} | {b} vs {a} |",
+        a = names[0],
+        b = names[1]
+    );
+    assert!(s.contains(&head), "{head}\n{s}");
 }
 
 // ---- Reports that cannot mislead (issue 20 items 11 and 13) ----
@@ -732,9 +775,7 @@ fn reports_take_the_umask_mode_as_new_files() {
 fn a_report_owned_by_another_user_is_not_replaced() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!(
-            "NOTICE: skipping a_report_owned_by_another_user_is_not_replaced: needs root to chown"
-        );
+        skip("it needs root to chown");
         return;
     }
     let f = Fab::new().file("s.rhai", "test(\"a\", || {});\n");

@@ -157,6 +157,59 @@ fn diagnosis_names_the_part(
     );
 }
 
+/// `name="N"` of the first element that has it (JUnit's `<testsuites>` totals).
+fn xml_count(xml: &str, name: &str) -> usize {
+    let key = format!(" {name}=\"");
+    let at = xml
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {name} in {xml}"))
+        + key.len();
+    xml[at..at + xml[at..].find('"').unwrap()].parse().unwrap()
+}
+
+/// Issue 50 (first day): JUnit counted the diagnosis testcase as one more failure (6 failures
+/// in JUnit, 5 in the console). The diagnosis testcase passes, carrying the causes in its
+/// properties and system-out, and JUnit's failures and errors are the console's.
+#[test]
+fn junit_counts_the_same_failures_as_the_console_the_diagnosis_passes() {
+    let o = run("fabric_baseline.rhai", Some("rdma-rail-down-on-peer"), &[]);
+    o.code(1);
+    let line = o
+        .stdout
+        .lines()
+        .rev()
+        .find(|l| l.contains(" tests: ") && l.contains(" failed, "))
+        .unwrap_or_else(|| panic!("no counts line:\n{}", o.stdout));
+    let count = |what: &str| -> usize {
+        let end = line.find(what).unwrap_or_else(|| panic!("{what}: {line}"));
+        line[..end].rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let (failed, errors) = (count(" failed"), count(" errors"));
+    assert!(failed > 0 && errors > 0, "{line}");
+    let junit = o.junit.as_deref().unwrap();
+    assert!(o.stdout.contains("Diagnosis ("), "{}", o.stdout);
+    assert_eq!(
+        (xml_count(junit, "failures"), xml_count(junit, "errors")),
+        (failed, errors),
+        "JUnit's totals against the console's `{line}`\n{junit}"
+    );
+    // The diagnosis is still there: a passed testcase with the causes.
+    let case = &junit[junit
+        .find("<testcase name=\"diagnosis\"")
+        .expect("diagnosis testcase")..];
+    let case = &case[..case.find("</testcase>").expect("a diagnosis body")];
+    assert!(!case.contains("<failure"), "{case}");
+    assert!(
+        case.contains("<system-out>") && case.contains("spark-02"),
+        "{case}"
+    );
+    assert!(junit.contains("diagnosis.1.part"), "{junit}");
+    assert_eq!(
+        o.junit_is_valid(),
+        format!("junitparser cases {}", xml_count(junit, "tests"))
+    );
+}
+
 #[test]
 fn every_fault_scenario_is_caught_by_exactly_the_testcases_it_lists() {
     let all = catalogue();

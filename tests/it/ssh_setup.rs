@@ -1,7 +1,7 @@
 //! Connection set-up under the runner's own ssh config (issue 23 item 4): what ssh runs while
 //! reading its config is bounded too and leaves nothing behind. Needs an ssh client, no lab.
 
-use crate::common::Fab;
+use crate::common::{skip, Fab};
 use std::time::{Duration, Instant};
 
 /// Processes (any user) whose command line is exactly `sleep SECS`.
@@ -30,7 +30,7 @@ fn a_blocking_match_exec_is_bounded_by_the_connect_timeout_and_leaves_nothing() 
         .output()
         .is_err()
     {
-        eprintln!("NOTICE: no ssh client: skipped");
+        skip("no ssh client is installed");
         return;
     }
     for (case, known_hosts) in [("ssh -G", ""), ("master", "known_hosts = \"strict\"\n")] {

@@ -2,7 +2,7 @@
 //! something outside the command's process group keeps its stdout open, `--record` files that
 //! do not follow planted links, replay files confined to the transcript directory.
 
-use crate::common;
+use crate::common::{self, skip};
 use common::Fab;
 use std::time::{Duration, Instant};
 
@@ -299,7 +299,7 @@ fn gnu_timeout_signalling_child_and_group_still_gives_reports() {
         .output()
         .is_err()
     {
-        eprintln!("SKIP: no GNU timeout");
+        skip("GNU timeout is not installed");
         return;
     }
     let (f, token) = sleeping_run("gnutimeout");

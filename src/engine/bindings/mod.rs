@@ -27,7 +27,7 @@ mod mlnx_qos;
 mod nccl;
 mod nccl_env;
 mod net_state;
-mod nodes;
+pub(crate) mod nodes;
 mod nvidia_smi_topo;
 mod ofed_info;
 mod options;

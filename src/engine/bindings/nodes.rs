@@ -82,6 +82,31 @@ fn register(api: &mut Api) {
     register_commands(api);
 }
 
+/// The `Node` type's properties, sorted, as [`register_node_type`] registers them:
+/// `fabcheck check` reports any other field written on a node (`n.interface`, with "did you
+/// mean"; engine::typos). A property added below is added here.
+pub(crate) const NODE_FIELDS: [&str; 9] = [
+    "fabric_ips",
+    "fabric_ports",
+    "host",
+    "interfaces",
+    "name",
+    "ports",
+    "rdma_devices",
+    "user",
+    "vars",
+];
+
+/// What `fabcheck check` knows of a node: its fields ([`NODE_FIELDS`]).
+pub(crate) fn node_shape() -> &'static crate::util::shape::Shape {
+    static SHAPE: std::sync::OnceLock<crate::util::shape::Shape> = std::sync::OnceLock::new();
+    SHAPE.get_or_init(|| crate::util::shape::Shape {
+        name: "node",
+        fields: NODE_FIELDS.iter().map(|f| f.to_string()).collect(),
+        nested: vec![],
+    })
+}
+
 /// The `Node` type: its properties (`n.name`, `n.interfaces`, ...), printing, comparison.
 fn register_node_type(engine: &mut Engine) {
     engine.register_type_with_name::<NodeRef>("Node");

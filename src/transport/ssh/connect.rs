@@ -465,7 +465,7 @@ mod tests {
                 .stdin(std::process::Stdio::null())
                 .output()
             else {
-                eprintln!("no ssh client: skipped");
+                crate::util::skip::skip("no ssh client is installed");
                 return;
             };
             let out = String::from_utf8_lossy(&o.stdout);

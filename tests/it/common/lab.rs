@@ -148,12 +148,9 @@ impl Lab {
     pub fn ensure_variant(n: usize, variant: &Variant, test: &str) -> Option<Lab> {
         let turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
         if !is_root() {
-            let ci =
-                std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
-            assert!(!ci, "lab test `{test}` needs root (ip netns) and CI is set: a skipped lab test is a failure");
-            eprintln!(
-                "NOTICE: skipping lab test `{test}`: it needs root (ip netns, sshd in namespaces)"
-            );
+            super::skip(&format!(
+                "lab test `{test}` needs root (ip netns, sshd in namespaces)"
+            ));
             return None;
         }
         TEARDOWN.call_once(|| {

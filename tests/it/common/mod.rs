@@ -2,6 +2,10 @@
 //! (in the style of `just`'s tests) and reads back its reports.
 #![allow(dead_code)]
 
+#[path = "../../../src/util/skip.rs"]
+mod skip_rule;
+pub(crate) use skip_rule::skip;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
