@@ -14,7 +14,7 @@
 //! diagnosis); one whose results all pass their line is a WARN-level note with the numbers.
 
 use super::model::{Metric, RunResult};
-use super::peers::{better, Better};
+use super::peers::{better, knob, median, sorted, turned_off, Better};
 
 /// Knobs of the fleet comparison (documented in docs/diagnosis.md; `--set fleet_min_drop`,
 /// `fleet_mad_factor`, `fleet=false`).
@@ -40,16 +40,8 @@ impl Default for FleetPolicy {
 impl FleetPolicy {
     /// The defaults with the run's `--set` knobs; `fleet=false` turns the comparison off.
     pub(crate) fn from_params(params: &serde_json::Map<String, serde_json::Value>) -> Option<Self> {
-        let num = |k: &str| {
-            params.get(k).and_then(|v| {
-                v.as_f64()
-                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            })
-        };
-        let off = params
-            .get("fleet")
-            .is_some_and(|v| v.as_bool() == Some(false) || v.as_str() == Some("false"));
-        if off {
+        let num = |k: &str| knob(params, k);
+        if turned_off(params, "fleet") {
             return None;
         }
         let d = FleetPolicy::default();
@@ -165,21 +157,6 @@ pub(crate) fn measurements<'a>(
         }
     }
     out
-}
-
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
-fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
-    let mut v: Vec<f64> = values.collect();
-    v.sort_by(f64::total_cmp);
-    v
 }
 
 /// The reference of a set of results: their median and the band a result must fall below it

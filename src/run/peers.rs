@@ -38,16 +38,8 @@ impl PeerPolicy {
     /// to these); the command line refuses a knob that is not a number, and one that reaches
     /// here otherwise (a number as text) is read, anything else ignored.
     pub(crate) fn from_params(params: &serde_json::Map<String, serde_json::Value>) -> Option<Self> {
-        let num = |k: &str| {
-            params.get(k).and_then(|v| {
-                v.as_f64()
-                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            })
-        };
-        let off = params
-            .get("odd_one_out")
-            .is_some_and(|v| v.as_bool() == Some(false) || v.as_str() == Some("false"));
-        if off {
+        let num = |k: &str| knob(params, k);
+        if turned_off(params, "odd_one_out") {
             return None;
         }
         let d = PeerPolicy::default();
@@ -57,6 +49,21 @@ impl PeerPolicy {
             mad_factor: num("odd_mad_factor").map_or(d.mad_factor, |v| v.max(0.0)),
         })
     }
+}
+
+/// A number `--set KEY=N` gave (as a number or as text), else None.
+pub(crate) fn knob(params: &serde_json::Map<String, serde_json::Value>, key: &str) -> Option<f64> {
+    params.get(key).and_then(|v| {
+        v.as_f64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+    })
+}
+
+/// Whether `--set KEY=false` turns a comparison off.
+pub(crate) fn turned_off(params: &serde_json::Map<String, serde_json::Value>, key: &str) -> bool {
+    params
+        .get(key)
+        .is_some_and(|v| v.as_bool() == Some(false) || v.as_str() == Some("false"))
 }
 
 /// One result far below its peers: which one, its value, and the peers' median.
@@ -69,7 +76,7 @@ pub(crate) struct Outlier {
     pub drop: f64,
 }
 
-fn median(sorted: &[f64]) -> f64 {
+pub(crate) fn median(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n % 2 == 1 {
         sorted[n / 2]
@@ -78,7 +85,7 @@ fn median(sorted: &[f64]) -> f64 {
     }
 }
 
-fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
+pub(crate) fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
     let mut v: Vec<f64> = values.collect();
     v.sort_by(f64::total_cmp);
     v
