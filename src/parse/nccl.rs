@@ -104,6 +104,9 @@ pub struct Gdr {
 pub struct HostChannels {
     pub net_channels: u32,
     pub gdrdma_channels: u32,
+    /// The network devices its channels use (`via NET/IB/3`: index 3 of the host's `NET/IB :
+    /// Using [0]... [3]...` list), sorted, once each.
+    pub devices_used: Vec<u32>,
 }
 
 /// Read one INFO line into `g` (see [`Gdr`]).
@@ -132,6 +135,11 @@ fn gdr_line(g: &mut Gdr, t: &str) {
             let e = g.by_host.entry(h[1].to_string()).or_default();
             e.net_channels += 1;
             e.gdrdma_channels += u32::from(direct);
+            let dev = c[1].split('/').nth(1).and_then(|d| d.parse::<u32>().ok());
+            if let Some(d) = dev.filter(|d| !e.devices_used.contains(d)) {
+                e.devices_used.push(d);
+                e.devices_used.sort_unstable();
+            }
         }
     }
 }

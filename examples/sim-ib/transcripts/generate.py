@@ -328,7 +328,7 @@ GPUS = 8
 # (NVIDIA/nccl#1221, NVLS off) and about 350 on 248 x 8 H200 (NVIDIA/nccl-tests#283); the
 # simulation's answers peak at these (synthesised values).
 BUSBW = {2: 338.4, 4: 326.1, 8: 318.7}  # 8 nodes: assumed a little below 4 (synthesised, no public figure for 8)
-def nccl_text(nodes, busbw=None, drop=None, no_gdr=()):
+def nccl_text(nodes, busbw=None, drop=None, no_gdr=(), idle=None):
     """The Spark simulation's synthesised all_reduce_perf answer (format of the real nccl-tests
     2.19.6 captures) for one rank per GPU (8 per node) on `nodes`: H100 rank lines, each rank's
     NCCL INFO lines (its host's `NET/IB : Using` line with the eight HCAs; `drop`: {node: HCA}
@@ -371,8 +371,11 @@ def nccl_text(nodes, busbw=None, drop=None, no_gdr=()):
                 for ch in range(GPUS):
                     r = k * GPUS + ch
                     gdr = "" if n in no_gdr else "/GDRDMA"
-                    out.append(f"{n}:{4211 + r}:{4230 + r} [{ch}] NCCL INFO Channel {ch:02d}/0 : {prev + ch}[{ch}] -> {r}[{ch}] [receive] via NET/IB/{ch}{gdr}")
-                    out.append(f"{n}:{4211 + r}:{4230 + r} [{ch}] NCCL INFO Channel {ch:02d}/0 : {r}[{ch}] -> {nxt + ch}[{ch}] [send] via NET/IB/{ch}{gdr}")
+                    # `idle`: {node: k}: that node's channels over its last k devices go over
+                    # its first ones instead (NCCL lists them, no channel uses them)
+                    dev = ch if ch < GPUS - (idle or {}).get(n, 0) else ch - (idle or {}).get(n, 0)
+                    out.append(f"{n}:{4211 + r}:{4230 + r} [{ch}] NCCL INFO Channel {ch:02d}/0 : {prev + ch}[{ch}] -> {r}[{ch}] [receive] via NET/IB/{dev}{gdr}")
+                    out.append(f"{n}:{4211 + r}:{4230 + r} [{ch}] NCCL INFO Channel {ch:02d}/0 : {r}[{ch}] -> {nxt + ch}[{ch}] [send] via NET/IB/{dev}{gdr}")
     res = []
     for line in out:
         m = re.match(r"^(\s+\d+\s+\d+\s+\w+\s+\w+\s+-?\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s*$", line)
@@ -387,7 +390,7 @@ def nccl_text(nodes, busbw=None, drop=None, no_gdr=()):
         res.append(line)
     return "\n".join(res)
 
-def nccl_answers(out, node, drop=None, busbw=None, no_gdr=()):
+def nccl_answers(out, node, drop=None, busbw=None, no_gdr=(), idle=None):
     """The baseline's and five-step's NCCL runs as launched from the first node (h100-01): the
     binary lookup and mpirun over 2 nodes and over all 4, one rank per GPU (8 per node, the
     dgx-h100-class profile's gpus_per_node), on each node's first IPoIB address."""
@@ -396,7 +399,7 @@ def nccl_answers(out, node, drop=None, busbw=None, no_gdr=()):
     for group in [NODES[:2], NODES]:
         hosts = ",".join(f"{fabric_ip(n, 0)}:{GPUS}" for n in group)
         cmd(out, f"mpirun -np {GPUS * len(group)} -H {hosts} --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {NCCL_BIN} -b 8 -e 1G -f 2 -g 1",
-            nccl_text(group, busbw=(busbw or {}).get(len(group)), drop=drop, no_gdr=no_gdr), ms=60000,
+            nccl_text(group, busbw=(busbw or {}).get(len(group)), drop=drop, no_gdr=no_gdr, idle=idle), ms=60000,
             note="synthesised all_reduce_perf, one rank per GPU, 8 HCAs on every host's NET/IB line (see nccl_text)")
 
 def cmd(out, c, stdout, ms=10, note=None, after=None):
@@ -559,6 +562,14 @@ scenario("ib-node-without-gdr", "h100-02's NCCL channels stage through host memo
          [("fabric_baseline.rhai", NCCL, t, ["h100-02 (0 of 16 channels via GDRDMA) stage through host memory", "use GPUDirect RDMA"]) for t in ["nccl: all_reduce 2 nodes", "nccl: all_reduce 4 nodes"]],
          {"h100-01": lambda out: nccl_answers(out, "h100-01", no_gdr=("h100-02",))},
          parts=["GPUDirect RDMA on h100-02, where h100-01 use it"])
+
+# A rail NCCL lists but no channel uses (issue 46 item 4): h100-02 lists its eight HCAs, but its
+# channels 6 and 7 go over its devices 4 and 5: mlx5_10 and mlx5_11 carry nothing (busbw still
+# above the full-node line).
+scenario("ib-rail-listed-unused", "h100-02's NCCL lists its eight HCAs but no channel goes over mlx5_10 and mlx5_11 (its channels 6 and 7 share devices 4 and 5); busbw still passes the full-node line",
+         [("fabric_baseline.rhai", NCCL, t, ["h100-02: NCCL listed 8 rails but its channels use 6 (no channel over mlx5_10, mlx5_11)"]) for t in ["nccl: all_reduce 2 nodes", "nccl: all_reduce 4 nodes"]],
+         {"h100-01": lambda out: nccl_answers(out, "h100-01", idle={"h100-02": 2})},
+         parts=["h100-02 mlx5_10: NCCL listed it, no channel uses it"])
 
 # ---- the fleet view (issue 46): like parts compared across nodes ------------------------------
 # A node slow on every rail (its BIOS, IOMMU or power settings, firmware: what its rails share):
