@@ -108,9 +108,6 @@ fn healthy_ib_cluster_passes_every_ib_check() {
 /// One run of `script` (fabric_health: its IB checks; another script: the scenario's args) on
 /// the IB simulation with `scenario`.
 fn run_script_on(inv: &str, script: &str, args: &[String], scenario: &str) -> Outcome {
-    if script == "fabric_health.rhai" && args.is_empty() && inv == CLUSTER {
-        return run(Some(scenario));
-    }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     ib_run_on(inv, script, &args, Some(scenario))
 }
