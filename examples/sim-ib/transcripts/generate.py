@@ -589,15 +589,18 @@ scenario("ib-rail-listed-unused", "h100-02's NCCL lists its eight HCAs but no ch
 # h100-03 writes at 331.6 Gb/s, and is written to at the same, on all eight HCAs; every HCA is
 # Active at 400 and every other pair runs 392.18. Each pair with h100-03 is past its line (360):
 # the diagnosis puts them on h100-03 as a whole, not on 48 rails.
-def slow_node(gbps, node="h100-03"):
+def slow_links(node, cas, gbps):
+    """Every node's answers on HCAs `cas` of the pairs with `node`, both ways, at `gbps`."""
     def files(out, me):
-        for ca in HCAS:
+        for ca in cas:
             for p in NODES:
                 if p == me or (me != node and p != node):
                     continue
                 cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {fabric_ip(p, HCAS.index(ca))}",
                     ib_write_bw_client(me, p, ca, gbps), ms=6050)
     return {n: (lambda out, n=n: files(out, n)) for n in NODES}
+def slow_node(gbps, node="h100-03"):
+    return slow_links(node, HCAS, gbps)
 OTHERS = [n for n in NODES if n != "h100-03"]
 scenario("ib-node-slow-every-rail", "h100-03 writes and is written to at 331.6 Gb/s on all eight HCAs (every link Active at 400); every other pair runs 392.18: the node, not a rail",
          [("fabric_baseline.rhai", RDMA, f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "331.6"])
@@ -609,13 +612,7 @@ scenario("ib-node-6pct-slow-every-rail", "h100-03 writes and is written to at 37
          [], slow_node(370.2), notes=[("fabric_baseline.rhai", RDMA, "odd_node", "h100-03 as a whole")])
 # One HCA slow in both directions (its cable with retransmissions): h100-02 mlx5_6 at 288.4
 def slow_hca(node, ca, gbps):
-    def files(out, me):
-        for p in NODES:
-            if p == me or (me != node and p != node):
-                continue
-            cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {fabric_ip(p, HCAS.index(ca))}",
-                ib_write_bw_client(me, p, ca, gbps), ms=6050)
-    return {n: (lambda out, n=n: files(out, n)) for n in NODES}
+    return slow_links(node, [ca], gbps)
 scenario("ib-hca-slow-both-ways", "h100-02 mlx5_6 (rail 4) at 288.4 Gb/s to and from every peer, Active at 400: that HCA's cable, transceiver or leaf port",
          [("fabric_baseline.rhai", RDMA, f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "mlx5_6 288.4"])
           for a, b in [("h100-02", p) for p in NODES if p != "h100-02"] + [(p, "h100-02") for p in NODES if p != "h100-02"]],

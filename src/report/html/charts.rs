@@ -69,20 +69,7 @@ fn pair_matrices_per_rail(
             esc(&m.metric),
             esc(m.rail.as_deref().unwrap_or(""))
         );
-        for b in &m.nodes {
-            let _ = write!(h, "<th>{}</th>", esc(b));
-        }
-        h.push_str("</tr>");
-        for a in &m.nodes {
-            let _ = write!(h, "<tr><th>{}</th>", esc(a));
-            for b in &m.nodes {
-                match m.cells.get(&(a.clone(), b.clone())) {
-                    Some(c) => matrix_cell(h, a, b, c, &m.unit),
-                    None => h.push_str("<td class=\"muted\">·</td>"),
-                }
-            }
-            h.push_str("</tr>");
-        }
+        matrix_rows(h, m);
         let _ = write!(
             h,
             "</table><div class=\"where\">Slowest: {worst}</div></div>"
@@ -130,20 +117,7 @@ pub(super) fn matrices(h: &mut String, run: &RunResult) {
             esc(&m.unit),
             m.cells.len()
         );
-        for b in &m.nodes {
-            let _ = write!(h, "<th>{}</th>", esc(b));
-        }
-        h.push_str("</tr>");
-        for a in &m.nodes {
-            let _ = write!(h, "<tr><th>{}</th>", esc(a));
-            for b in &m.nodes {
-                match m.cells.get(&(a.clone(), b.clone())) {
-                    Some(c) => matrix_cell(h, a, b, c, &m.unit),
-                    None => h.push_str("<td class=\"muted\">·</td>"),
-                }
-            }
-            h.push_str("</tr>");
-        }
+        matrix_rows(h, m);
         h.push_str("</table>");
         let _ = write!(h, "<p>Slowest pairs: {}</p></div>", slowest(m, 5));
     }
@@ -160,6 +134,24 @@ const MATRIX_LEGEND: &str = "<p class=\"legend\">Cell colour is the pair's verdi
     (the diagnosis's WARN note).</p>";
 
 /// One pair's cell: the value, coloured by its verdict, the verdict in words in the tooltip.
+/// A matrix's column heads (closing the head row) and its rows, a cell per pair.
+fn matrix_rows(h: &mut String, m: &crate::report::matrix::Matrix) {
+    for b in &m.nodes {
+        let _ = write!(h, "<th>{}</th>", esc(b));
+    }
+    h.push_str("</tr>");
+    for a in &m.nodes {
+        let _ = write!(h, "<tr><th>{}</th>", esc(a));
+        for b in &m.nodes {
+            match m.cells.get(&(a.clone(), b.clone())) {
+                Some(c) => matrix_cell(h, a, b, c, &m.unit),
+                None => h.push_str("<td class=\"muted\">·</td>"),
+            }
+        }
+        h.push_str("</tr>");
+    }
+}
+
 fn matrix_cell(h: &mut String, a: &str, b: &str, c: &Cell, unit: &str) {
     let odd = c.odd.is_some() && !matches!(c.verdict, Verdict::Fail | Verdict::Error);
     let mark = match c.verdict {
