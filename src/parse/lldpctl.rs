@@ -56,7 +56,7 @@ fn chassis(c: Option<&Value>) -> (String, Map<String, Value>) {
         return (String::new(), Map::new());
     };
     // unnamed: the fields themselves (`id`, `descr`, ...)
-    if o.contains_key("id") && !o.get("id").is_some_and(|v| v.get("id").is_some()) {
+    if o.contains_key("id") && o.get("id").is_none_or(|v| v.get("id").is_none()) {
         return (String::new(), o.clone());
     }
     match o.iter().next() {

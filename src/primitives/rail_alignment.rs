@@ -50,7 +50,7 @@ fn rail_switches(rows: &[Landing]) -> BTreeMap<i64, String> {
     let mut out = BTreeMap::new();
     for (rail, by_switch) in count {
         let mut v: Vec<(&str, usize)> = by_switch.into_iter().collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1));
+        v.sort_by_key(|x| std::cmp::Reverse(x.1));
         let second = v.get(1).map_or(0, |x| x.1);
         if v[0].1 >= 2 && v[0].1 > second {
             out.insert(rail, v[0].0.to_string());
