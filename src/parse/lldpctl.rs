@@ -11,7 +11,7 @@
 //!
 //! Recognised evidence: a JSON object with a top-level `lldp` key.
 
-use super::util::unrecognised;
+use super::util::{json_at, unrecognised};
 use super::ParseError;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -97,15 +97,7 @@ pub fn parse(text_in: &str) -> Result<Vec<LldpNeighbour>, ParseError> {
             "not `lldpctl -f json` (expected a JSON object with an `lldp` key); use `lldpctl -f json`",
         ));
     }
-    let v: Value = serde_json::from_str(text_in).map_err(|e| {
-        let line = e.line().max(1);
-        ParseError::new(
-            KIND,
-            line,
-            text_in.lines().nth(line - 1).unwrap_or(""),
-            format!("invalid JSON: {e}"),
-        )
-    })?;
+    let v: Value = json_at(KIND, text_in, "JSON")?;
     let Some(lldp) = v.get("lldp") else {
         return Err(unrecognised(
             KIND,
