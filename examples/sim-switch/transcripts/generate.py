@@ -1,0 +1,345 @@
+# Generates the transcripts of the SIMULATED switched RoCE cluster (examples/sim-switch): N DGX
+# Sparks (default 4; users wire 2 to 6) with one QSFP port each cabled to one 200G Ethernet
+# switch, the port's two logical rails (enp1s0f1np1 / enP2p1s0f1np1, rocep1s0f1 / roceP2p1s0f1)
+# on two rail subnets (192.168.100.0/24 and 192.168.200.0/24), every pair reachable through the
+# switch. Run from examples/sim-switch/:   python3 transcripts/generate.py
+#   FCSIM_NODES=6 FCSIM_OUT=transcripts-6 python3 transcripts/generate.py   (another size; it
+#   needs an inventory of that size, see four-sparks.toml)
+# Every answer is the two-Spark simulation's (examples/sim/transcripts: its formats.py and its
+# synth/ answers, themselves in the formats of real captures; a few real captures from
+# tests/fixtures, copied unchanged into real/) with this node's names, addresses and peers:
+# SYNTHESISED, never measured. SOURCES.md says which answer comes from where. The fault
+# scenarios are written at the end (scenarios/NAME/).
+import json, os, re, shutil, sys
+sys.path.insert(0, "../sim/transcripts")
+from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  # fabric health answers
+from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all
+from formats import sysfs_command, sysfs_text, gpu_command, gpu_text  # discover, platform detection
+from formats import ip_route_json
+
+N = int(os.environ.get("FCSIM_NODES", "4"))
+OUT = os.environ.get("FCSIM_OUT", "transcripts")
+NODES = [f"spark-{k:02d}" for k in range(1, N + 1)]
+IFACES = ["enp1s0f1np1", "enP2p1s0f1np1"]
+DEVS = ["rocep1s0f1", "roceP2p1s0f1"]
+BDF = {"enp1s0f1np1": "0000:01:00.1", "enP2p1s0f1np1": "0002:01:00.1"}
+NETDEV = dict(zip(DEVS, IFACES))
+SPARK = "../sim/transcripts/"          # the two-Spark simulation: its synthesised answers
+FX = "../../tests/fixtures/"           # real captures
+HOST = {n: f"10.0.0.{11 + k}" for k, n in enumerate(NODES)}
+MGMT_GW = "10.0.0.1"
+# per-Spark RDMA write over one rail through the switch: NVIDIA's DGX Spark figure, as the
+# two-Spark simulation (~95 Gbit/s per rail, ~190 per port)
+RAIL_GBPS = [94.97, 94.91]
+
+def q(s):
+    return json.dumps(s)
+
+def fabric_ip(node, rail):
+    """Rail 0 on 192.168.100.0/24, rail 1 on 192.168.200.0/24; the node's number + 10 as host part
+    (spark-01: .11), as examples/six-sparks-switch.toml."""
+    return f"192.168.{100 * (rail + 1)}.{NODES.index(node) + 11}"
+
+def mac(node, iface):
+    """A MAC per node and interface: the two-Spark simulation's spark-01 MACs with the node's
+    number in the fifth byte (its CX7 functions 4c:bb:47:2d:NN:16/17/1a/1b)."""
+    k = NODES.index(node) + 1
+    return {"enp1s0f0np0": f"4c:bb:47:2d:{k:02x}:16", "enp1s0f1np1": f"4c:bb:47:2d:{k:02x}:17",
+            "enP2p1s0f0np0": f"4c:bb:47:2d:{k:02x}:1a", "enP2p1s0f1np1": f"4c:bb:47:2d:{k:02x}:1b",
+            "enP7s7": f"3c:6d:66:01:03:{k:02x}", "wlP9s9": f"a8:3b:76:11:33:{k:02x}"}[iface]
+
+def ip_addr_doc(node, addrs=None):
+    """The two-Spark simulation's `ip -j addr` answer of spark-01 (format of the real lab
+    captures) with this node's management address, fabric addresses and MACs. `addrs`:
+    {iface: [(ip, prefix)]} replacing the fabric addresses of an interface (a fault)."""
+    doc = json.load(open(SPARK + "synth/ip-j-addr-spark-01.json"))
+    k = NODES.index(node)
+    for i in doc:
+        if i["ifname"] in ("lo",):
+            continue
+        i["address"] = mac(node, i["ifname"])
+        for a in i["addr_info"]:
+            if i["ifname"] == "enP7s7":
+                a["local"] = HOST[node]
+            elif i["ifname"] == "wlP9s9":
+                a["local"] = f"192.168.1.{50 + k}"
+            elif i["ifname"] in IFACES:
+                a["local"] = fabric_ip(node, IFACES.index(i["ifname"]))
+        if addrs and i["ifname"] in addrs:
+            i["addr_info"] = [dict(i["addr_info"][0], local=ip, prefixlen=p) for ip, p in addrs[i["ifname"]]]
+    return doc
+
+# ---- files shared by every node (replay reads files only inside the transcript directory) ----
+def put(rel, text):
+    os.makedirs(os.path.dirname(f"{OUT}/{rel}"), exist_ok=True)
+    open(f"{OUT}/{rel}", "w").write(text)
+    return rel
+def real(rel):
+    """A REAL capture of tests/fixtures, copied unchanged into real/."""
+    return put("real/" + rel, open(FX + rel).read())
+def from_sim(rel):
+    """A synthesised answer of the two-Spark simulation, copied unchanged into synth/."""
+    return put("synth/" + os.path.basename(rel), open(SPARK + rel).read())
+
+def ethtool_text(iface, speed=200000, partner=("100000baseCR4/Full", "200000baseCR4/Full"), advertised=None):
+    """The two-Spark simulation's `ethtool IFACE` answer (CX7 at 200G) with the switch port's
+    advertisement (ethtool's "Link partner advertised" lines, in the order of the real capture
+    the two-Spark scenarios use), `speed` negotiated; `advertised`: this end's advertised modes."""
+    t = open(SPARK + f"synth/ethtool-{iface}.txt").read().replace("Speed: 200000Mb/s", f"Speed: {speed}Mb/s")
+    pad = " " * 41
+    lp = ("        Link partner advertised link modes:  " + f"\n{pad}".join(partner) + "\n"
+          "        Link partner advertised pause frame use: Symmetric\n"
+          "        Link partner advertised auto-negotiation: Yes\n"
+          "        Link partner advertised FEC modes: RS\n")
+    anchor = "        Advertised FEC modes: RS\n"
+    assert anchor in t
+    t = t.replace(anchor, anchor + lp)
+    if advertised is not None:
+        old = "        Advertised link modes:  100000baseCR4/Full\n                                200000baseCR4/Full\n"
+        assert old in t
+        t = t.replace(old, "        Advertised link modes:  " + f"\n{' ' * 32}".join(advertised) + "\n")
+    return t
+
+def rdma_client_text(node, peer, rail, gbps=None):
+    """The two-Spark simulation's synthesised ib_write_bw client answer (format of the real RoCE
+    perftest capture) of this rail, the GID lines of this pair's addresses, `gbps` average."""
+    gbps = RAIL_GBPS[rail] if gbps is None else gbps
+    t = open(SPARK + f"synth/ib_write_bw-client-{DEVS[rail]}.txt").read()
+    gid = lambda ip: "00:00:00:00:00:00:00:00:00:00:255:255:" + ip.replace(".", ":")
+    lines = t.split("\n")
+    g = [i for i, l in enumerate(lines) if l.startswith(" GID:")]
+    lines[g[0]] = " GID: " + gid(fabric_ip(node, rail))
+    lines[g[1]] = " GID: " + gid(fabric_ip(peer, rail))
+    t = "\n".join(lines)
+    def row(m):
+        mpps = gbps * 1e9 / 8 / 65536 / 1e6
+        return f" 65536      {int(int(m.group(1)) * gbps / float(m.group(3))):d}             {gbps * 1.0025:.2f}              {gbps:.2f}              {mpps:.6f}"
+    return re.sub(r"^ 65536\s+(\d+)\s+(\S+)\s+(\S+)\s+\S+$", row, t, flags=re.M)
+
+def ib_write_lat_text(dev):
+    """As the two-Spark simulation: its synthesised ib_write_lat answer (from the REAL DGX Spark
+    capture, RoCE form) of this device."""
+    return open(SPARK + f"synth/ib_write_lat-{dev}.txt").read()
+
+NCCL_BIN = "/home/nvidia/nccl-tests/build/all_reduce_perf"
+def nccl_scaled(text, factor):
+    """The two-Spark all_reduce_perf answer with every bandwidth times `factor` (times / factor),
+    the average recomputed (the same function as examples/sim/transcripts/scenarios.py)."""
+    out, bws = [], []
+    for line in text.split("\n"):
+        f = line.split()
+        if len(f) == 13 and f[0].isdigit():
+            size = int(f[0])
+            t1, t2 = float(f[5]) / factor, float(f[9]) / factor
+            a1, a2 = size / t1 / 1e3, size / t2 / 1e3
+            bws.append(a1)
+            line = (f"{f[0]:>12} {f[1]:>13} {f[2]:>9} {f[3]:>7} {f[4]:>7} {t1:8.2f} {a1:7.2f} {a1:7.2f} {f[8]:>7} "
+                    f"{t2:8.2f} {a2:7.2f} {a2:7.2f} {f[12]:>7}")
+        elif line.startswith("# Avg bus bandwidth"):
+            line = f"# Avg bus bandwidth    : {sum(bws) / len(bws):.4f} "
+        out.append(line)
+    return "\n".join(out)
+
+def fabric_ip_two(k):
+    """The two-Spark simulation's rail-0 addresses, replaced in its NCCL answer."""
+    return ["192.168.100.10", "192.168.100.11"][k]
+
+def nccl_text(group, factor=1.0):
+    """The two-Spark simulation's synthesised 2-rank all_reduce_perf answer (format of the real
+    nccl-tests 2.19.6 captures) for one rank per Spark on `group`: a rank line per Spark, rank 0's
+    NCCL INFO lines as spark-01's there (its ring channels: from the last rank, to rank 1) and
+    every other host's `NET/IB : Using` line as spark-02's there; busbw the two-Spark answer's
+    times `factor` (a switch carries a ring of Sparks at the port rate: synthesised)."""
+    t = open(SPARK + "synth/all_reduce_perf-2sparks-roce.txt").read().split("\n")
+    rank0 = next(l for l in t if l.startswith("#  Rank  0 "))
+    two = fabric_ip_two(0), fabric_ip_two(1)
+    out = []
+    for line in t:
+        if line.startswith("#  Rank ") or " NCCL INFO " in line:
+            continue
+        out.append(line)
+        if line != "# Using devices":
+            continue
+        n = len(group)
+        for r, h in enumerate(group):
+            out.append(rank0.replace(" Rank  0 ", f" Rank {r:2d} ").replace("Pid   4211", f"Pid {4211 - 17 * r:6d}").replace("spark-01", h))
+        for l in t:
+            if " NCCL INFO " not in l:
+                continue
+            if l.startswith("spark-02:"):
+                for r, h in enumerate(group[1:], 1):
+                    out.append(l.replace("spark-02:3977:3977", f"{h}:{4211 - 17 * r}:{4211 - 17 * r}").replace(two[1], fabric_ip(h, 0)))
+                continue
+            l = l.replace("spark-01:", f"{group[0]}:", 1).replace(two[0], fabric_ip(group[0], 0))
+            l = re.sub(r"rank 0 nranks \d+", f"rank 0 nranks {n}", l)
+            l = l.replace("1[0] -> 0[0] [receive]", f"{n - 1}[0] -> 0[0] [receive]")
+            out.append(l)
+    text = "\n".join(out)
+    return nccl_scaled(text, factor) if factor != 1.0 else text
+
+# ---- per-node answers --------------------------------------------------------------------------
+def cmd(out, c, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, note=None, after=None):
+    if note:
+        out.append(f"# {note}")
+    out += ["[[command]]", f"command = {q(c)}"]
+    if after:
+        out.append(f"after = {q(after)}")
+    if stdout_file is not None:
+        out.append(f"stdout_file = {q(stdout_file)}")
+    if stdout is not None:
+        out.append(f"stdout = {q(stdout)}")
+    if stderr is not None:
+        out.append(f"stderr = {q(stderr)}")
+    out += [f"exit_code = {exit_code}", f"duration_ms = {ms}", ""]
+
+def peers(node):
+    return [p for p in NODES if p != node]
+
+def link_answers(out, node):
+    for i in IFACES:
+        cmd(out, f"ethtool {i}", stdout_file=f"synth/ethtool-{i}.txt", ms=40,
+            note="the two-Spark ethtool answer (CX7 at 200G), the switch port advertising 100G and 200G")
+        cmd(out, f"ethtool -i {i}", stdout_file=f"synth/ethtool-i-cx7-{i}.txt", ms=10)
+        cmd(out, f"ethtool -S {i}", stdout_file="synth/ethtool-S-cx7.txt", ms=30)
+        cmd(out, f"ethtool --show-eee {i}", stdout="", stderr="netlink error: Operation not supported\n", exit_code=1, ms=8)
+    me = ip_addr_doc(node)
+    cmd(out, "ip -j addr", stdout=json.dumps(me, separators=(",", ":")) + "\n", ms=12)
+    cmd(out, "ip -j route", stdout=ip_route_json(me, MGMT_GW), ms=4)
+    cmd(out, "ip -j -6 route", stdout="[]\n", ms=4)
+    cmd(out, "rdma link", stdout_file="synth/rdma-link-dgx-spark.txt", ms=15)
+    cmd(out, "ibdev2netdev", stdout_file="real/rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")
+    cmd(out, "ibv_devinfo", stdout_file="real/rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", ms=80, note="REAL DGX Spark capture")
+    cmd(out, "ofed_info -s", stdout="OFED-internal-25.07-0.9.7:\n", ms=200)
+    cmd(out, "hostname", stdout=f"{node}\n", ms=3)
+    for i in IFACES:
+        cmd(out, f"cat /sys/class/net/{i}/mtu", stdout="9000\n", ms=3)
+    cmd(out, "uname -r", stdout="6.11.0-1016-nvidia\n", ms=3)
+
+def reach_answers(out, node, drop=None):
+    """Pings (one rail, and both rails of a peer at once), MTU pings, neighbour entries and SSH
+    hops to every peer through the switch. `drop`: {(peer, rail): (ip, mac)} answers of a fault."""
+    for p in peers(node):
+        ips = [fabric_ip(p, r) for r in range(2)]
+        for cnt in [5, 3, 2]:
+            for r, ip in enumerate(ips):
+                cmd(out, f"ping -n -c {cnt} -W 2 -I {IFACES[r]} {ip}", stdout=ping_text(ip, cnt, 56), ms=1000 * cnt)
+            pings = [f"ping -n -c {cnt} -W 2 -I {IFACES[r]} {ip}" for r, ip in enumerate(ips)]
+            cmd(out, ping_all_cmd(pings), stdout=ping_all_out([(0, ping_text(ip, cnt, 56), "") for ip in ips]), ms=1000 * cnt)
+        mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[r]} -s 8972 {ip}" for r, ip in enumerate(ips)]
+        for r, ip in enumerate(ips):
+            cmd(out, mtu[r], stdout=ping_text(ip, 3, 8972), ms=2000)
+        cmd(out, ping_all_cmd(mtu), stdout=ping_all_out([(0, ping_text(ip, 3, 8972), "") for ip in ips]), ms=2000)
+        for r, ip in enumerate(ips):
+            cmd(out, f"ip -j neigh show {ip} dev {IFACES[r]}",
+                stdout=json.dumps([{"dst": ip, "lladdr": mac(p, IFACES[r]), "state": ["REACHABLE"]}], separators=(",", ":")) + "\n", ms=4)
+        for ip in ips + [HOST[p]]:
+            cmd(out, f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",
+                stdout=f"fabcheck-hop nvidia {p}\n", ms=180)
+
+SERVER = "real/perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt"
+def rdma_answers(out, node, gbps=None):
+    """ib_write_bw per port (both rails at once; an inventory without ports measures each rail on
+    TCP port 18515) and ib_write_lat per rail, server and client against every peer. `gbps`:
+    {(peer, rail): Gbit/s} for this node's client answers that differ (a fault)."""
+    gbps = gbps or {}
+    for k, d in enumerate(DEVS):
+        for port in sorted({18515 + k, 18515}):
+            cmd(out, f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits ; : fcsrv-ib_write_bw-{port}", stdout_file=SERVER, ms=6100,
+                note="REAL ib_write_bw server capture (only the client side is judged)")
+            cmd(out, f"ss -Hltn 'sport = :{port}'", stdout=f"LISTEN 0      5            0.0.0.0:{port}      0.0.0.0:*          \n", ms=6)
+            cmd(out, f"pkill -TERM -f -- 'fcsrv-ib_write_bw-{str(port)[:-1]}[{str(port)[-1]}]'; true", stdout="", ms=6)
+            for p in peers(node):
+                cmd(out, f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {fabric_ip(p, k)}",
+                    stdout=rdma_client_text(node, p, k, gbps.get((p, k))), ms=6050)
+        cmd(out, f"ib_write_lat -d {d} -x 3 -p 18515 ; : fcsrv-ib_write_lat-18515", stdout_file=f"synth/ib_write_lat-{d}.txt", ms=1100)
+        cmd(out, "pkill -TERM -f -- 'fcsrv-ib_write_lat-1851[5]'; true", stdout="", ms=6)
+        for p in peers(node):
+            cmd(out, f"ib_write_lat -d {d} -x 3 -p 18515 {fabric_ip(p, k)}", stdout_file=f"synth/ib_write_lat-{d}.txt", ms=1050)
+
+def nccl_groups():
+    """The groups the shipped scripts launch NCCL on from the first node: the first two nodes
+    and all of them (the baseline), one rank per Spark."""
+    return [NODES[:2], NODES] if N > 2 else [NODES]
+
+def nccl_answers(out, node, factor=None):
+    cmd(out, """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }""",
+        stdout=NCCL_BIN + "\n", ms=5)
+    if node != NODES[0]:
+        return
+    for g in nccl_groups():
+        hosts = ",".join(f"{fabric_ip(n, 0)}:1" for n in g)
+        f = (factor or {}).get(len(g), 1.0)
+        cmd(out, f"mpirun -np {len(g)} -H {hosts} --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {NCCL_BIN} -b 8 -e 1G -f 2 -g 1",
+            stdout=nccl_text(g, f), ms=41000, note="synthesised all_reduce_perf, one rank per Spark (see nccl_text)")
+
+def recipe_answers(out, node):
+    cmd(out, "cat -- /home/nvidia/recipe/hostfile", stdout_file="recipes/hostfile-fabric", ms=4)
+    cmd(out, "cat -- /home/nvidia/recipe/hostfile-wifi", stdout_file="recipes/hostfile-wifi", ms=4)
+    cmd(out, "cat -- /home/nvidia/recipe/serve.yaml", stdout_file="recipes/serve.yaml", ms=4)
+
+def tool_answers(out, node):
+    for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
+              "ib_read_bw", "ib_send_bw", "ib_write_lat", "iperf3", "mpirun", "timeout", "ss", "pkill", "ssh", "sudo",
+              NCCL_BIN, "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos", "dpkg-query", "hostname"]:
+        cmd(out, f"command -v {t} >/dev/null", stdout="", ms=3)
+    cmd(out, "ls -1 /sys/class/infiniband", stdout="rocep1s0f0\nrocep1s0f1\nroceP2p1s0f0\nroceP2p1s0f1\n", ms=3)
+
+def health_answers(out, node):
+    """fabric_health's answers, as the two-Spark simulation's (formats.py, real captures)."""
+    for k, d in enumerate(DEVS):
+        cmd(out, f"rdma statistic show link {d}/1", stdout=rdma_stat_text(d), ms=12)
+        cmd(out, f"rdma statistic show link {d}/1", stdout=rdma_stat_text(d, rx_write_requests=52_428_800 + 977 * k, np_cnp_sent=1204, rp_cnp_handled=1187, np_ecn_marked_roce_packets=1204), ms=12,
+            after="ib_write_bw", note="after the RDMA load: write requests and CNPs grew; no error counter")
+        cmd(out, f"show_gids {d}", stdout=show_gids_text(d, NETDEV[d], fabric_ip(node, k)), ms=25)
+    for i in IFACES:
+        cmd(out, f"ethtool -m {i}", stdout_file="real/ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt", ms=60,
+            note="REAL ethtool -m capture of a Mellanox passive copper QSFP cable, as the Spark's DAC to the switch")
+        cmd(out, f"ethtool -I --show-fec {i}", stdout=show_fec_text(i, corrected=1187), ms=20)
+        cmd(out, f"ethtool -I --show-fec {i}", stdout=show_fec_text(i, corrected=4211), ms=20, after="ib_write_bw")
+        cmd(out, f"mlnx_qos -i {i}", stdout_file="real/mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt", ms=90,
+            note="REAL mlnx_qos capture of a ConnectX port: trust dscp, PFC on priority 3 (what a lossless switch fabric needs)")
+        cmd(out, f"cat /sys/class/net/{i}/ecn/roce_np/enable/3 /sys/class/net/{i}/ecn/roce_rp/enable/3", stdout="1\n1\n", ms=3)
+        cmd(out, f"lspci -vv -s {BDF[i]}", stdout=lspci_text(BDF[i]), ms=40)
+    cmd(out, "dpkg-query -W -f='${Version}' libnccl2", stdout="2.28.3-1+cuda13.0", ms=30)
+    cmd(out, "dpkg-query -W -f='${Version}' perftest", stdout="24.01.0+0.38-1build2", ms=30)
+    cmd(out, "ls /proc/driver/nvidia/gpus", stdout="000f:01:00.0\n", ms=3)
+    cmd(out, "test -d /sys/module/nvidia_peermem", stdout="", ms=3)
+    cmd(out, sysfs_command(), stdout=sysfs_text(), ms=30, note="the two-Spark simulation's sysfs listing (SYNTHESISED DGX Spark values)")
+    cmd(out, gpu_command(), stdout=gpu_text(), ms=40)
+
+# Per-node commands of later checks (e.g. LLDP: `lldpctl -f json`, the switch and port each
+# rail's cable ends on) go here: a function (out, node) appended to this list answers them on
+# every node, and a scenario overrides one node's answer in its files.
+PER_NODE = [link_answers, reach_answers, rdma_answers, nccl_answers, recipe_answers, tool_answers, health_answers]
+
+def node_file(path, node, head, body):
+    out = [f"# {head}", "# SYNTHESISED answers in the formats of real captures (see SOURCES.md); real/ holds the real ones.", ""]
+    body(out)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "w").write("\n".join(out))
+
+def shared_files():
+    for rel in ["rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt",
+                "rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt",
+                "perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt",
+                "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt",
+                "mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt"]:
+        real(rel)
+    for rel in ["synth/ethtool-S-cx7.txt", "synth/rdma-link-dgx-spark.txt", "synth/ethtool-i-cx7-enp1s0f1np1.txt",
+                "synth/ethtool-i-cx7-enP2p1s0f1np1.txt", "synth/ib_write_lat-rocep1s0f1.txt", "synth/ib_write_lat-roceP2p1s0f1.txt"]:
+        from_sim(rel)
+    for i in IFACES:
+        put(f"synth/ethtool-{i}.txt", ethtool_text(i))
+    put("recipes/hostfile-fabric", "# MPI hostfile of the serving recipe: one rank per Spark, over the CX7 fabric (rail 0)\n"
+        + "".join(f"{fabric_ip(n, 0)} slots=1\n" for n in NODES))
+    # the two-Spark simulation's example recipes, with this cluster's addresses
+    put("recipes/hostfile-wifi", "# MPI hostfile where the second host is the Wi-Fi address of spark-02 (a common mistake)\n"
+        f"{fabric_ip(NODES[0], 0)} slots=1\n192.168.1.51 slots=1\n")
+    put("recipes/serve.yaml", "# serving config whose head node is the management address of spark-01\n"
+        f"model: meta-llama/Llama-3.1-70B-Instruct\ntensor_parallel_size: {N}\nmaster_addr: {HOST[NODES[0]]}\nnodes:\n"
+        + "".join(f"  - {fabric_ip(n, 0)}\n" for n in NODES))
+
+shared_files()
+for node in NODES:
+    node_file(f"{OUT}/{node}.toml", node, f"Transcript of the SIMULATED DGX Spark {node} on a 200G switch ({N} Sparks).",
+              lambda out, node=node: [f(out, node) for f in PER_NODE])
