@@ -241,6 +241,7 @@ fn attribute(
     if slow.is_empty()
         || slow.len() * 2 < with.len()
         || share(slow_without, without.len()) * 4.0 > share(slow.len(), with.len())
+        || (rail.is_none() && !slow_on_every_rail(&with, &slow))
     {
         return None;
     }
@@ -279,6 +280,15 @@ fn attribute(
         tests,
         metrics,
     })
+}
+
+/// Whether `slow` (of the results `with` a node) touches every rail index the node was measured
+/// on. One slow rail of a two-rail node (a DGX Spark's port) is half its results, as many as a
+/// node slow on every rail in one direction: it is that rail, not the node.
+fn slow_on_every_rail(with: &[&Sample], slow: &[&&Sample]) -> bool {
+    with.iter()
+        .filter_map(|s| s.rail)
+        .all(|k| slow.iter().any(|s| s.rail == Some(k)))
 }
 
 /// The parts of one measurement the evidence shares: nodes slow on every rail first, then the
@@ -471,6 +481,23 @@ mod tests {
             }
         });
         assert_eq!(parts(&run), [("c".to_string(), Some(2), true)]);
+    }
+
+    #[test]
+    fn one_slow_rail_of_a_two_rail_node_is_that_rail_not_the_node() {
+        // a DGX Spark's two rails through a switch: c's rail 1 slow both ways is half of c's
+        // results, as many as a node slow in one direction, and still the rail
+        let run = mesh(&["a", "b", "c", "d"], 2, |x, y, k| {
+            if (x == "c" || y == "c") && k == 1 {
+                61.2
+            } else {
+                94.97
+            }
+        });
+        assert_eq!(parts(&run), [("c".to_string(), Some(1), true)]);
+        // c slow on both rails is still the node
+        let run = mesh(&["a", "b", "c", "d"], 2, slow_node("c", 330.0));
+        assert_eq!(parts(&run), [("c".to_string(), None, true)]);
     }
 
     #[test]

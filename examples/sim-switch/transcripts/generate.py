@@ -343,3 +343,115 @@ shared_files()
 for node in NODES:
     node_file(f"{OUT}/{node}.toml", node, f"Transcript of the SIMULATED DGX Spark {node} on a 200G switch ({N} Sparks).",
               lambda out, node=node: [f(out, node) for f in PER_NODE])
+
+# ---- fault scenarios: scenarios/NAME/{scenario.toml, NODE.toml} -------------------------------
+# Each overlays one fault's answers on the healthy transcripts (`--scenario NAME`); the answers
+# keep the healthy ones' formats, with the values the fault changes. tests/it/sim_switch.rs runs
+# each scenario's scripts unfiltered: a fault fails exactly the testcases it lists, and the
+# run's first diagnosis has the scenario's `rule` and its `part` field alone names each of
+# `parts` (never unexplained); a `[[note]]` is a WARN-level diagnosis of a run that fails
+# nothing; a healthy variant's runs are green with no diagnosis.
+BASE, FIVE, HEALTH = "fabric_baseline.rhai", "five_step_acceptance.rhai", "fabric_health.rhai"
+def scenario(name, description, files, expects=(), rule=None, parts=(), notes=(), healthy=False, runs=()):
+    """`files`: {node: [answer functions (out, node)]}; `expects`: (script, args, test, [message
+    parts]); `notes`: (script, args, rule, part); `runs`: (script, args) of a healthy variant."""
+    d = f"{OUT}/scenarios/{name}"
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    s = [f"description = {q(description)}", f"healthy = {'true' if healthy else 'false'}"]
+    if rule:
+        s.append(f"rule = {q(rule)}")
+    if parts:
+        s.append(f"parts = {json.dumps(list(parts))}")
+    if not expects:
+        s.append("expect = []")
+    s.append("")
+    for script, args in runs:
+        s += ["[[run]]", f"script = {q(script)}", f"args = {json.dumps(list(args))}", ""]
+    for script, args, r, part in notes:
+        s += ["[[note]]", f"script = {q(script)}", f"args = {json.dumps(list(args))}", f"rule = {q(r)}", f"part = {q(part)}", ""]
+    for script, args, test, msgs in expects:
+        s += ["[[expect]]", f"script = {q(script)}", f"test = {q(test)}", 'status = "failure"',
+              f"message = {json.dumps(list(msgs))}"] + ([f"args = {json.dumps(list(args))}"] if args else []) + [""]
+    open(f"{d}/scenario.toml", "w").write("\n".join(s))
+    for node, fs in files.items():
+        node_file(f"{d}/{node}.toml", node, f"Fault scenario `{name}` on {node}: these answers replace the healthy ones.",
+                  lambda out, node=node, fs=fs: [f(out, node) for f in fs])
+
+def slow_pairs(x, rails, gbps):
+    """Every node's client answers of the pairs with node `x` on rail indexes `rails` at `gbps`
+    (both ways: x writing to its peers, and its peers writing to x): {node: [answer function]}."""
+    def f(out, me):
+        for k, d in enumerate(DEVS):
+            if k not in rails:
+                continue
+            for port in sorted({18515 + k, 18515}):
+                for p in peers(me):
+                    if x not in (me, p):
+                        continue
+                    cmd(out, f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {fabric_ip(p, k)}",
+                        stdout=rdma_client_text(me, p, k, gbps[k] if isinstance(gbps, list) else gbps), ms=6050)
+    return {n: [f] for n in NODES}
+
+def with_nccl(files, **kw):
+    """files plus the first node's NCCL answers of nccl_answers(**kw)."""
+    files.setdefault(NODES[0], []).append(lambda out, node: nccl_answers(out, node, **kw))
+    return files
+
+if N == 4:
+    pairs_with = lambda x: [(x, p) for p in NODES if p != x] + [(p, x) for p in NODES if p != x]
+    # A node slow on every rail (its PCIe, power or firmware settings: what its rails share):
+    # spark-03 writes and is written to at 71.3 Gbit/s per rail, every link at 200G; the ring of
+    # four runs at the slow node's pace (NCCL over 4 Sparks 17.3 GB/s, below its 20 line).
+    scenario("node-slow-every-rail", "spark-03 writes and is written to at 71.3 Gbit/s on both rails (every link at 200G); every other pair at 94.9: the node, not a rail; the 4-Spark all_reduce at the slow node's pace",
+             with_nccl(slow_pairs("spark-03", [0, 1], 71.3), factor={4: 0.75}),
+             [(BASE, [], f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "71.3"]) for a, b in pairs_with("spark-03")]
+             + [(BASE, [], "nccl: all_reduce 4 nodes", ["bus bandwidth"])],
+             rule="slow_node", parts=["spark-03 as a whole"])
+    # The same node 5 % slow (90.12 Gbit/s per rail, 180.24 per port): above the fixed lines (90 a
+    # rail, 180 a port), so no pair fails, but spark-03 is in every slow pair: a WARN-level note
+    # with the numbers, not a pass in silence.
+    scenario("node-5pct-slow-every-rail", "spark-03 writes and is written to at 90.12 Gbit/s on both rails, 5 % below its peers' 94.9 but above the 90 line: nothing fails, the diagnosis notes the node",
+             slow_pairs("spark-03", [0, 1], 90.12), notes=[(BASE, [], "odd_node", "spark-03 as a whole")])
+    # One rail of one node slow both ways (its PCIe Gen5 x4 path, or that function's settings):
+    # spark-02's roceP2p1s0f1 at 61.2 Gbit/s to and from every peer; its first rail at 94.97.
+    scenario("rail-slow-both-ways", "spark-02's second rail roceP2p1s0f1 (enP2p1s0f1np1) writes and is written to at 61.2 Gbit/s with every peer, its first rail and every other pair at ~95: that rail's PCIe path, not the node or the shared cable",
+             slow_pairs("spark-02", [1], 61.2),
+             [(BASE, [], f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "roceP2p1s0f1 61.2"]) for a, b in pairs_with("spark-02")],
+             rule="slow_rail", parts=["spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"])
+
+    # Link speed from what the parts ARE (issue 46 item 1) on a switch: the like ports of the
+    # other nodes decide what a port should run.
+    def ethtool_answers(**kw):
+        """This node's `ethtool IFACE` answers with ethtool_text(**kw) (both rails of the port)."""
+        return lambda out, node: [cmd(out, f"ethtool {i}", stdout=ethtool_text(i, **kw), ms=40) for i in IFACES]
+    HALF = [47.51, 47.42]  # a rail's RDMA write with a 100G link in the path (the two-Spark figure)
+    def at_100g(x):
+        """ethtool answers of spark `x` at 100G come from the scenario; the pairs with x at half."""
+        return with_nccl(slow_pairs(x, [0, 1], HALF), factor={4: 0.5})
+    f = at_100g("spark-02")
+    f["spark-02"].append(ethtool_answers(speed=100000, partner=["100000baseCR4/Full"]))
+    scenario("switch-port-100g-one-node", "the switch port of spark-02's qsfp1 is set to 100G (it advertises only 100000baseCR4/Full) while spark-01, spark-03 and spark-04 run 200G: spark-02's port is below its like ports, named with its partner's advertisement; every pair with spark-02 at half, the 4-Spark all_reduce at half",
+             f,
+             [(BASE, [], "link: speed and EEE [spark-02]", ["spark-02 port qsfp1", "negotiated 100000 Mb/s", "expected 200000 Mb/s",
+               "the link partner of spark-02 port qsfp1 (its switch port, or the far end) advertises only 100000baseCR4/Full", "runs 200000 Mb/s"])]
+             + [(BASE, [], f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "94.93 Gbit/s"]) for a, b in pairs_with("spark-02")]
+             + [(BASE, [], "nccl: all_reduce 4 nodes", ["bus bandwidth"])],
+             rule="link_down", parts=["spark-02 port qsfp1"])
+    f = at_100g("spark-02")
+    f["spark-02"].append(ethtool_answers(speed=100000, advertised=["100000baseCR4/Full"]))
+    scenario("end-advertises-100g", "spark-02's qsfp1 rails advertise only 100000baseCR4/Full although they support 200000baseCR4 (an `ethtool -s ... advertise` left from a test); the switch port offers 100G and 200G; the link came up at 100G: the red is on spark-02, the end that limits the link",
+             f,
+             [(BASE, [], "link: speed and EEE [spark-02]", ["spark-02 port qsfp1", "negotiated 100000 Mb/s", "expected 200000 Mb/s",
+               "spark-02 enp1s0f1np1 advertises only 100000baseCR4/Full although it supports 200000 Mb/s"])]
+             + [(BASE, [], f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "94.93 Gbit/s"]) for a, b in pairs_with("spark-02")]
+             + [(BASE, [], "nccl: all_reduce 4 nodes", ["bus bandwidth"])],
+             rule="link_down", parts=["spark-02 port qsfp1"])
+    # Healthy variant: every Spark on a 100G switch by design (its ports advertise at most
+    # 100000baseCR4): every port at 100G like its like ports, RDMA and NCCL at half: notes, no red.
+    def everyone_at_100g(out, node):
+        ethtool_answers(speed=100000, partner=["100000baseCR4/Full"])(out, node)
+        rdma_answers(out, node, gbps={(p, k): HALF[k] for p in peers(node) for k in range(2)})
+        nccl_answers(out, node, factor={2: 0.5, 4: 0.5})
+    scenario("all-ports-100g-switch", "healthy: the four Sparks on a 100G switch by design (its ports advertise at most 100000baseCR4/Full): every port at 100G as its like ports, RDMA rails ~47.5 Gbit/s, NCCL at half: the site's design, nothing fails",
+             {n: [everyone_at_100g] for n in NODES}, healthy=True, runs=[(BASE, []), (FIVE, [])])
