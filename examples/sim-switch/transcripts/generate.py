@@ -261,7 +261,8 @@ def nccl_groups():
     and all of them (the baseline), one rank per Spark."""
     return [NODES[:2], NODES] if N > 2 else [NODES]
 
-def nccl_answers(out, node, factor=None):
+def nccl_answers(out, node, factor=None, env=()):
+    """`env`: the recipe's NCCL_* variables the launch passes (sorted, as the scripts pass them)."""
     cmd(out, """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }""",
         stdout=NCCL_BIN + "\n", ms=5)
     if node != NODES[0]:
@@ -269,7 +270,8 @@ def nccl_answers(out, node, factor=None):
     for g in nccl_groups():
         hosts = ",".join(f"{fabric_ip(n, 0)}:1" for n in g)
         f = (factor or {}).get(len(g), 1.0)
-        cmd(out, f"mpirun -np {len(g)} -H {hosts} --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {NCCL_BIN} -b 8 -e 1G -f 2 -g 1",
+        xs = " ".join(f"-x {k}" for k in sorted(set(env) | {"NCCL_IB_HCA"}))
+        cmd(out, f"mpirun -np {len(g)} -H {hosts} --bind-to none {xs} -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {NCCL_BIN} -b 8 -e 1G -f 2 -g 1",
             stdout=nccl_text(g, f), ms=41000, note="synthesised all_reduce_perf, one rank per Spark (see nccl_text)")
 
 def recipe_answers(out, node):
@@ -455,3 +457,45 @@ if N == 4:
         nccl_answers(out, node, factor={2: 0.5, 4: 0.5})
     scenario("all-ports-100g-switch", "healthy: the four Sparks on a 100G switch by design (its ports advertise at most 100000baseCR4/Full): every port at 100G as its like ports, RDMA rails ~47.5 Gbit/s, NCCL at half: the site's design, nothing fails",
              {n: [everyone_at_100g] for n in NODES}, healthy=True, runs=[(BASE, []), (FIVE, [])])
+    # Rails addressed on each other's subnet: spark-03's enp1s0f1np1 holds 192.168.200.13 and its
+    # enP2p1s0f1np1 192.168.100.13 (a netplan file with the two interface names swapped). Both
+    # rails reach the one switch, so the pings still succeed: each peer's neighbour entry for an
+    # address of spark-03 holds the MAC of the other rail than the inventory says. The RDMA and
+    # NCCL answers are left healthy: the identity checks are under test here.
+    SWAP = {"enp1s0f1np1": [(fabric_ip("spark-03", 1), 24)], "enP2p1s0f1np1": [(fabric_ip("spark-03", 0), 24)]}
+    def swapped_addr(out, node):
+        me = ip_addr_doc(node, addrs=SWAP)
+        cmd(out, "ip -j addr", stdout=json.dumps(me, separators=(",", ":")) + "\n", ms=12,
+            note="the healthy answer with the two rails' addresses swapped")
+        cmd(out, "ip -j route", stdout=ip_route_json(me, MGMT_GW), ms=4)
+        for k, d in enumerate(DEVS):
+            cmd(out, f"show_gids {d}", stdout=show_gids_text(d, NETDEV[d], fabric_ip(node, 1 - k)), ms=25)
+    def neigh_of_swapped(out, node):
+        for r in range(2):
+            ip = fabric_ip("spark-03", r)
+            cmd(out, f"ip -j neigh show {ip} dev {IFACES[r]}",
+                stdout=json.dumps([{"dst": ip, "lladdr": mac("spark-03", IFACES[1 - r]), "state": ["REACHABLE"]}], separators=(",", ":")) + "\n", ms=4,
+                note="spark-03's address answered from its other rail (the one holding it)")
+    files = {n: [neigh_of_swapped] for n in NODES if n != "spark-03"}
+    files["spark-03"] = [swapped_addr]
+    scenario("rails-addressed-swapped", "spark-03's two rails hold each other's addresses (enp1s0f1np1 192.168.200.13, enP2p1s0f1np1 192.168.100.13): a netplan file with the interface names swapped; through the one switch every ping still answers",
+             files, [(sc, [], f"{t}: rails as the inventory says [spark-03]", ["address 192.168.100.13 is on enP2p1s0f1np1, the inventory puts it on enp1s0f1np1", "address 192.168.200.13 is on enp1s0f1np1"])
+                     for sc, t in [(FIVE, "step 1"), (HEALTH, "health")]],
+             rule="setting", parts=["spark-03 enP2p1s0f1np1 and enp1s0f1np1: address 192.168.100.13 on the other rail"])
+    # Healthy variant: the recipe exports NCCL_SOCKET_IFNAME=^lo,docker (NCCL's own default
+    # exclusion list): the bootstrap may use any other interface, RoCE carries the data.
+    def exclude_recipe(out, node):
+        cmd(out, "cat -- /home/nvidia/recipe/serve.env", ms=4, note="the recipe's env file (example content)",
+            stdout="# serving environment of the Sparks (sourced by launch.sh)\n"
+                   f"export MASTER_ADDR={fabric_ip(NODES[0], 0)}\nexport MASTER_PORT=29500\nexport NCCL_SOCKET_IFNAME=^lo,docker\n")
+        nccl_answers(out, node, env=["NCCL_SOCKET_IFNAME"])
+    scenario("nccl-socket-ifname-exclude", "healthy: the recipe exports NCCL_SOCKET_IFNAME=^lo,docker (NCCL's own default exclusion list): every other interface may carry the bootstrap, RoCE carries the data: no red (step 4 warns that the bootstrap may pick each Spark's Wi-Fi wlP9s9)",
+             {NODES[0]: [exclude_recipe]}, healthy=True, runs=[(FIVE, ["--set", "recipe=/home/nvidia/recipe/serve.env"])])
+    # Healthy variant: real fabrics are not identical: every pair within 1.5 % of the others
+    # (93.5 to 94.97 Gbit/s per rail): the fleet view names no node and no rail.
+    def noisy(out, me):
+        i = NODES.index(me)
+        rdma_answers(out, me, gbps={(p, k): RAIL_GBPS[k] * (1 - ((3 * i + 5 * NODES.index(p) + 7 * k) % 7) * 0.0025)
+                                    for p in peers(me) for k in range(2)})
+    scenario("healthy-noisy-pairs", "healthy: every pair's RDMA write within 1.5 % of the others (93.5 to 94.97 Gbit/s per rail), as a real fabric measures: no node or rail named",
+             {n: [noisy] for n in NODES}, healthy=True, runs=[(BASE, [])])
