@@ -325,7 +325,8 @@ def shared_files():
                 "rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt",
                 "perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt",
                 "ethtool-m/ethtool-m-qsfp-100g-dac-mellanox-mcp1600-passive-copper-no-dom.txt",
-                "mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt"]:
+                "mlnx_qos/mlnx_qos-dscp-firmware-dcbx-pfc3-ets-50-50-max-buffer.txt",
+                "mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt"]:
         real(rel)
     for rel in ["synth/ethtool-S-cx7.txt", "synth/rdma-link-dgx-spark.txt", "synth/ethtool-i-cx7-enp1s0f1np1.txt",
                 "synth/ethtool-i-cx7-enP2p1s0f1np1.txt", "synth/ib_write_lat-rocep1s0f1.txt", "synth/ib_write_lat-roceP2p1s0f1.txt"]:
@@ -499,3 +500,71 @@ if N == 4:
                                     for p in peers(me) for k in range(2)})
     scenario("healthy-noisy-pairs", "healthy: every pair's RDMA write within 1.5 % of the others (93.5 to 94.97 Gbit/s per rail), as a real fabric measures: no node or rail named",
              {n: [noisy] for n in NODES}, healthy=True, runs=[(BASE, [])])
+    # Receive errors on one port: spark-04's first rail counts rx_crc_errors_phy +1842 and
+    # rx_symbol_err_phy +77 under load (a marginal DAC or the switch port's transmitter); the
+    # bandwidth still looks fine.
+    def crc_growing(out, node):
+        base = open(SPARK + "synth/ethtool-S-cx7.txt").read()
+        grown = base.replace("rx_crc_errors_phy: 0", "rx_crc_errors_phy: 1842").replace("rx_symbol_err_phy: 0", "rx_symbol_err_phy: 77")
+        assert grown != base
+        cmd(out, "ethtool -S enp1s0f1np1", stdout_file="synth/ethtool-S-cx7.txt", ms=30, note="first read: the healthy answer")
+        cmd(out, "ethtool -S enp1s0f1np1", stdout=grown, ms=30, after="ib_write_bw",
+            note="every read after the RDMA load: CRC and symbol errors grown")
+    scenario("crc-errors-growing-one-port", "spark-04's first rail receives with errors under load: rx_crc_errors_phy +1842, rx_symbol_err_phy +77 (its DAC to the switch, or the switch port's transmitter); the bandwidth still looks fine",
+             {"spark-04": [crc_growing]},
+             [(BASE, [], "health: error counters not grown under load [spark-04]", ["spark-04 enp1s0f1np1", "rx_crc_errors_phy grew by +1842", "rx_symbol_err_phy grew by +77"]),
+              (FIVE, [], "step 3: error counters not grown under load [spark-04]", ["spark-04 enp1s0f1np1", "rx_crc_errors_phy grew by +1842"])],
+             rule="receiver_errors", parts=["spark-04 port qsfp1 enp1s0f1np1", "the transmitter at the far end (switch port or peer)"])
+    # PFC off on one node behind the switch (a re-imaged Spark that lost its QoS setup; the
+    # REAL mlnx_qos capture of a port in trust pcp with no PFC), the others on priority 3.
+    def pfc_off(out, node):
+        for i in IFACES:
+            cmd(out, f"mlnx_qos -i {i}", stdout_file="real/mlnx_qos/mlnx_qos-pcp-os-dcbx-no-pfc-tsa-vendor-default.txt", ms=90,
+                note="REAL mlnx_qos capture: trust pcp, PFC on no priority")
+    scenario("pfc-off-one-node", "spark-03 lost its lossless RoCE setup (trust pcp, PFC on no priority; a re-imaged node) while the other three run trust dscp with PFC on priority 3, behind a switch",
+             {"spark-03": [pfc_off]},
+             [(HEALTH, [], "health: lossless roce config", ["spark-03 enp1s0f1np1: PFC is off on every priority", "spark-03 enP2p1s0f1np1: PFC is off", "trust is pcp, expected dscp"])],
+             rule="setting", parts=["spark-03 port qsfp1 enp1s0f1np1 (rocep1s0f1)", "spark-03 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)"])
+    # One Spark transmits slowly on both rails (its send side: a PCIe or firmware setting that
+    # limits transmit), receives at full rate: spark-04 -> each peer at 52.3 Gbit/s per rail.
+    def slow_tx(out, node):
+        rdma_answers(out, node, gbps={(p, k): 52.3 for p in peers(node) for k in range(2)})
+    scenario("node-transmits-slow", "spark-04 writes at 52.3 Gbit/s per rail to every peer (its transmit side) while every peer writes to it at ~95: one direction of one node",
+             {"spark-04": [slow_tx]},
+             [(sc, [], f"{t}rdma{w} write per port [spark-04 -> {p}]", [f"spark-04 -> {p}", "52.3"])
+              for sc, t, w in [(BASE, "", ":"), (FIVE, "step 3: ", "")] for p in peers("spark-04")],
+             rule="slow_node", parts=["spark-04's sending as a whole", "every peer's writes to it are not"])
+    # One rail of one Spark at MTU 1500 while its peers run 9000 (a netplan without mtu: 9000).
+    def mtu_1500(out, node):
+        doc = ip_addr_doc(node)
+        for i in doc:
+            if i["ifname"] == "enP2p1s0f1np1":
+                i["mtu"] = 1500
+        cmd(out, "ip -j addr", stdout=json.dumps(doc, separators=(",", ":")) + "\n", ms=12, note="enP2p1s0f1np1 at MTU 1500")
+        cmd(out, "cat /sys/class/net/enP2p1s0f1np1/mtu", stdout="1500\n", ms=3)
+        # its jumbo pings on that rail are refused locally (iputils' words and statistics line,
+        # as the two-Spark scenario jumbo-path-broken-one-direction)
+        for p in peers(node):
+            ips = [fabric_ip(p, r) for r in range(2)]
+            refused = (f"PING {ips[1]} ({ips[1]}) 8972(9000) bytes of data.\n\n--- {ips[1]} ping statistics ---\n"
+                       "3 packets transmitted, 0 received, +3 errors, 100% packet loss, time 2041ms\n\n")
+            mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[r]} -s 8972 {ip}" for r, ip in enumerate(ips)]
+            cmd(out, mtu[1], stdout=refused, stderr="ping: local error: message too long, mtu=1500\n" * 3, exit_code=1, ms=2041)
+            cmd(out, ping_all_cmd(mtu), stdout=ping_all_out([(0, ping_text(ips[0], 3, 8972), ""), (1, refused, "ping: local error: message too long, mtu=1500\n" * 3)]), ms=2050)
+    def jumbo_lost_to(x):
+        """A peer's jumbo pings to x's second rail: no reply (x drops frames above its MTU 1500;
+        the format of the real capture tests/fixtures/lab/ping-3-unreachable-100pct-loss.txt)."""
+        def f(out, node):
+            ips = [fabric_ip(x, r) for r in range(2)]
+            lost = (f"PING {ips[1]} ({ips[1]}) 8972(9000) bytes of data.\n\n--- {ips[1]} ping statistics ---\n"
+                    "3 packets transmitted, 0 received, 100% packet loss, time 2045ms\n\n")
+            mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[r]} -s 8972 {ip}" for r, ip in enumerate(ips)]
+            cmd(out, mtu[1], stdout=lost, exit_code=1, ms=6000)
+            cmd(out, ping_all_cmd(mtu), stdout=ping_all_out([(0, ping_text(ips[0], 3, 8972), ""), (1, lost, "")]), ms=6000)
+        return f
+    files = {n: [jumbo_lost_to("spark-02")] for n in NODES if n != "spark-02"}
+    files["spark-02"] = [mtu_1500]
+    scenario("rail-mtu-1500-one-node", "spark-02's second rail enP2p1s0f1np1 runs MTU 1500 (its netplan lost `mtu: 9000`) while every other rail runs 9000: its jumbo pings are refused locally, jumbo pings to it go unanswered",
+             files, [(sc, [], f"{t}: MTU end to end [{a} -> {b}]", ["spark-02 enP2p1s0f1np1 MTU", "expected 9000, actual 1500"])
+                     for sc, t in [(FIVE, "step 1"), (BASE, "link")] for a, b in pairs_with("spark-02")],
+             rule="setting", parts=["spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)"])

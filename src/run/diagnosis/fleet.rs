@@ -5,7 +5,7 @@
 
 use super::rules::part_of;
 use super::{Ctx, Topology};
-use crate::run::fleet::Attribution;
+use crate::run::fleet::{Attribution, Direction};
 use crate::run::model::Diagnosis;
 use crate::run::peers::Better;
 use crate::util::fmt::fmt_num;
@@ -53,10 +53,12 @@ fn numbers(a: &Attribution) -> String {
 /// node) is first its cable, transceivers and leaf port; a DGX Spark rail shares its port's
 /// cable with its sibling, so its host side comes first.
 fn where_words(topo: &Topology, a: &Attribution, name: &str) -> String {
-    match a.rail {
-        None => format!("{name} as a whole (slow on every rail it was measured on: not one cable or HCA): what its rails share — PCIe/IOMMU/ACS and BIOS settings, CPU power governor, firmware or driver version, or the node's own load"),
-        Some(_) if topo.is_spark(&a.node) => format!("{name}: its PCIe path, PCI function or firmware (a DGX Spark rail shares its port's cable with its sibling rail); else the port's cable"),
-        Some(_) => format!("{name}: its own cable and transceivers, or the switch port it lands on; else the HCA's PCIe path or firmware"),
+    match (a.rail, a.direction) {
+        (None, Some(Direction::Send)) => format!("{name}'s sending as a whole (its writes to every peer are slow on every rail, every peer's writes to it are not): its transmit path — a rate limit (mlnx_qos --ratelimit, tc), pause frames it receives (rx_pause counters: its switch port or peer holding it back), PCIe read settings (MaxReadReq, relaxed ordering), firmware or driver"),
+        (None, Some(Direction::Receive)) => format!("{name}'s receiving as a whole (every peer's writes to it are slow on every rail, its own writes are not): its receive path — receive buffers and PFC (rx_discards, out_of_buffer), PCIe write settings, firmware or driver; else the switch ports' egress towards it"),
+        (None, None) => format!("{name} as a whole (slow on every rail it was measured on: not one cable or HCA): what its rails share — PCIe/IOMMU/ACS and BIOS settings, CPU power governor, firmware or driver version, or the node's own load"),
+        (Some(_), _) if topo.is_spark(&a.node) => format!("{name}: its PCIe path, PCI function or firmware (a DGX Spark rail shares its port's cable with its sibling rail); else the port's cable"),
+        (Some(_), _) => format!("{name}: its own cable and transceivers, or the switch port it lands on; else the HCA's PCIe path or firmware"),
     }
 }
 
