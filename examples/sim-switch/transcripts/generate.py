@@ -15,7 +15,7 @@ sys.path.insert(0, "../sim/transcripts")
 from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  # fabric health answers
 from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all
 from formats import sysfs_command, sysfs_text, gpu_command, gpu_text  # discover, platform detection
-from formats import ip_route_json
+from formats import ip_route_json, iperf3_json
 
 N = int(os.environ.get("FCSIM_NODES", "4"))
 OUT = os.environ.get("FCSIM_OUT", "transcripts")
@@ -274,6 +274,18 @@ def nccl_answers(out, node, factor=None, env=()):
         cmd(out, f"mpirun -np {len(g)} -H {hosts} --bind-to none {xs} -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {NCCL_BIN} -b 8 -e 1G -f 2 -g 1",
             stdout=nccl_text(g, f), ms=41000, note="synthesised all_reduce_perf, one rank per Spark (see nccl_text)")
 
+IPERF3_GBPS = 38.6  # one TCP stream over one rail: assumed (synthesised), no public Spark figure
+def tcp_answers(out, node):
+    """localise.rhai's iperf3 ring: the server on 5201 (its banner as the two-Spark simulation's),
+    its readiness probe and cleanup, and a 2-second single-stream client to every peer's rail-0
+    address (`iperf3 -J`, formats.iperf3_json)."""
+    cmd(out, "iperf3 -s -1 -p 5201 ; : fcsrv-iperf3-5201", ms=2200,
+        stdout="-----------------------------------------------------------\nServer listening on 5201 (test #1)\n-----------------------------------------------------------\n")
+    cmd(out, "ss -Hltn 'sport = :5201'", stdout="LISTEN 0      5            0.0.0.0:5201      0.0.0.0:*          \n", ms=6)
+    cmd(out, "pkill -TERM -f -- 'fcsrv-iperf3-520[1]'; true", stdout="", ms=6)
+    for p in peers(node):
+        cmd(out, f"iperf3 -c {fabric_ip(p, 0)} -p 5201 -J -t 2", stdout=iperf3_json(fabric_ip(node, 0), fabric_ip(p, 0), 1, 2, IPERF3_GBPS * 1e9), ms=2100)
+
 def recipe_answers(out, node):
     cmd(out, "cat -- /home/nvidia/recipe/hostfile", stdout_file="recipes/hostfile-fabric", ms=4)
     cmd(out, "cat -- /home/nvidia/recipe/hostfile-wifi", stdout_file="recipes/hostfile-wifi", ms=4)
@@ -312,7 +324,7 @@ def health_answers(out, node):
 # Per-node commands of later checks (e.g. LLDP: `lldpctl -f json`, the switch and port each
 # rail's cable ends on) go here: a function (out, node) appended to this list answers them on
 # every node, and a scenario overrides one node's answer in its files.
-PER_NODE = [link_answers, reach_answers, rdma_answers, nccl_answers, recipe_answers, tool_answers, health_answers]
+PER_NODE = [link_answers, reach_answers, rdma_answers, nccl_answers, tcp_answers, recipe_answers, tool_answers, health_answers]
 
 def node_file(path, node, head, body):
     out = [f"# {head}", "# SYNTHESISED answers in the formats of real captures (see SOURCES.md); real/ holds the real ones.", ""]
@@ -568,3 +580,15 @@ if N == 4:
              files, [(sc, [], f"{t}: MTU end to end [{a} -> {b}]", ["spark-02 enP2p1s0f1np1 MTU", "expected 9000, actual 1500"])
                      for sc, t in [(FIVE, "step 1"), (BASE, "link")] for a, b in pairs_with("spark-02")],
              rule="setting", parts=["spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)"])
+    # TCP through one node slow both ways (its CPU or TCP settings: offloads off, a powersave
+    # governor): iperf3 to and from spark-03 at 9.1 Gbit/s, every other pair 38.6; localise's
+    # ring names the node its slow pairs share.
+    def tcp_slow(x, gbps):
+        def f(out, node):
+            for p in peers(node):
+                if x in (node, p):
+                    cmd(out, f"iperf3 -c {fabric_ip(p, 0)} -p 5201 -J -t 2", stdout=iperf3_json(fabric_ip(node, 0), fabric_ip(p, 0), 1, 2, gbps * 1e9), ms=2100)
+        return {n: [f] for n in NODES}
+    scenario("tcp-node-slow", "TCP to and from spark-03 at 9.1 Gbit/s (a single iperf3 stream; its TCP offloads or CPU governor), every other pair at 38.6: localise's ring names spark-03",
+             tcp_slow("spark-03", 9.1), [("localise.rhai", [], "localise: bad node or link", ["exclude spark-03", "failed against 3 nodes proven good (spark-01, spark-02, spark-04)"])],
+             rule="named_part", parts=["spark-03 as a whole"])
