@@ -592,3 +592,14 @@ if N == 4:
     scenario("tcp-node-slow", "TCP to and from spark-03 at 9.1 Gbit/s (a single iperf3 stream; its TCP offloads or CPU governor), every other pair at 38.6: localise's ring names spark-03",
              tcp_slow("spark-03", 9.1), [("localise.rhai", [], "localise: bad node or link", ["exclude spark-03", "failed against 3 nodes proven good (spark-01, spark-02, spark-04)"])],
              rule="named_part", parts=["spark-03 as a whole"])
+    # Drift names the part (issue 46 item 5): one of four missed the firmware update; the
+    # majority (three nodes on 28.45.4028) says which node and which devices differ.
+    def old_firmware(out, node):
+        for i in IFACES:
+            cmd(out, f"ethtool -i {i}", ms=10, note="the healthy ethtool -i with the older firmware",
+                stdout=open(SPARK + f"synth/ethtool-i-cx7-{i}.txt").read().replace("28.45.4028", "28.43.1014"))
+    scenario("firmware-drift-one-node", "spark-04's ConnectX-7 runs firmware 28.43.1014 while spark-01, 02 and 03 run 28.45.4028 (one node missed the firmware update)",
+             {"spark-04": [old_firmware]},
+             [(HEALTH, [], "health: version drift", ["most nodes have 28.45.4028", "spark-04 has 28.43.1014"]),
+              (BASE, [], "link: driver and firmware identical", ["most nodes have 28.45.4028", "spark-04 has 28.43.1014"])],
+             rule="setting", parts=["spark-04 enp1s0f1np1, enP2p1s0f1np1: firmware 28.43.1014"])
