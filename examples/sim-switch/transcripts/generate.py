@@ -175,7 +175,28 @@ def nccl_text(group, factor=1.0):
             l = l.replace("1[0] -> 0[0] [receive]", f"{n - 1}[0] -> 0[0] [receive]")
             out.append(l)
     text = "\n".join(out)
-    return nccl_scaled(text, factor) if factor != 1.0 else text
+    text = nccl_scaled(text, factor) if factor != 1.0 else text
+    return nccl_ranks(text, len(group))
+
+def nccl_ranks(text, n):
+    """nccl-tests' bus bandwidth is algbw x 2(n-1)/n for n ranks (1 for the two-Spark table):
+    the same busbw over n ranks is a smaller algbw, so a longer time per size."""
+    f = 2 * (n - 1) / n
+    if f == 1.0:
+        return text
+    out = []
+    for line in text.split("\n"):
+        c = line.split()
+        if len(c) == 13 and c[0].isdigit():
+            size = int(c[0])
+            b1, b2 = float(c[7]), float(c[11])
+            a1, a2 = b1 / f, b2 / f
+            t1 = size / a1 / 1e3 if a1 > 0 else float(c[5])
+            t2 = size / a2 / 1e3 if a2 > 0 else float(c[9])
+            line = (f"{c[0]:>12} {c[1]:>13} {c[2]:>9} {c[3]:>7} {c[4]:>7} {t1:8.2f} {a1:7.2f} {b1:7.2f} {c[8]:>7} "
+                    f"{t2:8.2f} {a2:7.2f} {b2:7.2f} {c[12]:>7}")
+        out.append(line)
+    return "\n".join(out)
 
 # ---- per-node answers --------------------------------------------------------------------------
 def cmd(out, c, stdout=None, stdout_file=None, stderr=None, exit_code=0, ms=5, note=None, after=None):
