@@ -624,3 +624,13 @@ if N == 4:
              [(HEALTH, [], "health: version drift", ["most nodes have 28.45.4028", "spark-04 has 28.43.1014"]),
               (BASE, [], "link: driver and firmware identical", ["most nodes have 28.45.4028", "spark-04 has 28.43.1014"])],
              rule="setting", parts=["spark-04 enp1s0f1np1, enP2p1s0f1np1: firmware 28.43.1014"])
+    # The other direction: every peer's writes to spark-02 at 58.7 Gbit/s per rail (its receive
+    # path: receive buffers, PCIe writes), its own writes at ~95.
+    def slow_rx(x, gbps):
+        def f(out, node):
+            rdma_answers(out, node, gbps={(x, k): gbps for k in range(2)})
+        return {n: [f] for n in NODES if n != x}
+    scenario("node-receives-slow", "every peer writes to spark-02 at 58.7 Gbit/s per rail (its receive side) while spark-02's own writes run ~95: one direction of one node",
+             slow_rx("spark-02", 58.7),
+             [(BASE, [], f"rdma: write per port [{p} -> spark-02]", [f"{p} -> spark-02", "58.7"]) for p in peers("spark-02")],
+             rule="slow_node", parts=["spark-02's receiving as a whole", "its own writes are not"])
