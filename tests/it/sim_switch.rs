@@ -100,3 +100,44 @@ fn every_switch_scenario_is_caught_naming_the_part() {
     assert!(faults >= 5, "{faults} fault scenarios");
     catalogue_on(INV, SCENARIOS);
 }
+
+/// A node slow in every pair slows the ring it is in: the 4-Spark all_reduce's bandwidth red is
+/// that node's too, one diagnosis for the whole red (the 2-Spark run without it passes), not a
+/// second cause "the path of NCCL's traffic".
+#[test]
+fn a_slow_node_explains_the_collective_it_slows() {
+    let o = Fab::new()
+        .args([
+            "run",
+            &repo()
+                .join("scripts/fabric_baseline.rhai")
+                .display()
+                .to_string(),
+            "-i",
+            &repo().join(INV).display().to_string(),
+            "--scenario",
+            "node-slow-every-rail",
+        ])
+        .reports()
+        .run();
+    o.code(1);
+    assert_eq!(o.status("nccl: all_reduce 4 nodes"), "failure");
+    assert_eq!(o.status("nccl: all_reduce 2 nodes"), "pass");
+    let d = o.json.as_ref().expect("--json")["diagnosis"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["rule"], "slow_node");
+    let evidence: Vec<&str> = d[0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    assert!(
+        evidence.contains(&"nccl: all_reduce 4 nodes"),
+        "{evidence:?}"
+    );
+    assert_eq!(evidence.len(), 7, "{evidence:?}");
+}

@@ -4,9 +4,9 @@
 //! `odd_rail`) that fails nothing.
 
 use super::rules::part_of;
-use super::{Ctx, Topology};
+use super::{Ctx, Red, Topology};
 use crate::run::fleet::{Attribution, Direction};
-use crate::run::model::Diagnosis;
+use crate::run::model::{Diagnosis, Finding};
 use crate::run::peers::Better;
 use crate::util::fmt::fmt_num;
 
@@ -110,13 +110,27 @@ fn diagnosis(topo: &Topology, a: &Attribution, evidence: Vec<String>) -> Diagnos
     }
 }
 
+/// A collective's bandwidth red (its busbw metric below its line, the run's nodes its
+/// subjects) of a run that `node` is in: a part slow in every pair it is in slows the ring it
+/// is in too, so the red is that part's (the 2-node run without it passes).
+fn collective_through(r: &Red, node: &str) -> bool {
+    let busbw_low = r.t.metrics.iter().any(|m| {
+        m.name.starts_with("nccl_busbw_max_gbs") && m.threshold.is_some_and(|t| !m.meets(t))
+    });
+    busbw_low
+        && r.t
+            .subjects
+            .iter()
+            .any(|s| s.kind == Finding::Bandwidth && s.node == node)
+}
+
 /// The reds of every part the fleet singles out below its line: one diagnosis per part,
 /// claiming the pair tests its slow results are in.
 pub(crate) fn slow_parts(ctx: &mut Ctx) {
     let topo = ctx.topo;
     let parts: Vec<Attribution> = ctx.fleet.iter().filter(|a| a.below_line).cloned().collect();
     for a in parts {
-        let evidence = ctx.claim(|r| a.tests.contains(&r.t.name));
+        let evidence = ctx.claim(|r| a.tests.contains(&r.t.name) || collective_through(r, &a.node));
         if evidence.is_empty() {
             continue;
         }
