@@ -634,3 +634,33 @@ if N == 4:
              slow_rx("spark-02", 58.7),
              [(BASE, [], f"rdma: write per port [{p} -> spark-02]", [f"{p} -> spark-02", "58.7"]) for p in peers("spark-02")],
              rule="slow_node", parts=["spark-02's receiving as a whole", "its own writes are not"])
+    # The cable of one Spark to the switch flaps: both rails of spark-02's qsfp1 (one cable)
+    # count link_down_events_phy 0 -> 3 between the first and the later reads.
+    def flapping(out, node):
+        base = open(SPARK + "synth/ethtool-S-cx7.txt").read()
+        flap = base.replace("link_down_events_phy: 0", "link_down_events_phy: 3")
+        assert flap != base
+        for i in IFACES:
+            cmd(out, f"ethtool -S {i}", stdout_file="synth/ethtool-S-cx7.txt", ms=30, note="first read: the healthy answer")
+            cmd(out, f"ethtool -S {i}", stdout=flap, ms=30, note="second and later reads: three link-down events since")
+    scenario("port-flapping-one-node", "spark-02's cable to the switch flaps: both rails of its qsfp1 count link_down_events_phy 0 -> 3 between the first and the later reads of their counters",
+             {"spark-02": [flapping]},
+             [(sc, [], t, ["spark-02 enp1s0f1np1: link_down_events_phy grew by +3", "spark-02 enP2p1s0f1np1: link_down_events_phy grew by +3"])
+              for sc, t in [(HEALTH, "health: error counters not grown [spark-02]"), (FIVE, "step 3: error counters not grown under load [spark-02]"),
+                            (BASE, "health: error counters not grown under load [spark-02]")]],
+             rule="receiver_errors", parts=["spark-02 port qsfp1", "the far end (switch port or peer)"])
+    # RoCE at 1 KiB on one node: spark-03's rocep1s0f1 runs active_mtu 1024 over netdev MTU 9000
+    # (the real DGX Spark ibv_devinfo capture with that device's active_mtu changed).
+    def roce_mtu_1024(out, node):
+        dv = open(FX + "rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt").read()
+        head, rest = dv.split("hca_id:\trocep1s0f1\n", 1)
+        blk, tail = rest.split("\nhca_id:", 1)
+        blk2 = blk.replace("active_mtu:\t\t4096 (5)", "active_mtu:\t\t1024 (3)")
+        assert blk2 != blk
+        cmd(out, "ibv_devinfo", stdout=head + "hca_id:\trocep1s0f1\n" + blk2 + "\nhca_id:" + tail, ms=80,
+            note="the real DGX Spark ibv_devinfo capture with rocep1s0f1's active_mtu 1024 (3)")
+    scenario("roce-mtu-1024-one-node", "spark-03's rocep1s0f1 runs RoCE at active_mtu 1024 while its netdev and every other node's run 9000 / 4096 (RDMA sends 1 KiB packets)",
+             {"spark-03": [roce_mtu_1024]},
+             [(sc, [], t, ["rocep1s0f1: active_mtu 1024 with netdev enp1s0f1np1 MTU 9000", "expected 4096"])
+              for sc, t in [(HEALTH, "health: roce mtu [spark-03]"), (FIVE, "step 1: roce mtu [spark-03]")]],
+             rule="setting", parts=["spark-03 port qsfp1 enp1s0f1np1 (rocep1s0f1)"])
