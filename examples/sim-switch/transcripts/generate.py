@@ -473,7 +473,8 @@ if N == 4:
                "the link partner of spark-02 port qsfp1 (its switch port, or the far end) advertises only 100000baseCR4/Full", "runs 200000 Mb/s"])]
              + [(BASE, [], f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "94.93 Gbit/s"]) for a, b in pairs_with("spark-02")]
              + [(BASE, [], "nccl: all_reduce 4 nodes", ["bus bandwidth"])],
-             rule="link_down", parts=["spark-02 port qsfp1"])
+             rule="link_down", parts=["spark-02 port qsfp1's link partner (its switch port, or the far end)",
+                                      "advertises only 100000baseCR4/Full where spark-01 qsfp1 runs 200000 Mb/s"])
     f = at_100g("spark-02")
     f["spark-02"].append(ethtool_answers(speed=100000, advertised=["100000baseCR4/Full"]))
     scenario("end-advertises-100g", "spark-02's qsfp1 rails advertise only 100000baseCR4/Full although they support 200000baseCR4 (an `ethtool -s ... advertise` left from a test); the switch port offers 100G and 200G; the link came up at 100G: the red is on spark-02, the end that limits the link",
@@ -482,7 +483,7 @@ if N == 4:
                "spark-02 enp1s0f1np1 advertises only 100000baseCR4/Full although it supports 200000 Mb/s"])]
              + [(BASE, [], f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "94.93 Gbit/s"]) for a, b in pairs_with("spark-02")]
              + [(BASE, [], "nccl: all_reduce 4 nodes", ["bus bandwidth"])],
-             rule="link_down", parts=["spark-02 port qsfp1"])
+             rule="link_down", parts=["spark-02 port qsfp1: its own advertisement (it advertises only 100000baseCR4/Full although it supports 200000 Mb/s"])
     # Healthy variant: every Spark on a 100G switch by design (its ports advertise at most
     # 100000baseCR4): every port at 100G like its like ports, RDMA and NCCL at half: notes, no red.
     def everyone_at_100g(out, node):
