@@ -38,6 +38,7 @@ pub(crate) mod perfquery;
 pub(crate) mod ping;
 pub(crate) mod ping_all;
 pub(crate) mod profile;
+pub(crate) mod rail_alignment;
 pub(crate) mod rdma_link;
 pub(crate) mod rdma_statistic;
 pub(crate) mod show_fec;
