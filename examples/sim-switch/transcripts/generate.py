@@ -342,10 +342,35 @@ def health_answers(out, node):
     cmd(out, sysfs_command(), stdout=sysfs_text(), ms=30, note="the two-Spark simulation's sysfs listing (SYNTHESISED DGX Spark values)")
     cmd(out, gpu_command(), stdout=gpu_text(), ms=40)
 
-# Per-node commands of later checks (e.g. LLDP: `lldpctl -f json`, the switch and port each
-# rail's cable ends on) go here: a function (out, node) appended to this list answers them on
-# every node, and a scenario overrides one node's answer in its files.
-PER_NODE = [link_answers, reach_answers, rdma_answers, nccl_answers, tcp_answers, recipe_answers, tool_answers, health_answers]
+SWITCH = "sw-spark-200g"  # the switch's LLDP system name (synthesised)
+def lldp_json(node, port=None, system=SWITCH):
+    """`lldpctl -f json` (lldpd 1.0.16) in the shape of the real capture
+    tests/fixtures/lldp/lldpctl-f-json-1.0.16-two-interfaces-list-portid-ifname.json (a list of
+    one-key objects, one per interface; chassis keyed by its system name; port id of type
+    ifname): both rails of the node's one cable see the switch's port swpN (N: the node's
+    number). SYNTHESISED: the chassis MAC and description and the port names are assumed; no
+    auto-negotiation block (lldpd prints one only when the neighbour sends that TLV)."""
+    port = port or f"swp{NODES.index(node) + 1}"
+    items = []
+    for k, i in enumerate(IFACES):
+        items.append({i: {"via": "LLDP", "rid": "1", "age": "0 day, 02:13:41",
+                          "chassis": {system: {"id": {"type": "mac", "value": "1c:34:da:5e:40:00"},
+                                               "descr": "Ethernet switch, 200G QSFP56 ports (synthesised)",
+                                               "mgmt-ip": "10.0.0.2", "mgmt-iface": "1",
+                                               "capability": [{"type": "Bridge", "enabled": True}, {"type": "Router", "enabled": False}]}},
+                          "port": {"id": {"type": "ifname", "value": port}, "descr": port, "ttl": "120"}}})
+    return json.dumps({"lldp": {"interface": items}}, indent=2) + "\n"
+
+def lldp_answers(out, node):
+    """The baseline's rail alignment over LLDP (run as root): every rail of a Spark on the one
+    switch, which the check does not judge (one switch for every rail)."""
+    cmd(out, "if command -v lldpctl >/dev/null; then lldpctl -f json; else exit 127; fi", stdout=lldp_json(node), ms=40,
+        note="lldpctl -f json: both rails on the switch's port of this node (synthesised in the real capture's shape)")
+
+# Per-node commands of later checks go here: a function (out, node) appended to this list
+# answers them on every node, and a scenario overrides one node's answer in its files.
+PER_NODE = [link_answers, reach_answers, rdma_answers, nccl_answers, tcp_answers, recipe_answers, tool_answers, health_answers,
+            lldp_answers]
 
 def node_file(path, node, head, body):
     out = [f"# {head}", "# SYNTHESISED answers in the formats of real captures (see SOURCES.md); real/ holds the real ones.", ""]
