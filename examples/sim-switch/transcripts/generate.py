@@ -476,9 +476,12 @@ if N == 4:
              slow_pairs("spark-03", [0, 1], 90.12), notes=[(BASE, [], "odd_node", "spark-03 as a whole")])
     # One rail of one node slow both ways (its PCIe Gen5 x4 path, or that function's settings):
     # spark-02's roceP2p1s0f1 at 61.2 Gbit/s to and from every peer; its first rail at 94.97.
+    # NCCL's channels go over both rails: the ring of four at the slow rail's pace (x 0.64,
+    # 2 x 61.2 of 190 Gbit/s; synthesised), the 2-Spark run at full rate.
     scenario("rail-slow-both-ways", "spark-02's second rail roceP2p1s0f1 (enP2p1s0f1np1) writes and is written to at 61.2 Gbit/s with every peer, its first rail and every other pair at ~95: that rail's PCIe path, not the node or the shared cable",
-             slow_pairs("spark-02", [1], 61.2),
-             [(BASE, [], f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "roceP2p1s0f1 61.2"]) for a, b in pairs_with("spark-02")],
+             with_nccl(slow_pairs("spark-02", [1], 61.2), factor={4: 0.64}),
+             [(BASE, [], f"rdma: write per port [{a} -> {b}]", [f"{a} -> {b}", "roceP2p1s0f1 61.2"]) for a, b in pairs_with("spark-02")]
+             + [(BASE, [], "nccl: all_reduce 4 nodes", ["bus bandwidth", "actual 14.78"])],
              rule="slow_rail", parts=["spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"])
 
     # Link speed from what the parts ARE (issue 46 item 1) on a switch: the like ports of the
