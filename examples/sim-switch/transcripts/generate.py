@@ -473,7 +473,7 @@ if N == 4:
     # rail, 180 a port), so no pair fails, but spark-03 is in every slow pair: a WARN-level note
     # with the numbers, not a pass in silence.
     scenario("node-5pct-slow-every-rail", "spark-03 writes and is written to at 90.12 Gbit/s on both rails, 5 % below its peers' 94.9 but above the 90 line: nothing fails, the diagnosis notes the node",
-             slow_pairs("spark-03", [0, 1], 90.12), notes=[(BASE, [], "odd_node", "spark-03 as a whole")])
+             with_nccl(slow_pairs("spark-03", [0, 1], 90.12), factor={4: 0.95}), notes=[(BASE, [], "odd_node", "spark-03 as a whole")])
     # One rail of one node slow both ways (its PCIe Gen5 x4 path, or that function's settings):
     # spark-02's roceP2p1s0f1 at 61.2 Gbit/s to and from every peer; its first rail at 94.97.
     # NCCL's channels go over both rails: the ring of four at the slow rail's pace (x 0.64,
@@ -592,9 +592,10 @@ if N == 4:
     def slow_tx(out, node):
         rdma_answers(out, node, gbps={(p, k): 52.3 for p in peers(node) for k in range(2)})
     scenario("node-transmits-slow", "spark-04 writes at 52.3 Gbit/s per rail to every peer (its transmit side) while every peer writes to it at ~95: one direction of one node",
-             {"spark-04": [slow_tx]},
+             with_nccl({"spark-04": [slow_tx]}, factor={4: 0.55}),
              [(sc, [], f"{t}rdma{w} write per port [spark-04 -> {p}]", [f"spark-04 -> {p}", "52.3"])
-              for sc, t, w in [(BASE, "", ":"), (FIVE, "step 3: ", "")] for p in peers("spark-04")],
+              for sc, t, w in [(BASE, "", ":"), (FIVE, "step 3: ", "")] for p in peers("spark-04")]
+             + [(BASE, [], "nccl: all_reduce 4 nodes", ["bus bandwidth"]), (FIVE, [], "step 3: nccl all_reduce busbw and transport", ["bus bandwidth"])],
              rule="slow_node", parts=["spark-04's sending as a whole", "every peer's writes to it are not"])
     # One rail of one Spark at MTU 1500 while its peers run 9000 (a netplan without mtu: 9000).
     def mtu_1500(out, node):
@@ -660,8 +661,10 @@ if N == 4:
             rdma_answers(out, node, gbps={(x, k): gbps for k in range(2)})
         return {n: [f] for n in NODES if n != x}
     scenario("node-receives-slow", "every peer writes to spark-02 at 58.7 Gbit/s per rail (its receive side) while spark-02's own writes run ~95: one direction of one node",
-             slow_rx("spark-02", 58.7),
-             [(BASE, [], f"rdma: write per port [{p} -> spark-02]", [f"{p} -> spark-02", "58.7"]) for p in peers("spark-02")],
+             with_nccl(slow_rx("spark-02", 58.7), factor={4: 0.62}),
+             [(sc, [], f"{t}rdma{w} write per port [{p} -> spark-02]", [f"{p} -> spark-02", "58.7"])
+              for sc, t, w in [(BASE, "", ":"), (FIVE, "step 3: ", "")] for p in peers("spark-02")]
+             + [(BASE, [], "nccl: all_reduce 4 nodes", ["bus bandwidth"]), (FIVE, [], "step 3: nccl all_reduce busbw and transport", ["bus bandwidth"])],
              rule="slow_node", parts=["spark-02's receiving as a whole", "its own writes are not"])
     # The cable of one Spark to the switch flaps: both rails of spark-02's qsfp1 (one cable)
     # count link_down_events_phy 0 -> 3 between the first and the later reads.
