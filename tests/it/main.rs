@@ -37,6 +37,7 @@ mod second_cable;
 mod set_keys;
 mod shipped;
 mod sim_ib;
+mod sim_switch;
 mod ssh_setup;
 mod transport_local;
 mod typed;
