@@ -13,6 +13,7 @@ mod dry_run;
 mod hardening;
 mod hardening4;
 mod hardening5;
+mod health;
 mod inventory_limits;
 mod inventory_slurm;
 mod lab_discover;
