@@ -81,7 +81,20 @@ pub struct HealthArgs {
     /// Replay only: overlay fault scenario NAME on the transcripts (as for `run`).
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<String>,
+    /// healthcheck/epilog only: drain the node when unhealthy (`scontrol update ... State=DRAIN
+    /// Reason="fabcheck: <part> <what>"`), resume a node fabcheck drained after
+    /// `undrain_after` healthy runs (default 2); a node drained for another reason is never
+    /// touched. Slurm's name: $SLURMD_NODENAME, else --node, else the short hostname.
+    #[arg(long)]
+    pub slurm: bool,
 }
+
+/// Healthy runs in a row before a node fabcheck drained is resumed (`--set undrain_after`).
+const UNDRAIN_AFTER: i64 = 2;
+
+/// The cap of each Slurm command (`timeout -k 5 30 scontrol ...`): Slurm's own timeout for a
+/// HealthCheckProgram is 60 s.
+const SCONTROL_TIMEOUT: &str = "30";
 
 /// The seconds between the two counter reads of the healthcheck window (default).
 const WINDOW_S: i64 = 5;
@@ -99,6 +112,7 @@ pub fn health(a: &HealthArgs, verbose: u8) -> i32 {
         node,
         state,
         state_note,
+        undrain_after,
     } = prepared;
     let opts = runner::RunOptions {
         filters: a.context.filters(),
@@ -116,7 +130,10 @@ pub fn health(a: &HealthArgs, verbose: u8) -> i32 {
     if let Some(n) = state_note {
         let _ = writeln!(out, "note: fresh start, the state was not usable: {n}");
     }
-    save_state(a, &node, state, &verdict, &mut out);
+    let passes = save_state(a, &node, state, &verdict, &mut out);
+    if a.slurm {
+        slurm(a, &verdict, passes, undrain_after, &mut out);
+    }
     if let Some(dir) = &a.prom {
         let started_s = started
             .duration_since(std::time::UNIX_EPOCH)
@@ -158,6 +175,7 @@ struct Prepared {
     node: String,
     state: State,
     state_note: Option<String>,
+    undrain_after: u32,
 }
 
 /// Settings, inventory, state folder and the checks: every usage error (exit 2) before a
@@ -171,6 +189,19 @@ fn prepare(a: &HealthArgs, verbose: u8) -> Result<Prepared, i32> {
             .ok_or_else(|| usage("--set health_window: seconds, 0 to 60"))?,
         None => WINDOW_S,
     };
+    let undrain_after = match params.get("undrain_after") {
+        Some(v) => v
+            .as_i64()
+            .filter(|k| (1..=1000).contains(k))
+            .ok_or_else(|| usage("--set undrain_after: healthy runs, 1 to 1000"))?,
+        None => UNDRAIN_AFTER,
+    } as u32;
+    if a.slurm && a.context == Context::Prolog {
+        return Err(usage(
+            "--slurm: only with --context healthcheck or epilog; in a Prolog, Slurm drains the \
+             node itself when fabcheck exits non-zero (and a prolog must not call scontrol)",
+        ));
+    }
     let (inv, node) = inventory(a).map_err(usage)?;
     crate::util::target::private_folder(&a.state).map_err(|e| {
         usage(format!(
@@ -233,6 +264,7 @@ fn prepare(a: &HealthArgs, verbose: u8) -> Result<Prepared, i32> {
         node,
         state,
         state_note,
+        undrain_after,
     })
 }
 
@@ -308,7 +340,13 @@ fn discovered(name: &str) -> Result<(Inventory, String), String> {
 
 /// Keep the counters the run read and the healthy-run count (a failure to keep them is said,
 /// never the verdict).
-fn save_state(a: &HealthArgs, node: &str, mut state: State, v: &Verdict, out: &mut impl Write) {
+fn save_state(
+    a: &HealthArgs,
+    node: &str,
+    mut state: State,
+    v: &Verdict,
+    out: &mut impl Write,
+) -> u32 {
     if let Some(c) = stash::stashed_json(&format!("health:current:{node}")) {
         state.counters = Some(c);
     }
@@ -322,6 +360,68 @@ fn save_state(a: &HealthArgs, node: &str, mut state: State, v: &Verdict, out: &m
             path.display()
         );
     }
+    state.passes
+}
+
+/// The node's name in Slurm: $SLURMD_NODENAME (slurmd sets it for its programs), else the
+/// node judged (--node), else the short hostname.
+fn slurm_name(a: &HealthArgs) -> String {
+    match std::env::var("SLURMD_NODENAME") {
+        Ok(n) if !n.is_empty() => n,
+        _ => a.node.clone().unwrap_or_else(own_name),
+    }
+}
+
+/// `scontrol ARGS` under a timeout (its processes killed past it): stdout, or what went wrong.
+fn scontrol(args: &[&str]) -> Result<String, String> {
+    let o = std::process::Command::new("timeout")
+        .args(["-k", "5", SCONTROL_TIMEOUT, "scontrol"])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run timeout/scontrol: {e}"))?;
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    if o.status.success() {
+        return Ok(out);
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    Err(format!(
+        "scontrol {} failed ({}): {}",
+        args.join(" "),
+        o.status,
+        crate::report::one_line(&format!("{out} {err}"))
+    ))
+}
+
+/// `--slurm`: one read of the node's state, at most one update, said on stdout. A Slurm that
+/// cannot be asked is said, never the verdict.
+fn slurm(a: &HealthArgs, v: &Verdict, passes: u32, k: u32, out: &mut impl Write) {
+    let name = slurm_name(a);
+    let read = scontrol(&["show", "node", "-o", &name])
+        .and_then(|t| crate::parse::scontrol::parse(&t).map_err(|e| e.to_string()));
+    let n = match read {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = writeln!(out, "slurm: {name}: not read, nothing changed: {e}");
+            return;
+        }
+    };
+    let (action, say) = health::slurm_action(&n, v, passes, k);
+    let node_arg = format!("NodeName={name}");
+    let done = match &action {
+        None => Ok(String::new()),
+        Some(health::SlurmAction::Drain(reason)) => scontrol(&[
+            "update",
+            &node_arg,
+            "State=DRAIN",
+            &format!("Reason={reason}"),
+        ]),
+        Some(health::SlurmAction::Resume) => scontrol(&["update", &node_arg, "State=RESUME"]),
+    };
+    let _ = match done {
+        Ok(_) => writeln!(out, "slurm: {name}: {say}"),
+        Err(e) => writeln!(out, "slurm: {name}: {say} FAILED: {e}"),
+    };
 }
 
 fn write_prom(dir: &Path, text: &str, out: &mut impl Write) {

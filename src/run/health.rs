@@ -186,6 +186,57 @@ pub(crate) fn next_passes(passes: u32, verdict: &Verdict) -> u32 {
     }
 }
 
+/// What `--slurm` does to the node after a run (at most one update).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum SlurmAction {
+    /// `scontrol update NodeName=X State=DRAIN Reason=<the line>`.
+    Drain(String),
+    /// `scontrol update NodeName=X State=RESUME`.
+    Resume,
+}
+
+/// A reason fabcheck gave (`fabcheck: …`): only such a drain is fabcheck's to undo.
+pub(crate) fn ours(reason: Option<&str>) -> bool {
+    reason.is_some_and(|r| r.starts_with("fabcheck:"))
+}
+
+/// The Slurm action after a run with `v` on a node Slurm shows as `n`, with `passes`
+/// consecutive healthy runs (this one counted) and `k` needed to resume; and what to say.
+/// A node drained for any other reason is never touched; an unknown run changes nothing.
+pub(crate) fn slurm_action(
+    n: &crate::parse::scontrol::SlurmNode,
+    v: &Verdict,
+    passes: u32,
+    k: u32,
+) -> (Option<SlurmAction>, String) {
+    let reason = n.reason.as_deref();
+    let other = n.drain() && !ours(reason);
+    let shown = reason.unwrap_or("none given");
+    match v {
+        _ if other => (
+            None,
+            format!("drained for another reason ({shown}): left alone"),
+        ),
+        Verdict::Unknown => (None, "nothing judged: not drained, not resumed".into()),
+        Verdict::Unhealthy { .. } if n.drain() => {
+            (None, format!("already drained by fabcheck ({shown})"))
+        }
+        Verdict::Unhealthy { .. } => match v.line() {
+            Some(l) => (Some(SlurmAction::Drain(l)), "drained".into()),
+            None => (None, String::new()),
+        },
+        Verdict::Healthy if n.drain() && passes >= k => (
+            Some(SlurmAction::Resume),
+            format!("resumed after {passes} healthy runs (undrain_after={k})"),
+        ),
+        Verdict::Healthy if n.drain() => (
+            None,
+            format!("drained by fabcheck; healthy run {passes} of {k} before it is resumed"),
+        ),
+        Verdict::Healthy => (None, "not drained".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +291,45 @@ mod tests {
         p.status = Status::Pass;
         assert_eq!(judge("n", &[e.clone(), p]), Verdict::Healthy);
         assert_eq!(unknown(&[e]).len(), 1);
+    }
+
+    #[test]
+    fn only_fabchecks_own_drain_is_undone_and_only_after_k_healthy_runs() {
+        use crate::parse::scontrol::SlurmNode;
+        let node = |flags: &[&str], reason: Option<&str>| SlurmNode {
+            name: "n".into(),
+            state: "IDLE".into(),
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+            reason: reason.map(str::to_string),
+        };
+        let bad = Verdict::Unhealthy {
+            part: "eth0".into(),
+            what: "link: down".into(),
+        };
+        let idle = node(&[], None);
+        let ours = node(&["DRAIN"], Some("fabcheck: eth0 link: down"));
+        let maint = node(&["DRAIN"], Some("maint"));
+        let drain = |n: &SlurmNode, v: &Verdict, p: u32| slurm_action(n, v, p, 2).0;
+        assert_eq!(
+            drain(&idle, &bad, 0),
+            Some(SlurmAction::Drain("fabcheck: eth0 link: down".into()))
+        );
+        assert_eq!(drain(&ours, &bad, 0), None, "no second update");
+        assert_eq!(drain(&maint, &bad, 0), None, "an admin's drain");
+        assert_eq!(drain(&ours, &Verdict::Healthy, 1), None);
+        assert_eq!(
+            drain(&ours, &Verdict::Healthy, 2),
+            Some(SlurmAction::Resume)
+        );
+        assert_eq!(drain(&maint, &Verdict::Healthy, 9), None);
+        assert_eq!(drain(&idle, &Verdict::Unknown, 0), None);
+        assert_eq!(drain(&ours, &Verdict::Unknown, 5), None);
+        // a draining node (jobs still on it) is drained, not free
+        let draining = SlurmNode {
+            state: "ALLOCATED".into(),
+            ..maint.clone()
+        };
+        assert_eq!(drain(&draining, &Verdict::Healthy, 9), None);
     }
 
     #[test]
