@@ -25,7 +25,8 @@ pub const HEALTH_EXIT_CODES_HELP: &str = "Exit codes:
   1  unhealthy: one line on stderr, `fabcheck: <part> <what>` (under 80 characters)
   2  usage or inventory error: nothing was judged
   3  interrupted (Ctrl-C, SIGTERM)
-  4  unknown: no check could judge anything (tools missing, timeouts)";
+  4  unknown: the link and rail checks could not run (tools missing, no fabric found): nothing
+     judged, never drained";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Context {
@@ -163,7 +164,7 @@ pub fn health(a: &HealthArgs, verbose: u8) -> i32 {
     } else if verdict == Verdict::Unknown {
         let _ = writeln!(
             std::io::stderr(),
-            "fabcheck: unknown: no check could run on {node} (see stdout); not judged"
+            "fabcheck: unknown: the link and rail checks could not run on {node} (see stdout): not judged"
         );
     }
     verdict.code()

@@ -72,14 +72,16 @@ pub(crate) fn check_name(t: &TestResult) -> String {
     n.split(" [").next().unwrap_or(n).to_string()
 }
 
-/// The verdict of the node's checks: the first failure names its part; no failure and at least
-/// one pass is healthy; nothing passed or failed is unknown.
+/// The verdict of the node's checks: the first failure names its part; no failure and a pass
+/// of a check tagged `core` (the link and rail checks, without which nothing about the fabric
+/// was judged) is healthy; else unknown.
 pub(crate) fn judge(node: &str, tests: &[TestResult]) -> Verdict {
     if let Some(t) = tests.iter().find(|t| t.status == Status::Failure) {
         let (part, what) = part_of(node, t);
         return Verdict::Unhealthy { part, what };
     }
-    if tests.iter().any(|t| t.status == Status::Pass) {
+    let core = |t: &&TestResult| t.tags.iter().any(|g| g == "core");
+    if tests.iter().filter(core).any(|t| t.status == Status::Pass) {
         Verdict::Healthy
     } else {
         Verdict::Unknown
@@ -287,8 +289,10 @@ mod tests {
         let mut e = TestResult::new("node: gid [n]", "c");
         e.status = Status::Error;
         assert_eq!(judge("n", std::slice::from_ref(&e)), Verdict::Unknown);
-        let mut p = TestResult::new("node: link [n]", "c");
+        let mut p = TestResult::new("node: gid [n]", "c");
         p.status = Status::Pass;
+        assert_eq!(judge("n", &[e.clone(), p.clone()]), Verdict::Unknown, "no core check");
+        p.tags = vec!["core".into()];
         assert_eq!(judge("n", &[e.clone(), p]), Verdict::Healthy);
         assert_eq!(unknown(&[e]).len(), 1);
     }
