@@ -291,7 +291,11 @@ mod tests {
         assert_eq!(judge("n", std::slice::from_ref(&e)), Verdict::Unknown);
         let mut p = TestResult::new("node: gid [n]", "c");
         p.status = Status::Pass;
-        assert_eq!(judge("n", &[e.clone(), p.clone()]), Verdict::Unknown, "no core check");
+        assert_eq!(
+            judge("n", &[e.clone(), p.clone()]),
+            Verdict::Unknown,
+            "no core check"
+        );
         p.tags = vec!["core".into()];
         assert_eq!(judge("n", &[e.clone(), p]), Verdict::Healthy);
         assert_eq!(unknown(&[e]).len(), 1);
