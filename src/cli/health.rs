@@ -136,19 +136,8 @@ pub fn health(a: &HealthArgs, verbose: u8) -> i32 {
         slurm(a, &verdict, passes, undrain_after, &mut out);
     }
     if let Some(dir) = &a.prom {
-        let started_s = started
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0);
-        let o = Outcome {
-            node: &node,
-            context: a.context.word(),
-            verdict: &verdict,
-            started_s: (started_s * 1000.0).round() / 1000.0,
-            duration_s: (duration_s * 1000.0).round() / 1000.0,
-            tests: &suite.tests,
-        };
-        write_prom(dir, &crate::report::prom::render(&o), &mut out);
+        let text = gauges(a, &node, &verdict, &suite.tests, started, duration_s);
+        write_prom(dir, &text, &mut out);
     }
     summary(
         &mut out,
@@ -159,15 +148,44 @@ pub fn health(a: &HealthArgs, verbose: u8) -> i32 {
         duration_s,
     );
     drop(out);
-    if let Some(line) = verdict.line() {
+    say_verdict(&node, &verdict);
+    verdict.code()
+}
+
+/// The one stderr line of an unhealthy or unknown run.
+fn say_verdict(node: &str, v: &Verdict) {
+    if let Some(line) = v.line() {
         let _ = writeln!(std::io::stderr(), "{line}");
-    } else if verdict == Verdict::Unknown {
+    } else if *v == Verdict::Unknown {
         let _ = writeln!(
             std::io::stderr(),
             "fabcheck: unknown: the link and rail checks could not run on {node} (see stdout): not judged"
         );
     }
-    verdict.code()
+}
+
+/// The text of DIR/fabcheck.prom for this run (times rounded to the millisecond).
+fn gauges(
+    a: &HealthArgs,
+    node: &str,
+    verdict: &Verdict,
+    tests: &[crate::run::model::TestResult],
+    started: std::time::SystemTime,
+    duration_s: f64,
+) -> String {
+    let started_s = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let o = Outcome {
+        node,
+        context: a.context.word(),
+        verdict,
+        started_s: (started_s * 1000.0).round() / 1000.0,
+        duration_s: (duration_s * 1000.0).round() / 1000.0,
+        tests,
+    };
+    crate::report::prom::render(&o)
 }
 
 struct Prepared {
