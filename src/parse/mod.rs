@@ -26,6 +26,7 @@ pub mod ip_addr;
 pub mod ip_neigh;
 pub mod ip_route;
 pub mod iperf3;
+pub mod lldpctl;
 pub mod lspci;
 pub mod mlnx_qos;
 pub mod nccl;

@@ -19,6 +19,7 @@ mod inventory_slurm;
 mod lab_discover;
 mod lab_hardening;
 mod lab_health;
+mod lab_lldp;
 mod lab_localise;
 mod lab_primitives;
 mod lab_shipped;

@@ -39,6 +39,10 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("lldp/lldpctl-f-json-1.0.16-two-interfaces-list-portid-ifname.json", "lldpctl_shapes"),
+    ("lldp/lldpctl-f-json-1.0.16-one-interface-neighbour-portid-mac.json", "lldpctl_shapes"),
+    ("lldp/lldpctl-f-json-1.0.16-no-neighbour.json", "lldpctl_shapes"),
+    ("lldp/lldpctl-1.0.16-no-daemon-stderr.txt", "lldpctl_shapes"),
     ("ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt", "perfquery_extended_two_ports"),
     ("ibdiags/perfquery-classic-mlx4-fdr-lid7-capmask-0x1400-32bit-data.txt", "perfquery_classic"),
     ("ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt", "iblinkinfo_hdr_sections"),
@@ -3186,4 +3190,47 @@ fn ibdiagnet_summary() {
     );
     assert_eq!((s.warnings, s.errors), (3, 0));
     assert!(parse::ibdiagnet::parse("-I- Discovery 0 0\n").is_err());
+}
+
+/// `lldpctl -f json` (lldpd 1.0.16, real captures): "interface" as a list (two interfaces) and
+/// as an object (one), port ids of type ifname (as switches send) and mac (a host's default,
+/// read through its description), no neighbour; lldpctl's complaint when no lldpd listens is
+/// not JSON and is refused asking for `lldpctl -f json`.
+#[test]
+fn lldpctl_shapes() {
+    let n = parse::lldpctl::parse(&fx(
+        "lldp/lldpctl-f-json-1.0.16-two-interfaces-list-portid-ifname.json",
+    ))
+    .unwrap();
+    assert_eq!(n.len(), 2, "{n:?}");
+    assert_eq!(
+        (n[0].interface.as_str(), n[0].system.as_str()),
+        ("enp1s0f1np1", "leaf-rail0")
+    );
+    assert_eq!(
+        (n[0].port_id_type.as_str(), n[0].port.as_str()),
+        ("ifname", "swp1")
+    );
+    assert_eq!(
+        (n[1].interface.as_str(), n[1].system.as_str()),
+        ("enP2p1s0f1np1", "leaf-rail1")
+    );
+    assert_eq!(n[1].chassis_id, "4e:07:69:e1:e6:ec");
+    let n = parse::lldpctl::parse(&fx(
+        "lldp/lldpctl-f-json-1.0.16-one-interface-neighbour-portid-mac.json",
+    ))
+    .unwrap();
+    assert_eq!(n.len(), 1, "{n:?}");
+    assert_eq!(
+        (n[0].port_id_type.as_str(), n[0].port_id.as_str()),
+        ("mac", "fe:3d:80:30:38:ab")
+    );
+    assert_eq!(n[0].port, "swp1");
+    assert!(
+        parse::lldpctl::parse(&fx("lldp/lldpctl-f-json-1.0.16-no-neighbour.json"))
+            .unwrap()
+            .is_empty()
+    );
+    let e = parse::lldpctl::parse(&fx("lldp/lldpctl-1.0.16-no-daemon-stderr.txt")).unwrap_err();
+    assert!(e.to_string().contains("lldpctl -f json"), "{e}");
 }

@@ -104,6 +104,9 @@ for name, n in nodes.items():
     cmd("ibdev2netdev", stdout_file=F+"rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")
     cmd("ibv_devinfo", stdout_file=F+"rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", ms=80, note="REAL DGX Spark capture")
     cmd("ofed_info -s", stdout="OFED-internal-25.07-0.9.7:\n", ms=200)
+    # rail alignment over LLDP (fabric_baseline): back to back, no switch and no lldpd on the Sparks
+    cmd("if command -v lldpctl >/dev/null; then lldpctl -f json; else exit 127; fi", stdout="", exit_code=127, ms=3,
+        note="synthesised: lldpd is not installed")
     # ping mesh and MTU pings: synthesised in the format of the real lab capture
     # tests/fixtures/lab/ping-4-ok.txt, with this address, packet count and size
     for cnt in [5, 3, 2]:

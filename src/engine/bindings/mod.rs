@@ -36,6 +36,7 @@ mod perfquery;
 mod perftest;
 mod ping;
 mod profile;
+mod rail_alignment;
 mod rdma_link;
 pub(crate) mod record;
 mod show_fec;
