@@ -557,7 +557,10 @@ fn firmware_outside_the_drivers_release_warns_naming_node_and_devices() {
 #[test]
 fn rails_of_one_port_without_ports_are_an_inventory_problem_said_first() {
     let text = std::fs::read_to_string(repo().join("examples/sim/two-sparks.toml")).unwrap();
-    let dir = repo().join("examples/sim/transcripts").display().to_string();
+    let dir = repo()
+        .join("examples/sim/transcripts")
+        .display()
+        .to_string();
     let inv: String = text
         .lines()
         .filter(|l| !l.starts_with("ports = "))
@@ -574,17 +577,26 @@ fn rails_of_one_port_without_ports_are_an_inventory_problem_said_first() {
         .file("noports.toml", &inv)
         .args([
             "run",
-            &repo().join("scripts/fabric_baseline.rhai").display().to_string(),
+            &repo()
+                .join("scripts/fabric_baseline.rhai")
+                .display()
+                .to_string(),
             "-i",
             "{dir}/noports.toml",
             "--no-results",
         ])
         .run();
     let first = o.stdout.find("Inventory problems").expect(&o.stdout);
-    assert!(first < o.stdout.find("== fabric_baseline").unwrap(), "{}", o.stdout);
+    assert!(
+        first < o.stdout.find("== fabric_baseline").unwrap(),
+        "{}",
+        o.stdout
+    );
     for n in ["spark-01", "spark-02"] {
         assert!(
-            o.stdout.contains(&format!("{n}: enp1s0f1np1 and enP2p1s0f1np1 are one port's PCIe paths")),
+            o.stdout.contains(&format!(
+                "{n}: enp1s0f1np1 and enP2p1s0f1np1 are one port's PCIe paths"
+            )),
             "{}",
             o.stdout
         );
