@@ -39,6 +39,7 @@ pub mod perftest;
 pub mod ping;
 pub mod rdma_link;
 pub mod rdma_statistic;
+pub mod scontrol;
 pub mod show_fec;
 pub mod show_gids;
 pub mod srun;

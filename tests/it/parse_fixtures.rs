@@ -117,6 +117,9 @@ const FIXTURES: &[(&str, &str)] = &[
     ("iproute2/ip-c-br-link-veth-pairs-M-DOWN-partial.txt", "ip_brief_rejected"),
     ("iproute2/ip-d-j-addr-laptop-wg-wwan-sit-netplan-testdata.json", "ip_addr_details_laptop"),
     ("netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt", "netplan_generate_error_reaches_the_simulation_unchanged"),
+    ("slurm/scontrol-22.05-show-node-o-idle.txt", "scontrol_show_node_state_and_reason"),
+    ("slurm/scontrol-22.05-show-node-o-drained-by-fabcheck.txt", "scontrol_show_node_state_and_reason"),
+    ("slurm/scontrol-22.05-show-node-o-not-found.txt", "scontrol_show_node_state_and_reason"),
     ("slurm/srun-22.05-v-step-of-allocation.txt", "srun_step_of_an_allocation"),
     ("slurm/srun-22.05-v-new-job-outside-allocation.txt", "srun_new_job_outside_an_allocation"),
     ("slurm/srun-22.05-v-queued-killed-by-timeout.txt", "srun_new_job_outside_an_allocation"),
@@ -2677,6 +2680,33 @@ fn lspci_cx7_ok_markers() {
         .unwrap()
         .ends_with("Secure Boot Enabled"));
     assert_eq!(n.kernel_driver.as_deref(), Some("mlx5_core"));
+}
+
+#[test]
+fn scontrol_show_node_state_and_reason() {
+    let n = parse::scontrol::parse(&fx("slurm/scontrol-22.05-show-node-o-idle.txt")).unwrap();
+    assert_eq!(
+        (n.name.as_str(), n.state.as_str(), n.reason.as_deref()),
+        ("lab02", "IDLE", None)
+    );
+    assert!(n.flags.is_empty() && !n.drain());
+    let n = parse::scontrol::parse(&fx(
+        "slurm/scontrol-22.05-show-node-o-drained-by-fabcheck.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (n.state.as_str(), n.flags.as_slice()),
+        ("IDLE", ["DRAIN".to_string()].as_slice())
+    );
+    assert!(n.drain());
+    // the reason as given, without the [user@time] Slurm appends
+    assert_eq!(
+        n.reason.as_deref(),
+        Some("fabcheck: enp1s0f1np1 link: negotiated 100000 Mb/s")
+    );
+    let e =
+        parse::scontrol::parse(&fx("slurm/scontrol-22.05-show-node-o-not-found.txt")).unwrap_err();
+    assert!(e.reason.contains("Slurm has no node lab09"), "{e}");
 }
 
 #[test]

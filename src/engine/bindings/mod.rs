@@ -42,7 +42,7 @@ pub(crate) mod record;
 mod show_fec;
 mod show_gids;
 mod ssh_hop;
-mod stash;
+pub(crate) mod stash;
 mod test_fns;
 mod tools;
 mod values;
