@@ -382,6 +382,37 @@ fn write_as(path: &Path, bytes: &[u8], replace: bool) -> io::Result<Vec<PathBuf>
     Ok(parent.made)
 }
 
+/// The folder `path` itself, opened by the rules above (reached without another user's link;
+/// with `make`, missing folders are made), and the folders made to reach it: for writers that
+/// put several files in one folder (`--record DIR`), each made with [`create_new_at`].
+pub(crate) fn open_folder(path: &Path, make: bool) -> io::Result<(OwnedFd, Vec<PathBuf>)> {
+    let mut w = Walk::start(path.is_absolute())?;
+    w.make = make;
+    w.walk(path)?;
+    Ok((w.cur, w.made))
+}
+
+/// A new file `name` in the folder `dir` (from [`open_folder`]), created exclusively: never an
+/// existing file, never through a link (`O_CREAT | O_EXCL | O_NOFOLLOW`), with `mode` (less the
+/// umask). An existing name is an `AlreadyExists` error.
+pub(crate) fn create_new_at(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<std::fs::File> {
+    let c = cstr(name)?;
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: valid descriptor, NUL-terminated name.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor this function owns.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// What is at `name` in the folder `dir`, without following a link: `None` when nothing.
+pub(crate) fn entry_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<(String, u32, u64)>> {
+    Ok(stat_at(dir.as_raw_fd(), name)?
+        .map(|st| (kind(st.st_mode).to_string(), st.st_uid, st.st_nlink as u64)))
+}
+
 /// A new folder in `parent` (made by the rules above if missing, reached without another
 /// user's link): the first of `names` that is free, made with `mkdirat` (never an existing
 /// folder, never through a link). Returns its path and the folders made to reach `parent`.

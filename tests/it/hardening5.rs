@@ -443,3 +443,79 @@ fn a_long_script_name_still_gets_its_results_folder() {
     assert_eq!(runs.len(), 1);
     assert!(runs[0].path().join("result.json").is_file());
 }
+
+/// A script that sends one command to its node (so a transcript line is written).
+const ONE_COMMAND: &str = "test(\"a\", || { nodes()[0].run(\"echo recorded\"); });\n";
+
+#[test]
+fn record_never_appends_to_an_earlier_transcript() {
+    let f = Fab::new()
+        .file("s.rhai", ONE_COMMAND)
+        .file("inv.toml", LOCAL_INV)
+        .file("rec/n1.jsonl", "an earlier run's line\n");
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--record", "rec"])
+        .args(["--no-results"])
+        .run();
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stderr.contains("n1.jsonl") && o.stderr.contains("earlier recording"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(o.dir.join("rec/n1.jsonl")).unwrap(),
+        "an earlier run's line\n"
+    );
+    // A fresh folder: the run's own transcript, 0600.
+    let f = Fab::new()
+        .file("s.rhai", ONE_COMMAND)
+        .file("inv.toml", LOCAL_INV);
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--record", "rec"])
+        .args(["--no-results"])
+        .run();
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let t = std::fs::read_to_string(o.dir.join("rec/n1.jsonl")).unwrap();
+    assert!(t.contains("echo recorded"), "{t}");
+    use std::os::unix::fs::PermissionsExt;
+    let m = std::fs::metadata(o.dir.join("rec/n1.jsonl")).unwrap();
+    assert_eq!(m.permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn record_never_goes_through_another_users_link() {
+    if !is_root() {
+        skip("it needs root to plant another user's link");
+        return;
+    }
+    let f = Fab::new()
+        .file("s.rhai", ONE_COMMAND)
+        .file("inv.toml", LOCAL_INV);
+    let d = f.dir().to_path_buf();
+    std::fs::create_dir(d.join("rootonly")).unwrap();
+    std::fs::create_dir(d.join("nbdir")).unwrap();
+    std::os::unix::fs::chown(d.join("nbdir"), Some(65534), Some(65534)).unwrap();
+    // `nobody` points its link at a folder only root can write: the link's target is `rec`,
+    // or a folder on the way to it.
+    std::os::unix::fs::symlink(d.join("rootonly"), d.join("nbdir/rec")).unwrap();
+    std::os::unix::fs::lchown(d.join("nbdir/rec"), Some(65534), Some(65534)).unwrap();
+    for rec in ["nbdir/rec", "nbdir/rec/sub"] {
+        let o = Fab::new()
+            .args(["run", &d.join("s.rhai").display().to_string()])
+            .args(["-i", &d.join("inv.toml").display().to_string()])
+            .args([
+                "--record",
+                &d.join(rec).display().to_string(),
+                "--no-results",
+            ])
+            .run();
+        assert_eq!(o.code, 2, "{rec}: {}\n{}", o.stdout, o.stderr);
+        assert!(o.stderr.contains("belongs to another user"), "{}", o.stderr);
+        assert_eq!(
+            std::fs::read_dir(d.join("rootonly")).unwrap().count(),
+            0,
+            "{rec}: something was written through the link"
+        );
+    }
+}
