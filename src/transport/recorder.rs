@@ -80,7 +80,7 @@ pub(crate) fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), String> {
         let name = format!("{n}.jsonl");
         let entry = target::entry_at(&folder, OsStr::new(&name))
             .map_err(|e| format!("--record {}: {name}: {e}", dir.display()))?;
-        let Some((kind, uid, _)) = entry else {
+        let Some((kind, uid)) = entry else {
             continue;
         };
         let why = if kind != "a regular file" {

@@ -408,9 +408,8 @@ pub(crate) fn create_new_at(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Resul
 }
 
 /// What is at `name` in the folder `dir`, without following a link: `None` when nothing.
-pub(crate) fn entry_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<(String, u32, u64)>> {
-    Ok(stat_at(dir.as_raw_fd(), name)?
-        .map(|st| (kind(st.st_mode).to_string(), st.st_uid, st.st_nlink as u64)))
+pub(crate) fn entry_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<(&'static str, u32)>> {
+    Ok(stat_at(dir.as_raw_fd(), name)?.map(|st| (kind(st.st_mode), st.st_uid)))
 }
 
 /// A new folder in `parent` (made by the rules above if missing, reached without another
