@@ -519,3 +519,139 @@ fn record_never_goes_through_another_users_link() {
         );
     }
 }
+
+/// A folder of shims for `local` nodes: `ip` answers with `json` (whatever it is asked).
+fn ip_shim(dir: &Path, json: &str) -> String {
+    let bin = dir.join("shim-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("ip.json"), json).unwrap();
+    let script = format!("#!/bin/sh\ncat '{}'\n", bin.join("ip.json").display());
+    std::fs::write(bin.join("ip"), script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("ip"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// The real `ip -j addr` of a lab namespace host (lo, and fab0 holding 10.213.0.11).
+fn real_ip_capture() -> String {
+    std::fs::read_to_string(repo().join("tests/fixtures/lab/ip-j-addr-netns.json")).unwrap()
+}
+
+/// `fabcheck discover n1 -i DEFAULTS [extra…] -o {dir}/found.toml` for a `local` node whose
+/// `ip` is the shim.
+fn discover_local(defaults: &str, json: &str, extra: &[&str]) -> Outcome {
+    let f = Fab::new().file("defaults.toml", defaults);
+    let path = ip_shim(f.dir(), json);
+    f.env("PATH", &path)
+        .args([
+            "discover",
+            "n1",
+            "-i",
+            "{dir}/defaults.toml",
+            "-o",
+            "{dir}/found.toml",
+        ])
+        .args(extra)
+        .run()
+}
+
+/// The written inventory loads (a dry run of a one-line script on it).
+fn loads(o: &Outcome) -> Outcome {
+    Fab::new()
+        .file("s.rhai", PASSING)
+        .args(["run", "s.rhai", "--dry-run", "--no-results", "-i"])
+        .args([o.dir.join("found.toml").display().to_string()])
+        .run()
+}
+
+#[test]
+fn discover_says_a_node_with_only_the_ssh_nic_is_a_problem_real_ip_capture_shim() {
+    // The capture's only interface besides lo holds the address SSH reached (here: the host).
+    let defaults =
+        "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"n1\"\nhost = \"10.213.0.11\"\n";
+    let o = discover_local(defaults, &real_ip_capture(), &[]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("n1: PROBLEM: no fabric interface") && o.stderr.contains("--fabric fab0"),
+        "{}",
+        o.stderr
+    );
+    let text = std::fs::read_to_string(o.dir.join("found.toml")).unwrap();
+    assert!(text.contains("# PROBLEM: no fabric interface"), "{text}");
+    // Named with --fabric (a glob): the rail is written, with a warning that SSH shares it.
+    let o = discover_local(defaults, &real_ip_capture(), &["--fabric", "fab*,ib9"]);
+    assert_eq!(o.code, 1, "ib9 matches nothing: {}", o.stderr);
+    assert!(
+        o.stderr.contains("--fabric ib9: no interface"),
+        "{}",
+        o.stderr
+    );
+    let o = discover_local(defaults, &real_ip_capture(), &["--fabric", "fab*"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let text = std::fs::read_to_string(o.dir.join("found.toml")).unwrap();
+    assert!(text.contains("interfaces = [\"fab0\"]"), "{text}");
+    assert!(text.contains("fabric_ips = [\"10.213.0.11\"]"), "{text}");
+    assert!(text.contains("WARNING fab0: named by --fabric"), "{text}");
+    loads(&o).code(0);
+    // A word that is no interface name is a usage error.
+    let o = discover_local(defaults, &real_ip_capture(), &["--fabric", "fab0;reboot"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+}
+
+#[test]
+fn discover_leaves_out_what_the_loader_refuses_mutated_real_ip_capture_shim() {
+    // The real capture's fab0, copied and mutated (synthesised from it, not captured): a name
+    // with an escape sequence, a host name as an address, an MTU out of range, a name listed
+    // twice, an address on two rails.
+    let real: serde_json::Value = serde_json::from_str(&real_ip_capture()).unwrap();
+    let fab0 = real[1].clone();
+    let with = |name: &str, addr: &str, mtu: u64| {
+        let mut i = fab0.clone();
+        i["ifname"] = name.into();
+        i["mtu"] = mtu.into();
+        i["addr_info"][0]["local"] = addr.into();
+        i
+    };
+    let ifaces = serde_json::json!([
+        real[0],
+        with("fab0\u{1b}]0;owned\u{7}\u{1b}[2J", "10.213.0.20", 9000),
+        with("fab1", "spark-02", 70000),
+        with("fab1", "10.213.0.12", 9000),
+        with("fab2", "10.213.0.11", 9000),
+        with("fab3", "10.213.0.11", 9000),
+    ]);
+    let defaults = "[defaults]\ntransport = \"local\"\n[defaults.vars]\n\"site name\" = \"lab\"\n\
+                    [[node]]\nname = \"n1\"\nhost = \"localhost\"\n";
+    let o = discover_local(defaults, &ifaces.to_string(), &[]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.contains("inventory written"), "{}", o.stderr);
+    assert!(
+        !o.stderr.contains('\u{1b}'),
+        "an escape reached the console"
+    );
+    let text = std::fs::read_to_string(o.dir.join("found.toml")).unwrap();
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "a control character in the file:\n{text:?}"
+    );
+    assert!(
+        text.contains("interfaces = [\"fab1\", \"fab2\", \"fab3\"]"),
+        "{text}"
+    );
+    assert!(text.contains("fabric_ips = [\"10.213.0.11\"]"), "{text}");
+    for why in [
+        "left out interface \"fab0\\u{1b}]0;owned",
+        "left out a second fab1: the node listed it twice",
+        "fab1: left out address \"spark-02/24\": not an IP address",
+        "fab1: left out MTU 70000: out of range",
+        "fab3: left out address 10.213.0.11/24: another rail of this node has it too",
+    ] {
+        assert!(text.contains(why), "{why}:\n{text}");
+    }
+    assert!(text.contains("\"site name\" = \"lab\""), "{text}");
+    loads(&o).code(0);
+}
