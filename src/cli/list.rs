@@ -26,6 +26,12 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
         Ok(s) => s,
         Err(c) => return c,
     };
+    // The same --set keys as `run` takes (a typo is a usage error here too, not a silent 0).
+    let (texts, modules) = super::run::script_sources(&scripts);
+    let declared = crate::engine::params::for_run(&texts, &modules);
+    if let Err(e) = crate::engine::params::check(&env.params, &declared) {
+        return usage(e);
+    }
     // A script whose top level throws lists only the tests declared before the throw: the
     // listing is incomplete, so it is not exit 0 (a skip at the top level is not an error).
     let mut code = EXIT_OK;

@@ -461,7 +461,9 @@ fn print_inventory_problems(p: &Prepared) {
 
 /// The run's scripts (file name, text) and the text of the module files beside them that their
 /// imports read (the embedded stdlib's keys are rows of `run::settings`).
-fn script_sources(scripts: &[crate::engine::Script]) -> (Vec<(String, String)>, Vec<String>) {
+pub(super) fn script_sources(
+    scripts: &[crate::engine::Script],
+) -> (Vec<(String, String)>, Vec<String>) {
     let texts = scripts
         .iter()
         .map(|s| {

@@ -655,3 +655,54 @@ fn discover_leaves_out_what_the_loader_refuses_mutated_real_ip_capture_shim() {
     assert!(text.contains("\"site name\" = \"lab\""), "{text}");
     loads(&o).code(0);
 }
+
+/// First day (issue 50): every usage error exits 2, never 1 (nor 0): bad flags and values of
+/// every command, a `--set` key no script reads in `list` as in `run`, a script name that is
+/// not UTF-8 (named, not clap's bare "invalid UTF-8 was detected").
+#[test]
+fn every_usage_error_exits_2() {
+    let f = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV);
+    let cases: &[&[&str]] = &[
+        &["run"],
+        &["run", "--bogus", "s.rhai"],
+        &["run", "s.rhai", "--set", "x"],
+        &["run", "s.rhai", "--set", "bogus=1"],
+        &["run", "s.rhai", "--fanout", "abc"],
+        &["run", "s.rhai", "--timeout", "abc"],
+        &["run", "nosuch.rhai"],
+        &["run", "s.rhai", "-i", "nosuch.toml"],
+        &["run", "s.rhai", "--filter", "nomatch", "-i", "inv.toml"],
+        &["list", "s.rhai", "--set", "bogus=1"],
+        &["list", "s.rhai", "-w", "x["],
+        &["check", "nosuch.rhai"],
+        &["exec", "-w", "a[", "--", "true"],
+        &["nodes", "-i", "nosuch.toml"],
+        &["parse", "ethtool", "nosuch"],
+        &["compare", "s.rhai"],
+        &["discover"],
+        &["discover", "a["],
+        &["discover", "n1", "--fabric", "a b"],
+        &["doc", "extra"],
+        &["bogus"],
+    ];
+    for args in cases {
+        let mut c = f.command();
+        c.args(*args);
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error"), "{args:?}: {err}");
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::OsStr::from_bytes(b"s\xff.rhai");
+    for cmd in ["run", "check", "list"] {
+        let mut c = f.command();
+        c.arg(cmd).arg(name);
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert!(err.contains("argument 2 (s\u{fffd}.rhai"), "{cmd}: {err}");
+    }
+}
