@@ -47,12 +47,13 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
         }
         let listed = runner::with_selected(s, filters, |defs| {
             for d in defs {
+                // The names pass the console's sanitiser (a node's or script's words).
+                let clean = |t: &str| crate::util::fmt::clean_text(t).replace(['\n', '\t'], " ");
+                let (sn, dn) = (clean(&s.name), clean(&d.name));
                 match d.round {
-                    Some((r, total)) => writeln!(out, "{}\t{}\tround {r}/{total}", s.name, d.name)?,
-                    None if d.at_once.is_some() => {
-                        writeln!(out, "{}\t{}\tat once", s.name, d.name)?
-                    }
-                    None => writeln!(out, "{}\t{}", s.name, d.name)?,
+                    Some((r, total)) => writeln!(out, "{sn}\t{dn}\tround {r}/{total}")?,
+                    None if d.at_once.is_some() => writeln!(out, "{sn}\t{dn}\tat once")?,
+                    None => writeln!(out, "{sn}\t{dn}")?,
                 }
             }
             std::io::Result::Ok(())

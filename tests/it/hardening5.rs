@@ -706,3 +706,45 @@ fn every_usage_error_exits_2() {
         assert!(err.contains("argument 2 (s\u{fffd}.rhai"), "{cmd}: {err}");
     }
 }
+
+/// Low (issue 50): `FABCHECK_PROGRESS_SECS` of 1.8e19 and more is clamped (it panicked a
+/// thread); `--set confirm` outside 0–10 is a usage error before the run (it was capped
+/// silently); `fabcheck list` passes test names through the console's sanitiser.
+#[test]
+fn progress_secs_clamps_confirm_is_checked_and_list_is_sanitised() {
+    let s = "test(\"a\", #{ confirm: param(\"confirm\", 1) }, || { assert(true); });\n";
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .file("inv.toml", LOCAL_INV)
+        .env("FABCHECK_PROGRESS_SECS", "1.8e19")
+        .args(["run", "s.rhai", "-i", "inv.toml", "--no-results"])
+        .run();
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+    for bad in ["11", "-1", "2.5"] {
+        let o = Fab::new()
+            .file("s.rhai", s)
+            .file("inv.toml", LOCAL_INV)
+            .args(["run", "s.rhai", "-i", "inv.toml", "--no-results"])
+            .args(["--set", &format!("confirm={bad}")])
+            .run();
+        assert_eq!(o.code, 2, "confirm={bad}: {}\n{}", o.stdout, o.stderr);
+        assert!(
+            o.stderr.contains("whole number from 0 to 10"),
+            "{}",
+            o.stderr
+        );
+    }
+    let evil = "test(\"x \\x1b]0;owned\\x07\\x1b[2J\\u202ey\", || { assert(true); });\n";
+    let o = Fab::new()
+        .file("e.rhai", evil)
+        .args(["list", "e.rhai"])
+        .run();
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("x y"), "{:?}", o.stdout);
+    assert!(
+        !o.stdout.contains('\u{1b}') && !o.stdout.contains('\u{202e}'),
+        "{:?}",
+        o.stdout
+    );
+}
