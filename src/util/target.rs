@@ -453,8 +453,20 @@ pub(crate) fn same_file(a: (&str, &Path), b: (&str, &Path)) -> Option<String> {
             .filter(|c| !matches!(c, Component::CurDir))
             .collect()
     };
+    let same =
+        |x: &std::fs::Metadata, y: &std::fs::Metadata| x.dev() == y.dev() && x.ino() == y.ino();
+    // One existing file under two names, or one new name in one folder reached two ways (a
+    // linked folder: `out/r.xml` and `link-to-out/r.xml`), by device and inode.
+    let folder = |p: &Path| match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => std::fs::metadata(d),
+        _ => std::fs::metadata("."),
+    };
     let same_inode = match (std::fs::metadata(a.1), std::fs::metadata(b.1)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        (Ok(x), Ok(y)) => same(&x, &y),
+        (Err(_), Err(_)) => {
+            a.1.file_name() == b.1.file_name()
+                && matches!((folder(a.1), folder(b.1)), (Ok(x), Ok(y)) if same(&x, &y))
+        }
         _ => false,
     };
     (norm(a.1) == norm(b.1) || same_inode).then(|| {
@@ -589,5 +601,13 @@ mod tests {
         let a = Path::new("out/r.xml");
         assert!(same_file(("--junit", a), ("--json", Path::new("./out/r.xml"))).is_some());
         assert!(same_file(("--junit", a), ("--json", Path::new("out/r.json"))).is_none());
+        // A new name in one folder reached through a link (issue 50, low).
+        let d = tmp("same");
+        std::fs::create_dir(d.join("out")).unwrap();
+        std::os::unix::fs::symlink(d.join("out"), d.join("ln")).unwrap();
+        let (x, y) = (d.join("out/r.xml"), d.join("ln/r.xml"));
+        assert!(same_file(("--junit", &x), ("--json", &y)).is_some());
+        assert!(same_file(("--junit", &x), ("--json", &d.join("ln/s.xml"))).is_none());
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

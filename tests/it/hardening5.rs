@@ -748,3 +748,31 @@ fn progress_secs_clamps_confirm_is_checked_and_list_is_sanitised() {
         o.stdout
     );
 }
+
+/// Low (issue 50): a TOML error the parser gives no words for (`a = `) still says what is
+/// wrong; two report options naming one new file through a linked folder are a usage error.
+#[test]
+fn a_toml_error_has_words_and_one_report_through_a_linked_folder_is_one_file() {
+    let o = Fab::new()
+        .file("bad.toml", "a = ")
+        .args(["nodes", "-i", "bad.toml"])
+        .run();
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("bad.toml:1:5: not valid TOML here"),
+        "{}",
+        o.stderr
+    );
+    let f = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV);
+    std::fs::create_dir(f.dir().join("out")).unwrap();
+    std::os::unix::fs::symlink(f.dir().join("out"), f.dir().join("ln")).unwrap();
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--no-results"])
+        .args(["--junit", "out/r.xml", "--json", "ln/r.xml"])
+        .run();
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("are the same file"), "{}", o.stderr);
+    assert!(!o.dir.join("out/r.xml").exists());
+}
