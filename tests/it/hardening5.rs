@@ -776,3 +776,44 @@ fn a_toml_error_has_words_and_one_report_through_a_linked_folder_is_one_file() {
     assert!(o.stderr.contains("are the same file"), "{}", o.stderr);
     assert!(!o.dir.join("out/r.xml").exists());
 }
+
+/// Low (issue 50): when the results folder's reports cannot be written (a full disk; here a
+/// file size limit of 1 byte, RLIMIT_FSIZE with SIGXFSZ ignored, which fails every write the
+/// same way), every failed report is named, not the first alone, and the empty run folder is
+/// not left behind.
+#[test]
+fn every_report_that_cannot_be_written_is_named() {
+    let f = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV);
+    let mut c = f.command();
+    c.args(["run", "s.rhai", "-i", "inv.toml"]);
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit and signal are async-signal-safe; nothing else runs in the child.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit {
+                rlim_cur: 1,
+                rlim_max: 1,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+            Ok(())
+        });
+    }
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for name in ["junit.xml", "result.json", "report.html"] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("error: cannot write") && l.contains(name)),
+            "{name} not named:\n{err}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(f.dir().join("fabcheck-results"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "an empty run folder was left: {left:?}");
+}
