@@ -817,3 +817,40 @@ fn every_report_that_cannot_be_written_is_named() {
         .collect();
     assert!(left.is_empty(), "an empty run folder was left: {left:?}");
 }
+
+/// "Read-only unless --allow-changes": a real run sends no command of a test marked as
+/// changing nodes (every command sent is in the `--record` transcript), and with
+/// `--allow-changes` it does (the check could fail). The shipped five-step's step 5 is checked
+/// the same way on the lab (`lab_shipped::five_step_on_the_lab`).
+#[test]
+fn a_run_sends_no_command_of_a_skipped_change() {
+    let s = "test(\"reads\", || { node(\"n1\").run(\"echo read-only\"); });\n\
+             test(\"changes\", #{ changes: true }, || { node(\"n1\").run(\"touch changed-it\"); });\n";
+    for (allow, sent) in [(false, false), (true, true)] {
+        let mut f = Fab::new()
+            .file("s.rhai", s)
+            .file("inv.toml", LOCAL_INV)
+            .args([
+                "run",
+                "s.rhai",
+                "-i",
+                "inv.toml",
+                "--no-results",
+                "--record",
+                "rec",
+            ]);
+        if allow {
+            f = f.args(["--allow-changes"]);
+        }
+        let o = f.run();
+        assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+        let t = std::fs::read_to_string(o.dir.join("rec/n1.jsonl")).unwrap();
+        assert!(t.contains("echo read-only"), "{t}");
+        assert_eq!(
+            t.contains("touch changed-it"),
+            sent,
+            "--allow-changes {allow}: {t}"
+        );
+        assert_eq!(o.dir.join("changed-it").exists(), sent);
+    }
+}

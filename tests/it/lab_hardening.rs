@@ -362,8 +362,10 @@ fn local_env_reaches_a_sudo_command_as_root_and_as_another_user_and_no_argv() {
         std::fs::set_permissions(f.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
         let c = f.command();
         let mut cmd = std::process::Command::new("runuser");
+        // The lab user runs a copy it can reach (the checkout may be in a folder only root
+        // enters).
         cmd.args(["-u", user, "--"])
-            .arg(c.get_program())
+            .arg(crate::common::reachable_bin())
             .args(c.get_args())
             .env("CI", "true")
             .current_dir(f.dir())
