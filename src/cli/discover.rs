@@ -210,15 +210,21 @@ pub fn discover(a: &DiscoverArgs, verbose: u8) -> i32 {
         },
         &all,
     );
-    // What is said "written" loads: checked before it is written, and read back after.
-    if let Err(e) = Inventory::parse(&text, Path::new("(discovered inventory)")) {
+    // What is said "written" loads: checked before it is written, and read back after (a
+    // file of nodes none of which answered holds only comments: nothing to load).
+    let any_found = all.iter().any(|d| matches!(d, Discovery::Found(_)));
+    let loads = |t: &str| Inventory::parse(t, Path::new("(discovered inventory)"));
+    if let Err(e) = loads(&text)
+        .map(|_| ())
+        .or_else(|e| if any_found { Err(e) } else { Ok(()) })
+    {
         eprintln!(
             "error: the inventory discover made does not load ({e}); nothing written. This is \
              a bug of fabcheck discover: please report it with the nodes' output (-v)"
         );
         return EXIT_FAILED;
     }
-    if let Err(code) = write_out(a, &text) {
+    if let Err(code) = write_out(a, &text, any_found) {
         return code;
     }
     let differs = match (&was, &a.diff) {
@@ -287,7 +293,7 @@ fn read_nodes(env: &Arc<crate::run::env::RunEnv>, fabric: &[glob::Pattern]) -> V
 /// The inventory to -o FILE through fabcheck's one writer ([`crate::util::target`]; never
 /// over an existing file without --force: the name is taken only if still free), else stdout
 /// (`-o -`, or no -o when no --diff was asked).
-fn write_out(a: &DiscoverArgs, text: &str) -> Result<(), i32> {
+fn write_out(a: &DiscoverArgs, text: &str, check: bool) -> Result<(), i32> {
     let Some(path) = output_file(a) else {
         if a.diff.is_none() || a.output.is_some() {
             print!("{text}");
@@ -302,8 +308,11 @@ fn write_out(a: &DiscoverArgs, text: &str) -> Result<(), i32> {
     if let Err(e) = res {
         return Err(usage(format!("-o {}: {e}", path.display())));
     }
-    match Inventory::load_file(path) {
-        Ok(_) => {
+    match Inventory::load_file(path)
+        .map(|_| ())
+        .or_else(|e| if check { Err(e) } else { Ok(()) })
+    {
+        Ok(()) => {
             eprintln!("inventory written to {}", path.display());
             Ok(())
         }

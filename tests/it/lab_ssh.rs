@@ -390,18 +390,18 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
         .file("c.rhai", s)
         .args(["run", "c.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f.spawn();
-    let pid = child.id();
-    // The signal comes while a master connects to the isolated lab06 (seen, not guessed).
-    let mut connecting = String::new();
-    crate::common::eventually(Duration::from_secs(60), "an ssh master connecting", || {
-        connecting = local_ssh_of(pid);
-        // lab05's master and the one still connecting to lab06
-        connecting.lines().count() >= 2
-    });
+    let child = f.spawn_watched();
+    let pid = child.pid();
+    // The signal comes once lab05's test passed (its line on the console) while a master
+    // still connects to the isolated lab06: both seen, not guessed.
+    assert!(
+        child.wait_stdout("PASS  reach [lab05]", Duration::from_secs(60)),
+        "reach [lab05] never passed"
+    );
+    let connecting = local_ssh_of(pid);
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let t = Instant::now();
-    let o = f.outcome(child.wait_with_output().unwrap());
+    let o = f.outcome(child.output());
     let took = t.elapsed();
     let (c, out) = lab.sh(&["unisolate", "lab06"]);
     assert_eq!(c, 0, "{out}");

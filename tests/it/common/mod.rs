@@ -137,6 +137,51 @@ pub struct Outcome {
 
 pub mod lab;
 
+type Stream = (
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    std::thread::JoinHandle<()>,
+);
+
+/// A running fabcheck whose output is read as it comes (see [`Fab::spawn_watched`]).
+pub struct Watched {
+    child: std::process::Child,
+    out: Stream,
+    err: Stream,
+}
+
+impl Watched {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Wait until stdout holds `needle`, at most `within`; whether it came.
+    pub fn wait_stdout(&self, needle: &str, within: std::time::Duration) -> bool {
+        comes(within, || {
+            String::from_utf8_lossy(&self.out.0.lock().unwrap()).contains(needle)
+        })
+    }
+
+    /// Wait for the end; its output as `wait_with_output` gives it.
+    pub fn output(self) -> std::process::Output {
+        let Watched {
+            mut child,
+            out,
+            err,
+        } = self;
+        let status = child.wait().unwrap();
+        let take = |(buf, h): Stream| {
+            let _ = h.join();
+            let v = std::mem::take(&mut *buf.lock().unwrap());
+            v
+        };
+        std::process::Output {
+            status,
+            stdout: take(out),
+            stderr: take(err),
+        }
+    }
+}
+
 pub mod tempdir {
     use std::path::{Path, PathBuf};
     pub struct TempDir(PathBuf);
@@ -281,6 +326,29 @@ impl Fab {
             }
         }
         c
+    }
+
+    /// Start fabcheck with its stdout and stderr read as they come, so that a test can wait
+    /// for a line (a testcase's `PASS`) before it signals the run.
+    pub fn spawn_watched(&self) -> Watched {
+        let mut child = self.spawn();
+        let read = |mut r: Box<dyn std::io::Read + Send>| {
+            let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let b = buf.clone();
+            let h = std::thread::spawn(move || {
+                let mut chunk = [0u8; 4096];
+                while let Ok(n) = r.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    b.lock().unwrap().extend_from_slice(&chunk[..n]);
+                }
+            });
+            (buf, h)
+        };
+        let out = read(Box::new(child.stdout.take().unwrap()));
+        let err = read(Box::new(child.stderr.take().unwrap()));
+        Watched { child, out, err }
     }
 
     /// Start fabcheck with stdout and stderr piped (for tests that signal it while it runs).
