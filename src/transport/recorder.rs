@@ -68,18 +68,22 @@ const MODE: u32 = 0o600;
 /// through another user's link), and no node's transcript `DIR/<node>.jsonl` exists yet — a
 /// run records into files of its own and never appends to one it did not start (a link,
 /// another user's file or an earlier recording there is an error now, not a gap later).
-pub(crate) fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), String> {
+pub(crate) fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), UnsafeTranscript> {
+    let refused = |why: String| UnsafeTranscript {
+        dir: dir.to_path_buf(),
+        why,
+    };
     let folder = match target::open_folder(dir, false) {
         Ok((fd, _)) => fd,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
-        Err(e) => return Err(format!("--record {}: {e}", dir.display())),
+        Err(e) => return Err(refused(e.to_string())),
     };
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     for n in nodes {
         let name = format!("{n}.jsonl");
         let entry = target::entry_at(&folder, OsStr::new(&name))
-            .map_err(|e| format!("--record {}: {name}: {e}", dir.display()))?;
+            .map_err(|e| refused(format!("{name}: {e}")))?;
         let Some((kind, uid)) = entry else {
             continue;
         };
@@ -92,14 +96,21 @@ pub(crate) fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), String> {
              to a transcript it did not start"
                 .to_string()
         };
-        return Err(format!(
-            "--record {}: {} {why}, and fabcheck does not write a transcript through it; \
-             remove it or record into another folder",
-            dir.display(),
+        return Err(refused(format!(
+            "{} {why}, and fabcheck does not write a transcript through it; remove it or \
+             record into another folder",
             dir.join(&name).display()
-        ));
+        )));
     }
     Ok(())
+}
+
+/// `--record DIR` that fabcheck will not record into: its folder, or a node's transcript there.
+#[derive(Debug, thiserror::Error)]
+#[error("--record {}: {why}", dir.display())]
+pub(crate) struct UnsafeTranscript {
+    dir: PathBuf,
+    why: String,
 }
 
 /// Makes a new output file: its file and its name in the recording's folder.
@@ -311,9 +322,9 @@ mod tests {
         std::fs::write(&victim, "precious").unwrap();
         std::os::unix::fs::symlink(&victim, dir.join("a.jsonl")).unwrap();
         std::fs::write(dir.join("b.jsonl"), "earlier\n").unwrap();
-        let e = check_dir(&dir, &["a"]).unwrap_err();
+        let e = check_dir(&dir, &["a"]).unwrap_err().to_string();
         assert!(e.contains("symbolic link"), "{e}");
-        let e = check_dir(&dir, &["b"]).unwrap_err();
+        let e = check_dir(&dir, &["b"]).unwrap_err().to_string();
         assert!(e.contains("earlier recording"), "{e}");
         check_dir(&dir, &["c"]).unwrap();
         let r = Recorder::new(Arc::new(super::super::local::LocalTransport), dir.clone()).unwrap();
