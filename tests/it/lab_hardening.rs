@@ -451,7 +451,15 @@ fn a_login_shell_that_floods_without_end_keeps_the_clean_up_bounded() {
     let rc = "/home/fclab/.bashrc";
     let mark = std::fs::read_to_string(rc).unwrap();
     let mark = mark.lines().next().unwrap().to_string();
-    // The first line stays lab.sh's mark: dropping the variant lab restores the rc file.
+    // The first line stays lab.sh's mark: dropping the variant lab restores the rc file; and
+    // this test puts it back however it ends.
+    struct Restore(&'static str, String);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = std::fs::write(self.0, format!("{}\n", self.1));
+        }
+    }
+    let _restore = Restore(rc, mark.clone());
     std::fs::write(rc, format!("{mark}\nyes 'motd: flood'\n")).unwrap();
     let s = "test(\"echo\", || { node(\"lab01\").run(\"echo hello\", #{ timeout: \"2s\" }); });\n";
     let f = Fab::new()
