@@ -198,6 +198,21 @@ pub enum Command {
     Doc,
 }
 
+/// An argument that is not UTF-8 (a script or file name in another encoding), named: clap
+/// alone says only that one of them is.
+fn non_utf8_argument() -> Option<String> {
+    let (i, a) = std::env::args_os()
+        .enumerate()
+        .skip(1)
+        .find(|(_, a)| a.to_str().is_none())?;
+    Some(format!(
+        "argument {i} ({}, U+FFFD where it is not UTF-8) is not valid UTF-8: fabcheck takes \
+         script, inventory and report names as UTF-8 text; rename the file to a UTF-8 name \
+         (`mv` with the name your shell's completion types)",
+        crate::util::fmt::clean_text(&a.to_string_lossy()),
+    ))
+}
+
 fn init_tracing(verbose: u8) {
     let default = match verbose {
         0 => "warn",
@@ -218,6 +233,10 @@ fn init_tracing(verbose: u8) {
 }
 
 pub fn main() -> i32 {
+    if let Some(e) = non_utf8_argument() {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -317,13 +317,30 @@ fn write_reports(
             ("report.html", report::html::render(run)),
         ]
         .into_iter()
-        .all(|(name, body)| {
+        // Every report is tried and every failure named (a full disk: all three, not the
+        // first alone).
+        .map(|(name, body)| {
             report::write_atomic(&dir.join(name), body.as_bytes())
                 .map_err(|e| {
-                    eprintln!("error: cannot write {}: {e}", dir.join(name).display());
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "error: cannot write {}: {e}",
+                        dir.join(name).display()
+                    );
                 })
                 .is_ok()
-        });
+        })
+        .fold(0, |n, ok| n + usize::from(ok));
+        if ok == 0 && std::fs::remove_dir(dir).is_ok() {
+            // Made by this run and left empty: not a results folder that holds nothing.
+            let _ = writeln!(
+                std::io::stderr(),
+                "note: none of the run's reports could be written in {}; the empty folder was \
+                 removed",
+                dir.display()
+            );
+        }
+        let ok = ok == 3;
         if ok {
             written.push(format!(
                 "Results: {} (junit.xml, result.json, report.html; --no-results: none)",
@@ -461,7 +478,9 @@ fn print_inventory_problems(p: &Prepared) {
 
 /// The run's scripts (file name, text) and the text of the module files beside them that their
 /// imports read (the embedded stdlib's keys are rows of `run::settings`).
-fn script_sources(scripts: &[crate::engine::Script]) -> (Vec<(String, String)>, Vec<String>) {
+pub(super) fn script_sources(
+    scripts: &[crate::engine::Script],
+) -> (Vec<(String, String)>, Vec<String>) {
     let texts = scripts
         .iter()
         .map(|s| {
