@@ -82,10 +82,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub html: Option<PathBuf>,
     /// Every run also writes junit.xml, result.json and report.html into a directory of its own
-    /// under DIR (named by start time and script), made before the first test (exit 2 when it
-    /// cannot be, unless --junit/--json/--html are given), printed at the end.
-    #[arg(long, value_name = "DIR", default_value = "fabcheck-results")]
-    pub results: PathBuf,
+    /// under DIR (default ./fabcheck-results; named by start time and script), made before the
+    /// first test and printed at the end. A DIR given here that cannot be made is exit 2 unless
+    /// --junit/--json/--html are given; the default one that cannot be made (a read-only
+    /// working directory, as under Slurm or cron) is a warning and the run goes on.
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
     /// Do not write the per-run results directory (only the reports asked for by --junit,
     /// --json, --html).
     #[arg(long)]

@@ -380,6 +380,46 @@ fn a_results_folder_that_cannot_be_made_stops_the_run_before_the_first_test() {
     assert!(!o.stdout.contains("1 tests"), "a test ran:\n{}", o.stdout);
 }
 
+/// Issue 47 "Also": under Slurm or cron the working directory may not take the default
+/// results folder (here `nobody` in a folder of root's); the run goes on, green stays green,
+/// and the warning says what to give. A name taken by a file stays a refusal (exit 2).
+#[test]
+fn the_default_results_folder_in_an_unwritable_directory_is_a_warning_and_the_run_goes_on() {
+    if !is_root() {
+        skip("it needs root to run fabcheck as nobody in a folder of root's");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fc-rodir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(dir.join("s.rhai"), PASSING).unwrap();
+    std::fs::write(dir.join("inv.toml"), LOCAL_INV).unwrap();
+    let bin = crate::common::reachable_bin();
+    let o = std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--", "sh", "-c"])
+        .arg(format!("cd {} && {} run s.rhai -i inv.toml", dir.display(), bin.display()))
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("1 passed"), "{out}");
+    assert!(
+        err.contains("warning: no results folder") && err.contains("--results DIR"),
+        "{err}"
+    );
+    let o = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV)
+        .file("fabcheck-results", "a file where the default folder would go\n")
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .run();
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+}
+
 #[test]
 fn explicit_reports_keep_a_green_run_green_without_a_results_folder() {
     let o = Fab::new()
