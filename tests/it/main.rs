@@ -18,6 +18,7 @@ mod inventory_slurm;
 mod lab_discover;
 mod lab_hardening;
 mod lab_localise;
+mod lab_persist;
 mod lab_primitives;
 mod lab_shipped;
 mod lab_slurm;
