@@ -198,3 +198,41 @@ test("one fails", || {{
     let cmds = o.test("one fails")["commands"].as_array().unwrap().len();
     assert_eq!(cmds, 3, "every call ran to its end");
 }
+
+/// `stash_once(key, f)` (issue 49): six tests at once ask for one value; `f` runs once and the
+/// others get its value. Each test notes its ask, then asks; `f` waits (20 s at most, a bound
+/// for a broken build) until all six have asked, so without the per-key lock every one of them
+/// would compute it. An error is not kept: the next caller computes again.
+#[test]
+fn stash_once_computes_a_value_once_for_tests_that_ask_at_once() {
+    let f = Fab::new();
+    let log = f.dir().join("log");
+    let script = format!(
+        r#"
+test_each(nodes(), "ask", |n| {{
+    n.run(`echo ask >> {log}`);
+    let v = stash_once("answer", || {{
+        let r = n.run(`i=0; while [ "$(grep -c ask {log})" -lt 6 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo computed >> {log}; echo 42`);
+        r.stdout.trim();
+        r.stdout.parse_int()
+    }});
+    assert_eq(v, 42, "the one value");
+}});
+test("an error is not kept", || {{
+    try {{ stash_once("broken", || {{ throw "first try broke"; }}); }} catch {{ }}
+    assert_eq(stash_once("broken", || 7), 7, "computed again");
+}});
+"#,
+        log = log.display()
+    );
+    let o = f
+        .file("inv.toml", SIX)
+        .file("s.rhai", &script)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    o.code(0);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("computed").count(), 1, "{text}");
+    assert_eq!(text.matches("ask").count(), 6, "{text}");
+}
