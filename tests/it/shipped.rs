@@ -713,5 +713,8 @@ test("bad target", || { node("spark-01").ping_all([42]); });
         "{m}"
     );
     let m = o.message("bad target");
-    assert!(m.contains("an address or #{ ip, iface, size }"), "{m}");
+    assert!(
+        m.contains("an address or #{ ip, iface, size, count, dont_fragment }"),
+        "{m}"
+    );
 }
