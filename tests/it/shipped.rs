@@ -741,7 +741,11 @@ fn five_step_step_1_sends_the_jumbo_pings_with_the_mesh_pings() {
     assert_eq!(o.status(mtu), "pass", "{}", o.message(mtu));
     let m = pings(&o, mesh);
     assert_eq!(m.len(), 1, "one command: {m:?}");
-    assert!(m[0].contains("-M do") && m[0].contains("-s 8972"), "{}", m[0]);
+    assert!(
+        m[0].contains("-M do") && m[0].contains("-s 8972"),
+        "{}",
+        m[0]
+    );
     assert!(pings(&o, mtu).is_empty(), "{:?}", pings(&o, mtu));
     let o = run_sim("five_step_acceptance.rhai", &["--filter", "MTU end to end"]);
     assert_eq!(o.status(mtu), "pass", "{}", o.message(mtu));

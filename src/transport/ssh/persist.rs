@@ -194,27 +194,37 @@ fn discard(sub: &Path) {
     }
 }
 
+/// Why `fabcheck disconnect` left the kept masters' folder alone.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DisconnectError {
+    #[error("{0}: not touched")]
+    NotPrivate(ControlDirError),
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+}
+
 /// `fabcheck disconnect`: every kept master of this user asked to exit (`ssh -O exit`, 2 s at
 /// most each) and the directory removed. The masters ended, and why the directory was left
 /// alone when it was.
-pub(crate) fn disconnect() -> Result<usize, String> {
+pub(crate) fn disconnect() -> Result<usize, DisconnectError> {
     let base = base_dir();
     if !base.exists() {
         return Ok(0);
     }
-    check_private_dir(&base).map_err(|e| format!("{e}: not touched"))?;
+    check_private_dir(&base).map_err(DisconnectError::NotPrivate)?;
+    let io = |e: std::io::Error| DisconnectError::Io {
+        path: base.display().to_string(),
+        message: e.to_string(),
+    };
     let mut ended = 0;
-    for e in std::fs::read_dir(&base)
-        .map_err(|e| e.to_string())?
-        .flatten()
-    {
+    for e in std::fs::read_dir(&base).map_err(io)?.flatten() {
         for (sock, _) in sockets(&e.path()) {
             if sock.exists() && refused(&sock).is_none() && exit_master(&sock) {
                 ended += 1;
             }
         }
     }
-    std::fs::remove_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+    std::fs::remove_dir_all(&base).map_err(io)?;
     Ok(ended)
 }
 
