@@ -194,3 +194,41 @@ fn a_kept_master_that_is_not_the_users_is_never_reused() {
     );
     assert!(o.stderr.contains("not touched"), "{}", o.stderr);
 }
+
+#[test]
+fn a_dead_kept_master_is_replaced_and_kept_masters_expire_by_themselves() {
+    let Some(lab) = Lab::ensure(16, "a_dead_kept_master_is_replaced") else {
+        return;
+    };
+    let xdg = Xdg::new("expire");
+    let inv = lab.inventory();
+    let run = |persist: &str| {
+        xdg.fab(&["exec", persist, "-i", &inv, "-w", SET, "--", "hostname"])
+            .code(0);
+    };
+    run("--persist=2m");
+    let kept = xdg.masters();
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    // the kept masters die (their sockets stay behind): the next run connects anew
+    for pid in &kept {
+        assert!(std::process::Command::new("kill")
+            .arg(pid)
+            .status()
+            .unwrap()
+            .success());
+    }
+    assert!(eventually(|| xdg.masters().is_empty()));
+    run("--persist=2s");
+    let again = xdg.masters();
+    assert_eq!(again.len(), 4, "{again:?}");
+    assert!(
+        again.iter().all(|p| !kept.contains(p)),
+        "{kept:?} -> {again:?}"
+    );
+    // left alone, they exit 2 s after the run's end (their ControlPersist)
+    assert!(
+        eventually(|| xdg.masters().is_empty()),
+        "kept masters still alive 10 s after a --persist=2s run: {:?}",
+        xdg.masters()
+    );
+}
