@@ -4,6 +4,7 @@
 pub mod check;
 pub mod common;
 pub mod compare;
+pub mod disconnect;
 pub mod discover;
 pub mod doc;
 pub mod exec;
@@ -50,6 +51,10 @@ pub struct Cli {
     /// Print only failures and the summary.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Keep the SSH connections after the run, DURATION without use (default 10m), for the
+    /// next run with the same inventory and ssh settings; `fabcheck disconnect` ends them.
+    #[arg(long, global = true, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "10m")]
+    pub persist: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -198,6 +203,8 @@ pub enum Command {
     Health(Box<health::HealthArgs>),
     /// Reference of every script function, generated from the engine.
     Doc,
+    /// End the SSH connections kept by `--persist` (docs/reliability.md).
+    Disconnect,
 }
 
 /// An argument that is not UTF-8 (a script or file name in another encoding), named: clap
@@ -259,6 +266,9 @@ pub fn main() -> i32 {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
+    if let Err(code) = disconnect::persist(cli.persist.as_deref()) {
+        return code;
+    }
     match cli.command {
         Command::Run(a) => run::run(*a, cli.quiet, cli.verbose),
         Command::Check { scripts } => check::check(&scripts),
@@ -290,6 +300,7 @@ pub fn main() -> i32 {
         Command::Parse { kind, file } => parse::parse(&kind, file.as_deref()),
         Command::Compare { results, format } => compare::compare(&results, &format),
         Command::Doc => doc::doc(),
+        Command::Disconnect => disconnect::disconnect(),
         Command::Discover(a) => discover::discover(&a, cli.verbose),
         Command::Health(a) => health::health(&a, cli.verbose),
     }

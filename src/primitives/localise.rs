@@ -70,6 +70,29 @@ pub(crate) fn rings(names: &[String], rounds: usize) -> Vec<(String, String)> {
     out
 }
 
+/// `pairs` in rounds: each pair goes into the first round in which neither of its nodes is
+/// yet (first fit, in plan order), so no node is in two pairs of a round. A ring's pairs take two
+/// rounds (three for an odd count); re-tests of one suspect take one round each. The pairs'
+/// indices, round by round.
+pub(crate) fn rounds(pairs: &[(String, String)]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut busy: Vec<BTreeSet<&str>> = Vec::new();
+    for (k, (a, b)) in pairs.iter().enumerate() {
+        let r = busy
+            .iter()
+            .position(|s| !s.contains(a.as_str()) && !s.contains(b.as_str()))
+            .unwrap_or_else(|| {
+                busy.push(BTreeSet::new());
+                out.push(Vec::new());
+                busy.len() - 1
+            });
+        busy[r].insert(a);
+        busy[r].insert(b);
+        out[r].push(k);
+    }
+    out
+}
+
 fn key(a: &str, b: &str) -> (String, String) {
     if a <= b {
         (a.into(), b.into())
@@ -255,6 +278,47 @@ mod tests {
         assert_eq!(rings(&names(4), 2).len(), 6);
         assert_eq!(rings(&names(2), 3).len(), 1);
         assert!(rings(&names(1), 1).is_empty());
+    }
+
+    /// No node twice in a round, every pair in exactly one round.
+    fn check_rounds(plan: &[(String, String)], rs: &[Vec<usize>]) {
+        let mut all: Vec<usize> = rs.iter().flatten().copied().collect();
+        all.sort();
+        assert_eq!(all, (0..plan.len()).collect::<Vec<_>>());
+        for r in rs {
+            let mut seen = BTreeSet::new();
+            for &k in r {
+                assert!(seen.insert(&plan[k].0), "{} twice in {r:?}", plan[k].0);
+                assert!(seen.insert(&plan[k].1), "{} twice in {r:?}", plan[k].1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_ring_runs_in_two_rounds_three_for_an_odd_count() {
+        for (n, want) in [(16, 2), (4, 2), (1000, 2), (17, 3), (3, 3), (999, 3)] {
+            let plan = rings(&names(n), 1);
+            let rs = rounds(&plan);
+            assert_eq!(rs.len(), want, "{n} nodes: {rs:?}");
+            check_rounds(&plan, &rs);
+        }
+        // two shifted rings over 16: 32 pairs, each node in four, so at least four rounds
+        let plan = rings(&names(16), 2);
+        let rs = rounds(&plan);
+        check_rounds(&plan, &rs);
+        assert!((4..=5).contains(&rs.len()), "{rs:?}");
+        // a suspect's re-tests share the suspect: one round each; two suspects side by side
+        let retests: Vec<(String, String)> = [
+            ("lab03", "lab05"),
+            ("lab03", "lab06"),
+            ("lab09", "lab11"),
+            ("lab09", "lab12"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        assert_eq!(rounds(&retests), vec![vec![0, 2], vec![1, 3]]);
+        assert!(rounds(&[]).is_empty());
     }
 
     #[test]

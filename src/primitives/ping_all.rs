@@ -20,6 +20,10 @@ pub(crate) struct Target {
     pub ip: String,
     pub iface: Option<String>,
     pub size: Option<i64>,
+    /// This target's count and don't-fragment, where they differ from the call's options (a
+    /// mesh's pings and its jumbo don't-fragment pings in one command).
+    pub count: Option<i64>,
+    pub dont_fragment: Option<bool>,
 }
 
 /// One address's answer: the ping result of `n.ping`, with the address and interface.
@@ -37,6 +41,8 @@ fn target_opts(t: &Target, o: &PingOpts) -> PingOpts {
     PingOpts {
         iface: t.iface.clone().or_else(|| o.iface.clone()),
         size: t.size.or(o.size),
+        count: t.count.or(o.count),
+        dont_fragment: t.dont_fragment.unwrap_or(o.dont_fragment),
         ..o.clone()
     }
 }
@@ -162,11 +168,16 @@ pub(crate) fn ping_all(n: &NodeRef, targets: &[Target], o: &PingOpts) -> PResult
         .map(|t| ping_command(&t.ip, &target_opts(t, o)))
         .collect::<PResult<Vec<String>>>()?;
     let cmd = command(&cmds);
-    // They run at once: the command takes as long as one of them. An answer whose end did
-    // not come back (SSH multiplexing lost it) is asked once more, as `tool` does.
-    let mut out = tool(n, "ping", &cmd, o.timeout, Some(ping_work(o)))?;
+    // They run at once: the command takes as long as the longest of them. An answer whose end
+    // did not come back (SSH multiplexing lost it) is asked once more, as `tool` does.
+    let work = targets
+        .iter()
+        .map(|t| ping_work(&target_opts(t, o)))
+        .max()
+        .unwrap_or_else(|| ping_work(o));
+    let mut out = tool(n, "ping", &cmd, o.timeout, Some(work))?;
     if out.exit_code == Some(0) && split(&out.stdout, cmds.len()).is_err() {
-        out = tool(n, "ping", &cmd, o.timeout, Some(ping_work(o)))?;
+        out = tool(n, "ping", &cmd, o.timeout, Some(work))?;
     }
     if out.exit_code != Some(0) {
         return Err(PrimError::error(format!(
@@ -333,9 +344,20 @@ mod tests {
             ip: "10.0.0.2".into(),
             iface: Some("eth1".into()),
             size: Some(8972),
+            ..Target::default()
         };
         let c = ping_command(&t.ip, &target_opts(&t, &o)).unwrap();
         assert_eq!(c, "ping -n -c 5 -W 2 -I eth1 -s 8972 10.0.0.2");
+        // a jumbo don't-fragment ping with its own count, beside the call's plain pings
+        let jumbo = Target {
+            count: Some(3),
+            dont_fragment: Some(true),
+            ..t.clone()
+        };
+        assert_eq!(
+            ping_command(&jumbo.ip, &target_opts(&jumbo, &o)).unwrap(),
+            "ping -n -c 3 -W 2 -M do -I eth1 -s 8972 10.0.0.2"
+        );
         let plain = Target {
             ip: "10.0.0.3".into(),
             ..Target::default()

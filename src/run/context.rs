@@ -84,6 +84,46 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut TestCtx) -> R) -> Option<R> {
     CTX.with(|c| c.borrow_mut().as_mut().map(f))
 }
 
+/// A context for a thread working for the current test (`at_once`): its name, deadline,
+/// pair and observer, nothing recorded yet; `None` outside a test. [`merge`] gives back what
+/// it recorded.
+pub(crate) fn fork() -> Option<TestCtx> {
+    with(|c| TestCtx {
+        deadline: c.deadline,
+        pair: c.pair.clone(),
+        observer: c.observer.clone(),
+        ..TestCtx::new(&c.name, Duration::ZERO)
+    })
+}
+
+/// What a [`fork`]ed context recorded, into the current test (commands within
+/// [`MAX_COMMANDS`], the rest counted; printed lines appended in the order merged).
+pub(crate) fn merge(child: TestCtx) {
+    with(|c| {
+        c.metrics.extend(child.metrics);
+        c.warnings.extend(child.warnings);
+        for cmd in child.commands {
+            if c.commands.len() < MAX_COMMANDS {
+                c.commands.push(cmd);
+            } else {
+                c.commands_dropped += 1;
+            }
+        }
+        c.commands_dropped += child.commands_dropped;
+        c.output.push_str(&child.output);
+        c.deferred_failures.extend(child.deferred_failures);
+        c.checks += child.checks;
+        c.notes.extend(child.notes);
+        c.tool_versions.extend(child.tool_versions);
+        for s in child.subjects {
+            if !c.subjects.contains(&s) {
+                c.subjects.push(s);
+            }
+        }
+        c.profiles.extend(child.profiles);
+    });
+}
+
 /// Time left before this test's deadline; `None` outside a test (`fabcheck exec`: no test
 /// deadline caps a command's own timeout).
 pub(crate) fn remaining() -> Option<Duration> {

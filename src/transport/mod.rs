@@ -55,6 +55,9 @@ pub enum NoticeKind {
     /// The node's login shell prints before every command (set aside, not taken as output):
     /// about the node's dotfiles, not any test, so the console only.
     NoisyShell,
+    /// `--persist` could not keep the node's master (its directory is not the user's, or open
+    /// to others): this run's own master instead; the console only.
+    NotKept,
 }
 
 impl NoticeKind {

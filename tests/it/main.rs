@@ -21,6 +21,7 @@ mod lab_hardening;
 mod lab_health;
 mod lab_lldp;
 mod lab_localise;
+mod lab_persist;
 mod lab_primitives;
 mod lab_shipped;
 mod lab_slurm;

@@ -147,3 +147,92 @@ fn list_says_at_once_and_bad_options_are_named() {
         assert!(o.stderr.contains(says), "{opts}: {}", o.stderr);
     }
 }
+
+/// `at_once(items, f)` (issue 49): the calls of one test run at once. Each call marks its item
+/// in a directory, then waits (20 s at most, a bound for a broken build, not a threshold) until
+/// all three are marked: one after another, the first call would give up (exit 7). The calls'
+/// commands are the test's (its command log), answers come back in item order, and an error in
+/// one call is the test's error once the others have ended.
+#[test]
+fn at_once_runs_a_tests_calls_together_and_keeps_their_commands() {
+    let f = Fab::new();
+    let dir = f.dir().join("marks");
+    std::fs::create_dir(&dir).unwrap();
+    let script = format!(
+        r#"
+test("together", || {{
+    let got = at_once(["a", "b", "c"], |x| {{
+        let r = node("n1").run(`touch {d}/${{x}}; i=0; while [ "$(ls {d} | wc -l)" -lt 3 ]; do sleep 0.05; i=$((i+1)); [ $i -gt 400 ] && exit 7; done; echo ${{x}}`);
+        assert_eq(r.exit_code, 0, `${{x}} saw the others`);
+        r.stdout.trim();
+        r.stdout
+    }});
+    assert_eq(got, ["a", "b", "c"], "in item order");
+    metric("calls", got.len(), "");
+}});
+test("one fails", || {{
+    at_once([1, 2, 3], |k| {{
+        node("n2").run(`echo call${{k}}`);
+        if k == 2 {{ throw "call 2 broke"; }}
+        k
+    }});
+}});
+"#,
+        d = dir.display()
+    );
+    let o = f
+        .file("inv.toml", SIX)
+        .file("s.rhai", &script)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    assert_eq!(o.status("together"), "pass", "{}", o.message("together"));
+    let cmds = o.test("together")["commands"].as_array().unwrap().len();
+    assert_eq!(cmds, 3, "the three calls' commands are the test's");
+    assert_eq!(o.status("one fails"), "error", "{}", o.stdout);
+    assert!(
+        o.message("one fails").contains("call 2 broke"),
+        "{}",
+        o.message("one fails")
+    );
+    let cmds = o.test("one fails")["commands"].as_array().unwrap().len();
+    assert_eq!(cmds, 3, "every call ran to its end");
+}
+
+/// `stash_once(key, f)` (issue 49): six tests at once ask for one value; `f` runs once and the
+/// others get its value. Each test notes its ask, then asks; `f` waits (20 s at most, a bound
+/// for a broken build) until all six have asked, so without the per-key lock every one of them
+/// would compute it. An error is not kept: the next caller computes again.
+#[test]
+fn stash_once_computes_a_value_once_for_tests_that_ask_at_once() {
+    let f = Fab::new();
+    let log = f.dir().join("log");
+    let script = format!(
+        r#"
+test_each(nodes(), "ask", |n| {{
+    n.run(`echo ask >> {log}`);
+    let v = stash_once("answer", || {{
+        let r = n.run(`i=0; while [ "$(grep -c ask {log})" -lt 6 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo computed >> {log}; echo 42`);
+        r.stdout.trim();
+        r.stdout.parse_int()
+    }});
+    assert_eq(v, 42, "the one value");
+}});
+test("an error is not kept", || {{
+    try {{ stash_once("broken", || {{ throw "first try broke"; }}); }} catch {{ }}
+    assert_eq(stash_once("broken", || 7), 7, "computed again");
+}});
+"#,
+        log = log.display()
+    );
+    let o = f
+        .file("inv.toml", SIX)
+        .file("s.rhai", &script)
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .reports()
+        .run();
+    o.code(0);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("computed").count(), 1, "{text}");
+    assert_eq!(text.matches("ask").count(), 6, "{text}");
+}

@@ -713,5 +713,41 @@ test("bad target", || { node("spark-01").ping_all([42]); });
         "{m}"
     );
     let m = o.message("bad target");
-    assert!(m.contains("an address or #{ ip, iface, size }"), "{m}");
+    assert!(
+        m.contains("an address or #{ ip, iface, size, count, dont_fragment }"),
+        "{m}"
+    );
+}
+
+/// Five-step step 1 pings once per pair (issue 49): the ping mesh's one `ping_all` command
+/// carries the jumbo don't-fragment pings too, and the pair's MTU testcase judges their answers
+/// without a ping of its own; with the MTU testcase alone (no mesh ran) it pings itself.
+#[test]
+fn five_step_step_1_sends_the_jumbo_pings_with_the_mesh_pings() {
+    let pings = |o: &common::Outcome, test: &str| -> Vec<String> {
+        o.test(test)["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["command"].as_str())
+            .filter(|c| c.contains("ping -n"))
+            .map(String::from)
+            .collect()
+    };
+    let mesh = "step 1: ping mesh [spark-01 -> spark-02]";
+    let mtu = "step 1: MTU end to end [spark-01 -> spark-02]";
+    let o = run_sim("five_step_acceptance.rhai", &["--filter", "step 1"]);
+    assert_eq!(o.status(mesh), "pass", "{}", o.message(mesh));
+    assert_eq!(o.status(mtu), "pass", "{}", o.message(mtu));
+    let m = pings(&o, mesh);
+    assert_eq!(m.len(), 1, "one command: {m:?}");
+    assert!(
+        m[0].contains("-M do") && m[0].contains("-s 8972"),
+        "{}",
+        m[0]
+    );
+    assert!(pings(&o, mtu).is_empty(), "{:?}", pings(&o, mtu));
+    let o = run_sim("five_step_acceptance.rhai", &["--filter", "MTU end to end"]);
+    assert_eq!(o.status(mtu), "pass", "{}", o.message(mtu));
+    assert_eq!(pings(&o, mtu).len(), 1, "the MTU testcase alone pings");
 }

@@ -116,6 +116,11 @@ def ipoib_answers(out, node):
         mtu = [f"ping -n -c 3 -W 2 -M do -I {IPOIB[i]} -s {size} {ip}" for i, ip in enumerate(ips)]
         cmd(out, ping_all_cmd(mtu), ping_all_out([(0, ping_text(ip, 3, size), "") for ip in ips]), ms=2000,
             note=f"IPoIB MTU {IPOIB_MTU} end to end: {size}-byte don't-fragment pings on every rail")
+        for cnt in [5, 3, 2]:
+            pings = [f"ping -n -c {cnt} -W 2 -I {IPOIB[i]} {ip}" for i, ip in enumerate(ips)]
+            parts = [(0, ping_text(ip, cnt, 56), "") for ip in ips] + [(0, ping_text(ip, 3, size), "") for ip in ips]
+            cmd(out, ping_all_cmd(pings + mtu), ping_all_out(parts), ms=max(1000 * cnt, 2000),
+                note="five-step step 1: the pings and the jumbo don't-fragment pings (both above) in one command")
         for i, ip in enumerate(ips):
             cmd(out, f"ip -j neigh show {ip} dev {IPOIB[i]}",
                 json.dumps([{"dst": ip, "lladdr": pm[ip], "state": ["REACHABLE"]}], separators=(",", ":")) + "\n", ms=4)

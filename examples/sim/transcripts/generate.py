@@ -113,6 +113,12 @@ for name, n in nodes.items():
     mtu = [f"ping -n -c 3 -W 2 -M do -I {ifaces[k]} -s 8972 {ip}" for k, ip in enumerate(n["peer_ips"])]
     cmd(ping_all_cmd(mtu), stdout=ping_all_out([(0, ping_text(ip, 3, 8972), "") for ip in n["peer_ips"]]), ms=2000,
         note="n.ping_all: the two MTU pings above at once, each answer under its delimiter line")
+    # five-step step 1 sends the pings and the jumbo don't-fragment pings in one command
+    for cnt in [5, 3, 2]:
+        pings = [f"ping -n -c {cnt} -W 2 -I {ifaces[k]} {ip}" for k, ip in enumerate(n["peer_ips"])]
+        parts = [(0, ping_text(ip, cnt, 56), "") for ip in n["peer_ips"]] + [(0, ping_text(ip, 3, 8972), "") for ip in n["peer_ips"]]
+        cmd(ping_all_cmd(pings + mtu), stdout=ping_all_out(parts), ms=max(1000 * cnt, 2000),
+            note="n.ping_all: step 1's pings and its jumbo don't-fragment pings (both above) in one command")
     # ssh hops over the fabric (and to the peer's management address for step 5)
     for ip in n["peer_ips"] + [n["peer_host"]]:
         cmd(f"ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'",

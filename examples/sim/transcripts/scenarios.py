@@ -336,6 +336,11 @@ for n, src_if, ip in [("spark-01", "enP2p1s0f1np1", "192.168.200.11"), ("spark-0
     mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[0]} -s 8972 {ip0}", f"ping -n -c 3 -W 2 -M do -I {src_if} -s 8972 {ip}"]
     s.answer(n, ping_all_cmd(mtu), "n.ping_all: the healthy first rail's MTU answer, then the second's as above",
              stdout=ping_all_out([(0, ping_text(ip0, 3, 8972), ""), (1, lost(ip, 3, 8972), "")]), ms=6000)
+    for cnt in [5, 3, 2]:
+        pings = [f"ping -n -c {cnt} -W 2 -I {IFACES[0]} {ip0}", f"ping -n -c {cnt} -W 2 -I {src_if} {ip}"]
+        s.answer(n, ping_all_cmd(pings + mtu), "n.ping_all: step 1's pings and its jumbo pings in one command (both answers above)",
+                 stdout=ping_all_out([(0, ping_text(ip0, cnt, 56), ""), (1, lost(ip, cnt), ""), (0, ping_text(ip0, 3, 8972), ""), (1, lost(ip, 3, 8972), "")]),
+                 ms=max(2000 * cnt, 6000))
 HOP = "ssh -o BatchMode=yes -o ConnectTimeout=10 -o NumberOfPasswordPrompts=0 {ip} 'echo fabcheck-hop $(id -un) $(hostname)'"
 s.answer("spark-01", HOP.format(ip="192.168.200.11"), "OpenSSH's connect error (no ARP answer from the down rail)",
          stdout="", stderr="ssh: connect to host 192.168.200.11 port 22: No route to host\n", exit_code=255, ms=3050)
@@ -994,6 +999,11 @@ refused = (f"PING {ip1} ({ip1}) 8972(9000) bytes of data.\n\n--- {ip1} ping stat
            "3 packets transmitted, 0 received, +3 errors, 100% packet loss, time 2041ms\n\n")
 s.answer("spark-01", ping_all_cmd(mtu), "n.ping_all: the healthy first rail's jumbo answer, then iputils' local MTU refusal on the second in the words and statistics line of public captures (`ping: local error: message too long, mtu=1500` on stderr, `+3 errors, 100% packet loss`)",
          stdout=ping_all_out([(0, ping_text(ip0, 3, 8972), ""), (1, refused, "ping: local error: message too long, mtu=1500\n" * 3)]), ms=2050)
+for cnt in [5, 3, 2]:  # five-step step 1: the pings and these jumbo pings in one command
+    pings = [f"ping -n -c {cnt} -W 2 -I {IFACES[k]} {ip}" for k, ip in enumerate(IPS["spark-02"])]
+    s.answer("spark-01", ping_all_cmd(pings + mtu), "n.ping_all: step 1's healthy pings, then the jumbo answers above, in one command",
+             stdout=ping_all_out([(0, ping_text(ip, cnt, 56), "") for ip in IPS["spark-02"]] + [(0, ping_text(ip0, 3, 8972), ""), (1, refused, "ping: local error: message too long, mtu=1500\n" * 3)]),
+             ms=max(1000 * cnt, 2050))
 JUMBO = ["spark-01 enP2p1s0f1np1 -> 192.168.200.11", "0 of 3 8972-byte don't-fragment pings", "spark-01 refuses to send them", "mtu=1500"]
 s.expect(FIVE, "step 1: MTU end to end [spark-01 -> spark-02]", JUMBO)
 s.expect(BASE, "link: MTU end to end [spark-01 -> spark-02]", JUMBO)

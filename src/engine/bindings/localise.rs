@@ -1,5 +1,6 @@
-//! `localise_rings(nodes, rounds)` and `localise_infer(nodes, trials, confirm)`: the pair plan
-//! and the inference of `primitives::localise` (find the bad node or link among many).
+//! `localise_rings(nodes, rounds)`, `localise_rounds(pairs)` and `localise_infer(nodes, trials,
+//! confirm)`: the pair plan, its rounds and the inference of `primitives::localise` (find the
+//! bad node or link among many).
 
 use super::api::{Api, Binder, BINDINGS};
 use crate::engine::signal::{self, RhaiErr};
@@ -77,6 +78,40 @@ fn register(api: &mut Api) {
                     Ok(localise::rings(&ns, rounds.max(1) as usize)
                         .into_iter()
                         .map(|(a, b)| Dynamic::from_array(vec![a.into(), b.into()]))
+                        .collect())
+                },
+            );
+        });
+    api.function("localise_rounds(pairs)")
+        .plain("array of rounds, each an array of indices into pairs")
+        .doc("the pairs `[[a, b], ...]` in rounds in which no node is twice (each pair in the first round free of both its nodes, in order): a ring takes two rounds (three for an odd count); run a round's pairs at once with at_once")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, pairs: Array| -> Result<Array, RhaiErr> {
+                    let pos = ctx.call_position();
+                    let ps = pairs
+                        .into_iter()
+                        .map(|p| {
+                            let t = p.type_name();
+                            let two = p
+                                .try_cast::<Array>()
+                                .filter(|a| a.len() == 2)
+                                .ok_or_else(|| {
+                                    signal::error(
+                                        format!("localise_rounds: each pair is [a, b] (nodes or names), found a {t}"),
+                                        pos,
+                                    )
+                                })?;
+                            let mut ns = names(two, "localise_rounds", pos)?;
+                            let b = ns.pop().unwrap_or_default();
+                            let a = ns.pop().unwrap_or_default();
+                            Ok((a, b))
+                        })
+                        .collect::<Result<Vec<_>, RhaiErr>>()?;
+                    Ok(localise::rounds(&ps)
+                        .into_iter()
+                        .map(|r| Dynamic::from_array(r.into_iter().map(|k| Dynamic::from(k as i64)).collect()))
                         .collect())
                 },
             );

@@ -5,6 +5,7 @@
 
 pub(crate) mod api;
 pub(crate) mod assertions;
+mod at_once;
 mod bonding;
 pub(crate) mod diagnosis;
 pub(crate) mod dry;

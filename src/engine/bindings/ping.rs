@@ -31,9 +31,11 @@ struct TargetArgs {
     ip: Option<String>,
     iface: Option<String>,
     size: Option<i64>,
+    count: Option<i64>,
+    dont_fragment: Option<bool>,
 }
 
-/// A `ping_all` target: an address, or `#{ ip, iface, size }`.
+/// A `ping_all` target: an address, or `#{ ip, iface, size, count, dont_fragment }`.
 fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {
     if d.is_string() {
         return Ok(Target {
@@ -44,7 +46,7 @@ fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {
     let t = d.type_name();
     let Some(m) = d.try_cast::<Map>() else {
         return Err(crate::engine::signal::error(
-            format!("ping_all: a target is an address or #{{ ip, iface, size }}, found {t}"),
+            format!("ping_all: a target is an address or #{{ ip, iface, size, count, dont_fragment }}, found {t}"),
             pos,
         ));
     };
@@ -59,6 +61,8 @@ fn target(d: rhai::Dynamic, pos: rhai::Position) -> Result<Target, RhaiErr> {
         ip,
         iface: o.iface,
         size: o.size,
+        count: o.count,
+        dont_fragment: o.dont_fragment,
     })
 }
 
@@ -99,7 +103,7 @@ fn register(api: &mut Api) {
     api.method("n.ping_all(targets, opts)")
         .options::<PingOpts>()
         .returns::<Vec<ping_all::AddressPing>>()
-        .doc("ping several addresses from the node at once, in one remote command (targets: addresses, or #{ ip, iface, size } to give one its own source interface or size): a ping result per target, in order, with its `ip` and `iface`; loss is data, as with n.ping")
+        .doc("ping several addresses from the node at once, in one remote command (targets: addresses, or #{ ip, iface, size, count, dont_fragment } to give one its own source interface, size, count or don't-fragment): a ping result per target, in order, with its `ip` and `iface`; loss is data, as with n.ping")
         .register(|engine, name| {
             engine.register_fn(
                 name,

@@ -5,9 +5,10 @@
 //! values in one lock of their own, held only to copy a value in or out.
 
 use super::api::{Api, Binder, BINDINGS};
-use rhai::Dynamic;
+use crate::engine::signal::RhaiErr;
+use rhai::{Dynamic, FnPtr, NativeCallContext};
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 fn store() -> &'static Mutex<HashMap<String, Dynamic>> {
     static S: OnceLock<Mutex<HashMap<String, Dynamic>>> = OnceLock::new();
@@ -51,6 +52,31 @@ pub(crate) fn stashed_json(key: &str) -> Option<serde_json::Value> {
     rhai::serde::from_dynamic(&plain).ok()
 }
 
+/// One lock per key of `stash_once`: the first caller computes, the others wait for its value.
+fn once_lock(key: &str) -> Arc<Mutex<()>> {
+    static L: OnceLock<Mutex<HashMap<String, Arc<Mutex<()>>>>> = OnceLock::new();
+    L.get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key.to_string())
+        .or_default()
+        .clone()
+}
+
+/// The value kept under `key`, else `f()` kept there and returned; tests that ask at once
+/// wait for the one that computes it (an error is not kept: the next caller tries again).
+fn stash_once(ctx: &NativeCallContext, key: &str, f: FnPtr) -> Result<Dynamic, RhaiErr> {
+    let lock = once_lock(key);
+    let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let v = stashed(key);
+    if !v.is_unit() {
+        return Ok(v);
+    }
+    let v = f.call_within_context::<Dynamic>(ctx, ())?;
+    stash(key, v.clone());
+    Ok(v)
+}
+
 #[linkme::distributed_slice(BINDINGS)]
 static REGISTER: Binder = register;
 
@@ -60,6 +86,17 @@ fn register(api: &mut Api) {
         .doc("keep a copy of value under key for the other tests of the run (tests that run at once must not share a captured map: Rhai's data race)")
         .register(|engine, name| {
             engine.register_fn(name, |key: &str, value: Dynamic| stash(key, value));
+        });
+    api.function("stash_once(key, f)")
+        .plain("the value")
+        .doc("the value stash kept under key, else f() kept there: computed once for tests that run at once (the others wait for it; an error is not kept)")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, key: &str, f: FnPtr| -> Result<Dynamic, RhaiErr> {
+                    stash_once(&ctx, key, f)
+                },
+            );
         });
     api.function("stashed(key)")
         .plain("the value, else ()")

@@ -83,6 +83,7 @@ impl SshTransport {
         node: &Node,
         keeper: &Mutex<Option<std::os::unix::net::UnixStream>>,
         notices: &Mutex<Vec<Notice>>,
+        kept: &std::sync::atomic::AtomicBool,
     ) -> Result<Arc<Session>, TransportError> {
         check_destination(node)?;
         let control_dir = self.control_dir().map_err(|e| TransportError::Other {
@@ -93,7 +94,35 @@ impl SshTransport {
             KnownHosts::SshConfig => ssh_config_known_hosts(node).await?,
             k => k,
         };
-        let b = self.builder(node, known_hosts, control_dir);
+        let mut b = self.builder(node, known_hosts, control_dir);
+        if let Some(idle) = self.persist {
+            match super::persist::node_dir(node, known_hosts) {
+                Ok(dir) => {
+                    if let Some(s) = super::persist::reuse(&dir, self.process_mux).await {
+                        if let Ok(s) = hold(node, s, keeper) {
+                            kept.store(true, std::sync::atomic::Ordering::SeqCst);
+                            return Ok(Arc::new(s));
+                        }
+                    }
+                    b.control_directory(&dir);
+                    b.control_persist(openssh::ControlPersist::IdleFor(
+                        std::num::NonZeroUsize::new(idle.as_secs().max(1) as usize)
+                            .expect("not zero"),
+                    ));
+                    kept.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                Err(e) => notices
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(Notice {
+                        kind: NoticeKind::NotKept,
+                        text: format!(
+                            "{}: --persist: not kept, this run's own connection instead: {e}",
+                            node.name
+                        ),
+                    }),
+            }
+        }
         let mut last = None;
         for attempt in 0..CONNECT_ATTEMPTS {
             if cancel::interrupted() {

@@ -224,7 +224,7 @@ impl SshTransport {
         // Connecting is interruptible too (a node that does not answer holds it for up to
         // connect_timeout); a half-started master is killed by close().
         let session = tokio::select! {
-            r = conn.session.get_or_init(|| self.connect(node, &conn.keeper, &conn.notices)) => r.clone()?,
+            r = conn.session.get_or_init(|| self.connect(node, &conn.keeper, &conn.notices, &conn.kept)) => r.clone()?,
             _ = cancel::cancelled() => {
                 return Err(TransportError::Interrupted { node: node.name.clone() });
             }

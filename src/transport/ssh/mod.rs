@@ -10,6 +10,7 @@ mod connect;
 mod control_dir;
 mod exec;
 mod pending;
+pub(crate) mod persist;
 mod short;
 
 use cleanup::{cleanup_command, futures_join_all, reap_local_ssh};
@@ -45,6 +46,8 @@ struct Conn {
     /// What connecting had to tell the reports, for the output of the next command that
     /// completes on the node.
     notices: Mutex<Vec<crate::transport::Notice>>,
+    /// `--persist`: the master is a kept one (left running when the run ends).
+    kept: std::sync::atomic::AtomicBool,
 }
 
 /// `ControlPersist` of every master: idle seconds (no mux client, our keeper included) before
@@ -67,6 +70,8 @@ pub(crate) struct SshTransport {
     /// Ends the masters and removes the control directory if fabcheck is killed (see
     /// [`cleanup::Watchdog`]); started with the control directory.
     watchdog: Mutex<Option<cleanup::Watchdog>>,
+    /// `--persist[=DURATION]`: masters kept that long without a client ([`persist`]).
+    persist: Option<Duration>,
 }
 
 impl SshTransport {
@@ -87,6 +92,7 @@ impl SshTransport {
             noisy_shells: Mutex::new(Default::default()),
             watchdog: Mutex::new(None),
             process_mux: std::env::var("FABCHECK_SSH_MUX").is_ok_and(|v| v == "process"),
+            persist: persist::duration(),
         }
     }
 
@@ -111,6 +117,7 @@ impl SshTransport {
                     spec: node.clone(),
                     pending: Mutex::new(HashMap::new()),
                     notices: Mutex::new(Vec::new()),
+                    kept: Default::default(),
                 })
             })
             .clone()
@@ -276,13 +283,17 @@ impl Transport for SshTransport {
         for c in &conns {
             c.keeper.lock().unwrap_or_else(|p| p.into_inner()).take();
         }
-        let sessions: Vec<Session> = conns
-            .into_iter()
-            .filter_map(|c| Arc::try_unwrap(c).ok())
-            .filter_map(|c| c.session.into_inner())
-            .filter_map(|r| r.ok())
-            .filter_map(|s| Arc::try_unwrap(s).ok())
-            .collect();
+        let mut sessions: Vec<Session> = Vec::new();
+        for c in conns.into_iter().filter_map(|c| Arc::try_unwrap(c).ok()) {
+            let kept = c.kept.load(std::sync::atomic::Ordering::SeqCst);
+            let s = c.session.into_inner().and_then(|r| r.ok());
+            match s.and_then(|s| Arc::try_unwrap(s).ok()) {
+                // `--persist`: left running; it exits by itself after its idle time.
+                Some(s) if kept => drop(s.detach()),
+                Some(s) => sessions.push(s),
+                None => {}
+            }
+        }
         // All masters at once: closing 64 one after another costs seconds.
         self.rt
             .block_on(futures_join_all(sessions.into_iter().map(|s| async move {
