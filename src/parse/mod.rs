@@ -18,6 +18,7 @@ pub mod ethtool_module;
 pub mod ethtool_stats;
 pub mod ibdev2netdev;
 pub mod ibdiagnet;
+pub(crate) mod ib_cabling_plan;
 pub mod iblinkinfo;
 pub mod ibstat;
 pub mod ibstatus;

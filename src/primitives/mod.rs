@@ -23,6 +23,7 @@ pub(crate) mod ibstat;
 pub(crate) mod ibv_devinfo;
 pub(crate) mod ip_addr;
 pub(crate) mod ip_neigh;
+pub(crate) mod ib_fabric;
 pub(crate) mod latency_outliers;
 pub(crate) mod localise;
 pub(crate) mod lspci;

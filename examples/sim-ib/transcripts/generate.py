@@ -125,18 +125,54 @@ def ipoib_answers(out, node):
     for i, nd in enumerate(IPOIB):
         cmd(out, f"cat /sys/class/net/{nd}/mtu", f"{IPOIB_MTU}\n", ms=3)
 
-def iblinkinfo(over=None, place=None):
+SWITCH_PORTS = 64  # a Quantum-2 QM9700/QM9790: 32 OSFP cages, 64 NDR ports
+FIRST_UPLINK = 33  # leaf ports 1-32 face the nodes, 33-64 the spines
+SPINES = 2
+PLAN = "/etc/fabcheck/cabling-plan.txt"  # where the simulated site keeps its cabling plan
+
+def leaf_guid(leaf):
+    return f"0xfc6a1c0300e4{leaf:02x}00"
+
+def spine_guid(s):
+    return f"0xfc6a1c0300e5{s:02x}00"
+
+def uplinks(leaves, spines=SPINES, place_up=None):
+    """The leaf-spine cables of a non-blocking two-tier fat tree: each leaf has as many uplinks
+    as it has node-facing cables (ports 33.. in order), alternating over the spines; the spine
+    port counts up per spine in leaf order. {(leaf, leaf port): (spine, spine port)};
+    `place_up`: (leaf, leaf port, (spine, spine port)) -> where that cable lands instead (None:
+    nowhere, the port Down at both ends)."""
+    out, used = {}, [0] * spines
+    if spines == 0:
+        return out
+    for leaf, down in sorted(leaves.items()):
+        for j in range(len(down)):
+            s = j % spines
+            used[s] += 1
+            lp = FIRST_UPLINK + j
+            to = (s, used[s])
+            out[(leaf, lp)] = place_up(leaf, lp, to) if place_up else to
+    return {k: v for k, v in out.items() if v is not None}
+
+def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None):
     """`iblinkinfo` of the fabric in the format of the real capture
     tests/fixtures/ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt:
     a CA section per HCA (node description "NODE HCA", rdma-ndd's default "%h %d"), its port
     GUID, LID and port to its rail's leaf switch (rail-optimised: rail i on leaf i, node k on
-    port k+1), then each leaf's switch section; NDR lanes print 106.25 Gbps. `over`:
-    {(node, hca): (width, lane, state, phys)} for a cable that trained otherwise; `place`:
-    (node index, rail index) -> (leaf index, port) where the cable lands (default (i, k+1))."""
+    port k+1), then each leaf's switch section and each spine's, every one of the 64 ports
+    listed (an unused one `Down/ Polling`, as in the capture); NDR lanes print 106.25 Gbps.
+    Leaves (LID 200+i) reach `spines` spine switches (LID 300+s) by as many uplinks as they
+    have node cables (uplinks()). `over`: {(node, hca): (width, lane, state, phys)} for a
+    cable that trained otherwise; `place`: (node index, rail index) -> (leaf index, port) where
+    the cable lands (default (i, k+1)); `up_over`: {(leaf, leaf port): (width, lane, state,
+    phys)} for an uplink that trained otherwise; `place_up`: see uplinks()."""
     over = over or {}
+    up_over = up_over or {}
     place = place or (lambda k, i: (i, k + 1))
     def cell(width, lane, state, phys):
         return f"==( {width:>2s} {lane:>13s} Gbps {state}/  {phys})==>"
+    down = '==(                Down/ Polling)==>             [  ] "" ( )'
+    sw = '"MQM9790 Mellanox Technologies" ( )'
     out = []
     ports = {}
     for k, node in enumerate(NODES):
@@ -146,22 +182,54 @@ def iblinkinfo(over=None, place=None):
             leaf, port = place(k, i)
             ports.setdefault(leaf, []).append((port, k, i))
             out += [f"CA: {node} {ca}:",
-                    f"      {g}     {10 + 8 * k + i:2d}    1[  ] {cell(*w)}     {200 + leaf:3d}   {port:2d}[  ] \"MQM9790 Mellanox Technologies\" ( )"]
+                    f"      {g}     {10 + 8 * k + i:2d}    1[  ] {cell(*w)}     {200 + leaf:3d}   {port:2d}[  ] {sw}"]
+    ups = uplinks(ports, spines, place_up)
+    ok = ("4X", "106.25", "Active", "LinkUp")
     for leaf in sorted(ports):
-        out.append(f"Switch: 0xfc6a1c0300e4{leaf:02x}00 MQM9790 Mellanox Technologies:")
-        for port, k, i in sorted(ports[leaf]):
+        out.append(f"Switch: {leaf_guid(leaf)} MQM9790 Mellanox Technologies:")
+        lines = {}
+        for port, k, i in ports[leaf]:
             node = NODES[k]
-            w = over.get((node, HCAS[i]), ("4X", "106.25", "Active", "LinkUp"))
-            out.append(f"         {200 + leaf:3d}   {port:2d}[  ] {cell(*w)}      {10 + 8 * k + i:2d}    1[  ] \"{node} {HCAS[i]}\" ( )")
+            w = over.get((node, HCAS[i]), ok)
+            lines[port] = f"{cell(*w)}      {10 + 8 * k + i:2d}    1[  ] \"{node} {HCAS[i]}\" ( )"
+        for (lf, lp), (s, sp) in ups.items():
+            if lf == leaf:
+                lines[lp] = f"{cell(*up_over.get((lf, lp), ok))}     {300 + s:3d}   {sp:2d}[  ] {sw}"
+        for p in range(1, SWITCH_PORTS + 1):
+            out.append(f"         {200 + leaf:3d}   {p:2d}[  ] {lines.get(p, down)}")
+    for s in range(spines):
+        out.append(f"Switch: {spine_guid(s)} MQM9790 Mellanox Technologies:")
+        lines = {sp: f"{cell(*up_over.get((lf, lp), ok))}     {200 + lf:3d}   {lp:2d}[  ] {sw}"
+                 for (lf, lp), (t, sp) in ups.items() if t == s}
+        for p in range(1, SWITCH_PORTS + 1):
+            out.append(f"         {300 + s:3d}   {p:2d}[  ] {lines.get(p, down)}")
+    return "\n".join(out) + "\n"
+
+def cabling_plan(spines=SPINES):
+    """The site's cabling plan of this fabric (docs/infiniband.md, "The cabling plan"): one
+    `SWITCH:PORT <-> SWITCH:PORT|HOST:HCA` line per cable, switches by GUID (their node
+    descriptions are all the factory default here), as a site would write it from its design."""
+    out = [f"# Cabling plan of the SIMULATED IB fabric ({len(NODES)} nodes, {len(HCAS)} rail leaves, {spines} spines; examples/sim-ib)",
+           "# Written by examples/sim-ib/transcripts/generate.py. Leaf i (LID 200+i) carries rail i+1;",
+           "# spine s is LID 300+s. Node-facing cables first, then the leaf-spine cables."]
+    ports = {}
+    for k, node in enumerate(NODES):
+        out.append(f"# {node}")
+        for i, ca in enumerate(HCAS):
+            ports.setdefault(i, []).append(k)
+            out.append(f"{leaf_guid(i)}:{k + 1} <-> {node}:{ca}")
+    out.append("# uplinks")
+    for (lf, lp), (s, sp) in uplinks(ports, spines).items():
+        out.append(f"{leaf_guid(lf)}:{lp} <-> {spine_guid(s)}:{sp}")
     return "\n".join(out) + "\n"
 
 def ibdiagnet_text(stages=(("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0))):
     """ibdiagnet's closing summary in the format of the real capture
     tests/fixtures/ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt
-    (its stages), for this fabric: 4 x 8 HCAs and 8 leaf switches."""
+    (its stages), for this fabric: N x 8 HCAs, 8 leaf switches and the spines."""
     rows = "".join(f"-I- {n:<25s} {w:<10d} {e}\n" for n, w, e in stages)
     return ("---------------------------------------------\nFabric Summary\n\n"
-            f"Total Nodes             : {len(NODES) * len(HCAS) + len(HCAS)}\nIB Switches             : {len(HCAS)}\n"
+            f"Total Nodes             : {len(NODES) * len(HCAS) + len(HCAS) + SPINES}\nIB Switches             : {len(HCAS) + SPINES}\n"
             f"IB Channel Adapters     : {len(NODES) * len(HCAS)}\nIB Aggregation Nodes    : 0\nIB Routers              : 0\n\n"
             "---------------------------------------------\nSummary\n-I- Stage                     Warnings   Errors     Comment\n" + rows)
 
@@ -426,6 +494,7 @@ for node in NODES:
         health_answers(out, node)
         if node == NODES[0]:
             cmd(out, "iblinkinfo", iblinkinfo(), ms=900, note="iblinkinfo: every HCA cable 4X NDR to its rail's leaf switch (format of the real capture)")
+            cmd(out, f"cat -- {PLAN}", cabling_plan(), ms=3, note="the site's cabling plan (--set ib_cabling_plan=...): example content, written by cabling_plan()")
             cmd(out, "ibdiagnet", ibdiagnet_text(), ms=95000, note="ibdiagnet's summary (format of the real capture): no warning, no error")
         # --dry-run's preflight: the tools the primitives run (all present on a DGX H100 with
         # MLNX_OFED; ibdev2netdev is MLNX_OFED's) and the RDMA devices in sysfs
@@ -439,6 +508,8 @@ for node in NODES:
         if node == NODES[0]:
             nccl_answers(out, node)
     node_file(f"{OUT}/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
+# The plan as a site would keep it (example content; the same text h100-01 answers for PLAN)
+open("cabling-plan.txt" if N == 4 else "cabling-plan-rack8.txt", "w").write(cabling_plan())
 
 # ---- fault scenarios: scenarios/NAME/{scenario.toml, NODE.toml} -------------------------------
 # What each fault's first diagnosis's `part` field alone must name (tests/it/sim_ib.rs: never
@@ -647,13 +718,43 @@ scenario("ib-rail-crossed", "h100-02's mlx5_3 and mlx5_4 cables swapped at the l
 # Healthy variant: a small cluster on one switch (every HCA of every node on one 32-port NDR
 # switch, not rail-optimised): no rail has a leaf of its own, nothing is crossed.
 scenario("ib-healthy-one-switch", "healthy: all 32 HCAs on one NDR switch (a small cluster, not rail-optimised): no rail alignment to judge",
-         [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (0, 8 * k + i + 1)), ms=900)},
+         [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (0, 8 * k + i + 1), spines=0), ms=900)},
          healthy=True, runs=[("fabric_health.rhai", ["--filter", "health: ib fabric links"])])
 # Healthy variant: nodes split between two switches by node (h100-01/02 on one, 03/04 on the
 # other, each node's eight HCAs on its switch): not rail-optimised, nothing crossed.
 scenario("ib-healthy-leaves-by-node", "healthy: h100-01/02 on one switch, h100-03/04 on another, every HCA of a node on its node's switch: not rail-optimised, nothing crossed",
          [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (k // 2, 8 * (k % 2) + i + 1)), ms=900)},
          healthy=True, runs=[("fabric_health.rhai", ["--filter", "health: ib fabric links"])])
+
+# ---- the fabric between the nodes (issue 51 item 1): leaf-spine cables, uplinks, the plan -----
+# The healthy fabric: 8 rail leaves (LID 200-207) with 4 node cables each and 4 uplinks (ports
+# 33-36), alternating over 2 spines (LID 300, 301; spine port = leaf's cables in order).
+# A missing uplink: leaf 202's fourth uplink (port 36 -> spine 301 port 6) is Down at both ends.
+# Every link that is up is 4X NDR; the leaf has 3 uplinks where the 7 others have 4.
+LINKS_H = "health: ib fabric links"
+scenario("ib-uplink-missing", "the rail-3 leaf (LID 202) lost an uplink: its port 36 to spine LID 301 port 6 is Down at both ends (3 uplinks where the other leaves have 4)",
+         [(LINKS_H, ["leaf switch 0xfc6a1c0300e40200 \"MQM9790 Mellanox Technologies\" LID 202 has 3 uplinks to the spines where 7 of the 8 leaves have 4", "port(s) 36 are uplinks on the other leaves"]),
+          ("fabric_baseline.rhai", [], "ib: fabric links", ["LID 202 has 3 uplinks"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place_up=lambda lf, lp, to: None if (lf, lp) == (2, 36) else to), ms=900)},
+         parts=["an uplink of leaf switch 0xfc6a1c0300e40200"])
+# A slow uplink: leaf 205's port 34 to spine 301 port 11 trained at HDR (53.125 Gbps lanes).
+scenario("ib-uplink-slow", "the rail-6 leaf's (LID 205) uplink port 34 to spine LID 301 port 11 trained at HDR (4X 53.125 Gbps) in the NDR fabric",
+         [(LINKS_H, ["switch 0xfc6a1c0300e40500 \"MQM9790 Mellanox Technologies\" LID 205 port 34 <-> switch 0xfc6a1c0300e50100 \"MQM9790 Mellanox Technologies\" LID 301 port 11: 4X 53.125 Gbps (HDR, 200 Gb/s), expected 4X at 400 Gb/s"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(up_over={(5, 34): ("4X", "53.125", "Active", "LinkUp")}), ms=900)},
+         parts=["the switch-to-switch cable switch 0xfc6a1c0300e40500 \"MQM9790 Mellanox Technologies\" LID 205 port 34"])
+# A cable on the wrong spine port against the plan: leaf 201's port 35 (planned to spine 300
+# port 4) lands on spine 300 port 17, a port the plan leaves empty. Every link is Active 4X NDR
+# and every leaf has 4 uplinks: only the plan tells it (--set ib_cabling_plan=...).
+PLAN_ARGS = ["--set", f"ib_cabling_plan={PLAN}"]
+scenario("ib-cable-wrong-port-vs-plan", "the rail-2 leaf's (LID 201) uplink port 35 lands on spine LID 300 port 17 where the cabling plan says port 4 (every link Active 4X NDR, 4 uplinks per leaf)",
+         [("fabric_health.rhai", PLAN_ARGS, LINKS_H, ["planned cable switch 0xfc6a1c0300e40100 \"MQM9790 Mellanox Technologies\" LID 201 port 35 <-> switch 0xfc6a1c0300e50000 \"MQM9790 Mellanox Technologies\" LID 300 port 4",
+                                                      "LID 201 port 35 is cabled to switch 0xfc6a1c0300e50000 \"MQM9790 Mellanox Technologies\" LID 300 port 17", "LID 300 port 4 is Down/Polling (no cable)"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place_up=lambda lf, lp, to: (0, 17) if (lf, lp) == (1, 35) else to), ms=900)},
+         parts=["the cable planned switch 0xfc6a1c0300e40100 \"MQM9790 Mellanox Technologies\" LID 201 port 35"])
+# Healthy variant: the healthy fabric against its plan (every unused port Down, no planned
+# cable on them): nothing fails.
+scenario("ib-healthy-plan-matches", "healthy: every cable where the cabling plan puts it; the switches' unused ports Down (no planned cable: not a fault)",
+         [], {}, healthy=True, runs=[("fabric_health.rhai", PLAN_ARGS), ("fabric_baseline.rhai", PLAN_ARGS + ["--filter", "ib: fabric links"])])
 
 # ---- the rack of eight (FCSIM_NODES=8): the fleet view at rack size --------------------------
 RACK_RDMA = ["--filter", "rdma: write"]
@@ -671,3 +772,11 @@ scenario("rack-rail-crossed", "rack of 8: h100-07's mlx5_3 and mlx5_4 cables swa
          parts=["the cables of h100-07 mlx5_3, mlx5_4 at the leaf switches"])
 scenario("rack-healthy-noisy-pairs", "rack of 8, healthy: every pair's RDMA write within 1.5 % of the others",
          [], {n: (lambda out, n=n: noisy(out, n)) for n in NODES}, healthy=True, runs=[("fabric_baseline.rhai", ["--filter", "rdma: write"])])
+# The rack's fabric (issue 51 item 1): 8 leaves of 8 node cables and 8 uplinks each (ports
+# 33-40) over 2 spines; the rail-7 leaf (LID 206) lost its uplink port 40.
+scenario("rack-uplink-missing", "rack of 8: the rail-7 leaf (LID 206) lost an uplink: its port 40 to spine LID 301 is Down at both ends (7 uplinks where the other leaves have 8)",
+         [("fabric_baseline.rhai", [], "ib: fabric links", ["leaf switch 0xfc6a1c0300e40600 \"MQM9790 Mellanox Technologies\" LID 206 has 7 uplinks to the spines where 7 of the 8 leaves have 8", "port(s) 40 are uplinks"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place_up=lambda lf, lp, to: None if (lf, lp) == (6, 40) else to), ms=900)},
+         parts=["an uplink of leaf switch 0xfc6a1c0300e40600"])
+scenario("rack-healthy-plan-matches", "rack of 8, healthy: every cable where the cabling plan puts it",
+         [], {}, healthy=True, runs=[("fabric_baseline.rhai", PLAN_ARGS + ["--filter", "ib: fabric links"])])
