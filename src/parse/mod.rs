@@ -41,6 +41,7 @@ pub mod rdma_link;
 pub mod rdma_statistic;
 pub mod show_fec;
 pub mod show_gids;
+pub mod sminfo;
 pub mod srun;
 pub mod sysfs_net;
 pub(crate) mod versions;

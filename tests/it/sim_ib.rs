@@ -11,6 +11,7 @@ const IB_TESTS: &[&str] = &[
     "health: error counters",
     "health: gpu nearest hca",
     "health: ib fabric links",
+    "health: ib subnet manager",
 ];
 
 /// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
@@ -84,9 +85,10 @@ fn healthy_ib_cluster_passes_every_ib_check() {
         .filter(|t| t["status"] == "pass")
         .map(|t| t["name"].as_str().unwrap_or("").to_string())
         .collect();
-    // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown), and the
-    // fabric's links (iblinkinfo) once
-    assert_eq!(passed.len(), 17, "{passed:#?}");
+    // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown), the
+    // fabric's links (iblinkinfo) and the subnet manager (sminfo from every node) once
+    assert_eq!(passed.len(), 18, "{passed:#?}");
+    assert!(passed.contains(&"health: ib subnet manager".to_string()));
     assert!(passed.contains(&"health: ib fabric links".to_string()));
     let t = o.test("health: ib fabric links");
     assert!(
@@ -682,7 +684,7 @@ fn ibdiagnet_runs_only_when_asked() {
     assert_eq!(o.status("health: ibdiagnet"), "pass", "{}", o.stdout);
     let t = serde_json::to_string(&o.test("health: ibdiagnet")).unwrap();
     assert!(
-        t.contains("ibdiagnet_errors") && t.contains("40 nodes (8 switches, 32 CAs)"),
+        t.contains("ibdiagnet_errors") && t.contains("42 nodes (10 switches, 32 CAs)"),
         "{t}"
     );
 }

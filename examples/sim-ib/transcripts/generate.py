@@ -128,6 +128,13 @@ def ipoib_answers(out, node):
 SWITCH_PORTS = 64  # a Quantum-2 QM9700/QM9790: 32 OSFP cages, 64 NDR ports
 FIRST_UPLINK = 33  # leaf ports 1-32 face the nodes, 33-64 the spines
 SPINES = 2
+# The subnet manager: a UFM appliance's HCA (LID 1, outside the inventory) is master, a second
+# one (LID 2) standby
+SM_GUID, SM_STANDBY = "0xb8cef60300aa0001", "0xb8cef60300aa0002"
+def sminfo(lid=1, g=SM_GUID, prio=15, state=3, name="SMINFO_MASTER", act=1804467):
+    """sminfo in the format of the real captures tests/fixtures/ibdiags/sminfo-*.txt (the GUID
+    printed as sminfo's PRIx64 does: no leading zeros)."""
+    return f"sminfo: sm lid {lid} sm guid {hex(int(g, 16))}, activity count {act} priority {prio} state {state} {name}\n"
 PLAN = "/etc/fabcheck/cabling-plan.txt"  # where the simulated site keeps its cabling plan
 
 def leaf_guid(leaf):
@@ -275,7 +282,7 @@ def ibstat(node, over=None):
                 "\tHardware version: 0", f"\tNode GUID: {guid}", f"\tSystem image GUID: {guid}", "\tPort 1:",
                 f"\t\tState: {p['state']}", f"\t\tPhysical state: {p['phys']}", f"\t\tRate: {p['rate']}",
                 f"\t\tBase lid: {p['lid']}", "\t\tLMC: 0", f"\t\tSM lid: {p['sm']}",
-                "\t\tCapability mask: 0xa651e848", f"\t\tPort GUID: {guid}", "\t\tLink layer: InfiniBand"]
+                f"\t\tCapability mask: {p.get('cap', '0xa651e848')}", f"\t\tPort GUID: {guid}", "\t\tLink layer: InfiniBand"]
     return "\n".join(out) + "\n"
 
 def perfquery(node, ca, symbol=0, wait=0):
@@ -487,6 +494,9 @@ def node_file(path, node, head, body):
 for node in NODES:
     def body(out, node=node):
         cmd(out, "ibstat", ibstat(node), ms=40, note="ibstat: 8 ConnectX-7 NDR ports, Active, 400, SM lid 1")
+        cmd(out, "sminfo", sminfo(act=1804467 + 17 * NODES.index(node)), ms=20, note="sminfo: the master SM (a UFM appliance's HCA, LID 1)")
+        if node == NODES[0]:
+            cmd(out, f"sminfo -G {SM_STANDBY}", sminfo(2, SM_STANDBY, 14, 2, "SMINFO_STANDBY", 602), ms=20, note="sminfo -G: the standby SM")
         for ca in HCAS:
             cmd(out, f"perfquery -x -C {ca} -P 1", perfquery(node, ca), ms=15)
         cmd(out, "nvidia-smi topo -m", topo(), ms=300, note="one HCA per GPU on its PCIe switch (PIX)")
@@ -755,6 +765,25 @@ scenario("ib-cable-wrong-port-vs-plan", "the rail-2 leaf's (LID 201) uplink port
 # cable on them): nothing fails.
 scenario("ib-healthy-plan-matches", "healthy: every cable where the cabling plan puts it; the switches' unused ports Down (no planned cable: not a fault)",
          [], {}, healthy=True, runs=[("fabric_health.rhai", PLAN_ARGS), ("fabric_baseline.rhai", PLAN_ARGS + ["--filter", "ib: fabric links"])])
+
+# ---- the control plane (issue 51 item 3) ------------------------------------------------------
+SM_H = "health: ib subnet manager"
+SITE_SM = ["--set", f"ib_sm={SM_GUID}", "--set", f"ib_sm_standby={SM_STANDBY}"]
+# A stray opensm on a compute node: h100-03's mlx5_0 port carries the IsSM capability bit (an
+# opensm started there, in standby behind the UFM master); sminfo still names the UFM master.
+scenario("ib-stray-sm", "a stray opensm on h100-03: its mlx5_0 port has the IsSM capability bit (ibstat capability mask 0xa651e84a); the master is still the site's UFM SM",
+         [("fabric_health.rhai", SITE_SM, SM_H, ["h100-03 mlx5_0/1 (port GUID 0xa088c203000200b8", "runs a subnet manager", "a stray opensm"])],
+         {"h100-03": lambda out: cmd(out, "ibstat", ibstat("h100-03", {"mlx5_0": {"cap": "0xa651e84a"}}), ms=40)},
+         parts=["a stray subnet manager on h100-03 mlx5_0"])
+# No standby: the site names its standby SM (--set ib_sm_standby), which does not answer.
+scenario("ib-no-standby-sm", "the site's standby SM (0xb8cef60300aa0002) does not answer sminfo -G: a master failure would leave the subnet unmanaged",
+         [("fabric_health.rhai", SITE_SM, SM_H, ["no standby SM at 0xb8cef60300aa0002", "sminfo -G 0xb8cef60300aa0002 from h100-01 failed (exit 255"])],
+         {"h100-01": lambda out: out.extend(["[[command]]", f"command = {q('sminfo -G ' + SM_STANDBY)}", 'stdout = ""',
+                                             f"stderr = {q('ibwarn: [40311] mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0)' + chr(10) + 'sminfo: iberror: failed: query' + chr(10))}",
+                                             "exit_code = 255", "duration_ms = 4000", ""])},
+         parts=["the standby subnet manager 0xb8cef60300aa0002"])
+scenario("ib-healthy-sm-as-site-says", "healthy: the master and standby SMs the site names (--set ib_sm, ib_sm_standby), no SM on a node",
+         [], {}, healthy=True, runs=[("fabric_health.rhai", SITE_SM)])
 
 # ---- the rack of eight (FCSIM_NODES=8): the fleet view at rack size --------------------------
 RACK_RDMA = ["--filter", "rdma: write"]
