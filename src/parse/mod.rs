@@ -20,6 +20,7 @@ pub mod ibdev2netdev;
 pub mod ibdiagnet;
 pub(crate) mod ib_cabling_plan;
 pub mod iblinkinfo;
+pub mod ib_pkeys;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;

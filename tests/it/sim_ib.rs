@@ -12,6 +12,8 @@ const IB_TESTS: &[&str] = &[
     "health: gpu nearest hca",
     "health: ib fabric links",
     "health: ib subnet manager",
+    "health: ib mtu",
+    "health: ib partition",
 ];
 
 /// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
@@ -85,9 +87,10 @@ fn healthy_ib_cluster_passes_every_ib_check() {
         .filter(|t| t["status"] == "pass")
         .map(|t| t["name"].as_str().unwrap_or("").to_string())
         .collect();
-    // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown), the
-    // fabric's links (iblinkinfo) and the subnet manager (sminfo from every node) once
-    assert_eq!(passed.len(), 18, "{passed:#?}");
+    // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown, ib
+    // partition), the fabric's links (iblinkinfo), the subnet manager (sminfo from every node)
+    // and the IB MTU once
+    assert_eq!(passed.len(), 23, "{passed:#?}");
     assert!(passed.contains(&"health: ib subnet manager".to_string()));
     assert!(passed.contains(&"health: ib fabric links".to_string()));
     let t = o.test("health: ib fabric links");

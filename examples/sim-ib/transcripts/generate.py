@@ -285,6 +285,32 @@ def ibstat(node, over=None):
                 f"\t\tCapability mask: {p.get('cap', '0xa651e848')}", f"\t\tPort GUID: {guid}", "\t\tLink layer: InfiniBand"]
     return "\n".join(out) + "\n"
 
+def ibv_devinfo(node, mtu=4096):
+    """ibv_devinfo in the format of the real 8x ConnectX-7 NDR capture
+    tests/fixtures/rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt (tab layout,
+    one port per HCA), with this node's GUIDs, LIDs, SM LID 1 and IB MTU `mtu` (4096: code 5)."""
+    k = NODES.index(node)
+    code = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+    out = []
+    for i, ca in enumerate(HCAS):
+        g = guid(node, i)
+        out += [f"hca_id:\t{ca}", "\ttransport:\t\t\tInfiniBand (0)", "\tfw_ver:\t\t\t\t28.39.1002",
+                f"\tnode_guid:\t\t\t{g}", f"\tsys_image_guid:\t\t\t{g}", "\tvendor_id:\t\t\t0x02c9",
+                "\tvendor_part_id:\t\t\t4129", "\thw_ver:\t\t\t\t0x0", "\tboard_id:\t\t\tMT_0000000838",
+                "\tphys_port_cnt:\t\t\t1", "\t\tport:\t1", "\t\t\tstate:\t\t\tPORT_ACTIVE (4)",
+                "\t\t\tmax_mtu:\t\t4096 (5)", f"\t\t\tactive_mtu:\t\t{mtu} ({code[mtu]})", "\t\t\tsm_lid:\t\t\t1",
+                f"\t\t\tport_lid:\t\t{10 + 8 * k + i}", "\t\t\tport_lmc:\t\t0x00", "\t\t\tlink_layer:\t\tInfiniBand", ""]
+    return "\n".join(out)
+
+PKEYS_CMD = """for f in /sys/class/infiniband/*/ports/*/pkeys/*; do v=$(cat "$f" 2>/dev/null); [ -n "$v" ] && [ "$v" != 0x0000 ] && printf 'cat %s\\n%s\\n' "$f" "$v"; done; true"""
+def pkeys(over=None):
+    """The non-zero P_Keys of the node's HCA ports as the check prints them: `cat PATH` and the
+    value, the format of the real Azure capture
+    tests/fixtures/rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt; every
+    port a full member of the default partition (0xffff at index 0). `over`: {hca: value}."""
+    over = over or {}
+    return "".join(f"cat /sys/class/infiniband/{ca}/ports/1/pkeys/0\n{over.get(ca, '0xffff')}\n" for ca in sorted(HCAS))
+
 def perfquery(node, ca, symbol=0, wait=0):
     """perfquery -x -C CA -P 1 in the format of
     tests/fixtures/ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt."""
@@ -494,6 +520,8 @@ def node_file(path, node, head, body):
 for node in NODES:
     def body(out, node=node):
         cmd(out, "ibstat", ibstat(node), ms=40, note="ibstat: 8 ConnectX-7 NDR ports, Active, 400, SM lid 1")
+        cmd(out, "ibv_devinfo", ibv_devinfo(node), ms=30, note="ibv_devinfo: IB MTU 4096 on every port")
+        cmd(out, PKEYS_CMD, pkeys(), ms=10, note="the P_Keys: a full member (0xffff) of the default partition on every port")
         cmd(out, "sminfo", sminfo(act=1804467 + 17 * NODES.index(node)), ms=20, note="sminfo: the master SM (a UFM appliance's HCA, LID 1)")
         if node == NODES[0]:
             cmd(out, f"sminfo -G {SM_STANDBY}", sminfo(2, SM_STANDBY, 14, 2, "SMINFO_STANDBY", 602), ms=20, note="sminfo -G: the standby SM")
@@ -767,6 +795,13 @@ scenario("ib-healthy-plan-matches", "healthy: every cable where the cabling plan
          [], {}, healthy=True, runs=[("fabric_health.rhai", PLAN_ARGS), ("fabric_baseline.rhai", PLAN_ARGS + ["--filter", "ib: fabric links"])])
 
 # ---- the control plane (issue 51 item 3) ------------------------------------------------------
+# ibdiagnet warnings a site fails on (--set ibdiagnet_fail, default Links Check, Speed / Width,
+# Subnet Manager, Partition Keys): 2 warnings in Partition Keys (a port not a full member of the
+# compute partition, as ibdiagnet's pkey stage reports it) fail; 3 in Discovery are logged.
+scenario("ib-ibdiagnet-pkey-warnings", "ibdiagnet (--set ibdiagnet=true) warns twice in its Partition Keys stage (and 3 times in Discovery): the default ibdiagnet_fail stages fail on warnings",
+         [("fabric_health.rhai", ["--set", "ibdiagnet=true"], "health: ibdiagnet", ["warns in stages that fail", "Partition Keys 2 warning(s)"])],
+         {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text((("Discovery", 3, 0), ("Lids Check", 0, 0), ("Links Check", 0, 0), ("Subnet Manager", 0, 0), ("Port Counters", 0, 0), ("Nodes Information", 0, 0), ("Speed / Width checks", 0, 0), ("Partition Keys", 2, 0), ("Alias GUIDs", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0))), ms=95000)},
+         parts=["the subnet as ibdiagnet saw it from h100-01", "Partition Keys 2 warning(s)"])
 SM_H = "health: ib subnet manager"
 SITE_SM = ["--set", f"ib_sm={SM_GUID}", "--set", f"ib_sm_standby={SM_STANDBY}"]
 # A stray opensm on a compute node: h100-03's mlx5_0 port carries the IsSM capability bit (an
@@ -782,6 +817,21 @@ scenario("ib-no-standby-sm", "the site's standby SM (0xb8cef60300aa0002) does no
                                              f"stderr = {q('ibwarn: [40311] mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0)' + chr(10) + 'sminfo: iberror: failed: query' + chr(10))}",
                                              "exit_code = 255", "duration_ms = 4000", ""])},
          parts=["the standby subnet manager 0xb8cef60300aa0002"])
+# A limited P_Key: h100-02's mlx5_5 is a limited member (0x7fff) of the default partition (the
+# SM's partitions.conf lists it without =full): it reaches full members only.
+scenario("ib-limited-pkey", "h100-02 mlx5_5 is a limited member (P_Key 0x7fff) of the compute partition: it reaches only full members",
+         [("health: ib partition [h100-02]", ["h100-02 mlx5_5/1: P_Key 0x7fff (index 0) is a LIMITED member of partition 0x7fff"])],
+         {"h100-02": lambda out: cmd(out, PKEYS_CMD, pkeys({"mlx5_5": "0x7fff"}), ms=10)},
+         parts=["the partition membership (P_Key) of h100-02's HCA ports"])
+# IB MTU 2048 fabric-wide: every port of every node at 2048 (the SM's partition MTU).
+scenario("ib-mtu-2048", "every IB port of every node runs IB MTU 2048 (the subnet manager's partition MTU), 4096 expected",
+         [("health: ib mtu", [f"every one of the {8 * len(NODES)} active IB ports runs IB MTU 2048", "the subnet manager's setting"])],
+         {n: (lambda out, n=n: cmd(out, "ibv_devinfo", ibv_devinfo(n, 2048), ms=30)) for n in NODES},
+         parts=["the subnet manager's MTU: every IB port at 2048"])
+# Healthy variant: a site that runs IB MTU 2048 by choice says so (--set ib_mtu=2048).
+scenario("ib-healthy-mtu-2048-by-site", "healthy: every port at IB MTU 2048 where the site chose 2048 (--set ib_mtu=2048)",
+         [], {n: (lambda out, n=n: cmd(out, "ibv_devinfo", ibv_devinfo(n, 2048), ms=30)) for n in NODES},
+         healthy=True, runs=[("fabric_health.rhai", ["--set", "ib_mtu=2048"])])
 scenario("ib-healthy-sm-as-site-says", "healthy: the master and standby SMs the site names (--set ib_sm, ib_sm_standby), no SM on a node",
          [], {}, healthy=True, runs=[("fabric_health.rhai", SITE_SM)])
 
