@@ -40,9 +40,7 @@ pub(crate) struct Cable {
 fn end(text: &str) -> Result<End, String> {
     let t = text.trim();
     let Some((name, port)) = t.rsplit_once(':') else {
-        return Err(format!(
-            "`{t}` is not SWITCH:PORT or HOST:HCA (no `:`)"
-        ));
+        return Err(format!("`{t}` is not SWITCH:PORT or HOST:HCA (no `:`)"));
     };
     let (name, port) = (name.trim(), port.trim());
     if name.is_empty() || port.is_empty() {
@@ -135,10 +133,20 @@ mod tests {
 
     #[test]
     fn bad_lines_name_file_line_and_column() {
-        let e = parse("leaf-1:1 <-> h1:mlx5_0\n  leaf-1:2 -> h2:mlx5_0\n", "plan.txt").unwrap_err();
-        assert!(e.starts_with("plan.txt:2:3: expected `SWITCH:PORT <->"), "{e}");
+        let e = parse(
+            "leaf-1:1 <-> h1:mlx5_0\n  leaf-1:2 -> h2:mlx5_0\n",
+            "plan.txt",
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("plan.txt:2:3: expected `SWITCH:PORT <->"),
+            "{e}"
+        );
         let e = parse("leaf-1:1 <-> h1\n", "plan.txt").unwrap_err();
-        assert!(e.starts_with("plan.txt:1:14: `h1` is not SWITCH:PORT"), "{e}");
+        assert!(
+            e.starts_with("plan.txt:1:14: `h1` is not SWITCH:PORT"),
+            "{e}"
+        );
         let e = parse("h1:mlx5_0 <-> h2:mlx5_0\n", "p").unwrap_err();
         assert!(e.contains("between two hosts"), "{e}");
         assert!(parse("# nothing\n", "p").unwrap_err().contains("no cable"));

@@ -68,7 +68,11 @@ pub fn parse(text: &str) -> Result<Vec<Pkey>, ParseError> {
         });
     }
     if out.is_empty() {
-        return Err(unrecognised(KIND, text, "no `cat .../pkeys/N` line with its value"));
+        return Err(unrecognised(
+            KIND,
+            text,
+            "no `cat .../pkeys/N` line with its value",
+        ));
     }
     Ok(out)
 }
@@ -90,7 +94,10 @@ mod tests {
         assert_eq!(p.len(), 2);
         assert_eq!((p[0].partition.as_str(), p[0].full), ("0x000b", true));
         assert_eq!((p[1].partition.as_str(), p[1].full), ("0x7fff", false));
-        assert_eq!((p[1].device.as_str(), p[1].port, p[1].index), ("mlx5_0", 1, 1));
+        assert_eq!(
+            (p[1].device.as_str(), p[1].port, p[1].index),
+            ("mlx5_0", 1, 1)
+        );
         assert!(parse("0xffff\n").is_err());
     }
 }

@@ -56,7 +56,10 @@ struct Sweep<'a> {
 
 fn sweep(links: &[Link]) -> Sweep<'_> {
     let mut switches = BTreeMap::new();
-    for l in links.iter().filter(|l| l.node_type.as_deref() == Some("Switch")) {
+    for l in links
+        .iter()
+        .filter(|l| l.node_type.as_deref() == Some("Switch"))
+    {
         switches.entry(l.lid).or_insert_with(|| Switch {
             guid: l.guid.clone().unwrap_or_default(),
             desc: l.node.clone().unwrap_or_default(),
@@ -199,7 +202,10 @@ fn uplinks(s: &Sweep, out: &mut FabricCheck) {
         let missing: Vec<String> = (1..=256u32)
             .filter(|p| !v.contains(p))
             .filter(|p| {
-                let others = counts.iter().filter(|(o, ov)| o != lid && ov.contains(p)).count();
+                let others = counts
+                    .iter()
+                    .filter(|(o, ov)| o != lid && ov.contains(p))
+                    .count();
                 2 * others >= counts.len() - 1 && others > 0
             })
             .map(|p| p.to_string())
@@ -370,17 +376,34 @@ mod tests {
         for leaf in 0..2u64 {
             t += &format!("Switch: 0x00000000000002{leaf:02x} leaf-{leaf}:\n");
             for (k, h) in ["n1", "n2"].iter().enumerate() {
-                t += &format!("         {}    {}[  ] {UP}      {}    1[  ] \"{h} mlx5_{leaf}\" ( )\n", 200 + leaf, k + 1, 10 + k as u64 * 2 + leaf);
+                t += &format!(
+                    "         {}    {}[  ] {UP}      {}    1[  ] \"{h} mlx5_{leaf}\" ( )\n",
+                    200 + leaf,
+                    k + 1,
+                    10 + k as u64 * 2 + leaf
+                );
             }
             for s in 0..2u64 {
-                t += &format!("         {}    {}[  ] {UP}      {}    {}[  ] \"spine-{s}\" ( )\n", 200 + leaf, 3 + s, 300 + s, leaf + 1);
+                t += &format!(
+                    "         {}    {}[  ] {UP}      {}    {}[  ] \"spine-{s}\" ( )\n",
+                    200 + leaf,
+                    3 + s,
+                    300 + s,
+                    leaf + 1
+                );
             }
             t += &format!("         {}    5[  ] {DOWN}\n", 200 + leaf);
         }
         for s in 0..2u64 {
             t += &format!("Switch: 0x00000000000003{s:02x} spine-{s}:\n");
             for leaf in 0..2u64 {
-                t += &format!("         {}    {}[  ] {UP}      {}    {}[  ] \"leaf-{leaf}\" ( )\n", 300 + s, leaf + 1, 200 + leaf, 3 + s);
+                t += &format!(
+                    "         {}    {}[  ] {UP}      {}    {}[  ] \"leaf-{leaf}\" ( )\n",
+                    300 + s,
+                    leaf + 1,
+                    200 + leaf,
+                    3 + s
+                );
             }
             t += &format!("         {}    3[  ] {DOWN}\n", 300 + s);
         }
@@ -394,13 +417,25 @@ mod tests {
         let cables = ib_cabling_plan::parse(PLAN, "plan").unwrap();
         let c = check(&fabric(|t| t), 400.0, "profile", Some((&cables, "plan")));
         assert!(c.problems.is_empty(), "{:#?}", c.problems);
-        assert_eq!((c.switch_links, c.leaves, c.spines, c.planned), (4, 2, 2, 8));
+        assert_eq!(
+            (c.switch_links, c.leaves, c.spines, c.planned),
+            (4, 2, 2, 8)
+        );
         assert!(c.uplinks.values().all(|n| *n == 2), "{:?}", c.uplinks);
     }
 
     #[test]
     fn a_slow_uplink_names_both_ends() {
-        let slow = |t: String| t.replace("  201    4[  ] ==( 4X        106.25", "  201    4[  ] ==( 4X        53.125").replace("  301    2[  ] ==( 4X        106.25", "  301    2[  ] ==( 4X        53.125");
+        let slow = |t: String| {
+            t.replace(
+                "  201    4[  ] ==( 4X        106.25",
+                "  201    4[  ] ==( 4X        53.125",
+            )
+            .replace(
+                "  301    2[  ] ==( 4X        106.25",
+                "  301    2[  ] ==( 4X        53.125",
+            )
+        };
         let c = check(&fabric(slow), 400.0, "profile", None);
         assert_eq!(c.problems.len(), 1, "{:#?}", c.problems);
         let m = &c.problems[0].message;
@@ -445,10 +480,22 @@ mod tests {
     fn a_plan_naming_an_unknown_or_ambiguous_switch_says_so() {
         let cables = ib_cabling_plan::parse("leaf-9:1 <-> n1:mlx5_0\n", "plan").unwrap();
         let c = check(&fabric(|t| t), 400.0, "p", Some((&cables, "plan")));
-        assert!(c.problems[0].message.contains("no switch with node description \"leaf-9\""), "{:?}", c.problems);
+        assert!(
+            c.problems[0]
+                .message
+                .contains("no switch with node description \"leaf-9\""),
+            "{:?}",
+            c.problems
+        );
         let same = |t: String| t.replace(" spine-1:", " spine-0:");
         let cables = ib_cabling_plan::parse("spine-0:1 <-> leaf-0:3\n", "plan").unwrap();
         let c = check(&fabric(same), 400.0, "p", Some((&cables, "plan")));
-        assert!(c.problems[0].message.contains("2 switches have the node description \"spine-0\": name them by GUID"), "{:?}", c.problems);
+        assert!(
+            c.problems[0]
+                .message
+                .contains("2 switches have the node description \"spine-0\": name them by GUID"),
+            "{:?}",
+            c.problems
+        );
     }
 }

@@ -402,8 +402,8 @@ mod tests {
     /// Every key a platform profile sets is an expectation row (read through `n.expect`).
     #[test]
     fn every_profile_expectation_is_an_expectation_row() {
-        use super::super::profile::{expectations, DGX, SPARK};
-        for p in [SPARK, DGX] {
+        use super::super::profile::{expectations, PROFILES};
+        for p in PROFILES {
             for (k, v, _) in expectations(p) {
                 let s = find(k).unwrap_or_else(|| panic!("profile {p} sets {k}: add a row"));
                 assert_eq!(s.source, Source::Expect, "{k}");

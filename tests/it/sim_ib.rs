@@ -821,3 +821,82 @@ fn the_html_heat_map_marks_the_slow_node_s_row() {
         "<details class=\"pairs\" open><summary>rdma_write_gbps: node × node per rail (8 rails"
     ));
 }
+
+/// Issue 51 item 6: an IB inventory without IPoIB (`no-ipoib.toml`: no interfaces, no
+/// fabric_ips) runs the shipped scripts green: the IP-level steps skip on the IB nodes saying
+/// why, SSH is checked to the management address mpirun uses, and RDMA and NCCL still measure
+/// every rail (perftest's exchange and mpirun's hosts on the management addresses).
+#[test]
+fn the_shipped_scripts_run_without_ipoib_skipping_the_ip_steps_saying_why() {
+    const NO_IPOIB: &str = "examples/sim-ib/no-ipoib.toml";
+    for script in [
+        "five_step_acceptance.rhai",
+        "fabric_baseline.rhai",
+        "fabric_health.rhai",
+    ] {
+        let o = ib_run_on(NO_IPOIB, script, &[], None);
+        assert!(problems(&o).is_empty(), "{script}: {:#?}", problems(&o));
+        o.code(0);
+    }
+    let o = ib_run_on(NO_IPOIB, "five_step_acceptance.rhai", &[], None);
+    for t in [
+        "step 1: ping mesh [h100-01 -> h100-04]",
+        "step 1: MTU end to end [h100-03 -> h100-02]",
+        "step 1: rails as the inventory says [h100-02]",
+    ] {
+        assert_eq!(o.status(t), "skipped", "{t}");
+        assert!(
+            o.message(t)
+                .contains("InfiniBand node without IPoIB in the inventory"),
+            "{t}: {}",
+            o.message(t)
+        );
+    }
+    for t in [
+        "step 2: passwordless ssh [h100-04 -> h100-01]",
+        "step 3: nccl all_reduce busbw and transport",
+    ] {
+        assert_eq!(o.status(t), "pass", "{t}: {}", o.message(t));
+    }
+    let o = ib_run_on(
+        NO_IPOIB,
+        "fabric_baseline.rhai",
+        &["--filter", "rdma: write"],
+        None,
+    );
+    let rdma: Vec<_> = o
+        .tests()
+        .into_iter()
+        .filter(|t| t["status"] == "pass")
+        .collect();
+    assert_eq!(rdma.len(), 12, "{}", o.stdout);
+}
+
+/// Issue 51 item 6: the RoCE-only checks' skip notes on IB claim no coverage that does not
+/// exist: the rails check says the IPoIB mapping is NOT checked, optics that IB modules are not
+/// read; the MTU note names health: ib mtu.
+#[test]
+fn roce_only_skip_notes_on_ib_say_what_is_not_checked() {
+    let o = ib_run(
+        "fabric_health.rhai",
+        &[
+            "--filter",
+            "health: rails",
+            "--filter",
+            "health: optics",
+            "--filter",
+            "health: roce mtu",
+        ],
+        None,
+    );
+    let m = o.message("health: rails as the inventory says [h100-02]");
+    assert!(
+        m.contains("mapping is NOT checked") && !m.contains("cover this port"),
+        "{m}"
+    );
+    let m = o.message("health: optics [h100-02]");
+    assert!(m.contains("optics are NOT read"), "{m}");
+    assert!(o
+        .message("health: roce mtu [h100-01]")
+        .contains("health: ib mtu"));
+}

@@ -418,9 +418,11 @@ def rdma_answers(out, node):
         for peer in NODES:
             if peer == node:
                 continue
-            ip = fabric_ip(peer, HCAS.index(ca))
-            cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca), ms=6050)
-            cmd(out, f"ib_write_lat -d {ca} -p 18515 {ip}", ib_write_lat_text(ca), ms=1050)
+            # the peer's IPoIB address of the rail; without IPoIB in the inventory (no-ipoib.toml)
+            # perftest's out-of-band exchange goes to the peer's management address
+            for ip in [fabric_ip(peer, HCAS.index(ca)), HOSTS[peer]]:
+                cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca), ms=6050)
+                cmd(out, f"ib_write_lat -d {ca} -p 18515 {ip}", ib_write_lat_text(ca), ms=1050)
 
 NCCL_BIN = "/home/nvidia/nccl-tests/build/all_reduce_perf"
 GPUS = 8
@@ -497,8 +499,8 @@ def nccl_answers(out, node, drop=None, busbw=None, no_gdr=(), idle=None):
     dgx-h100-class profile's gpus_per_node), on each node's first IPoIB address."""
     cmd(out, """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }""",
         NCCL_BIN + "\n", ms=5)
-    for group in [NODES[:2], NODES]:
-        hosts = ",".join(f"{fabric_ip(n, 0)}:{GPUS}" for n in group)
+    for group, addr in [(g, a) for g in [NODES[:2], NODES] for a in [lambda n: fabric_ip(n, 0), lambda n: HOSTS[n]]]:
+        hosts = ",".join(f"{addr(n)}:{GPUS}" for n in group)
         cmd(out, f"mpirun -np {GPUS * len(group)} -H {hosts} --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {NCCL_BIN} -b 8 -e 1G -f 2 -g 1",
             nccl_text(group, busbw=(busbw or {}).get(len(group)), drop=drop, no_gdr=no_gdr, idle=idle), ms=60000,
             note="synthesised all_reduce_perf, one rank per GPU, 8 HCAs on every host's NET/IB line (see nccl_text)")
