@@ -34,6 +34,7 @@ pub mod nccl;
 pub(crate) mod nccl_env;
 pub(crate) mod nccl_ib_hca;
 pub mod nvidia_smi_topo;
+pub mod nvidia_version;
 pub mod ofed_info;
 pub mod perfquery;
 pub mod perftest;

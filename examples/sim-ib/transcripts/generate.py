@@ -796,6 +796,26 @@ scenario("ib-cable-wrong-port-vs-plan", "the rail-2 leaf's (LID 201) uplink port
 scenario("ib-healthy-plan-matches", "healthy: every cable where the cabling plan puts it; the switches' unused ports Down (no planned cable: not a fault)",
          [], {}, healthy=True, runs=[("fabric_health.rhai", PLAN_ARGS), ("fabric_baseline.rhai", PLAN_ARGS + ["--filter", "ib: fabric links"])])
 
+# ---- the GPUDirect path (issue 51 item 5) -----------------------------------------------------
+def raw(out, c, stdout, code, stderr=""):
+    """A transcript entry with an exit code (cmd() answers 0)."""
+    out += ["[[command]]", f"command = {q(c)}", f"stdout = {q(stdout)}", f"stderr = {q(stderr)}", f"exit_code = {code}", "duration_ms = 3", ""]
+OPEN_KM = open(FX + "nvidia-smi/proc-driver-nvidia-version-open-kernel-module-580.txt").read()
+PROP_KM = open(FX + "nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt").read()
+def no_peermem(version):
+    def files(out):
+        raw(out, "test -d /sys/module/nvidia_peermem", "", 1)
+        cmd(out, "cat /proc/driver/nvidia/version", version, ms=3, note="/proc/driver/nvidia/version: a REAL capture (tests/fixtures/nvidia-smi), unchanged")
+    return files
+# Healthy variant: h100-02 runs GPUDirect RDMA through DMA-BUF: no nvidia_peermem, the open GPU
+# kernel modules (580.95.05) on kernel 5.15.
+scenario("ib-healthy-dmabuf-without-peermem", "healthy: h100-02 has no nvidia_peermem but the open GPU kernel modules on kernel 5.15: GPUDirect RDMA through DMA-BUF",
+         [], {"h100-02": no_peermem(OPEN_KM)}, healthy=True, runs=[("fabric_health.rhai", [])])
+# Neither path: no nvidia_peermem and the proprietary kernel module (no DMA-BUF).
+scenario("ib-no-gpudirect-path", "h100-02 has no nvidia_peermem and the proprietary NVIDIA kernel module (no DMA-BUF): GPUDirect RDMA is off",
+         [("health: gpudirect rdma [h100-02]", ["nvidia_peermem module is not loaded", "DMA-BUF is not available (the proprietary kernel module 515.76, kernel 5.15.0-1063-nvidia"])],
+         {"h100-02": no_peermem(PROP_KM)}, parts=["GPUDirect RDMA on h100-02: no nvidia_peermem and no DMA-BUF"])
+
 # ---- the control plane (issue 51 item 3) ------------------------------------------------------
 # ibdiagnet warnings a site fails on (--set ibdiagnet_fail, default Links Check, Speed / Width,
 # Subnet Manager, Partition Keys): 2 warnings in Partition Keys (a port not a full member of the
