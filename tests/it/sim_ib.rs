@@ -14,6 +14,7 @@ const IB_TESTS: &[&str] = &[
     "health: ib subnet manager",
     "health: ib mtu",
     "health: ib partition",
+    "health: pcie acs",
 ];
 
 /// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
@@ -88,9 +89,9 @@ fn healthy_ib_cluster_passes_every_ib_check() {
         .map(|t| t["name"].as_str().unwrap_or("").to_string())
         .collect();
     // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown, ib
-    // partition), the fabric's links (iblinkinfo), the subnet manager (sminfo from every node)
-    // and the IB MTU once
-    assert_eq!(passed.len(), 23, "{passed:#?}");
+    // partition, pcie acs), the fabric's links (iblinkinfo), the subnet manager (sminfo from
+    // every node) and the IB MTU once
+    assert_eq!(passed.len(), 27, "{passed:#?}");
     assert!(passed.contains(&"health: ib subnet manager".to_string()));
     assert!(passed.contains(&"health: ib fabric links".to_string()));
     let t = o.test("health: ib fabric links");

@@ -252,6 +252,39 @@ def ethtool_i_ipoib(i):
             f"bus-info: 0000:{bus:02x}:00.0\nsupports-statistics: yes\nsupports-test: no\n"
             "supports-eeprom-access: no\nsupports-register-dump: no\nsupports-priv-flags: no\n")
 
+ACS_OFF = "SrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-"
+ACS_ON = "SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-"  # the real capture's line
+def pcie_paths():
+    """The sysfs device paths (readlink -f) of the eight GPUs and eight HCAs: rail i's GPU and
+    HCA below one PCIe switch (synthesised numbering: root port R:01.0, switch upstream port
+    R+1:00.0, downstream ports R+2:00.0 to the HCA at bus R+3 and R+2:01.0 to the GPU at R+6)."""
+    gpu, hca, bridges = [], [], []
+    for i, nd in enumerate(IPOIB):
+        h = int(nd[3:-2])
+        r = h - 3
+        up, dn_h, dn_g = f"0000:{r + 1:02x}:00.0", f"0000:{r + 2:02x}:00.0", f"0000:{r + 2:02x}:01.0"
+        base = f"/sys/devices/pci0000:{r:02x}/0000:{r:02x}:01.0/{up}"
+        hca.append(f"{base}/{dn_h}/0000:{h:02x}:00.0")
+        gpu.append(f"{base}/{dn_g}/{GPU_BDF[i]}")
+        bridges += [up, dn_h, dn_g]
+    return gpu, hca, sorted(bridges)
+def bridge_text(bdf, acs):
+    """`lspci -vvv -s BDF` of a PCIe switch port in the format of the real capture
+    tests/fixtures/lspci/lspci-vvv-s-amd-matisse-gpp-bridge-acsctl-reqredir-cmpltredir-on.txt,
+    its address, name and link (Gen5 x16) replaced and ACSCtl `acs` (synthesised)."""
+    t = open(FX + "lspci/lspci-vvv-s-amd-matisse-gpp-bridge-acsctl-reqredir-cmpltredir-on.txt").read().replace("03:02.0 PCI bridge: Advanced Micro Devices, Inc. [AMD] Matisse PCIe GPP Bridge", f"{bdf[5:]} PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)")
+    t = t.replace("Speed 16GT/s, Width x4, ASPM L1", "Speed 32GT/s, Width x16, ASPM L1").replace("Speed 8GT/s (downgraded), Width x4 (ok)", "Speed 32GT/s, Width x16")
+    return t.replace(f"ACSCtl:\t{ACS_ON}", f"ACSCtl:\t{acs}")
+def acs_answers(out, on=()):
+    """The ACS check's answers: the device paths, then lspci -vvv of every switch port (ACS off,
+    as on a bare-metal DGX; `on`: bridges with ACS redirecting peer-to-peer)."""
+    gpu, hca, bridges = pcie_paths()
+    paths = " ".join([f"/sys/bus/pci/devices/{g}" for g in GPU_BDF] + [f"/sys/class/infiniband/{ca}/device" for ca in HCAS])
+    cmd(out, f'for p in  {paths}; do readlink -f "$p"; done', "".join(p + "\n" for p in gpu + hca), ms=5,
+        note="the GPUs' and HCAs' sysfs device paths (synthesised PCIe numbering, one switch per rail)")
+    cmd(out, "; ".join(f"lspci -vvv -s {b}" for b in bridges), "\n".join(bridge_text(b, ACS_ON if b in on else ACS_OFF) for b in bridges), ms=200,
+        note="lspci -vvv of the switch ports above the GPUs and HCAs: ACS off (synthesised in the format of a real capture)")
+
 def health_answers(out, node):
     """fabric_health's PCIe, GPUDirect and version answers: ethtool -i per IPoIB netdev, lspci -vv
     of each HCA (the real ConnectX-7 capture at the HCA's address, an InfiniBand controller at
@@ -264,6 +297,7 @@ def health_answers(out, node):
     cmd(out, "uname -r", KERNEL + "\n", ms=3, note="synthesised: a DGX OS 6 kernel release")
     cmd(out, "ls /proc/driver/nvidia/gpus", "".join(g + "\n" for g in GPU_BDF), ms=3)
     cmd(out, "test -d /sys/module/nvidia_peermem", "", ms=3, note="synthesised: nvidia_peermem loaded (GPUDirect RDMA)")
+    acs_answers(out)
     cmd(out, "ofed_info -s", "MLNX_OFED_LINUX-23.10-1.1.9.0:\n", ms=200)
     cmd(out, "dpkg-query -W -f='${Version}' libnccl2", "2.21.5-1+cuda12.4", ms=30)
     cmd(out, "dpkg-query -W -f='${Version}' perftest", "23.10.0-0.29.2310119", ms=30)
@@ -807,6 +841,12 @@ def no_peermem(version):
         raw(out, "test -d /sys/module/nvidia_peermem", "", 1)
         cmd(out, "cat /proc/driver/nvidia/version", version, ms=3, note="/proc/driver/nvidia/version: a REAL capture (tests/fixtures/nvidia-smi), unchanged")
     return files
+# ACS on above one GPU: h100-03's switch port above GPU 5 (0000:c3:00.0) redirects
+# peer-to-peer (the real capture's ACSCtl line): GPUDirect RDMA for that GPU and mlx5_9 goes
+# through the root complex.
+scenario("ib-acs-on-above-gpu", "h100-03: PCIe ACS on (ReqRedir+ CmpltRedir+) at the switch port above GPU 5 (0000:c3:00.0): its GPUDirect traffic to mlx5_9 goes through the root complex",
+         [("health: pcie acs [h100-03]", ["h100-03 bridge 0000:bf:01.0", "above GPU 0000:c3:00.0", "ACS redirects peer-to-peer (ACSCtl: SrcValid+ TransBlk- ReqRedir+ CmpltRedir+"])],
+         {"h100-03": lambda out: acs_answers(out, on=("0000:bf:01.0",))}, parts=["PCIe ACS on h100-03's bridge 0000:bf:01.0 above GPU 0000:c3:00.0"])
 # Healthy variant: h100-02 runs GPUDirect RDMA through DMA-BUF: no nvidia_peermem, the open GPU
 # kernel modules (580.95.05) on kernel 5.15.
 scenario("ib-healthy-dmabuf-without-peermem", "healthy: h100-02 has no nvidia_peermem but the open GPU kernel modules on kernel 5.15: GPUDirect RDMA through DMA-BUF",
