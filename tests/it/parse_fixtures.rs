@@ -217,6 +217,13 @@ const FIXTURES: &[(&str, &str)] = &[
     ("lab/ip-j-route-netns-static-dhcp-blackhole-linkdown.json", "ip_route_static_dhcp_blackhole_linkdown"),
     ("lab/ip-j-6-route-netns-ra-expires-kernel.json", "ip_route_v6_ra_expires"),
     ("lab/ip-j-6-route-empty-netns.json", "ip_route_v6_empty"),
+    ("ibdiags/sminfo-master-lid37-hca-prio14.txt", "sminfo_masters"),
+    ("ibdiags/sminfo-master-lid15-sun-dcs-switch-short-guid.txt", "sminfo_masters"),
+    ("ibdiags/sminfo-master-lid4-qdr-opensmd-short-guid.txt", "sminfo_masters"),
+    ("lspci/lspci-vvv-s-amd-matisse-gpp-bridge-acsctl-reqredir-cmpltredir-on.txt", "lspci_bridge_acs_on"),
+    ("nvidia-smi/proc-driver-nvidia-version-open-kernel-module-580.txt", "nvidia_version_open_and_proprietary"),
+    ("nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt", "nvidia_version_open_and_proprietary"),
+    ("rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt", "ib_pkeys_azure"),
 ];
 
 #[test]
@@ -3156,4 +3163,107 @@ fn ibdiagnet_summary() {
     );
     assert_eq!((s.warnings, s.errors), (3, 0));
     assert!(parse::ibdiagnet::parse("-I- Discovery 0 0\n").is_err());
+}
+
+#[test]
+fn sminfo_masters() {
+    let a = parse::sminfo::parse(&fx("ibdiags/sminfo-master-lid37-hca-prio14.txt")).unwrap();
+    assert_eq!(
+        (a.sm_lid, a.priority, a.state, a.activity_count),
+        (37, 14, 3, 4484381)
+    );
+    assert_eq!(
+        (a.guid.as_str(), a.state_name.as_str()),
+        ("0x7cfe90030016aef1", "SMINFO_MASTER")
+    );
+    // GUIDs printed without leading zeros are padded to 16 digits for comparison
+    let b = parse::sminfo::parse(&fx(
+        "ibdiags/sminfo-master-lid15-sun-dcs-switch-short-guid.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (b.sm_lid, b.sm_guid.as_str(), b.guid.as_str()),
+        (15, "0x10e0406d5aa0a0", "0x0010e0406d5aa0a0")
+    );
+    let c =
+        parse::sminfo::parse(&fx("ibdiags/sminfo-master-lid4-qdr-opensmd-short-guid.txt")).unwrap();
+    assert_eq!(
+        (c.sm_lid, c.guid.as_str(), c.activity_count),
+        (4, "0x0002c903000d81f9", 1329328)
+    );
+}
+
+#[test]
+fn lspci_bridge_acs_on() {
+    let d = parse::lspci::parse(&fx(
+        "lspci/lspci-vvv-s-amd-matisse-gpp-bridge-acsctl-reqredir-cmpltredir-on.txt",
+    ))
+    .unwrap();
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        (d[0].address.as_str(), d[0].class.as_str()),
+        ("03:02.0", "PCI bridge")
+    );
+    assert!(d[0].acs_redirect);
+    assert_eq!(
+        d[0].acs_ctl.as_deref(),
+        Some("SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-")
+    );
+    // the CX7 function with every ACS control off: read, not redirecting
+    let c = parse::lspci::parse(&fx(
+        "lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt",
+    ))
+    .unwrap();
+    assert!(c[0].acs_ctl.is_some() && !c[0].acs_redirect);
+}
+
+#[test]
+fn nvidia_version_open_and_proprietary() {
+    let o = parse::nvidia_version::parse(&fx(
+        "nvidia-smi/proc-driver-nvidia-version-open-kernel-module-580.txt",
+    ))
+    .unwrap();
+    assert!(o.open);
+    assert_eq!(o.version, "580.95.05");
+    assert_eq!(
+        o.gcc.as_deref(),
+        Some("gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04.2)")
+    );
+    let p = parse::nvidia_version::parse(&fx(
+        "nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt",
+    ))
+    .unwrap();
+    assert!(!p.open);
+    assert_eq!(
+        (p.version.as_str(), p.arch.as_deref()),
+        ("515.76", Some("x86_64"))
+    );
+}
+
+#[test]
+fn ib_pkeys_azure() {
+    let k = parse::ib_pkeys::parse(&fx(
+        "rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt",
+    ))
+    .unwrap();
+    let rows: Vec<(&str, u32, u32, &str, &str, bool)> = k
+        .iter()
+        .map(|p| {
+            (
+                p.device.as_str(),
+                p.port,
+                p.index,
+                p.pkey.as_str(),
+                p.partition.as_str(),
+                p.full,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("mlx5_0", 1, 0, "0x800b", "0x000b", true),
+            ("mlx5_0", 1, 1, "0x7fff", "0x7fff", false)
+        ]
+    );
 }

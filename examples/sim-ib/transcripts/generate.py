@@ -363,6 +363,44 @@ def perfquery(node, ca, symbol=0, wait=0):
     out += [f"{n}:{'.' * (33 - len(n) - 1)}{v}" for n, v in rows]
     return "\n".join(out) + "\n"
 
+def perfquery_switch(lid, port, symbol=0):
+    """perfquery -x LID PORT of a leaf switch port (the switch end of an HCA cable), in the
+    format of the real capture tests/fixtures/ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt
+    (itself a switch's ports, LID 1719): error counters 0 but SymbolErrorCounter `symbol`."""
+    data = 88_000_000_000 + 7919 * port + 104729 * lid
+    rows = [("PortSelect", str(port)), ("CounterSelect", "0x0000"), ("PortXmitData", data), ("PortRcvData", data - 2111),
+            ("PortXmitPkts", data // 1024), ("PortRcvPkts", data // 1024 - 2), ("PortUnicastXmitPkts", data // 1024),
+            ("PortUnicastRcvPkts", data // 1024 - 2), ("PortMulticastXmitPkts", 0), ("PortMulticastRcvPkts", 0),
+            ("CounterSelect2", "0x00000000"), ("SymbolErrorCounter", symbol), ("LinkErrorRecoveryCounter", 0),
+            ("LinkDownedCounter", 0), ("PortRcvErrors", 0), ("PortRcvRemotePhysicalErrors", 0),
+            ("PortRcvSwitchRelayErrors", 0), ("PortXmitDiscards", 0), ("PortXmitConstraintErrors", 0),
+            ("PortRcvConstraintErrors", 0), ("LocalLinkIntegrityErrors", 0), ("ExcessiveBufferOverrunErrors", 0),
+            ("VL15Dropped", 0), ("PortXmitWait", 904_117), ("QP1Dropped", 0)]
+    out = [f"# Port extended counters: Lid {lid} port {port} (CapMask: 0x5A00 CapMask2: 0x0000002)"]
+    out += [f"{n}:{'.' * (33 - len(n) - 1)}{v}" for n, v in rows]
+    return "\n".join(out) + "\n"
+
+def switch_ends(out, node, place=None, bad=None):
+    """The switch end of each of `node`'s HCA cables (iblinkinfo's layout `place`, default
+    rail i on leaf i port k+1), read with perfquery -x LID PORT. `bad`: (hca, symbol): that
+    end's SymbolErrorCounter after the load (ib_write_bw)."""
+    place = place or (lambda k, i: (i, k + 1))
+    k = NODES.index(node)
+    for i, ca in enumerate(HCAS):
+        leaf, port = place(k, i)
+        cmd(out, f"perfquery -x {200 + leaf} {port}", perfquery_switch(200 + leaf, port), ms=15)
+        if bad and bad[0] == ca:
+            cmd(out, f"perfquery -x {200 + leaf} {port}", perfquery_switch(200 + leaf, port, bad[1]), ms=15, after="ib_write_bw",
+                note=f"after the load: the switch end of {ca}'s cable counted {bad[1]} symbol errors (the HCA end none)")
+
+def with_ends(files, place):
+    """Scenario files plus every node's switch-end answers for the iblinkinfo layout `place`."""
+    out = {}
+    for n in NODES:
+        f = files.get(n)
+        out[n] = (lambda o, n=n, f=f: (f(o) if f else None, switch_ends(o, n, place)))
+    return out
+
 def topo(far=None):
     """nvidia-smi topo -m in the format of tests/fixtures/nvidia-smi/topo-m-tabs-8gpu-12nic-single-numa-bond-nics.txt
     (TAB separated, " X " self cells, NIC legend): GPU i and NIC i on one PCIe switch (PIX), the
@@ -563,6 +601,7 @@ for node in NODES:
             cmd(out, f"sminfo -G {SM_STANDBY}", sminfo(2, SM_STANDBY, 14, 2, "SMINFO_STANDBY", 602), ms=20, note="sminfo -G: the standby SM")
         for ca in HCAS:
             cmd(out, f"perfquery -x -C {ca} -P 1", perfquery(node, ca), ms=15)
+        switch_ends(out, node)
         cmd(out, "nvidia-smi topo -m", topo(), ms=300, note="one HCA per GPU on its PCIe switch (PIX)")
         ipoib_answers(out, node)
         health_answers(out, node)
@@ -787,17 +826,17 @@ LINKS = ["--filter", "health: ib fabric links"]
 scenario("ib-rail-crossed", "h100-02's mlx5_3 and mlx5_4 cables swapped at the leaves: each lands on the other rail's leaf switch (every link Active 4X NDR)",
          [("fabric_health.rhai", LINKS, "health: ib fabric links", ["h100-02 mlx5_3 (rail 2 of 8) lands on switch LID 202 port 2, the leaf of rail 3", "h100-02 mlx5_4 (rail 3 of 8) lands on switch LID 201 port 2, the leaf of rail 2"]),
           ("fabric_baseline.rhai", LINKS + ["--filter", "ib: fabric links"], "ib: fabric links", ["h100-02 mlx5_3 (rail 2 of 8) lands on switch LID 202"])],
-         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=crossed), ms=900)},
+         with_ends({"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=crossed), ms=900)}, crossed),
          parts=["the cables of h100-02 mlx5_3, mlx5_4 at the leaf switches"])
 # Healthy variant: a small cluster on one switch (every HCA of every node on one 32-port NDR
 # switch, not rail-optimised): no rail has a leaf of its own, nothing is crossed.
 scenario("ib-healthy-one-switch", "healthy: all 32 HCAs on one NDR switch (a small cluster, not rail-optimised): no rail alignment to judge",
-         [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (0, 8 * k + i + 1), spines=0), ms=900)},
+         [], with_ends({"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (0, 8 * k + i + 1), spines=0), ms=900)}, lambda k, i: (0, 8 * k + i + 1)),
          healthy=True, runs=[("fabric_health.rhai", ["--filter", "health: ib fabric links"])])
 # Healthy variant: nodes split between two switches by node (h100-01/02 on one, 03/04 on the
 # other, each node's eight HCAs on its switch): not rail-optimised, nothing crossed.
 scenario("ib-healthy-leaves-by-node", "healthy: h100-01/02 on one switch, h100-03/04 on another, every HCA of a node on its node's switch: not rail-optimised, nothing crossed",
-         [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (k // 2, 8 * (k % 2) + i + 1)), ms=900)},
+         [], with_ends({"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (k // 2, 8 * (k % 2) + i + 1)), ms=900)}, lambda k, i: (k // 2, 8 * (k % 2) + i + 1)),
          healthy=True, runs=[("fabric_health.rhai", ["--filter", "health: ib fabric links"])])
 
 # ---- the fabric between the nodes (issue 51 item 1): leaf-spine cables, uplinks, the plan -----
@@ -856,6 +895,15 @@ scenario("ib-no-gpudirect-path", "h100-02 has no nvidia_peermem and the propriet
          [("health: gpudirect rdma [h100-02]", ["nvidia_peermem module is not loaded", "DMA-BUF is not available (the proprietary kernel module 515.76, kernel 5.15.0-1063-nvidia"])],
          {"h100-02": no_peermem(PROP_KM)}, parts=["GPUDirect RDMA on h100-02: no nvidia_peermem and no DMA-BUF"])
 
+# ---- both ends of every link (issue 51 item 2) -------------------------------------------------
+# The switch end of h100-02 mlx5_4's cable (leaf LID 202 port 2) counts 55 symbol errors during
+# the load; the HCA end counts none (a cable or module failing towards the switch): the
+# baseline's counters after load name the switch end.
+scenario("ib-switch-end-errors", "the leaf end (LID 202 port 2) of h100-02 mlx5_4's cable counts 55 symbol errors under load; the HCA end counts none",
+         [("fabric_baseline.rhai", [], "health: error counters not grown under load [h100-02]", ["switch LID 202 port 2 (the switch end of mlx5_4)", "SymbolErrorCounter"])],
+         {"h100-02": lambda out: switch_ends(out, "h100-02", bad=("mlx5_4", 55))},
+         parts=["h100-02 switch LID 202 port 2 (the switch end of mlx5_4)"])
+
 # ---- the control plane (issue 51 item 3) ------------------------------------------------------
 # ibdiagnet warnings a site fails on (--set ibdiagnet_fail, default Links Check, Speed / Width,
 # Subnet Manager, Partition Keys): 2 warnings in Partition Keys (a port not a full member of the
@@ -909,7 +957,7 @@ scenario("rack-hca-slow-both-ways", "rack of 8: h100-03 mlx5_6 at 288.4 Gb/s to 
          slow_hca("h100-03", "mlx5_6", 288.4), parts=["h100-03 ibp154s0 (mlx5_6)", "its own cable"])
 scenario("rack-rail-crossed", "rack of 8: h100-07's mlx5_3 and mlx5_4 cables swapped at the leaves",
          [("fabric_baseline.rhai", ["--filter", "ib: fabric links"], "ib: fabric links", ["h100-07 mlx5_3 (rail 2 of 8) lands on switch LID 202 port 7, the leaf of rail 3"])],
-         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: crossed(k, i, "h100-07")), ms=900)},
+         with_ends({"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: crossed(k, i, "h100-07")), ms=900)}, lambda k, i: crossed(k, i, "h100-07")),
          parts=["the cables of h100-07 mlx5_3, mlx5_4 at the leaf switches"])
 scenario("rack-healthy-noisy-pairs", "rack of 8, healthy: every pair's RDMA write within 1.5 % of the others",
          [], {n: (lambda out, n=n: noisy(out, n)) for n in NODES}, healthy=True, runs=[("fabric_baseline.rhai", ["--filter", "rdma: write"])])
