@@ -30,6 +30,7 @@ pub mod ip_route;
 pub mod iperf3;
 pub mod lspci;
 pub mod mlnx_qos;
+pub mod mlxlink;
 pub mod nccl;
 pub(crate) mod nccl_env;
 pub(crate) mod nccl_ib_hca;

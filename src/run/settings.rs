@@ -240,7 +240,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
     row("link_utilization_pct", Number, "%", "unanswered (no), or measure_utilization", "85", &[SECOND_CABLE], NodeVar,
         "question 3: single-link utilisation (> 80 is yes)"),
     row("max_pre_fec_ber", Number, "", "1e-6", "1e-6", &[BASELINE, FIVE_STEP, HEALTH], Set,
-        "highest pre-FEC bit error rate between the two counter reads"),
+        "highest pre-FEC bit error rate: between the two counter reads (RoCE FEC), and the raw BER mlxlink shows on IB"),
     row("measure_utilization", Bool, "", "false", "true", &[SECOND_CABLE], Set,
         "measure question 3 from the first port's RDMA counters instead of link_utilization_pct"),
     row("mgmt_ssh_from_peer", Bool, "", "true", "false", &[FIVE_STEP], Set,

@@ -224,6 +224,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("nvidia-smi/proc-driver-nvidia-version-open-kernel-module-580.txt", "nvidia_version_open_and_proprietary"),
     ("nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt", "nvidia_version_open_and_proprietary"),
     ("rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt", "ib_pkeys_azure"),
+    ("ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt", "mlxlink_dac_counters_and_module"),
 ];
 
 #[test]
@@ -3266,4 +3267,46 @@ fn ib_pkeys_azure() {
             ("mlx5_0", 1, 1, "0x7fff", "0x7fff", false)
         ]
     );
+}
+
+#[test]
+fn mlxlink_dac_counters_and_module() {
+    let m = parse::mlxlink::parse(&fx(
+        "ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (m.state.as_deref(), m.phys_state.as_deref()),
+        (Some("Active"), Some("LinkUp"))
+    );
+    assert_eq!(
+        (m.speed.as_deref(), m.width.as_deref()),
+        (Some("100G"), Some("4x"))
+    );
+    assert_eq!(m.fec.as_deref(), Some("Standard RS-FEC - RS(528,514)"));
+    assert_eq!(m.recommendation.as_deref(), Some("No issue was observed"));
+    assert_eq!(
+        (
+            m.vendor.as_deref(),
+            m.part_number.as_deref(),
+            m.serial.as_deref()
+        ),
+        (Some("FS"), Some("Q28-PC03"), Some("S2202655321-1"))
+    );
+    // N/A is no value
+    assert_eq!((m.temperature_c, m.rx_power_dbm.as_deref()), (None, None));
+    // 15E-255: no error at all, as mlxlink prints it
+    assert!(m.raw_ber.unwrap() < 1e-250 && m.effective_ber.unwrap() < 1e-250);
+    assert_eq!(
+        (m.effective_errors, m.link_down, m.link_error_recovery),
+        (Some(0), Some(0), Some(0))
+    );
+    assert_eq!(m.raw_errors_per_lane, [0, 0, 0, 0]);
+    // Ethernet: no symbol counters
+    assert_eq!((m.symbol_errors, m.symbol_ber), (None, None));
+    assert_eq!(
+        m.sections["Tool Information"]["MFT Version"],
+        "mft 4.30.1-8"
+    );
+    assert!(parse::mlxlink::parse("State : Active\n").is_err());
 }

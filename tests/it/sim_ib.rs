@@ -15,6 +15,7 @@ const IB_TESTS: &[&str] = &[
     "health: ib mtu",
     "health: ib partition",
     "health: pcie acs",
+    "health: ib physical layer",
 ];
 
 /// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
@@ -89,9 +90,9 @@ fn healthy_ib_cluster_passes_every_ib_check() {
         .map(|t| t["name"].as_str().unwrap_or("").to_string())
         .collect();
     // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown, ib
-    // partition, pcie acs), the fabric's links (iblinkinfo), the subnet manager (sminfo from
-    // every node) and the IB MTU once
-    assert_eq!(passed.len(), 27, "{passed:#?}");
+    // partition, pcie acs, ib physical layer), the fabric's links (iblinkinfo), the subnet
+    // manager (sminfo from every node) and the IB MTU once
+    assert_eq!(passed.len(), 31, "{passed:#?}");
     assert!(passed.contains(&"health: ib subnet manager".to_string()));
     assert!(passed.contains(&"health: ib fabric links".to_string()));
     let t = o.test("health: ib fabric links");

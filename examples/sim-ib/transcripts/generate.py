@@ -380,6 +380,28 @@ def perfquery_switch(lid, port, symbol=0):
     out += [f"{n}:{'.' * (33 - len(n) - 1)}{v}" for n, v in rows]
     return "\n".join(out) + "\n"
 
+def mlxlink_text(node, ca, raw="15E-255", symbol=0):
+    """mlxlink -d CA -m -c in the format of the real capture
+    tests/fixtures/ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt (the same
+    sections, `Key<35>: value`), with NDR values: IB-NDR 4x, an NVIDIA OSFP NDR transceiver
+    (part number MMA4Z00-NS400), the IB counters Symbol Errors / Symbol BER; raw BER `raw`
+    (synthesised)."""
+    k, i = NODES.index(node), HCAS.index(ca)
+    sec = [("Operational Info", [("State", "Active"), ("Physical state", "LinkUp"), ("Speed", "IB-NDR"), ("Width", "4x"),
+                                 ("FEC", "Standard_RS-FEC (544,514)"), ("Loopback Mode", "No Loopback"), ("Auto Negotiation", "ON")]),
+           ("Troubleshooting Info", [("Status Opcode", "0"), ("Group Opcode", "N/A"), ("Recommendation", "No issue was observed")]),
+           ("Tool Information", [("Firmware Version", "28.39.1002"), ("amBER Version", "3.6"), ("MFT Version", "mft 4.26.1-3")]),
+           ("Module Info", [("Temperature [C]", "47"), ("Rx Power Current [dBm]", "1.9,2.0,1.8,2.1"), ("Identifier", "OSFP"),
+                            ("Vendor Name", "NVIDIA"), ("Vendor Part Number", "MMA4Z00-NS400"), ("Vendor Serial Number", f"MT23{k:02d}FT{i:05d}"), ("Rev", "A3")]),
+           ("Physical Counters and BER Info", [("Time Since Last Clear [Min]", "4213.6"), ("Symbol Errors", str(symbol)), ("Symbol BER", "15E-255"),
+                                               ("Effective Physical Errors", "0"), ("Effective Physical BER", "15E-255"),
+                                               ("Raw Physical Errors Per Lane", "0,0,0,0" if raw == "15E-255" else "318211,301877,355120,299014"),
+                                               ("Link Down Counter", "0"), ("Link Error Recovery Counter", "0"), ("Raw Physical BER", raw)])]
+    out = [""]
+    for h, rows in sec:
+        out += [h, "-" * len(h)] + [f"{a:<35s}: {b}" for a, b in rows] + [""]
+    return "\n".join(out)
+
 def switch_ends(out, node, place=None, bad=None):
     """The switch end of each of `node`'s HCA cables (iblinkinfo's layout `place`, default
     rail i on leaf i port k+1), read with perfquery -x LID PORT. `bad`: (hca, symbol): that
@@ -602,6 +624,8 @@ for node in NODES:
         for ca in HCAS:
             cmd(out, f"perfquery -x -C {ca} -P 1", perfquery(node, ca), ms=15)
         switch_ends(out, node)
+        for ca in HCAS:
+            cmd(out, f"mlxlink -d {ca} -m -c", mlxlink_text(node, ca), ms=900)
         cmd(out, "nvidia-smi topo -m", topo(), ms=300, note="one HCA per GPU on its PCIe switch (PIX)")
         ipoib_answers(out, node)
         health_answers(out, node)
@@ -903,6 +927,13 @@ scenario("ib-switch-end-errors", "the leaf end (LID 202 port 2) of h100-02 mlx5_
          [("fabric_baseline.rhai", [], "health: error counters not grown under load [h100-02]", ["switch LID 202 port 2 (the switch end of mlx5_4)", "SymbolErrorCounter"])],
          {"h100-02": lambda out: switch_ends(out, "h100-02", bad=("mlx5_4", 55))},
          parts=["h100-02 switch LID 202 port 2 (the switch end of mlx5_4)"])
+
+# Raw BER high with zero symbol errors (NDR counts symbol errors after FEC): h100-03 mlx5_10's
+# link runs at a raw BER of 4E-5 (above 1e-6), the effective BER and the symbol errors are 0.
+scenario("ib-raw-ber-high", "h100-03 mlx5_10: raw (pre-FEC) BER 4E-5 with zero symbol errors and a clean effective BER (a link near failure, hidden by FEC)",
+         [("health: ib physical layer [h100-03]", ["h100-03 mlx5_10: raw (pre-FEC) BER 0.00004 above 0.000001", "symbol errors 0", "module NVIDIA MMA4Z00-NS400 serial MT2302FT00006"])],
+         {"h100-03": lambda out: cmd(out, "mlxlink -d mlx5_10 -m -c", mlxlink_text("h100-03", "mlx5_10", raw="4E-5"), ms=900)},
+         parts=["the cable or module NVIDIA MMA4Z00-NS400 serial MT2302FT00006 of h100-03 mlx5_10"])
 
 # ---- the control plane (issue 51 item 3) ------------------------------------------------------
 # ibdiagnet warnings a site fails on (--set ibdiagnet_fail, default Links Check, Speed / Width,
