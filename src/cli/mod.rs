@@ -7,6 +7,7 @@ pub mod compare;
 pub mod discover;
 pub mod doc;
 pub mod exec;
+pub mod health;
 pub mod list;
 pub mod nodes;
 pub mod parse;
@@ -189,6 +190,10 @@ pub enum Command {
         #[arg(long, default_value = "markdown")]
         format: String,
     },
+    /// Judge this node's fabric for Slurm's Prolog / HealthCheckProgram, with Prometheus
+    /// gauges (docs/continuous.md).
+    #[command(after_help = health::HEALTH_EXIT_CODES_HELP)]
+    Health(Box<health::HealthArgs>),
     /// Reference of every script function, generated from the engine.
     Doc,
 }
@@ -224,7 +229,7 @@ pub fn main() -> i32 {
     init_tracing(cli.verbose);
     if !matches!(
         cli.command,
-        Command::Run(_) | Command::Exec { .. } | Command::Discover(_)
+        Command::Run(_) | Command::Exec { .. } | Command::Discover(_) | Command::Health(_)
     ) {
         // Printing-only commands end quietly when their reader goes away (`fabcheck doc | head`).
         // Not for run/exec: their SSH sockets must see EPIPE as an error, not kill fabcheck.
@@ -265,5 +270,6 @@ pub fn main() -> i32 {
         Command::Compare { results, format } => compare::compare(&results, &format),
         Command::Doc => doc::doc(),
         Command::Discover(a) => discover::discover(&a, cli.verbose),
+        Command::Health(a) => health::health(&a, cli.verbose),
     }
 }

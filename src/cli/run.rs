@@ -451,7 +451,7 @@ fn print_inventory_problems(p: &Prepared) {
         return;
     }
     println!(
-        "Inventory problems ({}), said once here; every testcase they touch is an ERROR or SKIP:",
+        "Inventory problems ({}), said once here (a field the scripts read and a node lacks makes the testcases that read it ERROR or SKIP):",
         problems.len()
     );
     for l in &problems {

@@ -84,6 +84,17 @@ pub(crate) fn load(path: &Path, env: &Arc<RunEnv>) -> Result<Script, Vec<Diagnos
                 "check the path and its permissions",
             )]
         })?;
+    load_text(path, source, env)
+}
+
+/// Compile `source` as the script `path` (its imports resolve beside `path`): a script the
+/// binary carries (`fabcheck health`'s checks), or one read by [`load`].
+pub(crate) fn load_text(
+    path: &Path,
+    source: String,
+    env: &Arc<RunEnv>,
+) -> Result<Script, Vec<Diagnostic>> {
+    let display = path.display().to_string();
     let registry: testdef::SharedRegistry = Arc::new(Mutex::new(testdef::Registry::default()));
     let dir = path
         .parent()

@@ -52,9 +52,15 @@ pub(crate) fn problems(nodes: &[Node], sources: &[String]) -> Vec<String> {
                 .any(|s| reads(s, need.field) || (need.field != "fabric_ips" && reads(s, "ports")))
         })
         .collect();
+    let ports_read = sources
+        .iter()
+        .any(|s| reads(s, "ports") || reads(s, "rdma_devices"));
     let mut out = Vec::new();
     for n in nodes {
         out.extend(rail_lengths(n));
+        if ports_read {
+            out.extend(one_port_two_paths(n));
+        }
         for need in &wanted {
             if !(need.has)(n) {
                 out.push(format!(
@@ -88,10 +94,61 @@ pub(crate) fn rail_lengths(n: &Node) -> Option<String> {
     ))
 }
 
+/// `enP2p1s0f1np1` -> (`P2`, `p1s0f1np1`): a netdev's PCI domain part and the rest of its
+/// name (systemd's predictable names: `en[P<domain>]p<bus>s<slot>f<function>[np<port>]`).
+fn domain_and_function(iface: &str) -> Option<(&str, &str)> {
+    let rest = iface.strip_prefix("en")?;
+    let (domain, function) = match rest.strip_prefix('P') {
+        Some(r) => {
+            let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+            (&rest[..=digits], &r[digits..])
+        }
+        None => ("", rest),
+    };
+    let re = regex::Regex::new(r"^p\d+s\d+f\d+(np\d+)?$").expect("valid");
+    re.is_match(function).then_some((domain, function))
+}
+
+/// A node without `ports` whose rails are one port's PCIe paths: the same bus, slot, function
+/// and port on two PCI domains (`enp1s0f1np1` and `enP2p1s0f1np1`, a DGX Spark QSFP port's two
+/// x4 paths; a ConnectX Socket Direct card). Without `ports` each rail is measured as a port of
+/// its own (judged against its share of the port, and said so at run time): said here first,
+/// with the `ports` line to add.
+pub(crate) fn one_port_two_paths(n: &Node) -> Option<String> {
+    if !n.ports.is_empty() {
+        return None;
+    }
+    let parsed: Vec<(&String, (&str, &str))> = n
+        .interfaces
+        .iter()
+        .filter_map(|i| domain_and_function(i).map(|d| (i, d)))
+        .collect();
+    let mut same: Vec<&String> = Vec::new();
+    for (i, (dom, f)) in &parsed {
+        if parsed
+            .iter()
+            .any(|(j, (d2, f2))| j != i && f2 == f && d2 != dom)
+        {
+            same.push(i);
+        }
+    }
+    if same.len() < 2 {
+        return None;
+    }
+    let quoted: Vec<String> = same.iter().map(|i| format!("\"{i}\"")).collect();
+    Some(format!(
+        "{}: {} are one port's PCIe paths (the same function on two PCI domains, as a DGX Spark QSFP port) but the inventory has no `ports`: each is measured as a port of its own against its share of the port's speed; describe the port: ports = [{{ name = \"qsfp1\", interfaces = [{}], rdma_devices = [...] }}] (`fabcheck discover` writes it)",
+        n.name,
+        same.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" and "),
+        quoted.join(", ")
+    ))
+}
+
 /// Problems of an inventory by itself (`fabcheck nodes`): a field that some nodes have and
 /// others lack (the shipped scripts read all three).
 pub(crate) fn inconsistencies(nodes: &[Node]) -> Vec<String> {
     let mut out: Vec<String> = nodes.iter().filter_map(rail_lengths).collect();
+    out.extend(nodes.iter().filter_map(one_port_two_paths));
     for need in &NEEDS {
         let have: Vec<&str> = nodes
             .iter()
@@ -173,5 +230,45 @@ mod tests {
         let p = inconsistencies(&nodes);
         assert_eq!(p.len(), 1, "{p:?}");
         assert!(p[0].starts_with("b: no `fabric_ips`"));
+    }
+
+    #[test]
+    fn one_ports_two_pcie_paths_without_ports_is_said_first() {
+        let a = node(
+            "spark-01",
+            &["192.168.100.10", "192.168.200.10"],
+            &["enp1s0f1np1", "enP2p1s0f1np1"],
+        );
+        let p = one_port_two_paths(&a).expect("a problem");
+        assert!(
+            p.starts_with("spark-01: enp1s0f1np1 and enP2p1s0f1np1 are one port's PCIe paths"),
+            "{p}"
+        );
+        assert!(
+            p.contains("interfaces = [\"enp1s0f1np1\", \"enP2p1s0f1np1\"]"),
+            "{p}"
+        );
+        // listed by `problems` for scripts that read ports, not for ping-only scripts
+        let said = |src: &str| {
+            problems(std::slice::from_ref(&a), &[src.to_string()])
+                .iter()
+                .filter(|p| p.contains("PCIe paths"))
+                .count()
+        };
+        assert_eq!(said("n.ports"), 1);
+        assert_eq!(said("n.fabric_ips"), 0);
+        // two ports of one card (f0, f1), other NICs, or ports given: nothing
+        for ifaces in [
+            &["enp1s0f0np0", "enp1s0f1np1"][..],
+            &["eth0", "eth1"][..],
+            &["enp1s0f1np1", "enP2p2s0f1np1"][..],
+            &["ib0", "ib1"][..],
+        ] {
+            let b = node("x", &[], ifaces);
+            assert!(one_port_two_paths(&b).is_none(), "{ifaces:?}");
+        }
+        let mut c = a.clone();
+        c.ports = vec![Default::default()];
+        assert!(one_port_two_paths(&c).is_none());
     }
 }

@@ -6,7 +6,7 @@
 //!
 //! Recognised evidence: a JSON array whose elements are objects with an `ifname`.
 
-use super::util::{first_nonblank, unrecognised};
+use super::util::{first_nonblank, json_at, unrecognised};
 use super::ParseError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -45,15 +45,7 @@ pub fn parse(text: &str) -> Result<Vec<Interface>, ParseError> {
             "not `ip -j addr` JSON (expected a JSON array); use `ip -j addr`",
         ));
     }
-    let v: Value = serde_json::from_str(text).map_err(|e| {
-        let line = e.line().max(1);
-        ParseError::new(
-            KIND,
-            line,
-            text.lines().nth(line - 1).unwrap_or(""),
-            format!("invalid JSON: {e}"),
-        )
-    })?;
+    let v: Value = json_at(KIND, text, "JSON")?;
     let s = |o: &Value, k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
     let mut out = Vec::new();
     for (i, o) in v.as_array().into_iter().flatten().enumerate() {

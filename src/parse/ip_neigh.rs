@@ -8,7 +8,7 @@
 //!
 //! Recognised evidence: a JSON array whose elements are objects with a `dst`.
 
-use super::util::unrecognised;
+use super::util::{json_at, unrecognised};
 use super::ParseError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -36,15 +36,7 @@ pub fn parse(text: &str) -> Result<Vec<Neighbour>, ParseError> {
             "not `ip -j neigh` JSON (expected a JSON array); use `ip -j neigh`",
         ));
     }
-    let v: Value = serde_json::from_str(text).map_err(|e| {
-        let line = e.line().max(1);
-        ParseError::new(
-            KIND,
-            line,
-            text.lines().nth(line - 1).unwrap_or(""),
-            format!("invalid JSON: {e}"),
-        )
-    })?;
+    let v: Value = json_at(KIND, text, "JSON")?;
     let s = |o: &Value, k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
     let mut out = Vec::new();
     for (i, o) in v.as_array().into_iter().flatten().enumerate() {

@@ -9,7 +9,7 @@
 //!
 //! Recognised evidence: a JSON array whose elements are objects with a `dst`.
 
-use super::util::{first_nonblank, unrecognised};
+use super::util::{first_nonblank, json_at, unrecognised};
 use super::ParseError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,16 +39,6 @@ pub struct Route {
     pub nexthops: Vec<String>,
 }
 
-fn invalid_json(text: &str, e: &serde_json::Error) -> ParseError {
-    let line = e.line().max(1);
-    ParseError::new(
-        KIND,
-        line,
-        text.lines().nth(line - 1).unwrap_or(""),
-        format!("invalid JSON: {e}"),
-    )
-}
-
 fn strs(o: &Value, k: &str) -> Vec<String> {
     o.get(k)
         .and_then(Value::as_array)
@@ -66,7 +56,7 @@ pub fn parse(text: &str) -> Result<Vec<Route>, ParseError> {
             "not `ip -j route` JSON (expected a JSON array); use `ip -j route` / `ip -j -6 route`",
         ));
     }
-    let v: Value = serde_json::from_str(text).map_err(|e| invalid_json(text, &e))?;
+    let v: Value = json_at(KIND, text, "JSON")?;
     let s = |o: &Value, k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
     let mut out = Vec::new();
     for (i, o) in v.as_array().into_iter().flatten().enumerate() {

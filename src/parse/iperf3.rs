@@ -13,7 +13,7 @@
 //! configured `test_start.duration`); `streams` is `test_start.num_streams` (fallback: the number
 //! of `end.streams`).
 
-use super::util::{first_nonblank, regex, unrecognised};
+use super::util::{first_nonblank, json_at, regex, unrecognised};
 use super::ParseError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -54,11 +54,7 @@ pub fn parse(text: &str) -> Result<Iperf3, ParseError> {
         };
         return Err(unrecognised(KIND, text, reason));
     }
-    let v: Value = serde_json::from_str(text).map_err(|e| {
-        let line = e.line().max(1);
-        let l = text.lines().nth(line - 1).unwrap_or("");
-        ParseError::new(KIND, line, l, format!("invalid iperf3 JSON: {e}"))
-    })?;
+    let v: Value = json_at(KIND, text, "iperf3 JSON")?;
     if v.get("start").is_none() && v.get("end").is_none() && v.get("error").is_none() {
         let (n, l) = first_nonblank(text);
         return Err(ParseError::new(

@@ -32,7 +32,7 @@
 //! Recognised evidence (text): the `# nThread` header, the table header, a `# nccl-tests
 //! version` / `# Collective test` line or a failure line.
 
-use super::util::{float, numbered, regex, unrecognised};
+use super::util::{float, json_at, numbered, regex, unrecognised};
 use super::ParseError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -664,11 +664,7 @@ fn finish(out: &mut Nccl) {
 }
 
 fn parse_json(text: &str) -> Result<Nccl, ParseError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| {
-        let line = e.line().max(1);
-        let l = text.lines().nth(line - 1).unwrap_or("");
-        ParseError::new(KIND, line, l, format!("invalid nccl-tests -J JSON: {e}"))
-    })?;
+    let v: Value = json_at(KIND, text, "nccl-tests -J JSON")?;
     if v.get("results").is_none() && v.get("config").is_none() {
         return Err(ParseError::new(
             KIND,

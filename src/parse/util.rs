@@ -65,3 +65,21 @@ pub(crate) fn yes_no(s: &str) -> Option<bool> {
         _ => None,
     }
 }
+
+/// `text` as JSON, or a ParseError of `kind` at the line serde stopped on: `invalid WHAT: ...`
+/// (`what`: "JSON", "iperf3 JSON", ...). Every JSON parser reads its input through this.
+pub(crate) fn json_at(
+    kind: &'static str,
+    text: &str,
+    what: &str,
+) -> Result<serde_json::Value, ParseError> {
+    serde_json::from_str(text).map_err(|e| {
+        let line = e.line().max(1);
+        ParseError::new(
+            kind,
+            line,
+            text.lines().nth(line - 1).unwrap_or(""),
+            format!("invalid {what}: {e}"),
+        )
+    })
+}

@@ -14,6 +14,7 @@ pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod matrix;
 pub(crate) mod progress;
+pub(crate) mod prom;
 
 use std::path::{Path, PathBuf};
 

@@ -78,6 +78,27 @@ pub(crate) struct Measurement<'a> {
     pub samples: Vec<Sample<'a>>,
 }
 
+/// The way a part's slow results go: the part measuring (a write's sender) or measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Direction {
+    Send,
+    Receive,
+}
+
+/// The direction of `slow` among `with` (the results of node `x`): `Send` when every slow
+/// result is x measuring and none of x being measured is slow, `Receive` the other way.
+fn direction(x: &str, with: &[&Sample], slow: &[&&Sample]) -> Option<Direction> {
+    let sending = |s: &Sample| s.node == x;
+    let all_send = slow.iter().all(|s| sending(s));
+    let all_receive = slow.iter().all(|s| !sending(s));
+    let both_ways = with.iter().any(|s| sending(s)) && with.iter().any(|s| !sending(s));
+    match (both_ways, all_send, all_receive) {
+        (true, true, false) => Some(Direction::Send),
+        (true, false, true) => Some(Direction::Receive),
+        _ => None,
+    }
+}
+
 /// The part the evidence shares.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Attribution {
@@ -96,6 +117,9 @@ pub(crate) struct Attribution {
     /// Median of the results without the part (the reference), how many.
     pub reference: f64,
     pub reference_count: usize,
+    /// One direction only: every slow result is the part measuring towards its peers
+    /// (`Send`: its writes) or its peers towards it (`Receive`), and none of the other way.
+    pub direction: Option<Direction>,
     /// The fixed line of its results, when they have one.
     pub line: Option<f64>,
     /// Whether any of its slow results is past its fixed line (its test is red).
@@ -241,6 +265,7 @@ fn attribute(
     if slow.is_empty()
         || slow.len() * 2 < with.len()
         || share(slow_without, without.len()) * 4.0 > share(slow.len(), with.len())
+        || (rail.is_none() && !slow_on_every_rail(&with, &slow))
     {
         return None;
     }
@@ -272,6 +297,7 @@ fn attribute(
         slow: slow.len(),
         reference: r.median,
         reference_count: r.count,
+        direction: direction(x, &with, &slow),
         line: with.iter().find_map(|s| s.metric.threshold),
         below_line: slow
             .iter()
@@ -279,6 +305,15 @@ fn attribute(
         tests,
         metrics,
     })
+}
+
+/// Whether `slow` (of the results `with` a node) touches every rail index the node was measured
+/// on. One slow rail of a two-rail node (a DGX Spark's port) is half its results, as many as a
+/// node slow on every rail in one direction: it is that rail, not the node.
+fn slow_on_every_rail(with: &[&Sample], slow: &[&&Sample]) -> bool {
+    with.iter()
+        .filter_map(|s| s.rail)
+        .all(|k| slow.iter().any(|s| s.rail == Some(k)))
 }
 
 /// The parts of one measurement the evidence shares: nodes slow on every rail first, then the
@@ -471,6 +506,59 @@ mod tests {
             }
         });
         assert_eq!(parts(&run), [("c".to_string(), Some(2), true)]);
+    }
+
+    #[test]
+    fn one_slow_rail_of_a_two_rail_node_is_that_rail_not_the_node() {
+        // a DGX Spark's two rails through a switch: c's rail 1 slow both ways is half of c's
+        // results, as many as a node slow in one direction, and still the rail
+        let run = mesh(&["a", "b", "c", "d"], 2, |x, y, k| {
+            if (x == "c" || y == "c") && k == 1 {
+                61.2
+            } else {
+                94.97
+            }
+        });
+        assert_eq!(parts(&run), [("c".to_string(), Some(1), true)]);
+        // c slow on both rails is still the node
+        let run = mesh(&["a", "b", "c", "d"], 2, slow_node("c", 330.0));
+        assert_eq!(parts(&run), [("c".to_string(), None, true)]);
+    }
+
+    #[test]
+    fn a_node_slow_in_one_direction_says_which() {
+        // c's writes slow on both rails, writes towards c fine: c, sending
+        let run = mesh(&["a", "b", "c", "d"], 2, |x, _, _| {
+            if x == "c" {
+                52.3
+            } else {
+                94.97
+            }
+        });
+        let a = attributions(&run, &FleetPolicy::default(), &index);
+        assert_eq!(
+            a.iter()
+                .map(|a| (a.node.as_str(), a.rail, a.direction))
+                .collect::<Vec<_>>(),
+            [("c", None, Some(Direction::Send))]
+        );
+        // writes towards c slow: receiving; both ways: no direction
+        let run = mesh(&["a", "b", "c", "d"], 2, |_, y, _| {
+            if y == "c" {
+                52.3
+            } else {
+                94.97
+            }
+        });
+        assert_eq!(
+            attributions(&run, &FleetPolicy::default(), &index)[0].direction,
+            Some(Direction::Receive)
+        );
+        let run = mesh(&["a", "b", "c", "d"], 2, slow_node("c", 52.3));
+        assert_eq!(
+            attributions(&run, &FleetPolicy::default(), &index)[0].direction,
+            None
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub(crate) mod diagnosis;
 pub(crate) mod env;
 pub(crate) mod finish;
 pub(crate) mod fleet;
+pub(crate) mod health;
 pub(crate) mod model;
 pub(crate) mod observer;
 pub(crate) mod outcome;

@@ -130,6 +130,8 @@ impl Setting {
 
 const BASELINE: Reader = Reader::Script("fabric_baseline.rhai");
 const HEALTH: Reader = Reader::Script("fabric_health.rhai");
+const NODE_HEALTH: Reader = Reader::Script("node_health.rhai");
+const HEALTH_CMD: Reader = Reader::Run("src/cli/health.rs");
 const FIVE_STEP: Reader = Reader::Script("five_step_acceptance.rhai");
 const LOCALISE: Reader = Reader::Script("localise.rhai");
 const SECOND_CABLE: Reader = Reader::Script("second_cable_checklist.rhai");
@@ -199,13 +201,15 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "the fleet view: least drop below the reference, in median absolute deviations of the results without the part"),
     row("fleet_min_drop", Number, "fraction", "0.05", "0.1", &[FLEET], Set,
         "the fleet view: least drop below the median of the results without the part, as a fraction of it (0.05 = 5 %)"),
-    row("gdr", Bool, "", "true", "false", &[Reader::Stdlib("nccl"), HEALTH], Expect,
+    row("gdr", Bool, "", "true", "false", &[Reader::Stdlib("nccl"), HEALTH, NODE_HEALTH], Expect,
         "GPUDirect RDMA expected: required in NCCL's log, and nvidia_peermem loaded"),
-    row("gid_index", Number, "", "3", "3", &[BASELINE, FIVE_STEP, HEALTH, SECOND_CABLE], Set,
+    row("gid_index", Number, "", "3", "3", &[BASELINE, FIVE_STEP, HEALTH, NODE_HEALTH, SECOND_CABLE], Set,
         "the RoCE GID index (ib_write_bw -x, NCCL_IB_GID_INDEX, the GID check)"),
     row("gpus_per_node", Number, "ranks", "the GPUs the node shows", "1",
         &[Reader::Run("src/primitives/nccl.rs")], Expect,
         "NCCL ranks per node in a full-node collective, one per GPU"),
+    row("health_window", Number, "s", "5 (replayed transcripts: 0)", "10", &[HEALTH_CMD], Set,
+        "fabcheck health --context healthcheck: seconds between the two reads of the error counters"),
     row("ib_cabling_plan", Text, "", "none: cables are not compared with a plan", "/etc/fabcheck/cabling-plan.txt", &[Reader::Stdlib("infiniband")], Set,
         "the site's cabling plan (lines `SWITCH:PORT <-> SWITCH:PORT` or `SWITCH:PORT <-> HOST:HCA`, docs/infiniband.md), read on the node iblinkinfo runs on; every planned cable is compared with where it lands"),
     row("ib_mtu", Number, "bytes", "4096", "4096", &[Reader::Stdlib("infiniband")], Set,
@@ -239,7 +243,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "the node's fabric, infiniband or ethernet: which checks apply (sysfs link_layer of its RDMA ports)"),
     row("link_utilization_pct", Number, "%", "unanswered (no), or measure_utilization", "85", &[SECOND_CABLE], NodeVar,
         "question 3: single-link utilisation (> 80 is yes)"),
-    row("max_pre_fec_ber", Number, "", "1e-6", "1e-6", &[BASELINE, FIVE_STEP, HEALTH], Set,
+    row("max_pre_fec_ber", Number, "", "1e-6", "1e-6", &[BASELINE, FIVE_STEP, HEALTH, NODE_HEALTH], Set,
         "highest pre-FEC bit error rate: between the two counter reads (RoCE FEC), and the raw BER mlxlink shows on IB"),
     row("measure_utilization", Bool, "", "false", "true", &[SECOND_CABLE], Set,
         "measure question 3 from the first port's RDMA counters instead of link_utilization_pct"),
@@ -291,7 +295,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "the PCIe link speed every fabric NIC must run at (LnkSta)"),
     row("pcie_width", Number, "lanes", "the NIC's LnkCap width", "16", &[Reader::Stdlib("health")], Expect,
         "the PCIe link width every fabric NIC must run at (LnkSta)"),
-    row("peermem", Bool, "", "gdr of the node", "true", &[HEALTH], Set,
+    row("peermem", Bool, "", "gdr of the node", "true", &[HEALTH, NODE_HEALTH], Set,
         "check that nvidia_peermem is loaded (`false` where GPUDirect goes through DMA-BUF)"),
     row("ping_count", Number, "pings", "5", "5", &[FIVE_STEP], Set,
         "pings per fabric address"),
@@ -318,12 +322,14 @@ pub(crate) const SETTINGS: &[Setting] = &[
     row("shared_limit_gbps", Number, "Gbit/s", "one port's expected speed", "200", &[SECOND_CABLE], Expect,
         "the limit both ports of a node share"),
     row("speed_mbps", Number, "Mbit/s", "the highest supported link mode (0: the same)", "200000",
-        &[BASELINE, FIVE_STEP, SECOND_CABLE], Read,
+        &[BASELINE, FIVE_STEP, NODE_HEALTH, SECOND_CABLE], Read,
         "the speed every fabric port must have negotiated (the inventory's port or node speed_mbps)"),
     row("strict_host_key", Bool, "", "false", "true", &[FIVE_STEP], Set,
         "step 2 also requires the peers' host keys to be known already"),
     row("switch", Bool, "", "true", "false", &[HEALTH], NodeVar,
         "`false`: back-to-back cables, lossless-config differences are warnings"),
+    row("undrain_after", Number, "runs", "2", "3", &[HEALTH_CMD], Set,
+        "fabcheck health --slurm: healthy runs in a row before a node fabcheck drained is resumed"),
     row("utilization_window_s", Number, "s", "30", "30", &[SECOND_CABLE], Set,
         "how long measure_utilization reads the counters"),
     row("workload", Text, "", "none", "echo metric tokens_per_s 1", &[BASELINE], Set,

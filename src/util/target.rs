@@ -352,6 +352,7 @@ fn write_as(path: &Path, bytes: &[u8], replace: bool) -> io::Result<Vec<PathBuf>
     };
     let written = f.write_all(bytes).and_then(|_| f.sync_all());
     drop(f);
+    hold_before_rename(&name);
     let tmp_c = cstr(&tmp)?;
     let renamed = written.and_then(|_| {
         let to = cstr(&name)?;
@@ -380,6 +381,76 @@ fn write_as(path: &Path, bytes: &[u8], replace: bool) -> io::Result<Vec<PathBuf>
         return Err(e);
     }
     Ok(parent.made)
+}
+
+/// Tests stop a write exactly between the complete temporary file and its rename (to kill the
+/// process there): with FABCHECK_TEST_HOLD_RENAME=NAME:FIFO a write of a file named NAME writes
+/// one line into the FIFO (the test reads it: the temporary file is complete) and then waits
+/// for a line back that the test never sends. Not a timing: the test acts once the line is read.
+fn hold_before_rename(name: &OsStr) {
+    let Some(v) = std::env::var_os("FABCHECK_TEST_HOLD_RENAME") else {
+        return;
+    };
+    let v = v.to_string_lossy().into_owned();
+    let Some((file, fifo)) = v.split_once(':') else {
+        return;
+    };
+    if OsStr::new(file) != name {
+        return;
+    }
+    use std::io::{Read, Write};
+    if let Ok(mut w) = std::fs::OpenOptions::new().write(true).open(fifo) {
+        let _ = w.write_all(b"holding before the rename\n");
+    }
+    if let Ok(mut r) = std::fs::File::open(fifo) {
+        let _ = r.read(&mut [0u8; 1]);
+    }
+}
+
+/// A folder of this user only, for state kept between runs (`fabcheck health --state`): made
+/// with mode 0700 where missing (parents by the rules above), else it must be a folder (not a
+/// link) of this user that no one else can read or write (an existing `/tmp` or a shared
+/// folder is refused, never chmodded). Returns the folders made.
+pub(crate) fn private_folder(path: &Path) -> io::Result<Vec<PathBuf>> {
+    let (parent, name) = open_parent(path, true)?;
+    let dir = parent.fd.as_raw_fd();
+    let c = cstr(&name)?;
+    let mut made = parent.made;
+    // SAFETY: valid descriptor, NUL-terminated name; the umask can only narrow 0700.
+    if unsafe { libc::mkdirat(dir, c.as_ptr(), 0o700) } == 0 {
+        made.push(path.to_path_buf());
+        return Ok(made);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::EEXIST) {
+        return Err(e);
+    }
+    let st = stat_at(dir, &name)?.ok_or_else(|| io::Error::from_raw_os_error(libc::ENOENT))?;
+    let m = st.st_mode & libc::S_IFMT;
+    if m != libc::S_IFDIR {
+        return Err(invalid(format!("it is {}, not a folder", kind(m))));
+    }
+    if st.st_uid != euid() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "the folder belongs to another user (uid {}; this run is uid {})",
+                st.st_uid,
+                euid()
+            ),
+        ));
+    }
+    if st.st_mode & 0o077 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "the folder has mode {:o}: others can read or write it; give a folder of its \
+                 own (fabcheck makes it with mode 0700), or chmod 700 it",
+                st.st_mode & 0o7777
+            ),
+        ));
+    }
+    Ok(made)
 }
 
 /// A new folder in `parent` (made by the rules above if missing, reached without another

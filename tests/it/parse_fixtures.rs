@@ -39,6 +39,10 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("lldp/lldpctl-f-json-1.0.16-two-interfaces-list-portid-ifname.json", "lldpctl_shapes"),
+    ("lldp/lldpctl-f-json-1.0.16-one-interface-neighbour-portid-mac.json", "lldpctl_shapes"),
+    ("lldp/lldpctl-f-json-1.0.16-no-neighbour.json", "lldpctl_shapes"),
+    ("lldp/lldpctl-1.0.16-no-daemon-stderr.txt", "lldpctl_shapes"),
     ("ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt", "perfquery_extended_two_ports"),
     ("ibdiags/perfquery-classic-mlx4-fdr-lid7-capmask-0x1400-32bit-data.txt", "perfquery_classic"),
     ("ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt", "iblinkinfo_hdr_sections"),
@@ -113,6 +117,9 @@ const FIXTURES: &[(&str, &str)] = &[
     ("iproute2/ip-c-br-link-veth-pairs-M-DOWN-partial.txt", "ip_brief_rejected"),
     ("iproute2/ip-d-j-addr-laptop-wg-wwan-sit-netplan-testdata.json", "ip_addr_details_laptop"),
     ("netplan/netplan-generate-root-dir-invalid-yaml-unclosed-flow-sequence-0.106.txt", "netplan_generate_error_reaches_the_simulation_unchanged"),
+    ("slurm/scontrol-22.05-show-node-o-idle.txt", "scontrol_show_node_state_and_reason"),
+    ("slurm/scontrol-22.05-show-node-o-drained-by-fabcheck.txt", "scontrol_show_node_state_and_reason"),
+    ("slurm/scontrol-22.05-show-node-o-not-found.txt", "scontrol_show_node_state_and_reason"),
     ("slurm/srun-22.05-v-step-of-allocation.txt", "srun_step_of_an_allocation"),
     ("slurm/srun-22.05-v-new-job-outside-allocation.txt", "srun_new_job_outside_an_allocation"),
     ("slurm/srun-22.05-v-queued-killed-by-timeout.txt", "srun_new_job_outside_an_allocation"),
@@ -2684,6 +2691,33 @@ fn lspci_cx7_ok_markers() {
 }
 
 #[test]
+fn scontrol_show_node_state_and_reason() {
+    let n = parse::scontrol::parse(&fx("slurm/scontrol-22.05-show-node-o-idle.txt")).unwrap();
+    assert_eq!(
+        (n.name.as_str(), n.state.as_str(), n.reason.as_deref()),
+        ("lab02", "IDLE", None)
+    );
+    assert!(n.flags.is_empty() && !n.drain());
+    let n = parse::scontrol::parse(&fx(
+        "slurm/scontrol-22.05-show-node-o-drained-by-fabcheck.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (n.state.as_str(), n.flags.as_slice()),
+        ("IDLE", ["DRAIN".to_string()].as_slice())
+    );
+    assert!(n.drain());
+    // the reason as given, without the [user@time] Slurm appends
+    assert_eq!(
+        n.reason.as_deref(),
+        Some("fabcheck: enp1s0f1np1 link: negotiated 100000 Mb/s")
+    );
+    let e =
+        parse::scontrol::parse(&fx("slurm/scontrol-22.05-show-node-o-not-found.txt")).unwrap_err();
+    assert!(e.reason.contains("Slurm has no node lab09"), "{e}");
+}
+
+#[test]
 fn srun_step_of_an_allocation() {
     let s = parse::srun::parse(&fx("slurm/srun-22.05-v-step-of-allocation.txt"));
     assert_eq!(s.job.as_deref(), Some("1"));
@@ -3309,4 +3343,47 @@ fn mlxlink_dac_counters_and_module() {
         "mft 4.30.1-8"
     );
     assert!(parse::mlxlink::parse("State : Active\n").is_err());
+}
+
+/// `lldpctl -f json` (lldpd 1.0.16, real captures): "interface" as a list (two interfaces) and
+/// as an object (one), port ids of type ifname (as switches send) and mac (a host's default,
+/// read through its description), no neighbour; lldpctl's complaint when no lldpd listens is
+/// not JSON and is refused asking for `lldpctl -f json`.
+#[test]
+fn lldpctl_shapes() {
+    let n = parse::lldpctl::parse(&fx(
+        "lldp/lldpctl-f-json-1.0.16-two-interfaces-list-portid-ifname.json",
+    ))
+    .unwrap();
+    assert_eq!(n.len(), 2, "{n:?}");
+    assert_eq!(
+        (n[0].interface.as_str(), n[0].system.as_str()),
+        ("enp1s0f1np1", "leaf-rail0")
+    );
+    assert_eq!(
+        (n[0].port_id_type.as_str(), n[0].port.as_str()),
+        ("ifname", "swp1")
+    );
+    assert_eq!(
+        (n[1].interface.as_str(), n[1].system.as_str()),
+        ("enP2p1s0f1np1", "leaf-rail1")
+    );
+    assert_eq!(n[1].chassis_id, "4e:07:69:e1:e6:ec");
+    let n = parse::lldpctl::parse(&fx(
+        "lldp/lldpctl-f-json-1.0.16-one-interface-neighbour-portid-mac.json",
+    ))
+    .unwrap();
+    assert_eq!(n.len(), 1, "{n:?}");
+    assert_eq!(
+        (n[0].port_id_type.as_str(), n[0].port_id.as_str()),
+        ("mac", "fe:3d:80:30:38:ab")
+    );
+    assert_eq!(n[0].port, "swp1");
+    assert!(
+        parse::lldpctl::parse(&fx("lldp/lldpctl-f-json-1.0.16-no-neighbour.json"))
+            .unwrap()
+            .is_empty()
+    );
+    let e = parse::lldpctl::parse(&fx("lldp/lldpctl-1.0.16-no-daemon-stderr.txt")).unwrap_err();
+    assert!(e.to_string().contains("lldpctl -f json"), "{e}");
 }

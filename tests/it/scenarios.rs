@@ -499,3 +499,107 @@ fn a_rail_far_above_its_peers_in_latency_is_named_and_a_fixed_line_fails_it() {
     let o = run("fabric_baseline.rhai", None, &line);
     assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
 }
+
+/// The warnings of testcase `test` of a run.
+fn warnings_of(o: &Outcome, test: &str) -> Vec<String> {
+    o.test(test)["warnings"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|w| w.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Issue 46 item 5: the firmware against NVIDIA's release table for the running driver. Both
+/// nodes alike (no drift) still warn, naming each node and its interfaces; the driver's own
+/// bundled firmware, the inbox driver of the healthy simulation, and a site that names its
+/// firmware are not warned.
+#[test]
+fn firmware_outside_the_drivers_release_warns_naming_node_and_devices() {
+    const T: &str = "health: version drift";
+    let o = run(
+        "fabric_health.rhai",
+        Some("firmware-outside-driver-release"),
+        &[],
+    );
+    o.code(0);
+    let w = warnings_of(&o, T);
+    for node in ["spark-01", "spark-02"] {
+        assert!(
+            w.iter().any(|x| x.starts_with(&format!("{node} enp1s0f1np1, enP2p1s0f1np1: ConnectX-7 firmware 28.43.1014 under driver 25.07-0.9.7"))
+                && x.contains("bundles ConnectX-7 firmware 28.46.1006")),
+            "{node}: {w:#?}"
+        );
+    }
+    for (scenario, args) in [
+        (Some("doca-driver-with-its-firmware"), vec![]),
+        (None, vec![]),
+        (
+            Some("firmware-outside-driver-release"),
+            vec!["--set".to_string(), "firmware=28.43.1014".to_string()],
+        ),
+    ] {
+        let o = run("fabric_health.rhai", scenario, &args);
+        o.code(0);
+        let w = warnings_of(&o, T);
+        assert!(
+            !w.iter().any(|x| x.contains("release table")),
+            "{scenario:?} {args:?}: {w:#?}"
+        );
+    }
+}
+
+/// Issue 46 item 9: the two-Spark inventory without `ports` (each rail a port of its own) is
+/// said first as an inventory problem naming the node, both PCIe paths and the line to add;
+/// the run still judges each rail against its share of the port (no red on the healthy sim).
+#[test]
+fn rails_of_one_port_without_ports_are_an_inventory_problem_said_first() {
+    let text = std::fs::read_to_string(repo().join("examples/sim/two-sparks.toml")).unwrap();
+    let dir = repo()
+        .join("examples/sim/transcripts")
+        .display()
+        .to_string();
+    let inv: String = text
+        .lines()
+        .filter(|l| !l.starts_with("ports = "))
+        .map(|l| {
+            if l.starts_with("replay_dir") {
+                format!("replay_dir = \"{dir}\"")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let o = Fab::new()
+        .file("noports.toml", &inv)
+        .args([
+            "run",
+            &repo()
+                .join("scripts/fabric_baseline.rhai")
+                .display()
+                .to_string(),
+            "-i",
+            "{dir}/noports.toml",
+            "--no-results",
+        ])
+        .run();
+    let first = o.stdout.find("Inventory problems").expect(&o.stdout);
+    assert!(
+        first < o.stdout.find("== fabric_baseline").unwrap(),
+        "{}",
+        o.stdout
+    );
+    for n in ["spark-01", "spark-02"] {
+        assert!(
+            o.stdout.contains(&format!(
+                "{n}: enp1s0f1np1 and enP2p1s0f1np1 are one port's PCIe paths"
+            )),
+            "{}",
+            o.stdout
+        );
+    }
+    o.code(0);
+}

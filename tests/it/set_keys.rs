@@ -7,11 +7,12 @@
 use crate::common::{repo, Fab, Outcome};
 use std::collections::{BTreeMap, BTreeSet};
 
-const SHIPPED: [&str; 5] = [
+const SHIPPED: [&str; 6] = [
     "fabric_baseline.rhai",
     "fabric_health.rhai",
     "five_step_acceptance.rhai",
     "localise.rhai",
+    "node_health.rhai",
     "second_cable_checklist.rhai",
 ];
 

@@ -164,7 +164,9 @@ fn the_rack8_html_keeps_failing_output_and_leaves_passing_output_to_the_json() {
     assert_eq!(rows(&html), 2 * failing, "ib_write_bw outputs in the page");
 }
 
-fn catalogue_on(inv: &str, dir: &str) {
+/// Every scenario of the catalogue `dir` on the replayed inventory `inv` (also the switched
+/// Spark simulation's, tests/it/sim_switch.rs).
+pub(crate) fn catalogue_on(inv: &str, dir: &str) {
     let dir = repo().join(dir);
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -265,6 +267,10 @@ fn first_diagnosis_names_the_part(name: &str, s: &toml::Value, o: &Outcome) {
     let d = diagnoses(o);
     assert!(!d.is_empty(), "{name}: no diagnosis\n{}", o.stdout);
     assert_ne!(d[0]["rule"], "unexplained", "{name}: {d:#?}");
+    // the scenario's `rule`, where it gives one: the first diagnosis's rule field
+    if let Some(rule) = s.get("rule").and_then(|r| r.as_str()) {
+        assert_eq!(d[0]["rule"], rule, "{name}: {d:#?}");
+    }
     let part = d[0]["part"].as_str().unwrap_or("");
     for p in &parts {
         assert!(

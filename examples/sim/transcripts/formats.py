@@ -163,3 +163,18 @@ def lat_scaled(text, typical):
     cols[2:] = [f"{float(c) * f:.2f}" for c in cols[2:]]
     lines[i] = " " + "       ".join(cols[:2]) + "          " + "           ".join(cols[2:])
     return "\n".join(lines)
+def iperf3_json(local, remote, streams, secs, bps):
+    """`iperf3 -J` client answer, synthesised in the format of the real captures in
+    tests/fixtures/iperf3 (used by both Spark simulations)."""
+    import json
+    total = int(bps * secs / 8)
+    doc = {"start": {"connected": [{"socket": 5 + i, "local_host": local, "local_port": 40000 + i,
+                                     "remote_host": remote, "remote_port": 5201} for i in range(streams)],
+                     "version": "iperf 3.16",
+                     "test_start": {"protocol": "TCP", "num_streams": streams, "blksize": 131072, "omit": 0,
+                                    "duration": secs, "bytes": 0, "blocks": 0, "reverse": 0, "tos": 0}},
+           "end": {"sum_sent": {"start": 0, "end": secs, "seconds": secs, "bytes": total,
+                                "bits_per_second": bps, "retransmits": 412, "sender": True},
+                   "sum_received": {"start": 0, "end": secs, "seconds": secs, "bytes": total - 65536,
+                                    "bits_per_second": bps * 0.9995, "sender": True}}}
+    return json.dumps(doc, indent="\t") + "\n"

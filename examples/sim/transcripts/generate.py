@@ -8,6 +8,7 @@ from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all (
 from formats import sysfs_command, sysfs_text  # fabcheck discover (issue 30 section 2)
 from formats import gpu_command, gpu_text  # platform profile detection (issue 30 section 1)
 from formats import ip_route_json  # step 5's running-network snapshot (issue 30 section 3)
+from formats import iperf3_json  # iperf3 -J answers
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -25,18 +26,6 @@ nodes = {
 }
 ifaces = ["enp1s0f1np1", "enP2p1s0f1np1"]
 devs = ["rocep1s0f1", "roceP2p1s0f1"]
-def iperf3_json(local, remote, streams, secs, bps):
-    total = int(bps * secs / 8)
-    doc = {"start": {"connected": [{"socket": 5 + i, "local_host": local, "local_port": 40000 + i,
-                                     "remote_host": remote, "remote_port": 5201} for i in range(streams)],
-                     "version": "iperf 3.16",
-                     "test_start": {"protocol": "TCP", "num_streams": streams, "blksize": 131072, "omit": 0,
-                                    "duration": secs, "bytes": 0, "blocks": 0, "reverse": 0, "tos": 0}},
-           "end": {"sum_sent": {"start": 0, "end": secs, "seconds": secs, "bytes": total,
-                                "bits_per_second": bps, "retransmits": 412, "sender": True},
-                   "sum_received": {"start": 0, "end": secs, "seconds": secs, "bytes": total - 65536,
-                                    "bits_per_second": bps * 0.9995, "sender": True}}}
-    return json.dumps(doc, indent="\t") + "\n"
 def shell_quote(t):
     """The scripts' shell_quote (util::names::quote): safe words as they are, else POSIX single quotes."""
     import re
@@ -104,6 +93,9 @@ for name, n in nodes.items():
     cmd("ibdev2netdev", stdout_file=F+"rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")
     cmd("ibv_devinfo", stdout_file=F+"rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", ms=80, note="REAL DGX Spark capture")
     cmd("ofed_info -s", stdout="OFED-internal-25.07-0.9.7:\n", ms=200)
+    # rail alignment over LLDP (fabric_baseline): back to back, no switch and no lldpd on the Sparks
+    cmd("if command -v lldpctl >/dev/null; then lldpctl -f json; else exit 127; fi", stdout="", exit_code=127, ms=3,
+        note="synthesised: lldpd is not installed")
     # ping mesh and MTU pings: synthesised in the format of the real lab capture
     # tests/fixtures/lab/ping-4-ok.txt, with this address, packet count and size
     for cnt in [5, 3, 2]:

@@ -719,6 +719,24 @@ s.expect(HEALTH, "health: version drift", ["driver differs", "spark-01 has mlx5_
 s.expect(BASE, "link: driver and firmware identical", ["driver differs", "spark-02 has mlx5_core 24.07-0.6.1"])
 s.write()
 
+# NVIDIA's release table (issue 46 item 5): the firmware against the running driver's DOCA
+# release. Both nodes alike, so drift cannot see it; only the table can (a WARN: the testcase passes).
+DOCA_DRIVER = "version: 25.07-0.9.7"  # DOCA 3.1.0's OFED-internal-25.07-0.9.7 (docs/checks.md)
+s = Scenario("firmware-outside-driver-release", "both nodes run DOCA 3.1.0's out-of-tree mlx5_core 25.07-0.9.7 with ConnectX-7 firmware 28.43.1014 (DOCA 2.9's stream; DOCA 3.1.0 bundles 28.46.1006): the same on both nodes, so no drift; a WARN of the release table names each node and its interfaces", healthy=True)
+def doca_driver_with(s, fw):
+    """Both nodes on DOCA 3.1.0's driver with ConnectX-7 firmware `fw`; health and baseline run."""
+    for n in ["spark-01", "spark-02"]:
+        for i in IFACES:
+            s.answer(n, f"ethtool -i {i}", f"the healthy ethtool -i with the DOCA 3.1.0 driver version and firmware {fw}",
+                     stdout=read(f"synth/ethtool-i-cx7-{i}.txt").replace("version: 6.11.0-1016-nvidia", DOCA_DRIVER).replace("28.45.4028", fw), ms=10)
+    s.expect(HEALTH, "health: version drift", [])
+    s.expect(BASE, "link: driver and firmware identical", [])
+    s.write()
+doca_driver_with(s, "28.43.1014")
+
+s = Scenario("doca-driver-with-its-firmware", "healthy: both nodes run DOCA 3.1.0's mlx5_core 25.07-0.9.7 with the ConnectX-7 firmware it bundles, 28.46.1006: no drift, no release-table warning", healthy=True)
+doca_driver_with(s, "28.46.1006")
+
 s = Scenario("firmware-below-intent", "both nodes run ConnectX-7 firmware 28.43.1014 (the same everywhere, so no drift) where the fabric should run 28.45.4028 (--set firmware=28.45.4028)")
 for n in ["spark-01", "spark-02"]:
     for i in IFACES:

@@ -33,6 +33,24 @@ pub(crate) fn stashed(key: &str) -> Dynamic {
         .unwrap_or(Dynamic::UNIT)
 }
 
+/// Stash a plain value from Rust (`fabcheck health` hands a script the state of its last run).
+pub(crate) fn stash_json(key: &str, value: &serde_json::Value) {
+    if let Ok(v) = rhai::serde::to_dynamic(value) {
+        stash(key, v);
+    }
+}
+
+/// What a script stashed under `key`, as a plain value (typed results as their maps); `None`
+/// when nothing is there or it has no plain form.
+pub(crate) fn stashed_json(key: &str) -> Option<serde_json::Value> {
+    let v = stashed(key);
+    if v.is_unit() {
+        return None;
+    }
+    let plain = super::record::as_map(&v).unwrap_or(v);
+    rhai::serde::from_dynamic(&plain).ok()
+}
+
 #[linkme::distributed_slice(BINDINGS)]
 static REGISTER: Binder = register;
 

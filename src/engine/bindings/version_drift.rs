@@ -5,6 +5,7 @@ use super::api::{Api, Binder, BINDINGS};
 use super::record;
 use super::values::value;
 use crate::engine::signal::{self, RhaiErr};
+use crate::primitives::fw_release;
 use crate::primitives::version_drift::{self, Version};
 use crate::primitives::PResult;
 use rhai::{Array, Dynamic, NativeCallContext};
@@ -43,6 +44,18 @@ fn register(api: &mut Api) {
             engine.register_fn(name, |values: Array| -> Dynamic {
                 version_drift::majority(&strings(&values)).map_or(Dynamic::UNIT, Dynamic::from)
             });
+        });
+    api.function("fw_release(driver_version, firmware, kernel)")
+        .returns::<fw_release::FwRelease>()
+        .doc("the NIC firmware against NVIDIA's release table for the running driver (ethtool -i's version and firmware-version, the node's uname -r): verdict `ok`, `outside` (another firmware stream than the driver's DOCA release bundles) or `unknown` (inbox driver, a stream or family not in the table), and a note naming both versions")
+        .register(|engine, name| {
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext, driver: &str, firmware: &str, kernel: &str| {
+                    let r: PResult<_> = Ok(fw_release::fw_release(driver, firmware, kernel));
+                    value(r, ctx.call_position())
+                },
+            );
         });
     api.function("version_drift(rows, fail_items)")
         .returns::<version_drift::Drift>()

@@ -4,9 +4,9 @@
 //! `odd_rail`) that fails nothing.
 
 use super::rules::part_of;
-use super::{Ctx, Topology};
-use crate::run::fleet::Attribution;
-use crate::run::model::Diagnosis;
+use super::{Ctx, Red, Topology};
+use crate::run::fleet::{Attribution, Direction};
+use crate::run::model::{Diagnosis, Finding};
 use crate::run::peers::Better;
 use crate::util::fmt::fmt_num;
 
@@ -53,10 +53,12 @@ fn numbers(a: &Attribution) -> String {
 /// node) is first its cable, transceivers and leaf port; a DGX Spark rail shares its port's
 /// cable with its sibling, so its host side comes first.
 fn where_words(topo: &Topology, a: &Attribution, name: &str) -> String {
-    match a.rail {
-        None => format!("{name} as a whole (slow on every rail it was measured on: not one cable or HCA): what its rails share — PCIe/IOMMU/ACS and BIOS settings, CPU power governor, firmware or driver version, or the node's own load"),
-        Some(_) if topo.is_spark(&a.node) => format!("{name}: its PCIe path, PCI function or firmware (a DGX Spark rail shares its port's cable with its sibling rail); else the port's cable"),
-        Some(_) => format!("{name}: its own cable and transceivers, or the switch port it lands on; else the HCA's PCIe path or firmware"),
+    match (a.rail, a.direction) {
+        (None, Some(Direction::Send)) => format!("{name}'s sending as a whole (its writes to every peer are slow on every rail, every peer's writes to it are not): its transmit path — a rate limit (mlnx_qos --ratelimit, tc), pause frames it receives (rx_pause counters: its switch port or peer holding it back), PCIe read settings (MaxReadReq, relaxed ordering), firmware or driver"),
+        (None, Some(Direction::Receive)) => format!("{name}'s receiving as a whole (every peer's writes to it are slow on every rail, its own writes are not): its receive path — receive buffers and PFC (rx_discards, out_of_buffer), PCIe write settings, firmware or driver; else the switch ports' egress towards it"),
+        (None, None) => format!("{name} as a whole (slow on every rail it was measured on: not one cable or HCA): what its rails share — PCIe/IOMMU/ACS and BIOS settings, CPU power governor, firmware or driver version, or the node's own load"),
+        (Some(_), _) if topo.is_spark(&a.node) => format!("{name}: its PCIe path, PCI function or firmware (a DGX Spark rail shares its port's cable with its sibling rail); else the port's cable"),
+        (Some(_), _) => format!("{name}: its own cable and transceivers, or the switch port it lands on; else the HCA's PCIe path or firmware"),
     }
 }
 
@@ -108,13 +110,27 @@ fn diagnosis(topo: &Topology, a: &Attribution, evidence: Vec<String>) -> Diagnos
     }
 }
 
+/// A collective's bandwidth red (its busbw metric below its line, the run's nodes its
+/// subjects) of a run that `node` is in: a part slow in every pair it is in slows the ring it
+/// is in too, so the red is that part's (the 2-node run without it passes).
+fn collective_through(r: &Red, node: &str) -> bool {
+    let busbw_low = r.t.metrics.iter().any(|m| {
+        m.name.starts_with("nccl_busbw_max_gbs") && m.threshold.is_some_and(|t| !m.meets(t))
+    });
+    busbw_low
+        && r.t
+            .subjects
+            .iter()
+            .any(|s| s.kind == Finding::Bandwidth && s.node == node)
+}
+
 /// The reds of every part the fleet singles out below its line: one diagnosis per part,
 /// claiming the pair tests its slow results are in.
 pub(crate) fn slow_parts(ctx: &mut Ctx) {
     let topo = ctx.topo;
     let parts: Vec<Attribution> = ctx.fleet.iter().filter(|a| a.below_line).cloned().collect();
     for a in parts {
-        let evidence = ctx.claim(|r| a.tests.contains(&r.t.name));
+        let evidence = ctx.claim(|r| a.tests.contains(&r.t.name) || collective_through(r, &a.node));
         if evidence.is_empty() {
             continue;
         }

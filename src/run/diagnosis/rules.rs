@@ -265,11 +265,20 @@ fn link_diagnosis(
             (Some(f), true) => format!(", the far end on {f}"),
             _ => String::new(),
         };
-        (
-            "link_down",
-            format!("{} {state}", names.join(", ")),
-            format!("the link of {}{far_part}: the cable{cable}, or a port forced down or misconfigured at either end", port.map(|p| format!("{} port {}", s.node, p.name)).unwrap_or_else(|| names.join(", "))),
-        )
+        // the check named the end that limits the link (its own advertisement, or its
+        // partner below the like ports): that end, not "the cable or either end"
+        let mut limiting: Vec<String> = vec![];
+        for o in group.iter().filter(|o| o.kind == Finding::LinkSlow) {
+            if let Some(p) = o.part.as_ref().filter(|p| !limiting.contains(p)) {
+                limiting.push(p.clone());
+            }
+        }
+        let part = if down || limiting.is_empty() {
+            format!("the link of {}{far_part}: the cable{cable}, or a port forced down or misconfigured at either end", port.map(|p| format!("{} port {}", s.node, p.name)).unwrap_or_else(|| names.join(", ")))
+        } else {
+            limiting.join("; ")
+        };
+        ("link_down", format!("{} {state}", names.join(", ")), part)
     };
     Diagnosis {
         rule: rule.into(),

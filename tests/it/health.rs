@@ -1,0 +1,548 @@
+//! `fabcheck health` (issue 47, docs/continuous.md): one node judged where it runs, on both
+//! simulations. Fault scenarios fail the prolog naming the part in one stderr line; healthy
+//! variants pass; the prolog asks only its own node and sends no traffic and no Slurm command;
+//! counters are judged against the last run's snapshot; the gauges file is promtool-clean and
+//! survives a run killed mid-write.
+
+use crate::common::{self, repo, tempdir::TempDir, Fab, Outcome};
+use std::path::Path;
+
+fn sim(which: &str) -> String {
+    let f = if which == "ib" {
+        "examples/sim-ib/cluster.toml"
+    } else {
+        "examples/sim/two-sparks.toml"
+    };
+    repo().join(f).display().to_string()
+}
+
+/// `fabcheck health` on one node of a simulation, with its state in `state`.
+fn health(
+    which: &str,
+    node: &str,
+    scenario: Option<&str>,
+    state: &Path,
+    extra: &[&str],
+) -> Outcome {
+    let mut args = vec![
+        "health".to_string(),
+        "-i".into(),
+        sim(which),
+        "--node".into(),
+        node.into(),
+        "--state".into(),
+        state.display().to_string(),
+    ];
+    if let Some(s) = scenario {
+        args.extend(["--scenario".into(), s.into()]);
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Fab::new().args(args).run()
+}
+
+fn fresh() -> TempDir {
+    TempDir::new("health")
+}
+
+/// The one line an unhealthy run writes on stderr.
+fn the_line(o: &Outcome) -> String {
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one stderr line, got: {}", o.stderr);
+    lines[0].to_string()
+}
+
+#[test]
+fn every_prolog_fault_of_both_simulations_fails_naming_the_part() {
+    let cases = [
+        (
+            "spark",
+            "spark-02",
+            "negotiated-100g",
+            "fabcheck: enp1s0f1np1 link: negotiated 100000 Mb/s, expected 200000 Mb/s",
+        ),
+        (
+            "spark",
+            "spark-02",
+            "end-advertises-100g",
+            "fabcheck: enp1s0f1np1 link:",
+        ),
+        (
+            "spark",
+            "spark-02",
+            "rdma-rail-down-on-peer",
+            "fabcheck: enP2p1s0f1np1 link: no link",
+        ),
+        (
+            "spark",
+            "spark-01",
+            "pcie-downtrained",
+            "fabcheck: enP2p1s0f1np1 pcie link: 2.5 GT/s x4, expected 32 GT/s x4",
+        ),
+        (
+            "spark",
+            "spark-02",
+            "spark-pcie-x2",
+            "fabcheck: enp1s0f1np1 pcie link: 32.0 GT/s x2",
+        ),
+        (
+            "spark",
+            "spark-02",
+            "roce-v1-gid",
+            "fabcheck: rocep1s0f1 gid:",
+        ),
+        (
+            "spark",
+            "spark-02",
+            "roce-mtu-1024",
+            "fabcheck: enp1s0f1np1 roce mtu:",
+        ),
+        (
+            "spark",
+            "spark-02",
+            "rdma-device-missing",
+            "fabcheck: roceP2p1s0f1 rails:",
+        ),
+        (
+            "spark",
+            "spark-02",
+            "rdma-mapping-swapped",
+            "fabcheck: rocep1s0f1 ",
+        ),
+        (
+            "ib",
+            "h100-02",
+            "ib-port-at-hdr",
+            "fabcheck: mlx5_5 link: port 1: Rate 200 Gb/s",
+        ),
+        (
+            "ib",
+            "h100-01",
+            "ib-no-subnet-manager",
+            "fabcheck: mlx5_0 link:",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (which, node, scenario, want) in cases {
+        let st = fresh();
+        let o = health(which, node, Some(scenario), &st.path().join("state"), &[]);
+        let line = o.stderr.lines().next().unwrap_or("").to_string();
+        if o.code != 1
+            || o.stderr.lines().count() != 1
+            || !line.starts_with(want)
+            || line.chars().count() > 79
+        {
+            wrong.push(format!(
+                "{scenario} on {node}: exit {}, stderr {:?} (want a line starting {want:?})",
+                o.code, o.stderr
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn healthy_variants_of_both_simulations_pass_the_prolog() {
+    let cases = [
+        ("spark", "spark-01", None),
+        ("spark", "spark-02", None),
+        // a 100G switch by design: both ends advertise 100G, the like ports are not asked
+        ("spark", "spark-02", Some("spark-on-100g-switch")),
+        ("spark", "spark-01", Some("kernel-update-inbox-driver")),
+        ("ib", "h100-01", None),
+        ("ib", "h100-04", None),
+        ("ib", "h100-02", Some("ib-healthy-one-switch")),
+    ];
+    for (which, node, scenario) in cases {
+        let st = fresh();
+        let o = health(which, node, scenario, &st.path().join("state"), &[]);
+        assert_eq!(
+            (o.code, o.stderr.as_str()),
+            (0, ""),
+            "{node} {scenario:?}: {}",
+            o.stdout
+        );
+        assert!(
+            o.stdout.starts_with(&format!("{node}: healthy (prolog")),
+            "{}",
+            o.stdout
+        );
+    }
+}
+
+/// Every command the prolog sent (its `-v` log): only to the node judged, only reads of that
+/// node, no traffic tool, no Slurm command (a `scontrol`/`sinfo` on PATH records any call).
+#[test]
+fn the_prolog_asks_only_its_node_sends_no_traffic_and_no_slurm_command() {
+    let shims = fresh();
+    let calls = shims.path().join("calls");
+    for tool in ["scontrol", "sinfo", "squeue"] {
+        let p = shims.path().join(tool);
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\necho {tool} \"$@\" >> '{}'\n", calls.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        shims.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (which, node) in [("spark", "spark-02"), ("ib", "h100-03")] {
+        let st = fresh();
+        let o = Fab::new()
+            .args(["health", "-v", "-i", &sim(which), "--node", node, "--state"])
+            .args([st.path().join("state").display().to_string()])
+            .env("PATH", &path)
+            .env("SLURMD_NODENAME", node)
+            .env("RUST_LOG", "fabcheck=debug")
+            .run();
+        o.code(0);
+        let sent: Vec<&str> = o
+            .stderr
+            .lines()
+            .filter_map(|l| l.split_once(" DEBUG ").map(|(_, r)| r))
+            .filter(|r| r.contains(" (timeout "))
+            .collect();
+        assert!(sent.len() > 5, "the commands are logged: {}", o.stderr);
+        let traffic = [
+            "ib_write_bw",
+            "ib_read_bw",
+            "ib_send",
+            "ping",
+            "iperf3",
+            "mpirun",
+            "all_reduce",
+            "srun",
+            "scontrol",
+            "sinfo",
+            "ssh ",
+        ];
+        for c in &sent {
+            assert!(
+                c.starts_with(&format!("{node}: ")),
+                "a command to another node: {c}"
+            );
+            assert!(
+                !traffic.iter().any(|t| c.contains(t)),
+                "traffic or Slurm: {c}"
+            );
+        }
+    }
+    assert!(
+        !calls.exists(),
+        "a Slurm command ran: {}",
+        std::fs::read_to_string(&calls).unwrap_or_default()
+    );
+}
+
+/// A copy of the Spark simulation with one more, test-only overlay: spark-01's second rail
+/// answers `ethtool -S` with three link-down events (the link-flapping scenario's SYNTHESISED
+/// second reading) from the first read on, as a node whose link flapped between two runs.
+fn sim_with_flapped_counters(dir: &Path) -> String {
+    let copy = dir.join("sim");
+    let st = std::process::Command::new("cp")
+        .args([
+            "-r",
+            &repo().join("examples/sim").display().to_string(),
+            &copy.display().to_string(),
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let s = copy.join("transcripts/scenarios/flapped-between-runs");
+    std::fs::create_dir_all(&s).unwrap();
+    std::fs::write(s.join("scenario.toml"), "description = \"test only: spark-01 enP2p1s0f1np1 reads three link-down events from the first read on\"\nhealthy = false\n").unwrap();
+    std::fs::write(
+        s.join("spark-01.toml"),
+        "[[command]]\ncommand = \"ethtool -S enP2p1s0f1np1\"\nstdout_file = \"scenarios/link-flapping/ethtool-S-flapped.txt\"\nexit_code = 0\nduration_ms = 30\n",
+    )
+    .unwrap();
+    copy.join("two-sparks.toml").display().to_string()
+}
+
+#[test]
+fn counters_grown_since_the_last_run_fail_the_prolog_and_a_lost_state_is_a_fresh_start() {
+    let d = fresh();
+    let inv = sim_with_flapped_counters(d.path());
+    let st = d.path().join("state");
+    let run = |scenario: Option<&str>| {
+        let mut f = Fab::new()
+            .args(["health", "-i", &inv, "--node", "spark-01", "--state"])
+            .args([st.display().to_string()]);
+        if let Some(s) = scenario {
+            f = f.args(["--scenario", s]);
+        }
+        f.run()
+    };
+    run(None).code(0);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&st).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the state folder is made 0700");
+    let o = run(Some("flapped-between-runs"));
+    o.code(1);
+    assert_eq!(
+        the_line(&o),
+        "fabcheck: enP2p1s0f1np1 errors since the last run: link_down_events_phy +3"
+    );
+    // the same reading again: nothing grew since the unhealthy run (its reading was kept)
+    run(Some("flapped-between-runs")).code(0);
+    // a corrupt state: a fresh start, said, never a crash or a red
+    std::fs::write(st.join("health-spark-01.json"), "{ half a file").unwrap();
+    let o = run(Some("flapped-between-runs"));
+    o.code(0);
+    assert!(
+        o.stdout
+            .contains("note: fresh start, the state was not usable"),
+        "{}",
+        o.stdout
+    );
+}
+
+#[test]
+fn a_state_folder_others_can_write_is_refused_before_anything_is_judged() {
+    let d = fresh();
+    let st = d.path().join("shared");
+    std::fs::create_dir(&st).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&st, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let o = health("spark", "spark-02", None, &st, &[]);
+    o.code(2);
+    assert!(
+        o.stderr.contains("others can read or write it"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(&st).unwrap().count(),
+        0,
+        "nothing written there"
+    );
+}
+
+#[test]
+fn the_healthcheck_window_catches_counters_growing_on_both_simulations() {
+    for (which, node, scenario, want) in [
+        (
+            "spark",
+            "spark-01",
+            "link-flapping",
+            "fabcheck: enP2p1s0f1np1 errors over the window: link_down_events_phy +3",
+        ),
+        (
+            "ib",
+            "h100-03",
+            "ib-symbol-errors-growing",
+            "fabcheck: mlx5_9/1 errors over the window: SymbolErrorCounter +37",
+        ),
+    ] {
+        let st = fresh();
+        // the prolog reads once: it cannot see growth within its run
+        health(which, node, Some(scenario), &st.path().join("state"), &[]).code(0);
+        let st = fresh();
+        let o = health(
+            which,
+            node,
+            Some(scenario),
+            &st.path().join("state"),
+            &["--context", "healthcheck"],
+        );
+        o.code(1);
+        assert_eq!(the_line(&o), want);
+    }
+}
+
+#[test]
+fn nothing_judged_is_unknown_exit_4_not_unhealthy() {
+    let f = Fab::new().file(
+        "one.toml",
+        "[[node]]\nname = \"n1\"\nhost = \"n1\"\ntransport = \"replay\"\nreplay_dir = \"empty\"\ninterfaces = [\"eth9\"]\nrdma_devices = [\"mlx5_9\"]\n",
+    );
+    std::fs::create_dir(f.dir().join("empty")).unwrap();
+    std::fs::write(f.dir().join("empty/n1.toml"), "").unwrap();
+    let st = fresh();
+    let o = f
+        .args(["health", "-i", "one.toml", "--node", "n1", "--state"])
+        .args([st.path().join("state").display().to_string()])
+        .run();
+    assert_eq!(o.code, 4, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains("UNKNOWN (not judged, not drained)"),
+        "{}",
+        o.stdout
+    );
+}
+
+/// The gauges file with its two run-dependent values (start time, duration) set to 0.
+fn normalised(prom: &str) -> String {
+    prom.lines()
+        .map(|l| {
+            if !l.starts_with('#')
+                && (l.starts_with("fabcheck_health_last_run_timestamp_seconds")
+                    || l.starts_with("fabcheck_health_duration_seconds"))
+            {
+                format!("{} 0", l.rsplit_once(' ').unwrap().0)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+fn promtool_check(path: &Path) {
+    let Ok(o) = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(path).unwrap())
+        .output()
+    else {
+        common::skip("promtool is not installed (Debian package prometheus; .ci/run installs it)");
+        return;
+    };
+    assert!(
+        o.status.success(),
+        "promtool check metrics {}: {}{}",
+        path.display(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn the_gauges_match_their_golden_files_and_promtool_accepts_them() {
+    let golden = repo().join("tests/golden/health");
+    for (which, node, scenario, context, name) in [
+        (
+            "spark",
+            "spark-02",
+            Some("negotiated-100g"),
+            "prolog",
+            "spark-02-negotiated-100g-prolog.prom",
+        ),
+        (
+            "ib",
+            "h100-03",
+            Some("ib-symbol-errors-growing"),
+            "healthcheck",
+            "h100-03-symbol-errors-healthcheck.prom",
+        ),
+        (
+            "ib",
+            "h100-01",
+            None,
+            "prolog",
+            "h100-01-healthy-prolog.prom",
+        ),
+    ] {
+        let st = fresh();
+        let prom = st.path().join("prom");
+        health(
+            which,
+            node,
+            scenario,
+            &st.path().join("state"),
+            &["--context", context, "--prom", &prom.display().to_string()],
+        );
+        let got =
+            std::fs::read_to_string(prom.join("fabcheck.prom")).expect("fabcheck.prom written");
+        promtool_check(&prom.join("fabcheck.prom"));
+        let text = normalised(&got);
+        let path = golden.join(name);
+        if std::env::var_os("FABCHECK_BLESS").is_some() {
+            std::fs::create_dir_all(&golden).unwrap();
+            std::fs::write(&path, &text).unwrap();
+        }
+        let want = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(
+            text, want,
+            "{name} differs (FABCHECK_BLESS=1 rewrites it; check the diff)"
+        );
+        promtool_check(&path);
+        for family in got.lines().filter_map(|l| l.strip_prefix("# TYPE ")) {
+            let name = family.split(' ').next().unwrap();
+            assert_eq!(
+                got.matches(&format!("# TYPE {name} ")).count(),
+                1,
+                "TYPE once: {name}"
+            );
+            assert_eq!(
+                got.matches(&format!("# HELP {name} ")).count(),
+                1,
+                "HELP once: {name}"
+            );
+        }
+    }
+}
+
+/// A run killed between writing the new gauges and renaming them over the old file leaves the
+/// old file whole (the kill point is the test hook's FIFO handshake, not a timing).
+#[test]
+fn a_run_killed_mid_write_leaves_the_previous_gauges_intact() {
+    let d = fresh();
+    let prom = d.path().join("prom");
+    let st = d.path().join("state");
+    let args = |scenario: &str| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "health",
+            "-i",
+            &sim("spark"),
+            "--node",
+            "spark-02",
+            "--state",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.push(st.display().to_string());
+        a.extend(["--prom".into(), prom.display().to_string()]);
+        if !scenario.is_empty() {
+            a.extend(["--scenario".into(), scenario.into()]);
+        }
+        a
+    };
+    Fab::new().args(args("")).run().code(0);
+    let before = std::fs::read_to_string(prom.join("fabcheck.prom")).unwrap();
+    assert!(before.contains("fabcheck_health_status{node=\"spark-02\",context=\"prolog\"} 0"));
+    let fifo = d.path().join("hold");
+    let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let f = Fab::new().args(args("negotiated-100g")).env(
+        "FABCHECK_TEST_HOLD_RENAME",
+        &format!("fabcheck.prom:{}", fifo.display()),
+    );
+    let mut child = f.spawn();
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(std::fs::File::open(&fifo).unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "holding before the rename\n");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(prom.join("fabcheck.prom")).unwrap(),
+        before,
+        "the previous gauges, whole"
+    );
+    let tmp: Vec<String> = std::fs::read_dir(&prom)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert_eq!(
+        tmp.len(),
+        1,
+        "the new gauges were complete in a temporary file: {tmp:?}"
+    );
+    let new = std::fs::read_to_string(prom.join(&tmp[0])).unwrap();
+    assert!(
+        new.contains("fabcheck_health_status{node=\"spark-02\",context=\"prolog\"} 1"),
+        "{new}"
+    );
+    // node_exporter's textfile collector reads *.prom only: the leftover is not read
+    assert!(!tmp[0].ends_with(".prom"));
+}
