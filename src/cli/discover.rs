@@ -1,7 +1,8 @@
 //! `fabcheck discover HOSTS… [-i DEFAULTS.toml] [-o FILE] [--diff FILE]`: read the nodes'
 //! fabric (read-only) and write a commented inventory, or list what differs from an existing
 //! one (docs/discover.md). Exit 0: every node read (and nothing differs); 1: a node was not
-//! reached or something differs; 2: usage.
+//! reached, a node's entry has a problem (no fabric interface besides the management NIC, a
+//! `--fabric` name matching nothing) or something differs; 2: usage.
 
 use super::common::{build_env, usage, EnvOptions};
 use super::{EXIT_FAILED, EXIT_OK};
@@ -35,6 +36,11 @@ pub struct DiscoverArgs {
     /// -i, its settings are the SSH settings.
     #[arg(long, value_name = "FILE")]
     pub diff: Option<PathBuf>,
+    /// The fabric interfaces, named instead of found (names or globs, comma-separated:
+    /// `--fabric 'enp1s0f*,ib0'`): for a node whose management and fabric share one NIC, or
+    /// to leave interfaces out. A name that matches nothing on a node is a problem (exit 1).
+    #[arg(long, value_name = "IFACE[,IFACE…]", value_delimiter = ',')]
+    pub fabric: Vec<String>,
     /// Parallel nodes at most.
     #[arg(long)]
     pub fanout: Option<usize>,
@@ -105,7 +111,31 @@ fn check_output(o: &Path, force: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// `--fabric` as glob patterns; a usage error for an empty word or one that is neither an
+/// interface name nor a glob of one.
+fn fabric_patterns(words: &[String]) -> Result<Vec<glob::Pattern>, String> {
+    words
+        .iter()
+        .map(|w| {
+            let plain: String = w.chars().filter(|c| !"*?[]!".contains(*c)).collect();
+            let name_like =
+                plain.is_empty() && !w.is_empty() || crate::util::names::valid_name(&plain);
+            if !name_like {
+                return Err(format!(
+                    "--fabric {w:?}: not an interface name or a glob of one (letters, digits, \
+                     -_.:@% and * ? [ ])"
+                ));
+            }
+            glob::Pattern::new(w).map_err(|e| format!("--fabric {w:?}: {e}"))
+        })
+        .collect()
+}
+
 pub fn discover(a: &DiscoverArgs, verbose: u8) -> i32 {
+    let fabric = match fabric_patterns(&a.fabric) {
+        Ok(f) => f,
+        Err(e) => return usage(e),
+    };
     if let Some(o) = output_file(a) {
         if let Err(e) = check_output(o, a.force) {
             return usage(e);
@@ -147,7 +177,7 @@ pub fn discover(a: &DiscoverArgs, verbose: u8) -> i32 {
         Err(e) => return usage(e),
     };
     cancel::install_handlers();
-    let all = read_nodes(&env);
+    let all = read_nodes(&env, &fabric);
     for t in env.transports.all() {
         if cancel::interrupted() {
             t.cleanup();
@@ -161,6 +191,13 @@ pub fn discover(a: &DiscoverArgs, verbose: u8) -> i32 {
         .iter()
         .filter(|d| matches!(d, Discovery::NotReached { .. }))
         .count();
+    let problems: usize = all
+        .iter()
+        .map(|d| match d {
+            Discovery::Found(f) => f.problems.len(),
+            _ => 0,
+        })
+        .sum();
     let defaults_label = defaults.as_ref().map(|p| p.display().to_string());
     let command: Vec<String> = std::env::args().collect();
     let when = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
@@ -173,27 +210,43 @@ pub fn discover(a: &DiscoverArgs, verbose: u8) -> i32 {
         },
         &all,
     );
-    if let Err(code) = write_out(a, &text) {
+    // What is said "written" loads: checked before it is written, and read back after (a
+    // file of nodes none of which answered holds only comments: nothing to load).
+    let any_found = all.iter().any(|d| matches!(d, Discovery::Found(_)));
+    let loads = |t: &str| Inventory::parse(t, Path::new("(discovered inventory)"));
+    if let Err(e) = loads(&text)
+        .map(|_| ())
+        .or_else(|e| if any_found { Err(e) } else { Ok(()) })
+    {
+        eprintln!(
+            "error: the inventory discover made does not load ({e}); nothing written. This is \
+             a bug of fabcheck discover: please report it with the nodes' output (-v)"
+        );
+        return EXIT_FAILED;
+    }
+    if let Err(code) = write_out(a, &text, any_found) {
         return code;
     }
     let differs = match (&was, &a.diff) {
         (Some(w), Some(p)) => print_diff(w, p, &all),
         _ => false,
     };
-    if not_reached > 0 || differs {
+    if not_reached > 0 || problems > 0 || differs {
         EXIT_FAILED
     } else {
         EXIT_OK
     }
 }
 
-/// Every node, read at once up to the fan-out; a summary line per node on stderr.
-fn read_nodes(env: &Arc<crate::run::env::RunEnv>) -> Vec<Discovery> {
+/// Every node, read at once up to the fan-out, held to the loader's rules
+/// ([`crate::inventory::discovered::admit`]); a summary line per node on stderr (sanitised:
+/// the names are the nodes' words).
+fn read_nodes(env: &Arc<crate::run::env::RunEnv>, fabric: &[glob::Pattern]) -> Vec<Discovery> {
     let nodes: Vec<Node> = env.inventory.nodes.clone();
-    let all = crate::util::pool::map(
+    let mut all = crate::util::pool::map(
         &nodes,
         env.fanout,
-        |_, n| match prim::discover(&NodeRef::new(n.clone(), env)) {
+        |_, n| match prim::discover(&NodeRef::new(n.clone(), env), fabric) {
             Ok(f) => Discovery::Found(Box::new(f)),
             Err(e) => Discovery::NotReached {
                 node: Box::new(n.clone()),
@@ -205,20 +258,32 @@ fn read_nodes(env: &Arc<crate::run::env::RunEnv>) -> Vec<Discovery> {
             reason: "internal error: its thread panicked".into(),
         },
     );
+    crate::inventory::discovered::admit(&mut all);
+    let clean = crate::util::fmt::clean_text;
     for d in &all {
         match d {
-            Discovery::Found(f) => eprintln!(
-                "{}: {} fabric interface(s) [{}], {} port(s) of several rails, MTU {}",
-                f.node.name,
-                f.rails.len(),
-                f.interfaces().join(", "),
-                f.ports.len(),
-                f.mtu()
-                    .map(|m| m.to_string())
-                    .unwrap_or("differs or unknown".into())
-            ),
+            Discovery::Found(f) => {
+                eprintln!(
+                    "{}: {} fabric interface(s) [{}], {} port(s) of several rails, MTU {}",
+                    f.node.name,
+                    f.rails.len(),
+                    f.interfaces().join(", "),
+                    f.ports.len(),
+                    f.mtu()
+                        .map(|m| m.to_string())
+                        .unwrap_or("differs or unknown".into())
+                );
+                for p in &f.problems {
+                    eprintln!("{}: PROBLEM: {}", f.node.name, clean(p));
+                }
+            }
             Discovery::NotReached { node, reason } => {
-                eprintln!("{} ({}): NOT REACHED: {reason}", node.name, node.host)
+                eprintln!(
+                    "{} ({}): NOT REACHED: {}",
+                    node.name,
+                    node.host,
+                    clean(reason)
+                )
             }
         }
     }
@@ -228,7 +293,7 @@ fn read_nodes(env: &Arc<crate::run::env::RunEnv>) -> Vec<Discovery> {
 /// The inventory to -o FILE through fabcheck's one writer ([`crate::util::target`]; never
 /// over an existing file without --force: the name is taken only if still free), else stdout
 /// (`-o -`, or no -o when no --diff was asked).
-fn write_out(a: &DiscoverArgs, text: &str) -> Result<(), i32> {
+fn write_out(a: &DiscoverArgs, text: &str, check: bool) -> Result<(), i32> {
     let Some(path) = output_file(a) else {
         if a.diff.is_none() || a.output.is_some() {
             print!("{text}");
@@ -240,12 +305,24 @@ fn write_out(a: &DiscoverArgs, text: &str) -> Result<(), i32> {
     } else {
         crate::util::target::write_new(path, text.as_bytes())
     };
-    match res {
-        Ok(_) => {
+    if let Err(e) = res {
+        return Err(usage(format!("-o {}: {e}", path.display())));
+    }
+    match Inventory::load_file(path)
+        .map(|_| ())
+        .or_else(|e| if check { Err(e) } else { Ok(()) })
+    {
+        Ok(()) => {
             eprintln!("inventory written to {}", path.display());
             Ok(())
         }
-        Err(e) => Err(usage(format!("-o {}: {e}", path.display()))),
+        Err(e) => {
+            eprintln!(
+                "error: the inventory written to {} does not load when read back: {e}",
+                path.display()
+            );
+            Err(EXIT_FAILED)
+        }
     }
 }
 

@@ -347,7 +347,7 @@ fn discovered(name: &str) -> Result<(Inventory, String), String> {
     inv.nodes[0].name = name.to_string();
     let env = build_env(inv.clone(), EnvOptions::default())?;
     let n = crate::primitives::NodeRef::new(inv.nodes[0].clone(), &env);
-    let found = crate::primitives::discover::discover(&n)
+    let found = crate::primitives::discover::discover(&n, &[])
         .map_err(|e| format!("{name}: the fabric could not be read here: {e}"))?;
     let node = &mut inv.nodes[0];
     node.interfaces = found.interfaces();

@@ -26,6 +26,12 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
         Ok(s) => s,
         Err(c) => return c,
     };
+    // The same --set keys as `run` takes (a typo is a usage error here too, not a silent 0).
+    let (texts, modules) = super::run::script_sources(&scripts);
+    let declared = crate::engine::params::for_run(&texts, &modules);
+    if let Err(e) = crate::engine::params::check(&env.params, &declared) {
+        return usage(e);
+    }
     // A script whose top level throws lists only the tests declared before the throw: the
     // listing is incomplete, so it is not exit 0 (a skip at the top level is not an error).
     let mut code = EXIT_OK;
@@ -41,12 +47,13 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
         }
         let listed = runner::with_selected(s, filters, |defs| {
             for d in defs {
+                // The names pass the console's sanitiser (a node's or script's words).
+                let clean = |t: &str| crate::util::fmt::clean_text(t).replace(['\n', '\t'], " ");
+                let (sn, dn) = (clean(&s.name), clean(&d.name));
                 match d.round {
-                    Some((r, total)) => writeln!(out, "{}\t{}\tround {r}/{total}", s.name, d.name)?,
-                    None if d.at_once.is_some() => {
-                        writeln!(out, "{}\t{}\tat once", s.name, d.name)?
-                    }
-                    None => writeln!(out, "{}\t{}", s.name, d.name)?,
+                    Some((r, total)) => writeln!(out, "{sn}\t{dn}\tround {r}/{total}")?,
+                    None if d.at_once.is_some() => writeln!(out, "{sn}\t{dn}\tat once")?,
+                    None => writeln!(out, "{sn}\t{dn}")?,
                 }
             }
             std::io::Result::Ok(())

@@ -82,10 +82,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub html: Option<PathBuf>,
     /// Every run also writes junit.xml, result.json and report.html into a directory of its own
-    /// under DIR (named by start time and script), made before the first test (exit 2 when it
-    /// cannot be, unless --junit/--json/--html are given), printed at the end.
-    #[arg(long, value_name = "DIR", default_value = "fabcheck-results")]
-    pub results: PathBuf,
+    /// under DIR (default ./fabcheck-results; named by start time and script), made before the
+    /// first test and printed at the end. A DIR given here that cannot be made is exit 2 unless
+    /// --junit/--json/--html are given; the default one that cannot be made (a read-only
+    /// working directory, as under Slurm or cron) is a warning and the run goes on.
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
     /// Do not write the per-run results directory (only the reports asked for by --junit,
     /// --json, --html).
     #[arg(long)]
@@ -198,6 +200,21 @@ pub enum Command {
     Doc,
 }
 
+/// An argument that is not UTF-8 (a script or file name in another encoding), named: clap
+/// alone says only that one of them is.
+fn non_utf8_argument() -> Option<String> {
+    let (i, a) = std::env::args_os()
+        .enumerate()
+        .skip(1)
+        .find(|(_, a)| a.to_str().is_none())?;
+    Some(format!(
+        "argument {i} ({}, U+FFFD where it is not UTF-8) is not valid UTF-8: fabcheck takes \
+         script, inventory and report names as UTF-8 text; rename the file to a UTF-8 name \
+         (`mv` with the name your shell's completion types)",
+        crate::util::fmt::clean_text(&a.to_string_lossy()),
+    ))
+}
+
 fn init_tracing(verbose: u8) {
     let default = match verbose {
         0 => "warn",
@@ -218,6 +235,10 @@ fn init_tracing(verbose: u8) {
 }
 
 pub fn main() -> i32 {
+    if let Some(e) = non_utf8_argument() {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -317,13 +317,30 @@ fn write_reports(
             ("report.html", report::html::render(run)),
         ]
         .into_iter()
-        .all(|(name, body)| {
+        // Every report is tried and every failure named (a full disk: all three, not the
+        // first alone).
+        .map(|(name, body)| {
             report::write_atomic(&dir.join(name), body.as_bytes())
                 .map_err(|e| {
-                    eprintln!("error: cannot write {}: {e}", dir.join(name).display());
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "error: cannot write {}: {e}",
+                        dir.join(name).display()
+                    );
                 })
                 .is_ok()
-        });
+        })
+        .fold(0, |n, ok| n + usize::from(ok));
+        if ok == 0 && std::fs::remove_dir(dir).is_ok() {
+            // Made by this run and left empty: not a results folder that holds nothing.
+            let _ = writeln!(
+                std::io::stderr(),
+                "note: none of the run's reports could be written in {}; the empty folder was \
+                 removed",
+                dir.display()
+            );
+        }
+        let ok = ok == 3;
         if ok {
             written.push(format!(
                 "Results: {} (junit.xml, result.json, report.html; --no-results: none)",
@@ -343,6 +360,15 @@ fn explicit_reports(a: &RunArgs) -> bool {
     a.junit.is_some() || a.json.is_some() || a.html.is_some()
 }
 
+/// The working directory refuses a new folder (read-only mount, no write permission): not a
+/// name taken by a file or another user's link, which stay refusals.
+fn unwritable(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EROFS) | Some(libc::EACCES))
+}
+
+/// Where the per-run results folders go without --results.
+const DEFAULT_RESULTS: &str = "fabcheck-results";
+
 /// The longest script name in a results folder's name (the folder is `<start>-<script>`).
 const RESULTS_SCRIPT_CHARS: usize = 64;
 
@@ -350,8 +376,10 @@ const RESULTS_SCRIPT_CHARS: usize = 64;
 /// `<start time>-<first script>` (`-2`, `-3`... when a run started in the same second), by the
 /// rules of every file fabcheck writes (`util::target`: folders reached without another user's
 /// link, a new folder never an existing one). `None` with --no-results or --dry-run. A folder
-/// that cannot be made is a usage error (exit 2) before anything runs, unless
-/// --junit/--json/--html name the reports: then a warning, and the run goes on without it.
+/// under --results DIR that cannot be made is a usage error (exit 2) before anything runs,
+/// unless --junit/--json/--html name the reports: then a warning, and the run goes on without
+/// it; the default ./fabcheck-results that cannot be made is a warning too (issue 47: a green
+/// run in a read-only working directory stays green).
 fn results_folder(a: &RunArgs, started: &str) -> Result<Option<PathBuf>, i32> {
     if a.no_results || a.dry_run {
         return Ok(None);
@@ -384,21 +412,36 @@ fn results_folder(a: &RunArgs, started: &str) -> Result<Option<PathBuf>, i32> {
     let names: Vec<String> = std::iter::once(base.clone())
         .chain((2..1000).map(|n| format!("{base}-{n}")))
         .collect();
-    match crate::util::target::make_new_folder(&a.results, &names) {
+    let parent = a
+        .results
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS));
+    match crate::util::target::make_new_folder(&parent, &names) {
         Ok((dir, _made)) => Ok(Some(dir)),
         Err(e) if explicit_reports(a) => {
             eprintln!(
                 "warning: no results folder: cannot make a folder in {}: {e}; the reports \
                  asked for (--junit/--json/--html) are written as usual (--no-results, or \
                  --results DIR elsewhere, silences this)",
-                a.results.display()
+                parent.display()
+            );
+            Ok(None)
+        }
+        // The default folder where the working directory cannot take it (read-only, or not
+        // this user's, under Slurm or cron): the run goes on, its verdict on the console and
+        // in its exit code.
+        Err(e) if a.results.is_none() && unwritable(&e) => {
+            eprintln!(
+                "warning: no results folder: cannot make {DEFAULT_RESULTS}/ in the working \
+                 directory ({e}); the run goes on without reports: give --results DIR in a \
+                 folder you can write, or --junit/--json/--html FILE"
             );
             Ok(None)
         }
         Err(e) => Err(usage(format!(
             "cannot make the results folder in {}: {e}; nothing was run. Give --results DIR \
              in a folder you can write, or --no-results with --junit/--json/--html FILE",
-            a.results.display()
+            parent.display()
         ))),
     }
 }
@@ -461,7 +504,9 @@ fn print_inventory_problems(p: &Prepared) {
 
 /// The run's scripts (file name, text) and the text of the module files beside them that their
 /// imports read (the embedded stdlib's keys are rows of `run::settings`).
-fn script_sources(scripts: &[crate::engine::Script]) -> (Vec<(String, String)>, Vec<String>) {
+pub(super) fn script_sources(
+    scripts: &[crate::engine::Script],
+) -> (Vec<(String, String)>, Vec<String>) {
     let texts = scripts
         .iter()
         .map(|s| {

@@ -140,6 +140,18 @@ pub(crate) fn check(
             Some(ParamType::Number) if !v.is_number() => {
                 return Err(SetError::typed(k, v, "a number"))
             }
+            Some(ParamType::Number) => {
+                if let Some((lo, hi)) = crate::run::settings::whole_range(k) {
+                    if !v.as_i64().is_some_and(|x| (lo..=hi).contains(&x)) {
+                        return Err(SetError::Range {
+                            key: k.clone(),
+                            value: shown(v),
+                            lo,
+                            hi,
+                        });
+                    }
+                }
+            }
             Some(ParamType::Bool) if !v.is_boolean() => {
                 return Err(SetError::typed(k, v, "true or false"))
             }
@@ -185,6 +197,13 @@ pub(crate) enum SetError {
         key: String,
         value: String,
         must: &'static str,
+    },
+    #[error("--set {key}={value}: `{key}` must be a whole number from {lo} to {hi}")]
+    Range {
+        key: String,
+        value: String,
+        lo: i64,
+        hi: i64,
     },
     #[error("--set {key}={value}: no script reads `{key}`{hint}; the scripts read: {read} (`fabcheck doc` lists every --set key)")]
     Unread {

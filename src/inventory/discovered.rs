@@ -65,6 +65,10 @@ pub(crate) struct Found {
     pub rule: String,
     /// Interfaces left out and why; warnings (each one comment line).
     pub notes: Vec<String>,
+    /// What makes this node's entry unusable as it is (no fabric interface besides the one SSH
+    /// reached, a `--fabric` name that matches nothing): said on the console and in the file,
+    /// and discover exits 1.
+    pub problems: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -144,9 +148,135 @@ fn list(v: &[String]) -> String {
     )
 }
 
-/// Comment text on one line (no newline can end the comment early).
+/// Comment text on one line: what a node said passes the console's sanitiser (escape
+/// sequences, control characters and bidirectional overrides removed: TOML refuses control
+/// characters in a comment, and `cat` would play them), and no newline or tab can end or
+/// bend the comment.
 fn c(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
+    crate::util::fmt::clean_text(s).replace(['\n', '\t'], " ")
+}
+
+/// A TOML key: bare when it can be (`A-Za-z0-9_-`), else quoted.
+fn key(k: &str) -> String {
+    let bare = !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        k.to_string()
+    } else {
+        q(k)
+    }
+}
+
+/// The lowest and highest MTU Linux gives an interface (IPv4's minimum; loopback's 64 KiB).
+const MTU_RANGE: std::ops::RangeInclusive<u64> = 68..=65536;
+
+/// `a` (`ADDR` or `ADDR/PREFIX`) as the loader takes a fabric address: an IP address (never a
+/// host name), with a prefix length the family has.
+fn address_ok(a: &str) -> bool {
+    let (ip, prefix) = match a.split_once('/') {
+        Some((ip, p)) => (ip, Some(p)),
+        None => (a, None),
+    };
+    let Ok(ip) = ip.parse::<std::net::IpAddr>() else {
+        return false;
+    };
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    prefix.is_none_or(|p| p.parse::<u8>().is_ok_and(|p| p <= max))
+}
+
+/// What the nodes said, held to the loader's own rules before it is written, so that the
+/// file loads: an interface or RDMA device name the loader refuses, an address that is not
+/// an IP address (a host name), an address another node (or another rail) already has, a
+/// second rail of one name, an MTU out of range. Each refused value is left out with a
+/// comment saying why; ports keep only the rails that remain.
+pub(crate) fn admit(all: &mut [Discovery]) {
+    let mut owner: std::collections::HashMap<std::net::IpAddr, String> = Default::default();
+    for d in all.iter_mut() {
+        if let Discovery::Found(f) = d {
+            admit_node(f, &mut owner);
+        }
+    }
+}
+
+fn admit_node(f: &mut Found, owner: &mut std::collections::HashMap<std::net::IpAddr, String>) {
+    let node = f.node.name.clone();
+    let mut notes = Vec::new();
+    let mut kept: Vec<Rail> = Vec::new();
+    for mut r in std::mem::take(&mut f.rails) {
+        if !super::valid_name(&r.iface) {
+            notes.push(format!(
+                "left out interface {:?}: not a name the inventory takes (letters, digits and \
+                 -_.:@% only)",
+                r.iface
+            ));
+            continue;
+        }
+        if kept.iter().any(|k| k.iface == r.iface) {
+            notes.push(format!(
+                "left out a second {}: the node listed it twice",
+                r.iface
+            ));
+            continue;
+        }
+        if let Some(d) = r.rdma_device.take() {
+            if super::valid_name(&d) {
+                r.rdma_device = Some(d);
+            } else {
+                notes.push(format!(
+                    "{}: left out RDMA device {d:?}: not a name the inventory takes",
+                    r.iface
+                ));
+            }
+        }
+        let mut addresses = Vec::new();
+        for a in std::mem::take(&mut r.addresses) {
+            if !address_ok(&a) {
+                notes.push(format!(
+                    "{}: left out address {a:?}: not an IP address (the inventory takes \
+                     addresses, not host names)",
+                    r.iface
+                ));
+                continue;
+            }
+            let ip: std::net::IpAddr = a.split('/').next().unwrap_or(&a).parse().expect("checked");
+            match owner.get(&ip) {
+                Some(first) => notes.push(format!(
+                    "{}: left out address {a}: {} has it too (each address belongs to one \
+                     node and one rail)",
+                    r.iface,
+                    if *first == node {
+                        "another rail of this node".to_string()
+                    } else {
+                        format!("node {first}")
+                    }
+                )),
+                None => {
+                    owner.insert(ip, node.clone());
+                    addresses.push(a);
+                }
+            }
+        }
+        r.addresses = addresses;
+        if let Some(m) = r.mtu.filter(|m| !MTU_RANGE.contains(m)) {
+            notes.push(format!(
+                "{}: left out MTU {m}: out of range ({}–{})",
+                r.iface,
+                MTU_RANGE.start(),
+                MTU_RANGE.end()
+            ));
+            r.mtu = None;
+        }
+        kept.push(r);
+    }
+    for p in &mut f.ports {
+        p.interfaces.retain(|i| kept.iter().any(|r| &r.iface == i));
+        p.rdma_devices
+            .retain(|d| kept.iter().any(|r| r.rdma_device.as_ref() == Some(d)));
+    }
+    f.ports.retain(|p| !p.interfaces.is_empty());
+    f.rails = kept;
+    f.notes.extend(notes);
 }
 
 /// The connection settings of a node as `key = value` lines (what the defaults file gave).
@@ -266,6 +396,9 @@ fn render_node(out: &mut String, f: &Found, defaults: &[(&'static str, String)])
             let _ = writeln!(out, "{k} = {v}");
         }
     }
+    for p in &f.problems {
+        let _ = writeln!(out, "# PROBLEM: {}", c(p));
+    }
     render_platform(out, &f.platform);
     let _ = writeln!(out, "# fabric interfaces: {}", c(&f.rule));
     for note in &f.notes {
@@ -302,7 +435,7 @@ fn render_node(out: &mut String, f: &Found, defaults: &[(&'static str, String)])
 fn render_platform(out: &mut String, p: &Platform) {
     match &p.profile {
         Some(name) => {
-            let _ = writeln!(out, "# platform profile: {name}");
+            let _ = writeln!(out, "# platform profile: {}", c(name));
             for r in &p.reasons {
                 let _ = writeln!(out, "#   {}", c(r));
             }
@@ -355,7 +488,7 @@ fn render_vars(out: &mut String, f: &Found) {
                 continue;
             }
             if let Ok(t) = toml::Value::try_from(v) {
-                let _ = writeln!(out, "{k} = {t} # from the defaults file");
+                let _ = writeln!(out, "{} = {t} # from the defaults file", key(k));
             }
         }
     }
@@ -396,5 +529,121 @@ fn render_vars(out: &mut String, f: &Found) {
         if let Some(p) = &r.pci {
             let _ = writeln!(out, "pci = {}", q(p));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the nodes say (DMI, GPU, driver, PCI strings, a reason) with escape sequences and
+    /// control characters: the comments carry none, and the file loads.
+    #[test]
+    fn control_characters_from_the_nodes_never_reach_a_comment() {
+        let evil = "DGX\u{1b}]0;pwned\u{7}\u{1b}[2J\u{0}\u{85}\u{202e}x\r\nname = \"y\"";
+        let mut node = Node::bare("n1");
+        node.vars = serde_json::json!({ "a b": 1, "ok_key": "v", "é": true });
+        let found = Found {
+            node: node.clone(),
+            rails: vec![Rail {
+                iface: "fab0".into(),
+                addresses: vec!["10.0.0.1/24".into()],
+                pci: Some(evil.into()),
+                driver: Some(evil.into()),
+                mtu: Some(9000),
+                ..Default::default()
+            }],
+            ports: vec![],
+            platform: Platform {
+                profile: Some(evil.into()),
+                reasons: vec![evil.into()],
+                facts: vec![evil.into()],
+            },
+            rule: evil.into(),
+            notes: vec![evil.into()],
+            problems: vec![evil.into()],
+        };
+        let all = vec![
+            Discovery::Found(Box::new(found)),
+            Discovery::NotReached {
+                node: Box::new(Node::bare("n2")),
+                reason: evil.into(),
+            },
+        ];
+        let text = render(
+            &Header {
+                command: evil,
+                defaults: Some(evil),
+                simulation: None,
+                when: "now",
+            },
+            &all,
+        );
+        for l in text.lines().filter(|l| l.trim_start().starts_with('#')) {
+            assert!(
+                !l.chars().any(|c| c.is_control() || c == '\u{202e}'),
+                "{l:?}"
+            );
+        }
+        crate::inventory::Inventory::parse(&text, std::path::Path::new("x.toml"))
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert!(
+            text.contains("\"a b\" = 1") && text.contains("ok_key = "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn refused_values_are_left_out_with_why() {
+        let rail = |i: &str, a: &str| Rail {
+            iface: i.into(),
+            addresses: vec![a.into()],
+            mtu: Some(1500),
+            ..Default::default()
+        };
+        let found = |name: &str, rails: Vec<Rail>| {
+            Discovery::Found(Box::new(Found {
+                node: Node::bare(name),
+                rails,
+                ports: vec![],
+                platform: Platform::default(),
+                rule: String::new(),
+                notes: vec![],
+                problems: vec![],
+            }))
+        };
+        let mut all = vec![
+            found(
+                "a",
+                vec![rail("f0", "10.0.0.1/24"), rail("f 1", "10.0.0.2/24")],
+            ),
+            found(
+                "b",
+                vec![
+                    rail("f0", "10.0.0.1/24"),
+                    rail("f1", "10.0.0.3/33"),
+                    rail("f2", "::1/128"),
+                ],
+            ),
+        ];
+        admit(&mut all);
+        let Discovery::Found(b) = &all[1] else {
+            panic!()
+        };
+        assert_eq!(b.fabric_ips(), ["::1"]);
+        assert!(
+            b.notes.iter().any(|n| n.contains("node a has it too")),
+            "{:?}",
+            b.notes
+        );
+        assert!(
+            b.notes.iter().any(|n| n.contains("10.0.0.3/33")),
+            "{:?}",
+            b.notes
+        );
+        let Discovery::Found(a) = &all[0] else {
+            panic!()
+        };
+        assert_eq!(a.interfaces(), ["f0"]);
     }
 }

@@ -271,7 +271,7 @@ impl Inventory {
         let src = Source { text, path };
         let file: File = toml::from_str(text).map_err(|e| {
             let off = e.span().map(|s| s.start).unwrap_or(0);
-            let message = e.message().trim();
+            let message = crate::util::fmt::toml_message(&e);
             src.at(
                 off,
                 format!("{message} (docs/inventory.md lists every field)"),

@@ -47,9 +47,9 @@ pub(crate) struct Facts {
 
 /// Read a node: `Err` when it could not be reached or `ip -j addr` could not be read (its
 /// message is the reason, for the "not reached" line).
-pub(crate) fn discover(n: &NodeRef) -> Result<Found, PrimError> {
+pub(crate) fn discover(n: &NodeRef, fabric: &[glob::Pattern]) -> Result<Found, PrimError> {
     let facts = gather(n)?;
-    let mut found = derive(n.spec.as_ref().clone(), &facts);
+    let mut found = derive(n.spec.as_ref().clone(), &facts, fabric);
     let mut notes = Vec::new();
     for r in &mut found.rails {
         measure(n, r, &facts.sysfs, &mut notes);
@@ -162,8 +162,9 @@ fn global_addresses(i: &Interface) -> Vec<String> {
     v.into_iter().map(|(_, a)| a).collect()
 }
 
-/// Which interfaces are rails, and the rule that chose them (pure: unit-tested).
-pub(crate) fn derive(node: crate::inventory::Node, f: &Facts) -> Found {
+/// Which interfaces are rails, and the rule that chose them (pure: unit-tested). `fabric`
+/// (`--fabric IFACE[,IFACE…]`, names or globs), when given, names them instead of the rules.
+pub(crate) fn derive(node: crate::inventory::Node, f: &Facts, fabric: &[glob::Pattern]) -> Found {
     let owns_mgmt = |i: &Interface| {
         f.mgmt
             .as_ref()
@@ -182,11 +183,16 @@ pub(crate) fn derive(node: crate::inventory::Node, f: &Facts) -> Found {
     let sys = |name: &str| f.sysfs.netdevs.iter().find(|d| d.name == name);
     let with_rdma = f.addrs.iter().any(|i| f.rdma.contains_key(&i.ifname));
     let mut notes = f.notes.clone();
+    let mut problems = Vec::new();
     let mut rails = Vec::new();
     for i in &f.addrs {
         let s = sys(&i.ifname);
         let rdma = f.rdma.get(&i.ifname);
-        let skip = skip_reason(i, f, mgmt_if.as_deref(), with_rdma);
+        let skip = if fabric.is_empty() {
+            skip_reason(i, f, mgmt_if.as_deref(), with_rdma)
+        } else {
+            named_reason(i, fabric, mgmt_if.as_deref(), &mut notes)
+        };
         match skip {
             Some(why) if why.is_empty() => {}
             Some(why) => {
@@ -206,7 +212,26 @@ pub(crate) fn derive(node: crate::inventory::Node, f: &Facts) -> Found {
             }),
         }
     }
-    let rule = if with_rdma {
+    let rule = if !fabric.is_empty() {
+        let names: Vec<&str> = fabric.iter().map(glob::Pattern::as_str).collect();
+        for p in fabric {
+            if !f.addrs.iter().any(|i| p.matches(&i.ifname)) {
+                problems.push(format!(
+                    "--fabric {}: no interface of this node matches it (ip -j addr lists {})",
+                    p.as_str(),
+                    f.addrs
+                        .iter()
+                        .map(|i| i.ifname.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        format!(
+            "named with --fabric {} (the management NIC is {mgmt_txt})",
+            names.join(",")
+        )
+    } else if with_rdma {
         format!(
             "the netdevs of RDMA devices ({}) with carrier, not the management NIC {mgmt_txt}",
             f.rdma_source
@@ -214,6 +239,15 @@ pub(crate) fn derive(node: crate::inventory::Node, f: &Facts) -> Found {
     } else {
         format!("no RDMA device on this node: the interfaces with carrier and a global address, other than loopback, bridges, wireless and the management NIC {mgmt_txt}")
     };
+    if rails.is_empty() && fabric.is_empty() {
+        if let Some(m) = &mgmt_if {
+            problems.push(format!(
+                "no fabric interface: the only interface with a link is {m}, the one SSH \
+                 reached (management and fabric on one NIC?); if it is the fabric, name it: \
+                 fabcheck discover … --fabric {m}"
+            ));
+        }
+    }
     let (ports, port_notes) = group_ports(&rails, &f.sysfs);
     notes.extend(port_notes);
     Found {
@@ -223,7 +257,32 @@ pub(crate) fn derive(node: crate::inventory::Node, f: &Facts) -> Found {
         ports,
         rule,
         notes,
+        problems,
     }
+}
+
+/// With `--fabric`: why interface `i` is not a rail (`Some("")`: not worth a note), `None`
+/// when a pattern names it; naming the management NIC is allowed, and noted.
+fn named_reason(
+    i: &Interface,
+    fabric: &[glob::Pattern],
+    mgmt_if: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    if i.link_type.as_deref() == Some("loopback") || i.ifname == "lo" {
+        return Some(String::new());
+    }
+    if !fabric.iter().any(|p| p.matches(&i.ifname)) {
+        return Some(String::new());
+    }
+    if Some(i.ifname.as_str()) == mgmt_if {
+        notes.push(format!(
+            "WARNING {}: named by --fabric and also the interface SSH reached (the management \
+             NIC): tests share it with SSH",
+            i.ifname
+        ));
+    }
+    None
 }
 
 /// Why interface `i` is not a rail (`Some("")`: not worth a note), `None` when it is one.
@@ -551,7 +610,7 @@ mod tests {
 
     #[test]
     fn a_spark_port_is_one_entry_of_two_rails() {
-        let f = derive(crate::inventory::Node::bare("spark-01"), &spark(true));
+        let f = derive(crate::inventory::Node::bare("spark-01"), &spark(true), &[]);
         assert_eq!(f.interfaces(), ["enp1s0f1np1", "enP2p1s0f1np1"]);
         assert_eq!(f.fabric_ips(), ["192.168.100.10", "192.168.200.10"]);
         assert_eq!(f.rdma_devices(), ["rocep1s0f1", "roceP2p1s0f1"]);
@@ -577,7 +636,7 @@ mod tests {
 
     #[test]
     fn a_spark_port_with_one_rail_down_is_warned() {
-        let f = derive(crate::inventory::Node::bare("spark-01"), &spark(false));
+        let f = derive(crate::inventory::Node::bare("spark-01"), &spark(false), &[]);
         assert_eq!(f.interfaces(), ["enp1s0f1np1"]);
         assert_eq!(f.ports[0].interfaces, ["enp1s0f1np1"]);
         let w: Vec<&String> = f
@@ -620,6 +679,7 @@ mod tests {
         let found = derive(
             crate::inventory::Node::bare("h100"),
             &facts(addrs, nets, devs),
+            &[],
         );
         assert_eq!(found.rails.len(), 10);
         assert!(found.ports.is_empty(), "{:?}", found.ports);
@@ -644,7 +704,7 @@ mod tests {
             }],
             vec![],
         );
-        let found = derive(crate::inventory::Node::bare("lab01"), &f);
+        let found = derive(crate::inventory::Node::bare("lab01"), &f, &[]);
         assert_eq!(found.interfaces(), ["fab0", "fab1"]);
         assert!(found.rule.starts_with("no RDMA device"), "{}", found.rule);
         for n in [
@@ -657,7 +717,7 @@ mod tests {
         }
         // Unknown management address: nothing is left out for it, and the rule says so.
         f.mgmt = None;
-        let found = derive(crate::inventory::Node::bare("lab01"), &f);
+        let found = derive(crate::inventory::Node::bare("lab01"), &f, &[]);
         assert_eq!(found.interfaces(), ["mgmt0", "fab0", "fab1"]);
         assert!(found.rule.contains("unknown"), "{}", found.rule);
     }

@@ -29,7 +29,21 @@ pub(crate) struct PortCounters {
     /// The negotiated speed (netdevs; for the corrected-bits rate).
     pub speed_mbps: Option<u64>,
     /// Only the counters the health check judges (`counter_policy::judgement` not `Ignored`).
+    /// A value past `i64::MAX` (a saturated 64-bit counter: `perfquery -x` prints up to
+    /// 2^64-1) reaches a script as `i64::MAX`, the largest integer it has, so that the
+    /// snapshot comes back whole to `counter_growth` (it was "not a health_counters result").
+    #[serde(serialize_with = "saturated")]
     pub counters: BTreeMap<String, u64>,
+}
+
+/// Counters with each value at most `i64::MAX` (see [`PortCounters::counters`]).
+fn saturated<S: serde::Serializer>(m: &BTreeMap<String, u64>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut out = s.serialize_map(Some(m.len()))?;
+    for (k, v) in m {
+        out.serialize_entry(k, &(*v).min(i64::MAX as u64))?;
+    }
+    out.end()
 }
 
 /// The health counters of a node at one moment.

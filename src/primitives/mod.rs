@@ -135,12 +135,72 @@ pub(crate) fn tail(s: &str, n: usize) -> String {
 }
 
 /// Parse tool output; a parse failure is an error naming the node, with the text as detail.
+/// An output the transport cut (over 1 MiB: head and tail kept) reaches the parser without
+/// the cut marker and the two partial lines at the cut, and a failure says it was cut.
 pub(crate) fn parsed<T>(
     node: &str,
     text: &str,
     f: impl FnOnce(&str) -> Result<T, crate::parse::ParseError>,
 ) -> PResult<T> {
-    f(text).map_err(|e| {
-        PrimError::error_with(format!("{node}: {e}"), crate::run::model::cap(text, 2000))
+    let cut = crate::transport::capture::without_cut(text);
+    let whole = cut.as_ref().map_or(text, |(t, _)| t.as_str());
+    f(whole).map_err(|e| {
+        let why = cut
+            .as_ref()
+            .map(|(_, n)| {
+                format!(
+                    " (the output was cut: the command printed more than fabcheck keeps of one \
+                     output, 1 MiB as head and tail, and {} in its middle were left out, so it \
+                     could not be read whole; --record DIR keeps all of it)",
+                    crate::util::fmt::human_bytes(*n as f64)
+                )
+            })
+            .unwrap_or_default();
+        PrimError::error_with(
+            format!("{node}: {e}{why}"),
+            crate::run::model::cap(text, 2000),
+        )
     })
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::*;
+    use crate::transport::capture::Capped;
+
+    fn capped(text: &str) -> String {
+        let mut c = Capped::default();
+        c.push(text.as_bytes());
+        c.into_string()
+    }
+
+    /// Issue 50 (low): the cut marker never reaches a parser as data, and a parser that cannot
+    /// read a cut output says it was cut (a cut `ip -j addr` left a reachable node out).
+    #[test]
+    fn a_cut_output_is_said_cut_and_its_marker_is_never_data() {
+        let lines: String = (0..200_000)
+            .map(|i| format!("GPU {i}: NVIDIA H100\n"))
+            .collect();
+        let text = capped(&lines);
+        assert!(text.contains("bytes of output cut here"));
+        let got: Vec<String> =
+            parsed("n1", &text, |t| Ok(t.lines().map(String::from).collect())).unwrap();
+        assert!(
+            got.iter()
+                .all(|l| l.starts_with("GPU ") && l.ends_with("NVIDIA H100")),
+            "a partial line or the marker was read"
+        );
+        // The real `ip -j addr` of a lab host, its interfaces repeated past 1 MiB.
+        let real = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/lab/ip-j-addr-netns.json"),
+        )
+        .unwrap();
+        let one = real.trim().trim_start_matches('[').trim_end_matches(']');
+        let big = format!("[{}]", vec![one; 3000].join(","));
+        assert!(big.len() > 1024 * 1024);
+        let e = parsed("n1", &capped(&big), crate::parse::ip_addr::parse).unwrap_err();
+        assert!(e.message.contains("the output was cut"), "{}", e.message);
+        assert!(parsed("n1", &big, crate::parse::ip_addr::parse).is_ok());
+    }
 }

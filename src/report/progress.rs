@@ -71,8 +71,10 @@ impl Progress {
             1 => String::new(),
             n => format!(" (+{} more)", n - 1),
         };
+        // Test names are the script's (and its nodes') words: the console's one sanitiser.
         Some(format!(
-            "running `{name}` for {}{more}; {} of {} testcases done",
+            "running `{}` for {}{more}; {} of {} testcases done",
+            crate::util::fmt::clean_text(name).replace('\n', " "),
             human(since.elapsed()),
             s.done,
             s.total.max(s.done)
@@ -110,13 +112,22 @@ impl Progress {
     }
 }
 
+/// The longest interval taken: a larger `FABCHECK_PROGRESS_SECS` (up to 1.8e19 and beyond,
+/// where a `Duration` or an `Instant` would overflow) is clamped to it.
+const MAX_INTERVAL: Duration = Duration::from_secs(366 * 24 * 3600);
+
 /// The interval of the plain progress lines: `FABCHECK_PROGRESS_SECS`, else 30 s.
 pub(crate) fn interval() -> Duration {
-    std::env::var("FABCHECK_PROGRESS_SECS")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map_or(DEFAULT_INTERVAL, Duration::from_secs_f64)
+    interval_of(std::env::var("FABCHECK_PROGRESS_SECS").ok().as_deref())
+}
+
+/// [`interval`] of the variable's value: a number of seconds (at most [`MAX_INTERVAL`]).
+fn interval_of(v: Option<&str>) -> Duration {
+    v.and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| !s.is_nan() && *s >= 0.0)
+        .map_or(DEFAULT_INTERVAL, |s| {
+            Duration::from_secs_f64(s.min(MAX_INTERVAL.as_secs_f64()))
+        })
 }
 
 /// `45s`, `1m30s`, `1h02m`.
@@ -134,6 +145,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_huge_interval_is_clamped_not_a_panic() {
+        for v in ["1.8e19", "1e300", "inf", "18446744073709551616"] {
+            assert_eq!(interval_of(Some(v)), MAX_INTERVAL, "{v}");
+        }
+        assert_eq!(interval_of(Some("2")), Duration::from_secs(2));
+        assert_eq!(interval_of(Some("-1")), DEFAULT_INTERVAL);
+        assert_eq!(interval_of(Some("NaN")), DEFAULT_INTERVAL);
+        // The ticker adds it to now: no overflow.
+        let _ = Instant::now() + MAX_INTERVAL;
+    }
+
+    #[test]
     fn the_line_names_the_longest_running_test_and_the_count_done() {
         let p = Progress::default();
         assert_eq!(p.line(), None);
@@ -143,11 +166,16 @@ mod tests {
         p.started("ping [a]");
         p.finished("ping [a]");
         p.started("ping [b]");
+        p.started("evil \u{1b}]0;title\u{7}\u{202e}name");
         let l = p.line().unwrap();
         assert!(
-            l.starts_with("running `nccl sweep` for 0s (+1 more); 1 of 3 testcases done"),
+            l.starts_with("running `nccl sweep` for 0s (+2 more); 1 of 3 testcases done"),
             "{l}"
         );
+        p.finished("nccl sweep");
+        p.finished("ping [b]");
+        let l = p.line().unwrap();
+        assert!(l.starts_with("running `evil name` for"), "{l:?}");
         assert_eq!(human(Duration::from_secs(90)), "1m30s");
         assert_eq!(human(Duration::from_secs(3720)), "1h02m");
     }

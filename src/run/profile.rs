@@ -212,7 +212,33 @@ fn platform(f: &Facts) -> Detected {
         .unwrap_or_default();
     let gb10 = f.gpu_names.iter().any(|g| squash(g).contains("gb10"));
     let words = facts_words(f);
-    if dmi.contains("dgxspark") || gb10 {
+    // The DMI product name is the whole name, compared without case, spaces or `_` and with
+    // an optional `NVIDIA` in front: `Not a DGX Spark` is not one.
+    let dmi_is = |names: &[&str]| {
+        let bare = dmi.strip_prefix("nvidia").unwrap_or(&dmi);
+        names.contains(&bare)
+    };
+    let spark_dmi = dmi_is(&["dgxspark"]);
+    let other_gpus = f
+        .gpu_names
+        .iter()
+        .filter(|g| !squash(g).contains("gb10"))
+        .count();
+    if spark_dmi && !gb10 && (gpus(f) > 1 || other_gpus > 0) {
+        // One GB10 per DGX Spark: a Spark's name over other GPUs is not trusted either way.
+        return Detected {
+            name: GENERIC.into(),
+            known: false,
+            reason: format!(
+                "the DMI product name says DGX Spark but the node has {} GPU(s), not one GB10: \
+                 judged as an unknown platform by what its hardware reports (check the DMI \
+                 name or the GPUs): {words}",
+                gpus(f)
+            ),
+            ..Default::default()
+        };
+    }
+    if spark_dmi || gb10 {
         return Detected {
             name: SPARK.into(),
             known: true,
@@ -220,7 +246,7 @@ fn platform(f: &Facts) -> Detected {
             ..Default::default()
         };
     }
-    let b300 = dmi.contains("dgxb300")
+    let b300 = dmi_is(&["dgxb300"])
         || (f.gpu_names.iter().any(|g| squash(g).contains("b300")) && gpus(f) == 8);
     if b300 {
         return Detected {
@@ -230,9 +256,7 @@ fn platform(f: &Facts) -> Detected {
             ..Default::default()
         };
     }
-    let dgx_dmi = ["dgxh100", "dgxh200", "dgxh800", "dgxb200"]
-        .iter()
-        .any(|m| dmi.contains(m));
+    let dgx_dmi = dmi_is(&["dgxh100", "dgxh200", "dgxh800", "dgxb200"]);
     let hopper = f.gpu_names.iter().any(|g| {
         let g = squash(g);
         ["h100", "h200", "h800", "b200"]
@@ -365,6 +389,32 @@ mod tests {
                 d.reason
             );
         }
+        // A name that only contains the words is not the name; a Spark's name over eight
+        // H100s is contradicted by the GPUs: generic, saying why (issue 50, low).
+        for dmi in [
+            "Not a DGX Spark",
+            "DGX Spark Emulator X1",
+            "DGXH100 lookalike",
+        ] {
+            let f = Facts {
+                dmi_product_name: Some(dmi.into()),
+                ..Default::default()
+            };
+            assert_eq!(detect(&f).name, GENERIC, "{dmi}");
+        }
+        let f = Facts {
+            dmi_product_name: Some("NVIDIA_DGX_Spark".into()),
+            gpu_names: vec!["NVIDIA H100 80GB HBM3".into(); 8],
+            ..Default::default()
+        };
+        let d = detect(&f);
+        assert_eq!(d.name, GENERIC);
+        assert!(
+            d.reason
+                .contains("says DGX Spark but the node has 8 GPU(s)"),
+            "{}",
+            d.reason
+        );
         // An OEM GB10 box (another DMI name) is a Spark by its GPU.
         let f = Facts {
             dmi_product_name: Some("ASUS Ascent GX10".into()),

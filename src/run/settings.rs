@@ -345,6 +345,18 @@ pub(crate) fn shipped(file: &str) -> bool {
 }
 
 /// The row of `name`.
+/// Number keys that take a whole number in a range (`--set` refuses anything else before the
+/// run, and the test option of the same name too): `(key, lowest, highest)`.
+pub(crate) const WHOLE_RANGES: &[(&str, i64, i64)] = &[("confirm", 0, 10)];
+
+/// The range of a whole-number key of [`WHOLE_RANGES`].
+pub(crate) fn whole_range(key: &str) -> Option<(i64, i64)> {
+    WHOLE_RANGES
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|(_, lo, hi)| (*lo, *hi))
+}
+
 #[cfg(test)]
 pub(crate) fn find(name: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|s| s.name == name)

@@ -114,6 +114,26 @@ impl Capped {
     }
 }
 
+/// A capped output read back: the text without the cut marker and without the two partial
+/// lines either side of the cut (the head's last line and the tail's first end or start
+/// mid-line), and how many bytes were cut; `None` when nothing was cut. A parser is given
+/// this text, never the marker (it was read as a GPU name), and is told what was cut.
+pub(crate) fn without_cut(text: &str) -> Option<(String, u64)> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\n\[fabcheck: (\d+) bytes of output cut here; --record keeps all\]\n")
+            .expect("valid regex")
+    });
+    let c = re.captures(text)?;
+    let m = c.get(0)?;
+    let cut = c[1].parse().ok()?;
+    let head = &text[..m.start()];
+    let tail = &text[m.end()..];
+    let head = &head[..head.rfind('\n').map_or(0, |i| i + 1)];
+    let tail = &tail[tail.find('\n').map_or(tail.len(), |i| i + 1)..];
+    Some((format!("{head}{tail}"), cut))
+}
+
 /// Read a file into a bounded string (head + tail), e.g. a replayed `stdout_file`.
 pub(crate) fn read_capped(r: &mut impl std::io::Read) -> std::io::Result<String> {
     let mut c = Capped::default();

@@ -143,6 +143,15 @@ pub enum TransportError {
         command: String,
         timeout: String,
     },
+    /// As [`TransportError::NoAnswer`], but the node did answer: its login shell printed
+    /// over [`preamble::MAX_PREAMBLE`] (`printed`, in words) without ever starting the command.
+    #[error("{node}: `{command}` got no answer within {timeout}: the login shell printed {printed} and never started the command (its start-up files print without end: make ~/.bashrc or /etc/profile.d quiet for non-interactive logins); it may not have run there, and nothing was killed there")]
+    ShellFlood {
+        node: String,
+        command: String,
+        timeout: String,
+        printed: String,
+    },
     #[error("{node}: interrupted")]
     Interrupted { node: String },
     /// Not even the start line every wrapped command prints first came back: the output was

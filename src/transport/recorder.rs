@@ -1,13 +1,19 @@
 //! `--record DIR`: every command with node, stdout, stderr, exit code and duration, one JSON
 //! line per command in `DIR/<node>.jsonl` (full output, never capped: a stream larger than
-//! [`INLINE`] goes to its own file as it arrives). Files are created 0600 without following
-//! links. `--replay DIR` reads it.
+//! [`INLINE`] goes to its own file as it arrives). `DIR` is reached by the one writer's rules
+//! (`util::target`: never through another user's link); every file in it is created by this
+//! run, exclusively and without following a link, mode 0600 — an existing transcript is never
+//! appended to. `--replay DIR` reads it.
 
 use super::{CmdOutput, CmdRequest, Stream, Transport, TransportError};
 use crate::inventory::Node;
+use crate::util::target;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -43,7 +49,11 @@ pub(crate) struct Entry {
 pub(crate) struct Recorder {
     inner: Arc<dyn Transport>,
     dir: PathBuf,
-    lock: Mutex<()>,
+    /// `DIR`, opened once by the one writer's rules (`util::target`): every file of the
+    /// recording is made in it by descriptor, so a link swapped in later changes nothing.
+    folder: OwnedFd,
+    /// Each node's transcript, created by this run (exclusively) at its first command.
+    transcripts: Mutex<HashMap<String, File>>,
     seq: std::sync::atomic::AtomicU64,
 }
 
@@ -51,74 +61,60 @@ pub(crate) struct Recorder {
 /// its own file (`NODE.N.stdout` / `.stderr`, `stdout_file` / `stderr_file` in the line).
 pub(crate) const INLINE: usize = 64 * 1024;
 
-/// Open a transcript file for writing without following a planted link: `O_NOFOLLOW`, mode
-/// 0600, and (with `exclusive`) `O_EXCL`. An existing file must be a plain file of ours with
-/// one link.
-pub(crate) fn open_private(path: &Path, exclusive: bool) -> std::io::Result<File> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let mut o = std::fs::OpenOptions::new();
-    o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    if exclusive {
-        o.write(true).create_new(true);
-    } else {
-        o.append(true).create(true);
-    }
-    let f = o.open(path)?;
-    let m = f.metadata()?;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if !m.is_file() || m.nlink() != 1 || m.uid() != me {
-        return Err(std::io::Error::other(format!(
-            "{}: not a plain file of ours with one link; refusing to write to it",
-            path.display()
-        )));
-    }
-    Ok(f)
-}
+/// Transcript files are private: raw node output.
+const MODE: u32 = 0o600;
 
-/// Check `--record DIR` before the run: each node's transcript `DIR/<node>.jsonl` is absent
-/// or a plain file of this user with one link (a link, another user's file or anything else
-/// there would drop that node's transcript: an error now, not a warning later).
+/// Check `--record DIR` before the run: `DIR` is reached by the one writer's rules (never
+/// through another user's link), and no node's transcript `DIR/<node>.jsonl` exists yet — a
+/// run records into files of its own and never appends to one it did not start (a link,
+/// another user's file or an earlier recording there is an error now, not a gap later).
 pub(crate) fn check_dir(dir: &Path, nodes: &[&str]) -> Result<(), UnsafeTranscript> {
-    use std::os::unix::fs::MetadataExt;
+    let refused = |why: String| UnsafeTranscript {
+        dir: dir.to_path_buf(),
+        why,
+    };
+    let folder = match target::open_folder(dir, false) {
+        Ok((fd, _)) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e) => return Err(refused(e.to_string())),
+    };
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     for n in nodes {
-        let p = dir.join(format!("{n}.jsonl"));
-        let Ok(m) = std::fs::symlink_metadata(&p) else {
+        let name = format!("{n}.jsonl");
+        let entry = target::entry_at(&folder, OsStr::new(&name))
+            .map_err(|e| refused(format!("{name}: {e}")))?;
+        let Some((kind, uid)) = entry else {
             continue;
         };
-        let why = if m.file_type().is_symlink() {
-            "is a symbolic link".to_string()
-        } else if !m.is_file() {
-            "is not a plain file".to_string()
-        } else if m.uid() != me {
-            format!(
-                "belongs to another user (uid {}; this run is uid {me})",
-                m.uid()
-            )
-        } else if m.nlink() != 1 {
-            "has other hard links".to_string()
+        let why = if kind != "a regular file" {
+            format!("is {kind}")
+        } else if uid != me {
+            format!("belongs to another user (uid {uid}; this run is uid {me})")
         } else {
-            continue;
+            "exists (an earlier recording): a run records into new files and never appends \
+             to a transcript it did not start"
+                .to_string()
         };
-        return Err(UnsafeTranscript {
-            dir: dir.to_path_buf(),
-            file: p,
-            why,
-        });
+        return Err(refused(format!(
+            "{} {why}, and fabcheck does not write a transcript through it; remove it or \
+             record into another folder",
+            dir.join(&name).display()
+        )));
     }
     Ok(())
 }
 
-/// A node's transcript file under `--record DIR` that fabcheck will not write through.
+/// `--record DIR` that fabcheck will not record into: its folder, or a node's transcript there.
 #[derive(Debug, thiserror::Error)]
-#[error("--record {}: {} {why}, and fabcheck does not write a transcript through it; remove it or record into another folder", dir.display(), file.display())]
+#[error("--record {}: {why}", dir.display())]
 pub(crate) struct UnsafeTranscript {
-    dir: std::path::PathBuf,
-    file: std::path::PathBuf,
+    dir: PathBuf,
     why: String,
 }
+
+/// Makes a new output file: its file and its name in the recording's folder.
+type Create<'a> = dyn Fn() -> std::io::Result<(File, String)> + 'a;
 
 /// One stream of one recorded command: kept in memory while small, in its own file (written
 /// as it arrives) once it is not.
@@ -137,7 +133,7 @@ impl Tee {
         }
     }
 
-    fn write(&mut self, dir: &Path, name: &dyn Fn() -> String, b: &[u8]) {
+    fn write(&mut self, create: &Create, b: &[u8]) {
         if self.failed.is_some() {
             return;
         }
@@ -146,9 +142,8 @@ impl Tee {
             return;
         }
         if self.file.is_none() {
-            let rel = name();
-            match open_private(&dir.join(&rel), true) {
-                Ok(mut f) => {
+            match create() {
+                Ok((mut f, rel)) => {
                     if let Err(e) = f.write_all(&self.inline) {
                         self.failed = Some(format!("{rel}: {e}"));
                         return;
@@ -157,7 +152,7 @@ impl Tee {
                     self.file = Some((f, rel));
                 }
                 Err(e) => {
-                    self.failed = Some(format!("{rel}: {e}"));
+                    self.failed = Some(e.to_string());
                     return;
                 }
             }
@@ -180,35 +175,63 @@ impl Tee {
 
 impl Recorder {
     pub(crate) fn new(inner: Arc<dyn Transport>, dir: PathBuf) -> std::io::Result<Recorder> {
-        std::fs::create_dir_all(&dir)?;
+        let (folder, _) = target::open_folder(&dir, true)?;
         Ok(Recorder {
             inner,
             dir,
-            lock: Mutex::new(()),
+            folder,
+            transcripts: Mutex::new(HashMap::new()),
             seq: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
-    /// A name for a new output file of `node`, not used yet in this directory.
-    fn output_name(&self, node: &str, ext: &str) -> String {
+    /// A new output file of `node` (`NODE.N.EXT`), the first free `N`, created exclusively.
+    fn create_output(&self, node: &str, ext: &str) -> std::io::Result<(File, String)> {
         loop {
             let n = self.seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let rel = format!("{node}.{n}.{ext}");
-            if std::fs::symlink_metadata(self.dir.join(&rel)).is_err() {
-                return rel;
+            match target::create_new_at(&self.folder, OsStr::new(&rel), MODE) {
+                Ok(f) => return Ok((f, rel)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(std::io::Error::new(e.kind(), format!("{rel}: {e}"))),
             }
         }
+    }
+
+    /// Append one line to `node`'s transcript, created by this run at its first line.
+    fn append(&self, node: &str, entry: &Entry) -> std::io::Result<()> {
+        let line = serde_json::to_string(entry).map_err(std::io::Error::other)?;
+        let mut files = self.transcripts.lock().unwrap_or_else(|p| p.into_inner());
+        if !files.contains_key(node) {
+            let name = format!("{node}.jsonl");
+            let f = target::create_new_at(&self.folder, OsStr::new(&name), MODE).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    std::io::Error::new(
+                        e.kind(),
+                        format!(
+                            "{name} appeared in the folder during the run; fabcheck never \
+                             appends to a transcript it did not start"
+                        ),
+                    )
+                } else {
+                    std::io::Error::new(e.kind(), format!("{name}: {e}"))
+                }
+            })?;
+            files.insert(node.to_string(), f);
+        }
+        let f = files.get_mut(node).expect("inserted above");
+        writeln!(f, "{line}")
     }
 }
 
 impl Transport for Recorder {
     fn run(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         let mut tees = [Tee::new(), Tee::new()];
-        let out_name = || self.output_name(&node.name, "stdout");
-        let err_name = || self.output_name(&node.name, "stderr");
+        let out = || self.create_output(&node.name, "stdout");
+        let err = || self.create_output(&node.name, "stderr");
         let res = self.inner.run_streaming(node, req, &mut |s, b| match s {
-            Stream::Stdout => tees[0].write(&self.dir, &out_name, b),
-            Stream::Stderr => tees[1].write(&self.dir, &err_name, b),
+            Stream::Stdout => tees[0].write(&out, b),
+            Stream::Stderr => tees[1].write(&err, b),
         });
         let [to, te] = tees;
         let failed: Vec<String> = [&to.failed, &te.failed]
@@ -236,12 +259,7 @@ impl Transport for Recorder {
             }
             Err(e) => entry.error = Some(e.to_string()),
         }
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let path = self.dir.join(format!("{}.jsonl", node.name));
-        let written = open_private(&path, false).and_then(|mut f| {
-            let line = serde_json::to_string(&entry).map_err(std::io::Error::other)?;
-            writeln!(f, "{line}")
-        });
+        let written = self.append(&node.name, &entry);
         if let Some(e) = written
             .err()
             .map(|e| e.to_string())
@@ -277,28 +295,54 @@ impl Transport for Recorder {
 mod tests {
     use super::*;
 
+    fn entry() -> Entry {
+        Entry {
+            command: "true".into(),
+            stdout: String::new(),
+            stdout_file: None,
+            stderr: String::new(),
+            stderr_file: None,
+            exit_code: Some(0),
+            duration_ms: 0,
+            error: None,
+            after: None,
+        }
+    }
+
     #[test]
-    fn transcript_files_do_not_follow_planted_links_and_are_private() {
+    fn transcripts_are_new_private_files_never_a_planted_link_or_an_earlier_file() {
         use std::os::unix::fs::PermissionsExt;
         let dir = std::env::temp_dir().join(format!(
-            "fc-record-ut-{}-{}",
+            "fc-record-ut-{}-{:x}",
             std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
+            crate::util::random::random_u64()
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let victim = dir.join("victim");
         std::fs::write(&victim, "precious").unwrap();
         std::os::unix::fs::symlink(&victim, dir.join("a.jsonl")).unwrap();
-        assert!(open_private(&dir.join("a.jsonl"), false).is_err());
-        assert!(open_private(&dir.join("a.jsonl"), true).is_err());
-        std::fs::hard_link(&victim, dir.join("b.jsonl")).unwrap();
-        assert!(open_private(&dir.join("b.jsonl"), false).is_err());
+        std::fs::write(dir.join("b.jsonl"), "earlier\n").unwrap();
+        let e = check_dir(&dir, &["a"]).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        let e = check_dir(&dir, &["b"]).unwrap_err().to_string();
+        assert!(e.contains("earlier recording"), "{e}");
+        check_dir(&dir, &["c"]).unwrap();
+        let r = Recorder::new(Arc::new(super::super::local::LocalTransport), dir.clone()).unwrap();
+        for node in ["a", "b"] {
+            let e = r.append(node, &entry()).unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+        }
+        r.append("c", &entry()).unwrap();
+        r.append("c", &entry()).unwrap();
+        let text = std::fs::read_to_string(dir.join("c.jsonl")).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        let m = std::fs::metadata(dir.join("c.jsonl")).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-        let f = open_private(&dir.join("c.jsonl"), false).unwrap();
-        assert_eq!(f.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("b.jsonl")).unwrap(),
+            "earlier\n"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -111,7 +111,7 @@ pub(crate) fn scenario_info(dir: &Path, name: &str) -> Result<ScenarioInfo, Tran
     };
     toml::from_str(&text).map_err(|e| TranscriptError::BadScenario {
         file: file.display().to_string(),
-        message: e.message().to_string(),
+        message: crate::util::fmt::toml_message(&e),
     })
 }
 
@@ -136,7 +136,7 @@ fn read_toml(path: &Path) -> Result<Vec<Entry>, TranscriptError> {
     })?;
     let t: TomlTranscript = toml::from_str(&text).map_err(|e| TranscriptError::BadToml {
         path: path.display().to_string(),
-        message: e.message().to_string(),
+        message: crate::util::fmt::toml_message(&e),
     })?;
     Ok(t.command)
 }

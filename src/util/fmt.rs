@@ -99,6 +99,23 @@ pub(crate) fn clean_text(s: &str) -> String {
         .collect()
 }
 
+/// A TOML parser's message on one line, never empty: the parser gives no words for some
+/// errors (`a = ` at the end of a line), which used to print `file:1:5: ` and nothing else.
+pub(crate) fn toml_message(e: &toml::de::Error) -> String {
+    let m = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ");
+    if m.is_empty() {
+        "not valid TOML here (a value missing after `=`, or a line cut short)".into()
+    } else {
+        m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{fmt_in, fmt_num};
@@ -116,6 +133,15 @@ mod tests {
         assert_eq!(fmt_in(4194304.0, "bytes"), "4194304");
         assert_eq!(fmt_in(0.027000000003, "x"), fmt_num(0.027000000003));
         assert_eq!(fmt_in(f64::NAN, "GB/s"), "NaN");
+    }
+
+    #[test]
+    fn a_toml_error_always_has_words() {
+        for text in ["a = ", "a = \"x", "[[node]"] {
+            let e = toml::from_str::<toml::Value>(text).unwrap_err();
+            let m = super::toml_message(&e);
+            assert!(!m.trim().is_empty() && !m.contains('\n'), "{text:?}: {m:?}");
+        }
     }
 
     #[test]

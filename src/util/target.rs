@@ -453,6 +453,36 @@ pub(crate) fn private_folder(path: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(made)
 }
 
+/// The folder `path` itself, opened by the rules above (reached without another user's link;
+/// with `make`, missing folders are made), and the folders made to reach it: for writers that
+/// put several files in one folder (`--record DIR`), each made with [`create_new_at`].
+pub(crate) fn open_folder(path: &Path, make: bool) -> io::Result<(OwnedFd, Vec<PathBuf>)> {
+    let mut w = Walk::start(path.is_absolute())?;
+    w.make = make;
+    w.walk(path)?;
+    Ok((w.cur, w.made))
+}
+
+/// A new file `name` in the folder `dir` (from [`open_folder`]), created exclusively: never an
+/// existing file, never through a link (`O_CREAT | O_EXCL | O_NOFOLLOW`), with `mode` (less the
+/// umask). An existing name is an `AlreadyExists` error.
+pub(crate) fn create_new_at(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<std::fs::File> {
+    let c = cstr(name)?;
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: valid descriptor, NUL-terminated name.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor this function owns.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// What is at `name` in the folder `dir`, without following a link: `None` when nothing.
+pub(crate) fn entry_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<(&'static str, u32)>> {
+    Ok(stat_at(dir.as_raw_fd(), name)?.map(|st| (kind(st.st_mode), st.st_uid)))
+}
+
 /// A new folder in `parent` (made by the rules above if missing, reached without another
 /// user's link): the first of `names` that is free, made with `mkdirat` (never an existing
 /// folder, never through a link). Returns its path and the folders made to reach `parent`.
@@ -494,8 +524,20 @@ pub(crate) fn same_file(a: (&str, &Path), b: (&str, &Path)) -> Option<String> {
             .filter(|c| !matches!(c, Component::CurDir))
             .collect()
     };
+    let same =
+        |x: &std::fs::Metadata, y: &std::fs::Metadata| x.dev() == y.dev() && x.ino() == y.ino();
+    // One existing file under two names, or one new name in one folder reached two ways (a
+    // linked folder: `out/r.xml` and `link-to-out/r.xml`), by device and inode.
+    let folder = |p: &Path| match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => std::fs::metadata(d),
+        _ => std::fs::metadata("."),
+    };
     let same_inode = match (std::fs::metadata(a.1), std::fs::metadata(b.1)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        (Ok(x), Ok(y)) => same(&x, &y),
+        (Err(_), Err(_)) => {
+            a.1.file_name() == b.1.file_name()
+                && matches!((folder(a.1), folder(b.1)), (Ok(x), Ok(y)) if same(&x, &y))
+        }
         _ => false,
     };
     (norm(a.1) == norm(b.1) || same_inode).then(|| {
@@ -630,5 +672,13 @@ mod tests {
         let a = Path::new("out/r.xml");
         assert!(same_file(("--junit", a), ("--json", Path::new("./out/r.xml"))).is_some());
         assert!(same_file(("--junit", a), ("--json", Path::new("out/r.json"))).is_none());
+        // A new name in one folder reached through a link (issue 50, low).
+        let d = tmp("same");
+        std::fs::create_dir(d.join("out")).unwrap();
+        std::os::unix::fs::symlink(d.join("out"), d.join("ln")).unwrap();
+        let (x, y) = (d.join("out/r.xml"), d.join("ln/r.xml"));
+        assert!(same_file(("--junit", &x), ("--json", &y)).is_some());
+        assert!(same_file(("--junit", &x), ("--json", &d.join("ln/s.xml"))).is_none());
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -455,7 +455,8 @@ fn a_thread_limit_degrades_fan_out_instead_of_aborting() {
         "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"n[1-300]\"\n",
     )
     .unwrap();
-    let bin = common::bin();
+    // `nobody` runs a copy it can reach (the checkout may be in a folder only root enters).
+    let bin = common::reachable_bin();
     let o = std::process::Command::new("runuser")
         .args(["-u", "nobody", "--", "sh", "-c"])
         .arg(format!(

@@ -297,12 +297,19 @@ fn sighup_is_handled_like_term_reports_written_exit_3() {
         .file("inv.toml", LOCAL_INV)
         .file(
             "s.rhai",
-            "test(\"quick\", || { assert(true); });\ntest(\"slow\", || { node(\"n1\").run(\"sleep 20\"); });\n",
+            "test(\"quick\", || { assert(true); });\ntest(\"slow\", || { node(\"n1\").run(\"touch started; sleep 20\"); });\n",
         )
         .args(["run", "s.rhai", "-i", "inv.toml"])
         .reports();
     let child = f.spawn();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The signal comes once the slow test runs (its command touched `started`), not after a
+    // guessed pause.
+    let started = f.dir().join("started");
+    crate::common::eventually(
+        std::time::Duration::from_secs(60),
+        "the slow test started",
+        || started.exists(),
+    );
     let t = std::time::Instant::now();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };

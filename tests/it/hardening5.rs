@@ -380,6 +380,46 @@ fn a_results_folder_that_cannot_be_made_stops_the_run_before_the_first_test() {
     assert!(!o.stdout.contains("1 tests"), "a test ran:\n{}", o.stdout);
 }
 
+/// Issue 47 "Also": under Slurm or cron the working directory may not take the default
+/// results folder (here `nobody` in a folder of root's); the run goes on, green stays green,
+/// and the warning says what to give. A name taken by a file stays a refusal (exit 2).
+#[test]
+fn the_default_results_folder_in_an_unwritable_directory_is_a_warning_and_the_run_goes_on() {
+    if !is_root() {
+        skip("it needs root to run fabcheck as nobody in a folder of root's");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fc-rodir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(dir.join("s.rhai"), PASSING).unwrap();
+    std::fs::write(dir.join("inv.toml"), LOCAL_INV).unwrap();
+    let bin = crate::common::reachable_bin();
+    let o = std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--", "sh", "-c"])
+        .arg(format!("cd {} && {} run s.rhai -i inv.toml", dir.display(), bin.display()))
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("1 passed"), "{out}");
+    assert!(
+        err.contains("warning: no results folder") && err.contains("--results DIR"),
+        "{err}"
+    );
+    let o = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV)
+        .file("fabcheck-results", "a file where the default folder would go\n")
+        .args(["run", "s.rhai", "-i", "inv.toml"])
+        .run();
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+}
+
 #[test]
 fn explicit_reports_keep_a_green_run_green_without_a_results_folder() {
     let o = Fab::new()
@@ -442,4 +482,415 @@ fn a_long_script_name_still_gets_its_results_folder() {
         .collect();
     assert_eq!(runs.len(), 1);
     assert!(runs[0].path().join("result.json").is_file());
+}
+
+/// A script that sends one command to its node (so a transcript line is written).
+const ONE_COMMAND: &str = "test(\"a\", || { nodes()[0].run(\"echo recorded\"); });\n";
+
+#[test]
+fn record_never_appends_to_an_earlier_transcript() {
+    let f = Fab::new()
+        .file("s.rhai", ONE_COMMAND)
+        .file("inv.toml", LOCAL_INV)
+        .file("rec/n1.jsonl", "an earlier run's line\n");
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--record", "rec"])
+        .args(["--no-results"])
+        .run();
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stderr.contains("n1.jsonl") && o.stderr.contains("earlier recording"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(o.dir.join("rec/n1.jsonl")).unwrap(),
+        "an earlier run's line\n"
+    );
+    // A fresh folder: the run's own transcript, 0600.
+    let f = Fab::new()
+        .file("s.rhai", ONE_COMMAND)
+        .file("inv.toml", LOCAL_INV);
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--record", "rec"])
+        .args(["--no-results"])
+        .run();
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let t = std::fs::read_to_string(o.dir.join("rec/n1.jsonl")).unwrap();
+    assert!(t.contains("echo recorded"), "{t}");
+    use std::os::unix::fs::PermissionsExt;
+    let m = std::fs::metadata(o.dir.join("rec/n1.jsonl")).unwrap();
+    assert_eq!(m.permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn record_never_goes_through_another_users_link() {
+    if !is_root() {
+        skip("it needs root to plant another user's link");
+        return;
+    }
+    let f = Fab::new()
+        .file("s.rhai", ONE_COMMAND)
+        .file("inv.toml", LOCAL_INV);
+    let d = f.dir().to_path_buf();
+    std::fs::create_dir(d.join("rootonly")).unwrap();
+    std::fs::create_dir(d.join("nbdir")).unwrap();
+    std::os::unix::fs::chown(d.join("nbdir"), Some(65534), Some(65534)).unwrap();
+    // `nobody` points its link at a folder only root can write: the link's target is `rec`,
+    // or a folder on the way to it.
+    std::os::unix::fs::symlink(d.join("rootonly"), d.join("nbdir/rec")).unwrap();
+    std::os::unix::fs::lchown(d.join("nbdir/rec"), Some(65534), Some(65534)).unwrap();
+    for rec in ["nbdir/rec", "nbdir/rec/sub"] {
+        let o = Fab::new()
+            .args(["run", &d.join("s.rhai").display().to_string()])
+            .args(["-i", &d.join("inv.toml").display().to_string()])
+            .args([
+                "--record",
+                &d.join(rec).display().to_string(),
+                "--no-results",
+            ])
+            .run();
+        assert_eq!(o.code, 2, "{rec}: {}\n{}", o.stdout, o.stderr);
+        assert!(o.stderr.contains("belongs to another user"), "{}", o.stderr);
+        assert_eq!(
+            std::fs::read_dir(d.join("rootonly")).unwrap().count(),
+            0,
+            "{rec}: something was written through the link"
+        );
+    }
+}
+
+/// A folder of shims for `local` nodes: `ip` answers with `json` (whatever it is asked).
+fn ip_shim(dir: &Path, json: &str) -> String {
+    let bin = dir.join("shim-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("ip.json"), json).unwrap();
+    let script = format!("#!/bin/sh\ncat '{}'\n", bin.join("ip.json").display());
+    std::fs::write(bin.join("ip"), script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("ip"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// The real `ip -j addr` of a lab namespace host (lo, and fab0 holding 10.213.0.11).
+fn real_ip_capture() -> String {
+    std::fs::read_to_string(repo().join("tests/fixtures/lab/ip-j-addr-netns.json")).unwrap()
+}
+
+/// `fabcheck discover n1 -i DEFAULTS [extra…] -o {dir}/found.toml` for a `local` node whose
+/// `ip` is the shim.
+fn discover_local(defaults: &str, json: &str, extra: &[&str]) -> Outcome {
+    let f = Fab::new().file("defaults.toml", defaults);
+    let path = ip_shim(f.dir(), json);
+    f.env("PATH", &path)
+        .args([
+            "discover",
+            "n1",
+            "-i",
+            "{dir}/defaults.toml",
+            "-o",
+            "{dir}/found.toml",
+        ])
+        .args(extra)
+        .run()
+}
+
+/// The written inventory loads (a dry run of a one-line script on it).
+fn loads(o: &Outcome) -> Outcome {
+    Fab::new()
+        .file("s.rhai", PASSING)
+        .args(["run", "s.rhai", "--dry-run", "--no-results", "-i"])
+        .args([o.dir.join("found.toml").display().to_string()])
+        .run()
+}
+
+#[test]
+fn discover_says_a_node_with_only_the_ssh_nic_is_a_problem_real_ip_capture_shim() {
+    // The capture's only interface besides lo holds the address SSH reached (here: the host).
+    let defaults =
+        "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"n1\"\nhost = \"10.213.0.11\"\n";
+    let o = discover_local(defaults, &real_ip_capture(), &[]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("n1: PROBLEM: no fabric interface") && o.stderr.contains("--fabric fab0"),
+        "{}",
+        o.stderr
+    );
+    let text = std::fs::read_to_string(o.dir.join("found.toml")).unwrap();
+    assert!(text.contains("# PROBLEM: no fabric interface"), "{text}");
+    // Named with --fabric (a glob): the rail is written, with a warning that SSH shares it.
+    let o = discover_local(defaults, &real_ip_capture(), &["--fabric", "fab*,ib9"]);
+    assert_eq!(o.code, 1, "ib9 matches nothing: {}", o.stderr);
+    assert!(
+        o.stderr.contains("--fabric ib9: no interface"),
+        "{}",
+        o.stderr
+    );
+    let o = discover_local(defaults, &real_ip_capture(), &["--fabric", "fab*"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let text = std::fs::read_to_string(o.dir.join("found.toml")).unwrap();
+    assert!(text.contains("interfaces = [\"fab0\"]"), "{text}");
+    assert!(text.contains("fabric_ips = [\"10.213.0.11\"]"), "{text}");
+    assert!(text.contains("WARNING fab0: named by --fabric"), "{text}");
+    loads(&o).code(0);
+    // A word that is no interface name is a usage error.
+    let o = discover_local(defaults, &real_ip_capture(), &["--fabric", "fab0;reboot"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+}
+
+#[test]
+fn discover_leaves_out_what_the_loader_refuses_mutated_real_ip_capture_shim() {
+    // The real capture's fab0, copied and mutated (synthesised from it, not captured): a name
+    // with an escape sequence, a host name as an address, an MTU out of range, a name listed
+    // twice, an address on two rails.
+    let real: serde_json::Value = serde_json::from_str(&real_ip_capture()).unwrap();
+    let fab0 = real[1].clone();
+    let with = |name: &str, addr: &str, mtu: u64| {
+        let mut i = fab0.clone();
+        i["ifname"] = name.into();
+        i["mtu"] = mtu.into();
+        i["addr_info"][0]["local"] = addr.into();
+        i
+    };
+    let ifaces = serde_json::json!([
+        real[0],
+        with("fab0\u{1b}]0;owned\u{7}\u{1b}[2J", "10.213.0.20", 9000),
+        with("fab1", "spark-02", 70000),
+        with("fab1", "10.213.0.12", 9000),
+        with("fab2", "10.213.0.11", 9000),
+        with("fab3", "10.213.0.11", 9000),
+    ]);
+    let defaults = "[defaults]\ntransport = \"local\"\n[defaults.vars]\n\"site name\" = \"lab\"\n\
+                    [[node]]\nname = \"n1\"\nhost = \"localhost\"\n";
+    let o = discover_local(defaults, &ifaces.to_string(), &[]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.contains("inventory written"), "{}", o.stderr);
+    assert!(
+        !o.stderr.contains('\u{1b}'),
+        "an escape reached the console"
+    );
+    let text = std::fs::read_to_string(o.dir.join("found.toml")).unwrap();
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "a control character in the file:\n{text:?}"
+    );
+    assert!(
+        text.contains("interfaces = [\"fab1\", \"fab2\", \"fab3\"]"),
+        "{text}"
+    );
+    assert!(text.contains("fabric_ips = [\"10.213.0.11\"]"), "{text}");
+    for why in [
+        "left out interface \"fab0\\u{1b}]0;owned",
+        "left out a second fab1: the node listed it twice",
+        "fab1: left out address \"spark-02/24\": not an IP address",
+        "fab1: left out MTU 70000: out of range",
+        "fab3: left out address 10.213.0.11/24: another rail of this node has it too",
+    ] {
+        assert!(text.contains(why), "{why}:\n{text}");
+    }
+    assert!(text.contains("\"site name\" = \"lab\""), "{text}");
+    loads(&o).code(0);
+}
+
+/// First day (issue 50): every usage error exits 2, never 1 (nor 0): bad flags and values of
+/// every command, a `--set` key no script reads in `list` as in `run`, a script name that is
+/// not UTF-8 (named, not clap's bare "invalid UTF-8 was detected").
+#[test]
+fn every_usage_error_exits_2() {
+    let f = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV);
+    let cases: &[&[&str]] = &[
+        &["run"],
+        &["run", "--bogus", "s.rhai"],
+        &["run", "s.rhai", "--set", "x"],
+        &["run", "s.rhai", "--set", "bogus=1"],
+        &["run", "s.rhai", "--fanout", "abc"],
+        &["run", "s.rhai", "--timeout", "abc"],
+        &["run", "nosuch.rhai"],
+        &["run", "s.rhai", "-i", "nosuch.toml"],
+        &["run", "s.rhai", "--filter", "nomatch", "-i", "inv.toml"],
+        &["list", "s.rhai", "--set", "bogus=1"],
+        &["list", "s.rhai", "-w", "x["],
+        &["check", "nosuch.rhai"],
+        &["exec", "-w", "a[", "--", "true"],
+        &["nodes", "-i", "nosuch.toml"],
+        &["parse", "ethtool", "nosuch"],
+        &["compare", "s.rhai"],
+        &["discover"],
+        &["discover", "a["],
+        &["discover", "n1", "--fabric", "a b"],
+        &["doc", "extra"],
+        &["bogus"],
+    ];
+    for args in cases {
+        let mut c = f.command();
+        c.args(*args);
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error"), "{args:?}: {err}");
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::OsStr::from_bytes(b"s\xff.rhai");
+    for cmd in ["run", "check", "list"] {
+        let mut c = f.command();
+        c.arg(cmd).arg(name);
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert!(err.contains("argument 2 (s\u{fffd}.rhai"), "{cmd}: {err}");
+    }
+}
+
+/// Low (issue 50): `FABCHECK_PROGRESS_SECS` of 1.8e19 and more is clamped (it panicked a
+/// thread); `--set confirm` outside 0–10 is a usage error before the run (it was capped
+/// silently); `fabcheck list` passes test names through the console's sanitiser.
+#[test]
+fn progress_secs_clamps_confirm_is_checked_and_list_is_sanitised() {
+    let s = "test(\"a\", #{ confirm: param(\"confirm\", 1) }, || { assert(true); });\n";
+    let o = Fab::new()
+        .file("s.rhai", s)
+        .file("inv.toml", LOCAL_INV)
+        .env("FABCHECK_PROGRESS_SECS", "1.8e19")
+        .args(["run", "s.rhai", "-i", "inv.toml", "--no-results"])
+        .run();
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+    for bad in ["11", "-1", "2.5"] {
+        let o = Fab::new()
+            .file("s.rhai", s)
+            .file("inv.toml", LOCAL_INV)
+            .args(["run", "s.rhai", "-i", "inv.toml", "--no-results"])
+            .args(["--set", &format!("confirm={bad}")])
+            .run();
+        assert_eq!(o.code, 2, "confirm={bad}: {}\n{}", o.stdout, o.stderr);
+        assert!(
+            o.stderr.contains("whole number from 0 to 10"),
+            "{}",
+            o.stderr
+        );
+    }
+    let evil = "test(\"x \\x1b]0;owned\\x07\\x1b[2J\\u202ey\", || { assert(true); });\n";
+    let o = Fab::new()
+        .file("e.rhai", evil)
+        .args(["list", "e.rhai"])
+        .run();
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("x y"), "{:?}", o.stdout);
+    assert!(
+        !o.stdout.contains('\u{1b}') && !o.stdout.contains('\u{202e}'),
+        "{:?}",
+        o.stdout
+    );
+}
+
+/// Low (issue 50): a TOML error the parser gives no words for (`a = `) still says what is
+/// wrong; two report options naming one new file through a linked folder are a usage error.
+#[test]
+fn a_toml_error_has_words_and_one_report_through_a_linked_folder_is_one_file() {
+    let o = Fab::new()
+        .file("bad.toml", "a = ")
+        .args(["nodes", "-i", "bad.toml"])
+        .run();
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("bad.toml:1:5: not valid TOML here"),
+        "{}",
+        o.stderr
+    );
+    let f = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV);
+    std::fs::create_dir(f.dir().join("out")).unwrap();
+    std::os::unix::fs::symlink(f.dir().join("out"), f.dir().join("ln")).unwrap();
+    let o = f
+        .args(["run", "s.rhai", "-i", "inv.toml", "--no-results"])
+        .args(["--junit", "out/r.xml", "--json", "ln/r.xml"])
+        .run();
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("are the same file"), "{}", o.stderr);
+    assert!(!o.dir.join("out/r.xml").exists());
+}
+
+/// Low (issue 50): when the results folder's reports cannot be written (a full disk; here a
+/// file size limit of 1 byte, RLIMIT_FSIZE with SIGXFSZ ignored, which fails every write the
+/// same way), every failed report is named, not the first alone, and the empty run folder is
+/// not left behind.
+#[test]
+fn every_report_that_cannot_be_written_is_named() {
+    let f = Fab::new()
+        .file("s.rhai", PASSING)
+        .file("inv.toml", LOCAL_INV);
+    let mut c = f.command();
+    c.args(["run", "s.rhai", "-i", "inv.toml"]);
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit and signal are async-signal-safe; nothing else runs in the child.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit {
+                rlim_cur: 1,
+                rlim_max: 1,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+            Ok(())
+        });
+    }
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for name in ["junit.xml", "result.json", "report.html"] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("error: cannot write") && l.contains(name)),
+            "{name} not named:\n{err}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(f.dir().join("fabcheck-results"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "an empty run folder was left: {left:?}");
+}
+
+/// "Read-only unless --allow-changes": a real run sends no command of a test marked as
+/// changing nodes (every command sent is in the `--record` transcript), and with
+/// `--allow-changes` it does (the check could fail). The shipped five-step's step 5 is checked
+/// the same way on the lab (`lab_shipped::five_step_on_the_lab`).
+#[test]
+fn a_run_sends_no_command_of_a_skipped_change() {
+    let s = "test(\"reads\", || { node(\"n1\").run(\"echo read-only\"); });\n\
+             test(\"changes\", #{ changes: true }, || { node(\"n1\").run(\"touch changed-it\"); });\n";
+    for (allow, sent) in [(false, false), (true, true)] {
+        let mut f = Fab::new()
+            .file("s.rhai", s)
+            .file("inv.toml", LOCAL_INV)
+            .args([
+                "run",
+                "s.rhai",
+                "-i",
+                "inv.toml",
+                "--no-results",
+                "--record",
+                "rec",
+            ]);
+        if allow {
+            f = f.args(["--allow-changes"]);
+        }
+        let o = f.run();
+        assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+        let t = std::fs::read_to_string(o.dir.join("rec/n1.jsonl")).unwrap();
+        assert!(t.contains("echo read-only"), "{t}");
+        assert_eq!(
+            t.contains("touch changed-it"),
+            sent,
+            "--allow-changes {allow}: {t}"
+        );
+        assert_eq!(o.dir.join("changed-it").exists(), sent);
+    }
 }

@@ -362,8 +362,10 @@ fn local_env_reaches_a_sudo_command_as_root_and_as_another_user_and_no_argv() {
         std::fs::set_permissions(f.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
         let c = f.command();
         let mut cmd = std::process::Command::new("runuser");
+        // The lab user runs a copy it can reach (the checkout may be in a folder only root
+        // enters).
         cmd.args(["-u", user, "--"])
-            .arg(c.get_program())
+            .arg(crate::common::reachable_bin())
             .args(c.get_args())
             .env("CI", "true")
             .current_dir(f.dir())
@@ -428,6 +430,64 @@ fn a_login_banner_over_1_mib_never_reaches_the_output() {
     assert_eq!(o.status("echo"), "error", "{m}");
     assert!(m.contains("never fabcheck's start line"), "{m}");
     assert!(!m.contains("BBBBBBBB"), "{m}");
+}
+
+/// Issue 50 item 7: a login shell that floods without end (`yes` in `~/.bashrc`) never reaches
+/// the command, and the clean-up fabcheck runs after it (the interrupt's node clean-up at the
+/// end of the run, the timeout's) reaches the same shell. Each used to read the flood whole
+/// for its 5–10 s (1.5–2.1 GB in memory; a fresh connection tried after it): now every read
+/// stops at 1 MiB and a bit, and a node that answered with a flood is not asked again.
+#[test]
+fn a_login_shell_that_floods_without_end_keeps_the_clean_up_bounded() {
+    use crate::common::lab::Variant;
+    let v = Variant {
+        noisy_shell: true,
+        ..Default::default()
+    };
+    let test = "a_login_shell_that_floods_without_end_keeps_the_clean_up_bounded";
+    let Some(lab) = Lab::ensure_variant(4, &v, test) else {
+        return;
+    };
+    let rc = "/home/fclab/.bashrc";
+    let mark = std::fs::read_to_string(rc).unwrap();
+    let mark = mark.lines().next().unwrap().to_string();
+    // The first line stays lab.sh's mark: dropping the variant lab restores the rc file; and
+    // this test puts it back however it ends.
+    struct Restore(&'static str, String);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = std::fs::write(self.0, format!("{}\n", self.1));
+        }
+    }
+    let _restore = Restore(rc, mark.clone());
+    std::fs::write(rc, format!("{mark}\nyes 'motd: flood'\n")).unwrap();
+    let s = "test(\"echo\", || { node(\"lab01\").run(\"echo hello\", #{ timeout: \"2s\" }); });\n";
+    let f = Fab::new()
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", &lab.inventory(), "-w", "lab01"])
+        .reports();
+    let (o, peak_kib) = crate::common::run_measuring_rss(&f);
+    std::fs::write(rc, format!("{mark}\n")).unwrap();
+    let m = o.message("echo");
+    assert_eq!(o.status("echo"), "error", "{m}");
+    assert!(!m.contains("motd: flood"), "{m}");
+    // Said as what it is (the node answered, with a flood), not as a stopped sshd.
+    assert!(
+        m.contains("the login shell printed over") && !m.contains("sshd stopped"),
+        "{m}"
+    );
+    // Measured: about 30 MiB with the bounded reads, over 1 GiB before.
+    assert!(
+        peak_kib < 256 * 1024,
+        "fabcheck peaked at {} MiB reading a flood",
+        peak_kib / 1024
+    );
+    let json = o.json.as_ref().expect("result.json");
+    let left = serde_json::to_string(&json["not_cleaned_up"]).unwrap();
+    assert!(
+        left.contains("lab01"),
+        "the node that floods is named: {left}"
+    );
 }
 
 /// Run `run_all(nodes(), "sleep 60")` on lab[01-04]; once lab03 runs it, `between` (kill its

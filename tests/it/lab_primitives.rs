@@ -64,12 +64,10 @@ test("all_reduce_perf via mpirun (recording stand-in printing a real nccl-tests 
 const NCCL_FIXTURE: &str =
     "nccl-tests/all_reduce-1node-2xA100-g2-nccl2.20-debug-info-netib-nodevice-socket-indented.txt";
 
+/// The shims on the nodes run as the lab user: they read the capture from a folder it can
+/// enter (the checkout may be in a home only root enters).
 fn fixture(p: &str) -> String {
-    common::repo()
-        .join("tests/fixtures")
-        .join(p)
-        .display()
-        .to_string()
+    common::reachable_fixture(p)
 }
 
 /// A fresh log file for a recording stand-in. The lab user (not root) writes it: a
@@ -322,10 +320,12 @@ fn timeout_flag_caps_an_ib_write_bw_pair_run() {
         took < std::time::Duration::from_secs(25),
         "the pair run took {took:?} under --timeout 4s: {m}"
     );
-    std::thread::sleep(std::time::Duration::from_secs(2));
     for n in ["lab05", "lab06"] {
-        let left = lab.pids(n);
-        assert!(!left.contains("ib_write_bw"), "{n} still runs: {left}");
+        crate::common::eventually(
+            std::time::Duration::from_secs(20),
+            &format!("{n} runs no ib_write_bw"),
+            || !lab.pids(n).contains("ib_write_bw"),
+        );
     }
 }
 
@@ -460,9 +460,11 @@ fn concurrent_rails_are_cleaned_up_after_one_rail_fails() {
         "{cmds}"
     );
     // …and nothing is left running on either node.
-    std::thread::sleep(std::time::Duration::from_secs(1));
     for n in ["lab07", "lab08"] {
-        let left = lab.pids(n);
-        assert!(!left.contains("ib_write_bw"), "{n} still runs: {left}");
+        crate::common::eventually(
+            std::time::Duration::from_secs(20),
+            &format!("{n} runs no ib_write_bw"),
+            || !lab.pids(n).contains("ib_write_bw"),
+        );
     }
 }

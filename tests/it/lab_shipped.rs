@@ -177,8 +177,26 @@ fn five_step_on_the_lab() {
     let _ = lab.exec("lab01", "rm -rf /var/tmp/fc-planted");
 
     // A recipe naming a management address fails and names it; without --allow-changes,
-    // step 5 is skipped with the reason.
-    let o = five_step(&lab, "/home/fclab/fabcheck-recipe-foreign", &[]);
+    // step 5 is skipped with the reason, and the nodes were sent none of its commands (every
+    // command sent is in the --record transcripts).
+    let o = five_step(
+        &lab,
+        "/home/fclab/fabcheck-recipe-foreign",
+        &["--record", "{dir}/rec"],
+    );
+    let mut sent = String::new();
+    for e in std::fs::read_dir(o.dir.join("rec")).unwrap().flatten() {
+        sent.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+    }
+    assert!(sent.contains("ping"), "the run was recorded: {sent:.2000}");
+    // Step 5's own commands (the backup folder's name, the copy and the restore); other
+    // steps use mktemp and `netplan generate --root-dir` read-only.
+    for step5 in ["fabcheck-netplan.XXXXXXXX", "cp -a -T", "mv -f -T"] {
+        assert!(
+            !sent.contains(step5),
+            "a command of the skipped step 5 was sent (`{step5}`) without --allow-changes"
+        );
+    }
     assert_eq!(
         o.status("step 4: recipe uses fabric addresses only"),
         "failure"

@@ -390,13 +390,18 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
         .file("c.rhai", s)
         .args(["run", "c.rhai", "-i", &lab.inventory()])
         .reports();
-    let child = f.spawn();
-    let pid = child.id();
-    std::thread::sleep(Duration::from_millis(1500));
+    let child = f.spawn_watched();
+    let pid = child.pid();
+    // The signal comes once lab05's test passed (its line on the console) while a master
+    // still connects to the isolated lab06: both seen, not guessed.
+    assert!(
+        child.wait_stdout("PASS  reach [lab05]", Duration::from_secs(60)),
+        "reach [lab05] never passed"
+    );
     let connecting = local_ssh_of(pid);
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let t = Instant::now();
-    let o = f.outcome(child.wait_with_output().unwrap());
+    let o = f.outcome(child.output());
     let took = t.elapsed();
     let (c, out) = lab.sh(&["unisolate", "lab06"]);
     assert_eq!(c, 0, "{out}");
@@ -409,8 +414,13 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
     assert_eq!(o.status("reach [lab05]"), "pass");
     assert_eq!(o.status("reach [lab06]"), "error");
     o.junit_is_valid();
-    std::thread::sleep(Duration::from_millis(300));
-    let left = local_ssh_of(pid);
+    // Gone once fabcheck has exited (its close() waits for them): polled, with a bound far
+    // above what it takes, never a fixed pause.
+    let mut left = String::new();
+    crate::common::eventually(Duration::from_secs(10), "no local ssh left", || {
+        left = local_ssh_of(pid);
+        left.is_empty()
+    });
     assert!(left.is_empty(), "local ssh left: {left}");
 }
 
@@ -698,13 +708,21 @@ fn every_end_leaves_no_master_no_control_dir_no_remote_process() {
     wait_on_node(&lab, "lab01", "sleep 61");
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let o = f.outcome(child.wait_with_output().unwrap());
-    std::thread::sleep(Duration::from_secs(1));
-    let (ssh, dirs) = (local_ssh_of(pid), control_dirs_of(pid));
-    let left: Vec<String> = ["lab01", "lab02"]
-        .iter()
-        .map(|n| lab.pids(n))
-        .filter(|p| p.contains("sleep 61"))
-        .collect();
+    // Polled until clean (bounded well above the second the node cleanup takes), not a
+    // fixed pause.
+    let gone = |pid: u32| {
+        let left: Vec<String> = ["lab01", "lab02"]
+            .iter()
+            .map(|n| lab.pids(n))
+            .filter(|p| p.contains("sleep 61"))
+            .collect();
+        (local_ssh_of(pid), control_dirs_of(pid), left)
+    };
+    crate::common::comes(Duration::from_secs(10), || {
+        let (a, b, c) = gone(pid);
+        a.is_empty() && b.is_empty() && c.is_empty()
+    });
+    let (ssh, dirs, left) = gone(pid);
     kill_leftovers(pid);
     for n in ["lab01", "lab02"] {
         let _ = lab.exec(n, "pkill -KILL -f 'sleep 61'");

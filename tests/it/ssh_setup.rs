@@ -65,7 +65,8 @@ fn a_blocking_match_exec_is_bounded_by_the_connect_timeout_and_leaves_nothing() 
             std::thread::sleep(Duration::from_millis(50));
         };
         let took = t.elapsed();
-        std::thread::sleep(Duration::from_millis(300));
+        // What ssh started is gone soon after fabcheck (polled, bounded; no fixed pause).
+        crate::common::comes(Duration::from_secs(5), || sleeps(&secs).is_empty());
         let left = sleeps(&secs);
         for p in &left {
             // SAFETY: a `sleep` this test made ssh start.

@@ -49,14 +49,18 @@ fn a_holder_outside_the_group_does_not_outlast_the_command_or_its_timeout() {
 #[test]
 fn ctrl_c_is_honoured_while_a_holder_outside_the_group_keeps_stdout() {
     let s =
-        "test(\"held\", || { node(\"a\").run(\"setsid sleep 12 & echo started; sleep 30\"); });\n";
+        "test(\"held\", || { node(\"a\").run(\"setsid sleep 12 & echo started; touch started; sleep 30\"); });\n";
     let f = Fab::new()
         .file("inv.toml", INV)
         .file("s.rhai", s)
         .args(["run", "s.rhai", "-i", "inv.toml"])
         .reports();
     let child = f.spawn();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Ctrl-C once the holder is there (the command touched `started`), not after a pause.
+    let started = f.dir().join("started");
+    crate::common::eventually(Duration::from_secs(60), "the held command started", || {
+        started.exists()
+    });
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = Instant::now();
     let o = f.outcome(child.wait_with_output().unwrap());

@@ -116,3 +116,30 @@ fn register(api: &mut Api) {
             });
         });
 }
+
+#[cfg(test)]
+mod saturation_tests {
+    use super::*;
+
+    /// Issue 50 (low): a 64-bit counter past `i64::MAX` (perfquery -x prints up to 2^64-1)
+    /// made the snapshot "not a health_counters(n) result" when it came back from the script.
+    #[test]
+    fn a_counter_past_i64_max_comes_back_from_the_script() {
+        let snap = CounterSnapshot {
+            node: "h100-01".into(),
+            taken_ms: 1,
+            ports: vec![health::PortCounters {
+                port: "mlx5_0/1".into(),
+                source: "perfquery -x".into(),
+                speed_mbps: None,
+                counters: [("SymbolErrorCounter".to_string(), u64::MAX)].into(),
+            }],
+        };
+        let d = rhai::serde::to_dynamic(&snap).unwrap();
+        let back = snapshot(&d, "the first argument", Position::NONE).unwrap();
+        assert_eq!(
+            back.ports[0].counters["SymbolErrorCounter"],
+            i64::MAX as u64
+        );
+    }
+}

@@ -126,11 +126,19 @@ fn read_opts(map: &Map, pos: rhai::Position, pairs: bool) -> Result<TestOpts, Rh
     } else {
         options::read(m, "test", pos)?
     };
+    let (lo, hi) = crate::run::settings::whole_range("confirm").unwrap_or((0, 10));
+    if !(lo..=hi).contains(&a.confirm) {
+        return Err(format!(
+            "test option confirm: {}: re-measurements are a whole number from {lo} to {hi}",
+            a.confirm
+        )
+        .into());
+    }
     Ok(TestOpts {
         timeout: a.timeout,
         tags: a.tags,
         retries: a.retries.clamp(0, 100) as u32,
-        confirm: a.confirm.clamp(0, 10) as u32,
+        confirm: a.confirm as u32,
         changes: a.changes,
         invalid: None,
     })

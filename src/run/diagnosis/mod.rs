@@ -30,12 +30,37 @@ pub(crate) struct NodeTopo {
     /// The platform profile the run detected on the node (`run::profile`), when it did: a
     /// part's words depend on it (a DGX Spark has no riser).
     pub platform: Option<String>,
+    /// How an engineer logs in to run a next step there, as `ssh` takes it (`-p 2222
+    /// fclab@10.0.0.1`, the inventory's user and port); `None` for a `local` node (this
+    /// machine: the command as it is).
+    pub login: Option<String>,
 }
 
 /// What the rules know of the fabric's shape (from the inventory).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Topology {
     pub nodes: Vec<NodeTopo>,
+}
+
+/// `[-F CONFIG] [-p PORT] [USER@]HOST` of a node reached over ssh (a replayed node stands
+/// for one), `None` for a `local` one.
+fn login(n: &crate::inventory::Node) -> Option<String> {
+    use crate::inventory::TransportKind;
+    if n.transport == TransportKind::Local {
+        return None;
+    }
+    let mut s = String::new();
+    if let Some(c) = &n.ssh_config {
+        s += &format!("-F {} ", crate::transport::quote(&c.display().to_string()));
+    }
+    if let Some(p) = n.port {
+        s += &format!("-p {p} ");
+    }
+    if let Some(u) = &n.user {
+        s += &format!("{u}@");
+    }
+    s += &n.host;
+    Some(s)
 }
 
 impl Topology {
@@ -58,6 +83,7 @@ impl Topology {
                     })
                     .collect(),
                 platform: None,
+                login: login(n),
             })
             .collect();
         Topology { nodes }

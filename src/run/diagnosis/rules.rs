@@ -29,6 +29,53 @@ fn rail_name(s: &Subject) -> Option<&str> {
     s.netdev.as_deref().or(s.rail.as_deref())
 }
 
+/// A next step to run on `node`, pasteable as it is: `ssh [-p PORT] [USER@]HOST 'CMD'` with the
+/// inventory's user and port (the command alone on a `local` node), then `# NOTE`.
+pub(crate) fn on(topo: &Topology, node: &str, cmd: &str, note: &str) -> String {
+    let note = if note.is_empty() {
+        String::new()
+    } else {
+        format!("   # {note}")
+    };
+    match topo.node(node).map(|n| n.login.as_deref()) {
+        Some(Some(login)) => format!("ssh {login} {}{note}", crate::util::names::quote(cmd)),
+        Some(None) => format!("{cmd}{note}"),
+        None => format!("{cmd}   # on {node}{}", note.replacen("   #", ";", 1)),
+    }
+}
+
+/// The netdev of `name` (a netdev or an RDMA device) on `node`, as `ethtool` takes it: the
+/// inventory's k-th interface for its k-th RDMA device; else, for an RDMA device, the netdev
+/// its sysfs entry lists (read on the node when the step runs). Never an RDMA device name.
+pub(crate) fn netdev_of(topo: &Topology, node: &str, name: &str, rdma: bool) -> String {
+    let n = topo.node(node);
+    if !rdma || n.is_some_and(|n| n.interfaces.iter().any(|i| i == name)) {
+        return name.to_string();
+    }
+    n.and_then(|n| {
+        let k = n.rails.iter().position(|r| r == name)?;
+        n.interfaces.get(k).cloned()
+    })
+    .unwrap_or_else(|| format!("$(ls /sys/class/infiniband/{name}/device/net)"))
+}
+
+/// The netdev a subject names (its `netdev`, else its RDMA device's), for `ethtool`.
+fn subject_netdev(topo: &Topology, s: &Subject) -> String {
+    match (&s.netdev, &s.rail) {
+        (Some(n), _) => n.clone(),
+        (None, Some(r)) => netdev_of(topo, &s.node, r, true),
+        (None, None) => "IFACE".into(),
+    }
+}
+
+/// `name` (a netdev or RDMA device of `node`'s inventory) as a netdev for `ethtool`.
+fn any_netdev(topo: &Topology, node: &str, name: &str) -> String {
+    let is_rdma = topo.node(node).is_some_and(|n| {
+        n.rails.iter().any(|r| r == name) && !n.interfaces.iter().any(|i| i == name)
+    });
+    netdev_of(topo, node, name, is_rdma)
+}
+
 /// `spark-02 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)`: node, physical port, rail.
 pub(crate) fn part_of(topo: &Topology, node: &str, name: Option<&str>) -> String {
     let mut out = node.to_string();
@@ -134,6 +181,11 @@ pub(crate) fn unreachable(ctx: &mut Ctx) {
             .node(&node)
             .map(|n| n.host.clone())
             .unwrap_or_else(|| node.clone());
+        let login = ctx
+            .topo
+            .node(&node)
+            .and_then(|n| n.login.clone())
+            .unwrap_or_else(|| host.clone());
         ctx.out.push(Diagnosis {
             rule: "unreachable".into(),
             metric: None,
@@ -144,7 +196,7 @@ pub(crate) fn unreachable(ctx: &mut Ctx) {
             evidence,
             next: vec![
                 format!("ping -c 3 {host}"),
-                format!("ssh -v {host} true"),
+                format!("ssh -v {login} true"),
                 format!("the BMC console of {node} (power state, kernel panic)"),
             ],
         });
@@ -222,7 +274,8 @@ fn link_diagnosis(
         .map(|o| part_of(topo, &o.node, rail_name(o)))
         .collect();
     names.dedup();
-    let netdev = rail_name(s).unwrap_or("IFACE").to_string();
+    let netdev = subject_netdev(topo, s);
+    let node = s.node.as_str();
     let rail = s.rail.clone().or_else(|| {
         ks.first()
             .and_then(|k| topo.node(&s.node)?.rails.get(*k).cloned())
@@ -238,18 +291,46 @@ fn link_diagnosis(
         })
     };
     let cable = cable_of(&group.iter().chain(far_group).copied().collect::<Vec<_>>());
-    let mut next = vec![format!("ethtool {netdev}"), format!("ethtool -m {netdev}")];
+    let mut next = vec![
+        on(
+            topo,
+            node,
+            &format!("ethtool {netdev}"),
+            "speed and link detected",
+        ),
+        on(
+            topo,
+            node,
+            &format!("ethtool -m {netdev}"),
+            "the module and its power per lane",
+        ),
+    ];
     let found = found_of(&group.iter().chain(far_group).copied().collect::<Vec<_>>());
     let (rule, cause, part) = if down && !siblings_up.is_empty() && far_group.is_empty() {
         if let Some(r) = &rail {
-            next.push(format!("ethtool -i {netdev}   # bus-info and firmware, then lspci -vv -s BUS-INFO | grep LnkSta"));
-            next.push(format!("rdma link show {r}/1; dmesg | grep -i mlx5"));
+            next.push(on(
+                topo,
+                node,
+                &format!(
+                    "lspci -vv -s $(ethtool -i {netdev} | sed -n 's/^bus-info: //p') | grep LnkSta"
+                ),
+                "the rail's PCIe link",
+            ));
+            next.push(on(
+                topo,
+                node,
+                &format!("rdma link show {r}/1; dmesg | grep -i mlx5"),
+                "",
+            ));
         }
         host_side_words(&names, state, &siblings_up)
     } else {
         if let Some(r) = &rail {
-            next.push(format!(
-                "mlxlink -d {r} -c -e   # per-lane BER and eye, both ends"
+            next.push(on(
+                topo,
+                node,
+                &format!("mlxlink -d {r} -c -e"),
+                "per-lane BER and eye; the same at the far end",
             ));
         }
         next.push("swap the cable's two ends: a fault that moves with the cable is the cable, one that stays is the port".into());
@@ -336,7 +417,8 @@ pub(crate) fn pcie_downtrained(ctx: &mut Ctx) {
                         || (r.nodes().contains(&node.as_str()) && crosses(topo, r, &node, &k))))
         });
         let part = part_of(topo, &s.node, rail_name(&s));
-        let netdev = rail_name(&s).unwrap_or("IFACE");
+        let netdev = subject_netdev(topo, &s);
+        let bus = format!("$(ethtool -i {netdev} | sed -n 's/^bus-info: //p')");
         ctx.out.push(Diagnosis {
             rule: "pcie_downtrained".into(),
             metric: None,
@@ -344,9 +426,8 @@ pub(crate) fn pcie_downtrained(ctx: &mut Ctx) {
             part: format!("{part}: {}", pcie_path_words(topo.is_spark(&s.node))),
             evidence,
             next: vec![
-                format!("ethtool -i {netdev}   # bus-info"),
-                "lspci -vv -s BUS-INFO | grep -E 'LnkCap|LnkSta'".into(),
-                "dmesg | grep -iE 'pcie|aer|mlx5'".into(),
+                on(topo, &s.node, &format!("lspci -vv -s {bus} | grep -E 'LnkCap|LnkSta'"), "what the slot can and what it trained"),
+                on(topo, &s.node, "dmesg | grep -iE 'pcie|aer|mlx5'", ""),
             ],
         });
     }
@@ -483,7 +564,7 @@ pub(crate) fn receiver_errors(ctx: &mut Ctx) {
                 None => f.to_string(),
             })
             .unwrap_or_else(|| "the far end (switch port or peer)".into());
-        let netdev = rail_name(&s).unwrap_or("IFACE");
+        let netdev = subject_netdev(topo, &s);
         let cable = cable_of(&[&s]);
         let (cause, part) = if s.kind == Finding::Flapping {
             (
@@ -498,15 +579,21 @@ pub(crate) fn receiver_errors(ctx: &mut Ctx) {
                 format!("the link into {here}: the transmitter at {far_part}, the cable{cable}, and this receiver"),
             )
         };
-        let mut next = vec![format!(
-            "ethtool -m {netdev}   # module power per lane, both ends"
+        let mut next = vec![on(
+            topo,
+            &s.node,
+            &format!("ethtool -m {netdev}"),
+            "module power per lane; the same at the far end",
         )];
         if let Some(r) = s.rail.as_deref().or_else(|| {
             k.first()
                 .and_then(|k| topo.node(&s.node)?.rails.get(*k).map(|x| x.as_str()))
         }) {
-            next.push(format!(
-                "mlxlink -d {r} -c -e   # per-lane BER and eye, both ends"
+            next.push(on(
+                topo,
+                &s.node,
+                &format!("mlxlink -d {r} -c -e"),
+                "per-lane BER and eye; the same at the far end",
             ));
         }
         next.push("clean the connectors, then swap the cable's two ends: errors that follow the cable are the cable; that stay at this receiver, this port; that move to the far end, its transmitter".into());
@@ -574,9 +661,9 @@ pub(crate) fn rail_bandwidth(ctx: &mut Ctx) {
                 part: format!("{}: its PCIe path, PCI function, driver or firmware (its rails share one cable: no riser in the path); else the same rail's receiving side on {peer}", weak_names.join(", ")),
                 evidence: vec![],
                 next: vec![
-                    format!("ethtool -i {rail}   # or the rail's netdev: bus-info and firmware"),
-                    "lspci -vv -s BUS-INFO | grep LnkSta".into(),
-                    format!("mlxlink -d {rail} -c -e"),
+                    on(topo, node, &format!("ethtool -i {}", any_netdev(topo, node, rail)), "driver and firmware"),
+                    on(topo, node, &format!("lspci -vv -s $(ethtool -i {} | sed -n 's/^bus-info: //p') | grep LnkSta", any_netdev(topo, node, rail)), "the rail's PCIe link"),
+                    on(topo, node, &format!("mlxlink -d {rail} -c -e"), ""),
                 ],
             }
         } else if other_rails_good && topo.far_node(node, None).is_none() {
@@ -597,8 +684,8 @@ pub(crate) fn rail_bandwidth(ctx: &mut Ctx) {
                 part: format!("{}: {node}'s transmitter (its TX lanes, module) or the fibre towards {peer}'s receiver", weak_names.join(", ")),
                 evidence: vec![],
                 next: vec![
-                    format!("ethtool -m on {node} and {peer}: TX power at {node}, RX power at {peer}, per lane"),
-                    format!("mlxlink -d {rail} -c -e   # on {peer}: per-lane BER of what it receives"),
+                    on(topo, node, &format!("ethtool -m {}", any_netdev(topo, node, rail)), &format!("TX power per lane at {node}; RX power at {peer} the same way")),
+                    on(topo, &peer, &format!("mlxlink -d {rail} -c -e"), "per-lane BER of what it receives"),
                     "swap the cable's two ends: a fault that moves with the cable is the cable".into(),
                 ],
             }
@@ -631,10 +718,32 @@ fn rail_path(
         part: format!("the path of {label} to {peer}: the HCA's cable and switch port at either end, or the switch route between them (other pairs on this rail fine: the route)"),
         evidence: vec![],
         next: vec![
-            format!("on {node}: ibtracert between this HCA's LID and {peer}'s on the same rail   # the switches and ports on the way"),
-            format!("on {node}: mlxlink -d {rail} -c -e; perfquery -x -C {rail} -P 1"),
+            ibtracert(topo, node, rail, peer),
+            on(topo, node, &format!("mlxlink -d {rail} -c -e; perfquery -x -C {rail} -P 1"), ""),
             "fabcheck run scripts/fabric_health.rhai --filter 'ib fabric links'   # every cable of the rail's leaf".into(),
         ],
+    }
+}
+
+/// `ibtracert` from `node`'s `rail` to the same rail of `peer`, pasteable: the peer's LID is
+/// read over ssh by the engineer's shell and handed on as the last argument.
+fn ibtracert(topo: &Topology, node: &str, rail: &str, peer: &str) -> String {
+    let lid = |r: &str| format!("cat /sys/class/infiniband/{r}/ports/1/lid");
+    let here = on(
+        topo,
+        node,
+        &format!("ibtracert -C {rail} -P 1 $({})", lid(rail)),
+        "",
+    );
+    let peer_rail = topo
+        .index(node, rail)
+        .and_then(|k| topo.node(peer)?.rails.get(k).cloned());
+    match (topo.node(peer), peer_rail) {
+        (Some(_), Some(pr)) => format!(
+            "{here} \"$({})\"   # the switches and ports on the way to {peer} {pr}",
+            on(topo, peer, &lid(&pr), "")
+        ),
+        _ => format!("{here} PEER_LID   # PEER_LID: `ibstat` on {peer}, the same rail"),
     }
 }
 

@@ -18,6 +18,7 @@ fn spark(name: &str) -> NodeTopo {
             rails,
         }],
         platform: None,
+        login: Some(format!("{name}.mgmt")),
     }
 }
 
@@ -325,10 +326,55 @@ fn receiver_errors_name_the_far_transmitter_the_cable_and_the_receiver() {
         "{}",
         d[0].part
     );
-    assert!(d[0]
-        .next
-        .iter()
-        .any(|n| n.starts_with("mlxlink -d rocep1s0f1")));
+    assert!(
+        d[0].next
+            .iter()
+            .any(|n| n.starts_with("ssh spark-02.mgmt 'mlxlink -d rocep1s0f1 -c -e'")),
+        "{:?}",
+        d[0].next
+    );
+}
+
+/// First day (issue 50): a next step is pasteable: run on the node it concerns (ssh with the
+/// inventory's user and port), `ethtool` given the netdev even when the check named the RDMA
+/// device, `ssh -v` of an unreachable node with its user and port.
+#[test]
+fn next_steps_are_pasteable_on_the_node_with_a_netdev_and_the_inventorys_login() {
+    let inv = crate::inventory::Inventory::parse(
+        "[defaults]\nuser = \"ops\"\nport = 2222\n[[node]]\nname = \"spark-01\"\nhost = \"10.0.0.11\"\n\
+         interfaces = [\"enp1s0f1np1\", \"enP2p1s0f1np1\"]\nrdma_devices = [\"rocep1s0f1\", \"roceP2p1s0f1\"]\n\
+         [[node]]\nname = \"spark-02\"\nhost = \"10.0.0.12\"\n",
+        std::path::Path::new("inv.toml"),
+    )
+    .unwrap();
+    let topo = Topology::of(&inv);
+    let mut t = red("link speed [spark-01]", Some("spark-01"), None);
+    t.subjects.push(Subject {
+        rail: Some("roceP2p1s0f1".into()),
+        ..Subject::new(Finding::LinkDown, "spark-01")
+    });
+    let unreachable = Subject::new(Finding::Unreachable, "spark-02");
+    let mut u = red("ping [spark-02]", Some("spark-02"), None);
+    u.status = Status::Error;
+    u.subjects.push(unreachable);
+    let d = diagnose(&RunResult::of_tests("s", vec![t, u]), &topo);
+    let next: Vec<&String> = d.iter().flat_map(|d| d.next.iter()).collect();
+    let has = |want: &str| next.iter().any(|n| n.starts_with(want));
+    assert!(
+        has("ssh -p 2222 ops@10.0.0.11 'ethtool enP2p1s0f1np1'"),
+        "{next:#?}"
+    );
+    assert!(
+        has("ssh -p 2222 ops@10.0.0.11 'ethtool -m enP2p1s0f1np1'"),
+        "{next:#?}"
+    );
+    assert!(has("ssh -v -p 2222 ops@10.0.0.12 true"), "{next:#?}");
+    assert!(
+        !next
+            .iter()
+            .any(|n| n.contains("ethtool roce") || n.contains("ethtool -m roce")),
+        "ethtool given an RDMA device: {next:#?}"
+    );
 }
 
 #[test]

@@ -353,27 +353,25 @@ impl SshTransport {
             .ok_or(EndError::NoConnection)?;
         let line =
             super::super::leftovers::in_sh(&super::super::leftovers::end_command_script(tag), sudo);
-        let out = self.rt.block_on(async {
-            tokio::time::timeout(Duration::from_secs(10), session.raw_command(line).output()).await
-        });
-        match out {
-            Err(_) => Err(EndError::NoAnswer),
-            Ok(Err(e)) => Err(EndError::Ssh(error_chain(&e))),
-            Ok(Ok(o)) => Ok(super::super::text(&o.stdout)),
-        }
+        // Bounded in time and bytes (a login shell that floods is stopped, not read on).
+        let out = self
+            .rt
+            .block_on(super::short::run(&session, &line, END_COMMAND_WITHIN));
+        Ok(super::super::text(&out?.stdout))
     }
 }
+
+/// The time the clean-up after a timeout may take on the node (it takes about a second:
+/// TERM, a second, KILL).
+const END_COMMAND_WITHIN: Duration = Duration::from_secs(10);
 
 /// Why what a timed-out command left running could not be looked for.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum EndError {
     #[error("no connection to the node")]
     NoConnection,
-    #[error("the node did not answer within 10 s")]
-    NoAnswer,
-    /// The ssh error, with its causes.
-    #[error("{0}")]
-    Ssh(String),
+    #[error(transparent)]
+    Unanswered(#[from] super::short::Unanswered),
 }
 
 /// The error of a command stopped before its end. At the deadline, a command the node
@@ -399,6 +397,20 @@ fn stopped(
                 e.into_string(),
                 started.elapsed(),
             )
+        }
+        (Stop::Deadline, Some((got, _))) if got.pre.iter().any(|p| p.flooded().is_some()) => {
+            let n = got
+                .pre
+                .iter()
+                .filter_map(Preamble::flooded)
+                .max()
+                .unwrap_or(0);
+            TransportError::ShellFlood {
+                node: node.name.clone(),
+                command: req.command.clone(),
+                timeout: human(req.timeout),
+                printed: format!("over {}", crate::util::fmt::human_bytes(n as f64)),
+            }
         }
         (Stop::Deadline, _) => TransportError::NoAnswer {
             node: node.name.clone(),

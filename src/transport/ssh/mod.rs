@@ -10,6 +10,7 @@ mod connect;
 mod control_dir;
 mod exec;
 mod pending;
+mod short;
 
 use cleanup::{cleanup_command, futures_join_all, reap_local_ssh};
 use control_dir::make_control_dir;
@@ -185,14 +186,18 @@ impl SshTransport {
             return None;
         }
         let cmd = cleanup_command(marker);
-        let mut done = match &session {
+        let first = match &session {
             Some(s) => cleaned(s, &cmd).await,
-            None => false,
+            None => Err(short::Unanswered::NoAnswer(Duration::ZERO)),
         };
-        if !done && !pending.is_empty() {
+        let mut done = first.is_ok();
+        // A node that answered with a flood (its login shell never reaches a command) would
+        // flood a fresh connection too: not asked again.
+        let flooded = matches!(first, Err(short::Unanswered::Flooded(_)));
+        if !done && !flooded && !pending.is_empty() {
             // The node's connection is gone (its sshd died, the link dropped): a fresh one.
             if let Some(s) = self.connect_fresh(&c.spec).await {
-                done = cleaned(&s, &cmd).await;
+                done = cleaned(&s, &cmd).await.is_ok();
                 let _ = tokio::time::timeout(Duration::from_secs(2), s.close()).await;
             }
         }
@@ -204,12 +209,14 @@ impl SshTransport {
     }
 }
 
-/// The node cleanup ran over `s` and ended well, within 5 s.
-async fn cleaned(s: &Session, cmd: &str) -> bool {
-    let mut c = s.raw_command(cmd);
-    let out = c.output();
-    matches!(tokio::time::timeout(Duration::from_secs(5), out).await,
-        Ok(Ok(o)) if o.status.success())
+/// The node cleanup ran over `s` and ended well, within 5 s (and [`short::MAX_BYTES`]).
+async fn cleaned(s: &Session, cmd: &str) -> Result<(), short::Unanswered> {
+    let a = short::run(s, cmd, Duration::from_secs(5)).await?;
+    if a.success {
+        Ok(())
+    } else {
+        Err(short::Unanswered::Ssh("the clean-up failed".into()))
+    }
 }
 
 impl Transport for SshTransport {

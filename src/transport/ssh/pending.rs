@@ -34,6 +34,7 @@ pub(super) fn settled(r: &Result<CmdOutput, TransportError>) -> bool {
             TransportError::Interrupted { .. }
             | TransportError::Dropped { .. }
             | TransportError::NoAnswer { .. }
+            | TransportError::ShellFlood { .. }
             | TransportError::OutputLost { .. },
         ) => false,
         Err(_) => true,

@@ -22,6 +22,91 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A folder every user can enter, for what another user (the lab user on the nodes, `nobody`)
+/// must read or run: the checkout may be inside a folder only root enters (root's home is
+/// 0700 on Debian and Ubuntu, a `mktemp -d` too). Made once per test binary under the temp
+/// folder (0755), removed when the test binary exits. A temp folder other users cannot reach
+/// (`TMPDIR` inside a 0700 folder) is said up front, exactly.
+pub fn reachable_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let d = std::env::temp_dir().join(format!("fabcheck-reachable-{}", std::process::id()));
+        for a in d.ancestors().skip(1) {
+            let mode = std::fs::metadata(a)
+                .map(|m| m.permissions().mode())
+                .unwrap_or(0);
+            assert!(
+                mode & 0o001 != 0,
+                "{} is mode {:o}: the lab user and `nobody` cannot enter it, so the tests that \
+                 hand them fabcheck or a capture cannot work; run with TMPDIR=/tmp (or any \
+                 folder every user can enter)",
+                a.display(),
+                mode & 0o7777
+            );
+        }
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        extern "C" fn remove() {
+            if let Some(d) = DIR.get() {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
+        // SAFETY: registers a plain function to run at process exit.
+        unsafe { libc::atexit(remove) };
+        d
+    })
+}
+
+/// `from` copied into [`reachable_dir`] as `name`, readable (and, when `from` is, runnable) by
+/// every user.
+pub fn reachable_copy(from: &Path, name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let to = reachable_dir().join(name);
+    if !to.exists() {
+        let tmp = reachable_dir().join(format!(".{name}.{:?}", std::thread::current().id()));
+        std::fs::copy(from, &tmp).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+        let runnable = std::fs::metadata(from).unwrap().permissions().mode() & 0o111 != 0;
+        let mode = if runnable { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode)).unwrap();
+        std::fs::rename(&tmp, &to).unwrap();
+    }
+    to
+}
+
+/// The fabcheck under test where another user can run it (see [`reachable_dir`]).
+pub fn reachable_bin() -> PathBuf {
+    reachable_copy(&bin(), "fabcheck")
+}
+
+/// Wait until `done` holds (checked every 20 ms), at most `within`: a test waits for what it
+/// needs (a file a script touched, a process there or gone), never a fixed sleep that a busy
+/// 2-core CI machine can outlast. Panics naming `what` after `within`.
+pub fn eventually(within: std::time::Duration, what: &str, done: impl FnMut() -> bool) {
+    assert!(comes(within, done), "{what}: not within {within:?}");
+}
+
+/// Whether `done` comes to hold within `within` (checked every 20 ms): [`eventually`] for a
+/// test that asserts what it finds itself.
+pub fn comes(within: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let t = std::time::Instant::now();
+    while !done() {
+        if t.elapsed() >= within {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
+}
+
+/// A capture of `tests/fixtures` where the lab user can read it (see [`reachable_dir`]).
+pub fn reachable_fixture(rel: &str) -> String {
+    let name = rel.replace('/', "__");
+    reachable_copy(&repo().join("tests/fixtures").join(rel), &name)
+        .display()
+        .to_string()
+}
+
 /// The shared JUnit schema (Jenkins xunit, 2018-04 revision); looked up beside the checkout.
 pub fn junit_schema() -> Option<PathBuf> {
     let candidates = [
@@ -51,6 +136,51 @@ pub struct Outcome {
 }
 
 pub mod lab;
+
+type Stream = (
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    std::thread::JoinHandle<()>,
+);
+
+/// A running fabcheck whose output is read as it comes (see [`Fab::spawn_watched`]).
+pub struct Watched {
+    child: std::process::Child,
+    out: Stream,
+    err: Stream,
+}
+
+impl Watched {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Wait until stdout holds `needle`, at most `within`; whether it came.
+    pub fn wait_stdout(&self, needle: &str, within: std::time::Duration) -> bool {
+        comes(within, || {
+            String::from_utf8_lossy(&self.out.0.lock().unwrap()).contains(needle)
+        })
+    }
+
+    /// Wait for the end; its output as `wait_with_output` gives it.
+    pub fn output(self) -> std::process::Output {
+        let Watched {
+            mut child,
+            out,
+            err,
+        } = self;
+        let status = child.wait().unwrap();
+        let take = |(buf, h): Stream| {
+            let _ = h.join();
+            let v = std::mem::take(&mut *buf.lock().unwrap());
+            v
+        };
+        std::process::Output {
+            status,
+            stdout: take(out),
+            stderr: take(err),
+        }
+    }
+}
 
 pub mod tempdir {
     use std::path::{Path, PathBuf};
@@ -196,6 +326,29 @@ impl Fab {
             }
         }
         c
+    }
+
+    /// Start fabcheck with its stdout and stderr read as they come, so that a test can wait
+    /// for a line (a testcase's `PASS`) before it signals the run.
+    pub fn spawn_watched(&self) -> Watched {
+        let mut child = self.spawn();
+        let read = |mut r: Box<dyn std::io::Read + Send>| {
+            let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let b = buf.clone();
+            let h = std::thread::spawn(move || {
+                let mut chunk = [0u8; 4096];
+                while let Ok(n) = r.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    b.lock().unwrap().extend_from_slice(&chunk[..n]);
+                }
+            });
+            (buf, h)
+        };
+        let out = read(Box::new(child.stdout.take().unwrap()));
+        let err = read(Box::new(child.stderr.take().unwrap()));
+        Watched { child, out, err }
     }
 
     /// Start fabcheck with stdout and stderr piped (for tests that signal it while it runs).
