@@ -158,7 +158,7 @@ fn settings_table() -> String {
     for s in SETTINGS {
         let mut default = s.default.to_string();
         if s.source == Source::Expect {
-            let profiles: Vec<String> = [crate::run::profile::SPARK, crate::run::profile::DGX]
+            let profiles: Vec<String> = crate::run::profile::PROFILES
                 .into_iter()
                 .filter_map(|p| {
                     crate::run::profile::expectations(p)
@@ -203,7 +203,7 @@ mod tests {
             assert_eq!(r.matches(" | ").count(), 7, "{r}");
         }
         assert!(t.contains(
-            "| `pcie_width` | `16` | number | lanes | profile: dgx-spark 4, dgx-h100-class 16; else the NIC's LnkCap width |"
+            "| `pcie_width` | `16` | number | lanes | profile: dgx-spark 4, dgx-h100-class 16, dgx-b300-class 16; else the NIC's LnkCap width |"
         ));
     }
 

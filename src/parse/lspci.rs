@@ -4,7 +4,8 @@
 //! Handles: tab-indented output as printed, devices without a PCIe capability (no link fields),
 //! `(downgraded)` / `(ok)` markers (pciutils >= 3.6 prints them), `Speed unknown` and `Width x0`
 //! (an SR-IOV virtual function), bus addresses with or without a PCI domain (`-D`), the VPD part
-//! number and product name of NICs, the `Kernel driver in use` line, and the link lines alone
+//! number and product name of NICs, the `Kernel driver in use` line, the `ACSCtl:` line of a
+//! port with Access Control Services (`acs_redirect`: peer-to-peer redirected), and the link lines alone
 //! (`lspci -vv -s BUS | grep -E 'LnkCap:|LnkSta:'`) as one device with an empty address.
 //! lspci does not print `(downgraded)` for every device (not for the DGX Spark's root ports,
 //! which were seen trained at 2.5GT/s x4 of 32GT/s x4 without it): compare the numbers.
@@ -46,6 +47,16 @@ pub struct PciDevice {
     pub part_number: Option<String>,
     /// `Kernel driver in use:`, e.g. `mlx5_core`.
     pub kernel_driver: Option<String>,
+    /// `ACSCtl:` (Access Control Services enabled on this port) as printed, e.g.
+    /// `SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-`;
+    /// `None` without an ACS capability (or lspci run without root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acs_ctl: Option<String>,
+    /// ACS redirects or blocks peer-to-peer traffic at this port (`ReqRedir+`, `CmpltRedir+`
+    /// or `EgressCtrl+` in `ACSCtl`): requests between devices below it go up to the root
+    /// complex instead of across the switch (GPUDirect RDMA between a GPU and its NIC).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub acs_redirect: bool,
 }
 
 /// `Speed 16GT/s (downgraded), Width x8 (downgraded)` and the `LnkCap` form.
@@ -81,6 +92,12 @@ fn detail(dev: &mut PciDevice, t: &str) {
         dev.part_number = Some(v.trim().to_string());
     } else if let Some(v) = t.strip_prefix("Kernel driver in use:") {
         dev.kernel_driver = Some(v.trim().to_string());
+    } else if let Some(v) = t.strip_prefix("ACSCtl:") {
+        let v = v.trim();
+        dev.acs_redirect = ["ReqRedir+", "CmpltRedir+", "EgressCtrl+"]
+            .iter()
+            .any(|f| v.split_whitespace().any(|w| w == *f));
+        dev.acs_ctl = Some(v.to_string());
     }
 }
 

@@ -20,6 +20,11 @@ pub(crate) struct IbPort {
     pub base_lid: Option<u64>,
     pub sm_lid: Option<u64>,
     pub link_layer: Option<String>,
+    pub port_guid: Option<String>,
+    pub capability_mask: Option<String>,
+    /// The capability mask's IsSM bit (0x2, IBA PortInfo): a subnet manager runs on this port
+    /// (master, standby or discovering).
+    pub is_sm: bool,
 }
 
 /// `ibstat` flattened to one row per port.
@@ -38,6 +43,13 @@ pub(crate) fn flatten(s: &ibstat::Ibstat) -> Vec<IbPort> {
                 base_lid: p.base_lid,
                 sm_lid: p.sm_lid,
                 link_layer: p.link_layer.clone(),
+                port_guid: p.port_guid.clone(),
+                capability_mask: p.capability_mask.clone(),
+                is_sm: p
+                    .capability_mask
+                    .as_deref()
+                    .and_then(|m| u32::from_str_radix(m.trim_start_matches("0x"), 16).ok())
+                    .is_some_and(|m| m & 0x2 != 0),
             })
         })
         .collect()

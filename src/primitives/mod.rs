@@ -18,6 +18,7 @@ pub(crate) mod ethtool_module;
 pub(crate) mod ethtool_stats;
 pub(crate) mod fw_release;
 pub(crate) mod health;
+pub(crate) mod ib_fabric;
 pub(crate) mod ib_port_policy;
 pub(crate) mod ibdev2netdev;
 pub(crate) mod ibstat;

@@ -66,6 +66,58 @@ pub(crate) fn ib_counters(n: &NodeRef) -> PResult<CounterSnapshot> {
     Ok(out)
 }
 
+/// `n.ib_switch_end_counters(iblinkinfo_text)`: the error counters of the switch end of each
+/// of the node's HCA cables (issue 51 item 2): the node's HCAs (inventory `rdma_devices`, else
+/// every CA section named after the node) are found in the sweep by their node description
+/// (`NODE HCA`), and the switch port at the other end of each Active cable is read from the
+/// node with `perfquery -x LID PORT` (a GMP through the subnet). Each port is named `switch LID
+/// L port P (the switch end of HCA)`, in the snapshot model, for `counter_growth`: a switch end
+/// counting errors its HCA end does not is named. No cable of the node in the sweep: an empty
+/// snapshot.
+pub(crate) fn ib_switch_end_counters(n: &NodeRef, text: &str) -> PResult<CounterSnapshot> {
+    let links = super::parsed(n.name(), text, crate::parse::iblinkinfo::parse)?;
+    let listed = &n.spec.rdma_devices;
+    let prefix = format!("{} ", n.name());
+    let mut out = CounterSnapshot {
+        node: n.name().to_string(),
+        taken_ms: super::health::now_ms(),
+        ports: vec![],
+    };
+    for l in &links {
+        let Some(hca) = l.node.as_deref().and_then(|d| d.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let (Some(lid), Some(port)) = (l.peer_lid, l.peer_port) else {
+            continue;
+        };
+        if l.node_type.as_deref() != Some("CA")
+            || l.state != "Active"
+            || !(listed.is_empty() || listed.iter().any(|d| d == hca))
+        {
+            continue;
+        }
+        let cmd = format!("perfquery -x {lid} {port}");
+        let o = tool(n, "perfquery", &cmd, None, None)?;
+        if o.exit_code != Some(0) || o.stdout.trim().is_empty() {
+            return Err(failed(n, &cmd, &o));
+        }
+        let q = super::parsed(n.name(), &o.stdout, perfquery::parse)?;
+        let Some(c) = q.ports.into_iter().next() else {
+            return Err(PrimError::error(format!(
+                "{}: `{cmd}` printed no counter block",
+                n.name()
+            )));
+        };
+        out.ports.push(PortCounters {
+            port: format!("switch LID {lid} port {port} (the switch end of {hca})"),
+            source: "perfquery -x LID PORT".into(),
+            speed_mbps: l.rate.map(|r| (r * 1000.0) as u64),
+            counters: super::health::judged(&c.counters),
+        });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,6 +52,10 @@ pub struct Detected {
 
 pub(crate) const SPARK: &str = "dgx-spark";
 pub(crate) const DGX: &str = "dgx-h100-class";
+/// DGX B300 / HGX B300: eight ConnectX-8 at 800 Gb/s (XDR), otherwise as the H100 class.
+pub(crate) const B300: &str = "dgx-b300-class";
+/// Every named profile, in the order the docs list them.
+pub(crate) const PROFILES: [&str; 3] = [SPARK, DGX, B300];
 pub(crate) const GENERIC: &str = "generic";
 
 /// `NVIDIA_DGX_Spark` / `NVIDIA DGX Spark` -> `nvidiadgxspark`.
@@ -242,10 +246,20 @@ fn platform(f: &Facts) -> Detected {
             ..Default::default()
         };
     }
-    let dgx_dmi = dmi_is(&["dgxh100", "dgxh200", "dgxh800", "dgxb200", "dgxb300"]);
+    let b300 = dmi_is(&["dgxb300"])
+        || (f.gpu_names.iter().any(|g| squash(g).contains("b300")) && gpus(f) == 8);
+    if b300 {
+        return Detected {
+            name: B300.into(),
+            known: true,
+            reason: format!("8-GPU DGX/HGX B300 host (ConnectX-8, XDR): {words}"),
+            ..Default::default()
+        };
+    }
+    let dgx_dmi = dmi_is(&["dgxh100", "dgxh200", "dgxh800", "dgxb200"]);
     let hopper = f.gpu_names.iter().any(|g| {
         let g = squash(g);
-        ["h100", "h200", "h800", "b200", "b300"]
+        ["h100", "h200", "h800", "b200"]
             .iter()
             .any(|m| g.contains(m))
     });
@@ -285,6 +299,14 @@ pub(crate) fn expectations(profile: &str) -> Vec<(&'static str, Value, &'static 
             ("gpus_per_node", json!(8), "eight GPUs per DGX H100/H200/B200: full-node collectives run one NCCL rank per GPU"),
             ("ib_rate_gbps", json!(400), "DGX H100/H200/B200: eight ConnectX-7 ports at 4X NDR, 400 Gb/s (DGX H100/H200 User Guide); a faster port (XDR) passes, a port at HDR or 2X fails"),
         ],
+        B300 => expectations(DGX)
+            .into_iter()
+            .map(|(k, v, why)| match k {
+                "ib_rate_gbps" => (k, json!(800), "DGX B300: eight ConnectX-8 SuperNIC ports at 4X XDR, 800 Gb/s (DGX B300 datasheet: 8x OSFP, up to 800 Gb/s InfiniBand); a port at NDR 400 fails"),
+                "gdr" => (k, v, "DGX B300: GPUDirect RDMA between each GPU and its own ConnectX-8 (nvidia_peermem or DMA-BUF)"),
+                _ => (k, v, why),
+            })
+            .collect(),
         _ => vec![],
     }
 }
@@ -425,6 +447,36 @@ mod tests {
         );
         let f = Facts {
             dmi_product_name: Some("DGXH100".into()),
+            ..Default::default()
+        };
+        assert_eq!(detect(&f).name, DGX);
+    }
+
+    /// Issue 51 item 6: a B300 host expects XDR (800), an H100/B200 host NDR (400).
+    #[test]
+    fn b300_hosts_expect_xdr_800() {
+        let rate = |name: &str| {
+            expectations(name)
+                .into_iter()
+                .find(|e| e.0 == "ib_rate_gbps")
+                .map(|e| e.1)
+        };
+        for f in [
+            Facts {
+                dmi_product_name: Some("DGXB300".into()),
+                ..Default::default()
+            },
+            Facts {
+                gpu_names: vec!["NVIDIA B300 SXM6 AC".to_string(); 8],
+                ..Default::default()
+            },
+        ] {
+            assert_eq!(detect(&f).name, B300, "{f:?}");
+        }
+        assert_eq!(rate(B300), Some(json!(800)));
+        assert_eq!(rate(DGX), Some(json!(400)));
+        let f = Facts {
+            dmi_product_name: Some("DGXB200".into()),
             ..Default::default()
         };
         assert_eq!(detect(&f).name, DGX);

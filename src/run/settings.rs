@@ -210,10 +210,24 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "NCCL ranks per node in a full-node collective, one per GPU"),
     row("health_window", Number, "s", "5 (replayed transcripts: 0)", "10", &[HEALTH_CMD], Set,
         "fabcheck health --context healthcheck: seconds between the two reads of the error counters"),
+    row("ib_cabling_plan", Text, "", "none: cables are not compared with a plan", "/etc/fabcheck/cabling-plan.txt", &[Reader::Stdlib("infiniband")], Set,
+        "the site's cabling plan (lines `SWITCH:PORT <-> SWITCH:PORT` or `SWITCH:PORT <-> HOST:HCA`, docs/infiniband.md), read on the node iblinkinfo runs on; every planned cable is compared with where it lands"),
+    row("ib_mtu", Number, "bytes", "4096", "4096", &[Reader::Stdlib("infiniband")], Set,
+        "the IB MTU every active InfiniBand port must run (ibv_devinfo active_mtu)"),
+    row("ib_pkey", Text, "", "0x7fff (the default partition)", "0x8001", &[Reader::Stdlib("infiniband")], Set,
+        "the compute partition's P_Key: every IB port must be a full member of it"),
     row("ib_rate_gbps", Number, "Gb/s", "the node's fastest IB port", "400", &[Reader::Stdlib("infiniband")], Expect,
         "the rate every InfiniBand port and fabric link must run at (or faster)"),
+    row("ib_sm", Text, "", "none: any one master seen alike from every node", "0xb8cef60300aa0001", &[Reader::Stdlib("infiniband")], Set,
+        "the port GUID of the site's master subnet manager (sminfo from every node must name it)"),
+    row("ib_sm_standby", Text, "", "none: no standby required", "0xb8cef60300aa0002", &[Reader::Stdlib("infiniband")], Set,
+        "the port GUID of the site's standby subnet manager (sminfo -G GUID must answer SMINFO_STANDBY)"),
+    row("ib_uplink_rate_gbps", Number, "Gb/s", "the rate the nodes' HCAs are held to (ib_rate_gbps)", "400", &[Reader::Stdlib("infiniband")], Set,
+        "the rate every switch-to-switch cable (leaf to spine) must run at (or faster)"),
     row("ibdiagnet", Bool, "", "false", "true", &[HEALTH], Set,
         "run ibdiagnet's subnet sweep from the first IB node (heavy)"),
+    row("ibdiagnet_fail", Text, "", "Links Check,Speed / Width,Subnet Manager,Partition Keys", "Links Check,Port Counters", &[Reader::Stdlib("infiniband")], Set,
+        "the ibdiagnet stages whose warnings fail (comma-separated stage names or their beginnings; `none`: warnings are only logged)"),
     row("ibdiagnet_timeout", Text, "duration", "15m", "15m", &[HEALTH], Set,
         "how long ibdiagnet may take"),
     row("iperf3_args", Text, "", "none", "-b 2G", &[LOCALISE], Set,
@@ -230,7 +244,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
     row("link_utilization_pct", Number, "%", "unanswered (no), or measure_utilization", "85", &[SECOND_CABLE], NodeVar,
         "question 3: single-link utilisation (> 80 is yes)"),
     row("max_pre_fec_ber", Number, "", "1e-6", "1e-6", &[BASELINE, FIVE_STEP, HEALTH, NODE_HEALTH], Set,
-        "highest pre-FEC bit error rate between the two counter reads"),
+        "highest pre-FEC bit error rate: between the two counter reads (RoCE FEC), and the raw BER mlxlink shows on IB"),
     row("measure_utilization", Bool, "", "false", "true", &[SECOND_CABLE], Set,
         "measure question 3 from the first port's RDMA counters instead of link_utilization_pct"),
     row("mgmt_ssh_from_peer", Bool, "", "true", "false", &[FIVE_STEP], Set,
@@ -406,8 +420,8 @@ mod tests {
     /// Every key a platform profile sets is an expectation row (read through `n.expect`).
     #[test]
     fn every_profile_expectation_is_an_expectation_row() {
-        use super::super::profile::{expectations, DGX, SPARK};
-        for p in [SPARK, DGX] {
+        use super::super::profile::{expectations, PROFILES};
+        for p in PROFILES {
             for (k, v, _) in expectations(p) {
                 let s = find(k).unwrap_or_else(|| panic!("profile {p} sets {k}: add a row"));
                 assert_eq!(s.source, Source::Expect, "{k}");

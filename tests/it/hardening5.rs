@@ -397,7 +397,11 @@ fn the_default_results_folder_in_an_unwritable_directory_is_a_warning_and_the_ru
     let bin = crate::common::reachable_bin();
     let o = std::process::Command::new("runuser")
         .args(["-u", "nobody", "--", "sh", "-c"])
-        .arg(format!("cd {} && {} run s.rhai -i inv.toml", dir.display(), bin.display()))
+        .arg(format!(
+            "cd {} && {} run s.rhai -i inv.toml",
+            dir.display(),
+            bin.display()
+        ))
         .output()
         .unwrap();
     let (out, err) = (
@@ -414,7 +418,10 @@ fn the_default_results_folder_in_an_unwritable_directory_is_a_warning_and_the_ru
     let o = Fab::new()
         .file("s.rhai", PASSING)
         .file("inv.toml", LOCAL_INV)
-        .file("fabcheck-results", "a file where the default folder would go\n")
+        .file(
+            "fabcheck-results",
+            "a file where the default folder would go\n",
+        )
         .args(["run", "s.rhai", "-i", "inv.toml"])
         .run();
     assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);

@@ -224,6 +224,14 @@ const FIXTURES: &[(&str, &str)] = &[
     ("lab/ip-j-route-netns-static-dhcp-blackhole-linkdown.json", "ip_route_static_dhcp_blackhole_linkdown"),
     ("lab/ip-j-6-route-netns-ra-expires-kernel.json", "ip_route_v6_ra_expires"),
     ("lab/ip-j-6-route-empty-netns.json", "ip_route_v6_empty"),
+    ("ibdiags/sminfo-master-lid37-hca-prio14.txt", "sminfo_masters"),
+    ("ibdiags/sminfo-master-lid15-sun-dcs-switch-short-guid.txt", "sminfo_masters"),
+    ("ibdiags/sminfo-master-lid4-qdr-opensmd-short-guid.txt", "sminfo_masters"),
+    ("lspci/lspci-vvv-s-amd-matisse-gpp-bridge-acsctl-reqredir-cmpltredir-on.txt", "lspci_bridge_acs_on"),
+    ("nvidia-smi/proc-driver-nvidia-version-open-kernel-module-580.txt", "nvidia_version_open_and_proprietary"),
+    ("nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt", "nvidia_version_open_and_proprietary"),
+    ("rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt", "ib_pkeys_azure"),
+    ("ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt", "mlxlink_dac_counters_and_module"),
 ];
 
 #[test]
@@ -3190,6 +3198,151 @@ fn ibdiagnet_summary() {
     );
     assert_eq!((s.warnings, s.errors), (3, 0));
     assert!(parse::ibdiagnet::parse("-I- Discovery 0 0\n").is_err());
+}
+
+#[test]
+fn sminfo_masters() {
+    let a = parse::sminfo::parse(&fx("ibdiags/sminfo-master-lid37-hca-prio14.txt")).unwrap();
+    assert_eq!(
+        (a.sm_lid, a.priority, a.state, a.activity_count),
+        (37, 14, 3, 4484381)
+    );
+    assert_eq!(
+        (a.guid.as_str(), a.state_name.as_str()),
+        ("0x7cfe90030016aef1", "SMINFO_MASTER")
+    );
+    // GUIDs printed without leading zeros are padded to 16 digits for comparison
+    let b = parse::sminfo::parse(&fx(
+        "ibdiags/sminfo-master-lid15-sun-dcs-switch-short-guid.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (b.sm_lid, b.sm_guid.as_str(), b.guid.as_str()),
+        (15, "0x10e0406d5aa0a0", "0x0010e0406d5aa0a0")
+    );
+    let c =
+        parse::sminfo::parse(&fx("ibdiags/sminfo-master-lid4-qdr-opensmd-short-guid.txt")).unwrap();
+    assert_eq!(
+        (c.sm_lid, c.guid.as_str(), c.activity_count),
+        (4, "0x0002c903000d81f9", 1329328)
+    );
+}
+
+#[test]
+fn lspci_bridge_acs_on() {
+    let d = parse::lspci::parse(&fx(
+        "lspci/lspci-vvv-s-amd-matisse-gpp-bridge-acsctl-reqredir-cmpltredir-on.txt",
+    ))
+    .unwrap();
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        (d[0].address.as_str(), d[0].class.as_str()),
+        ("03:02.0", "PCI bridge")
+    );
+    assert!(d[0].acs_redirect);
+    assert_eq!(
+        d[0].acs_ctl.as_deref(),
+        Some("SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-")
+    );
+    // the CX7 function with every ACS control off: read, not redirecting
+    let c = parse::lspci::parse(&fx(
+        "lspci/lspci-vv-cx7-pf-gen4-x8-downgraded-and-vf-speed-unknown-x0.txt",
+    ))
+    .unwrap();
+    assert!(c[0].acs_ctl.is_some() && !c[0].acs_redirect);
+}
+
+#[test]
+fn nvidia_version_open_and_proprietary() {
+    let o = parse::nvidia_version::parse(&fx(
+        "nvidia-smi/proc-driver-nvidia-version-open-kernel-module-580.txt",
+    ))
+    .unwrap();
+    assert!(o.open);
+    assert_eq!(o.version, "580.95.05");
+    assert_eq!(
+        o.gcc.as_deref(),
+        Some("gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04.2)")
+    );
+    let p = parse::nvidia_version::parse(&fx(
+        "nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt",
+    ))
+    .unwrap();
+    assert!(!p.open);
+    assert_eq!(
+        (p.version.as_str(), p.arch.as_deref()),
+        ("515.76", Some("x86_64"))
+    );
+}
+
+#[test]
+fn ib_pkeys_azure() {
+    let k = parse::ib_pkeys::parse(&fx(
+        "rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt",
+    ))
+    .unwrap();
+    let rows: Vec<(&str, u32, u32, &str, &str, bool)> = k
+        .iter()
+        .map(|p| {
+            (
+                p.device.as_str(),
+                p.port,
+                p.index,
+                p.pkey.as_str(),
+                p.partition.as_str(),
+                p.full,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("mlx5_0", 1, 0, "0x800b", "0x000b", true),
+            ("mlx5_0", 1, 1, "0x7fff", "0x7fff", false)
+        ]
+    );
+}
+
+#[test]
+fn mlxlink_dac_counters_and_module() {
+    let m = parse::mlxlink::parse(&fx(
+        "ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (m.state.as_deref(), m.phys_state.as_deref()),
+        (Some("Active"), Some("LinkUp"))
+    );
+    assert_eq!(
+        (m.speed.as_deref(), m.width.as_deref()),
+        (Some("100G"), Some("4x"))
+    );
+    assert_eq!(m.fec.as_deref(), Some("Standard RS-FEC - RS(528,514)"));
+    assert_eq!(m.recommendation.as_deref(), Some("No issue was observed"));
+    assert_eq!(
+        (
+            m.vendor.as_deref(),
+            m.part_number.as_deref(),
+            m.serial.as_deref()
+        ),
+        (Some("FS"), Some("Q28-PC03"), Some("S2202655321-1"))
+    );
+    // N/A is no value
+    assert_eq!((m.temperature_c, m.rx_power_dbm.as_deref()), (None, None));
+    // 15E-255: no error at all, as mlxlink prints it
+    assert!(m.raw_ber.unwrap() < 1e-250 && m.effective_ber.unwrap() < 1e-250);
+    assert_eq!(
+        (m.effective_errors, m.link_down, m.link_error_recovery),
+        (Some(0), Some(0), Some(0))
+    );
+    assert_eq!(m.raw_errors_per_lane, [0, 0, 0, 0]);
+    // Ethernet: no symbol counters
+    assert_eq!((m.symbol_errors, m.symbol_ber), (None, None));
+    assert_eq!(
+        m.sections["Tool Information"]["MFT Version"],
+        "mft 4.30.1-8"
+    );
+    assert!(parse::mlxlink::parse("State : Active\n").is_err());
 }
 
 /// `lldpctl -f json` (lldpd 1.0.16, real captures): "interface" as a list (two interfaces) and

@@ -11,6 +11,11 @@ const IB_TESTS: &[&str] = &[
     "health: error counters",
     "health: gpu nearest hca",
     "health: ib fabric links",
+    "health: ib subnet manager",
+    "health: ib mtu",
+    "health: ib partition",
+    "health: pcie acs",
+    "health: ib physical layer",
 ];
 
 /// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
@@ -84,9 +89,11 @@ fn healthy_ib_cluster_passes_every_ib_check() {
         .filter(|t| t["status"] == "pass")
         .map(|t| t["name"].as_str().unwrap_or("").to_string())
         .collect();
-    // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown), and the
-    // fabric's links (iblinkinfo) once
-    assert_eq!(passed.len(), 17, "{passed:#?}");
+    // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown, ib
+    // partition, pcie acs, ib physical layer), the fabric's links (iblinkinfo), the subnet
+    // manager (sminfo from every node) and the IB MTU once
+    assert_eq!(passed.len(), 31, "{passed:#?}");
+    assert!(passed.contains(&"health: ib subnet manager".to_string()));
     assert!(passed.contains(&"health: ib fabric links".to_string()));
     let t = o.test("health: ib fabric links");
     assert!(
@@ -688,7 +695,7 @@ fn ibdiagnet_runs_only_when_asked() {
     assert_eq!(o.status("health: ibdiagnet"), "pass", "{}", o.stdout);
     let t = serde_json::to_string(&o.test("health: ibdiagnet")).unwrap();
     assert!(
-        t.contains("ibdiagnet_errors") && t.contains("40 nodes (8 switches, 32 CAs)"),
+        t.contains("ibdiagnet_errors") && t.contains("42 nodes (10 switches, 32 CAs)"),
         "{t}"
     );
 }
@@ -821,4 +828,83 @@ fn the_html_heat_map_marks_the_slow_node_s_row() {
     assert!(html.contains(
         "<details class=\"pairs\" open><summary>rdma_write_gbps: node × node per rail (8 rails"
     ));
+}
+
+/// Issue 51 item 6: an IB inventory without IPoIB (`no-ipoib.toml`: no interfaces, no
+/// fabric_ips) runs the shipped scripts green: the IP-level steps skip on the IB nodes saying
+/// why, SSH is checked to the management address mpirun uses, and RDMA and NCCL still measure
+/// every rail (perftest's exchange and mpirun's hosts on the management addresses).
+#[test]
+fn the_shipped_scripts_run_without_ipoib_skipping_the_ip_steps_saying_why() {
+    const NO_IPOIB: &str = "examples/sim-ib/no-ipoib.toml";
+    for script in [
+        "five_step_acceptance.rhai",
+        "fabric_baseline.rhai",
+        "fabric_health.rhai",
+    ] {
+        let o = ib_run_on(NO_IPOIB, script, &[], None);
+        assert!(problems(&o).is_empty(), "{script}: {:#?}", problems(&o));
+        o.code(0);
+    }
+    let o = ib_run_on(NO_IPOIB, "five_step_acceptance.rhai", &[], None);
+    for t in [
+        "step 1: ping mesh [h100-01 -> h100-04]",
+        "step 1: MTU end to end [h100-03 -> h100-02]",
+        "step 1: rails as the inventory says [h100-02]",
+    ] {
+        assert_eq!(o.status(t), "skipped", "{t}");
+        assert!(
+            o.message(t)
+                .contains("InfiniBand node without IPoIB in the inventory"),
+            "{t}: {}",
+            o.message(t)
+        );
+    }
+    for t in [
+        "step 2: passwordless ssh [h100-04 -> h100-01]",
+        "step 3: nccl all_reduce busbw and transport",
+    ] {
+        assert_eq!(o.status(t), "pass", "{t}: {}", o.message(t));
+    }
+    let o = ib_run_on(
+        NO_IPOIB,
+        "fabric_baseline.rhai",
+        &["--filter", "rdma: write"],
+        None,
+    );
+    let rdma: Vec<_> = o
+        .tests()
+        .into_iter()
+        .filter(|t| t["status"] == "pass")
+        .collect();
+    assert_eq!(rdma.len(), 12, "{}", o.stdout);
+}
+
+/// Issue 51 item 6: the RoCE-only checks' skip notes on IB claim no coverage that does not
+/// exist: the rails check says the IPoIB mapping is NOT checked, optics that IB modules are not
+/// read; the MTU note names health: ib mtu.
+#[test]
+fn roce_only_skip_notes_on_ib_say_what_is_not_checked() {
+    let o = ib_run(
+        "fabric_health.rhai",
+        &[
+            "--filter",
+            "health: rails",
+            "--filter",
+            "health: optics",
+            "--filter",
+            "health: roce mtu",
+        ],
+        None,
+    );
+    let m = o.message("health: rails as the inventory says [h100-02]");
+    assert!(
+        m.contains("mapping is NOT checked") && !m.contains("cover this port"),
+        "{m}"
+    );
+    let m = o.message("health: optics [h100-02]");
+    assert!(m.contains("optics are NOT read"), "{m}");
+    assert!(o
+        .message("health: roce mtu [h100-01]")
+        .contains("health: ib mtu"));
 }

@@ -130,18 +130,61 @@ def ipoib_answers(out, node):
     for i, nd in enumerate(IPOIB):
         cmd(out, f"cat /sys/class/net/{nd}/mtu", f"{IPOIB_MTU}\n", ms=3)
 
-def iblinkinfo(over=None, place=None):
+SWITCH_PORTS = 64  # a Quantum-2 QM9700/QM9790: 32 OSFP cages, 64 NDR ports
+FIRST_UPLINK = 33  # leaf ports 1-32 face the nodes, 33-64 the spines
+SPINES = 2
+# The subnet manager: a UFM appliance's HCA (LID 1, outside the inventory) is master, a second
+# one (LID 2) standby
+SM_GUID, SM_STANDBY = "0xb8cef60300aa0001", "0xb8cef60300aa0002"
+def sminfo(lid=1, g=SM_GUID, prio=15, state=3, name="SMINFO_MASTER", act=1804467):
+    """sminfo in the format of the real captures tests/fixtures/ibdiags/sminfo-*.txt (the GUID
+    printed as sminfo's PRIx64 does: no leading zeros)."""
+    return f"sminfo: sm lid {lid} sm guid {hex(int(g, 16))}, activity count {act} priority {prio} state {state} {name}\n"
+PLAN = "/etc/fabcheck/cabling-plan.txt"  # where the simulated site keeps its cabling plan
+
+def leaf_guid(leaf):
+    return f"0xfc6a1c0300e4{leaf:02x}00"
+
+def spine_guid(s):
+    return f"0xfc6a1c0300e5{s:02x}00"
+
+def uplinks(leaves, spines=SPINES, place_up=None):
+    """The leaf-spine cables of a non-blocking two-tier fat tree: each leaf has as many uplinks
+    as it has node-facing cables (ports 33.. in order), alternating over the spines; the spine
+    port counts up per spine in leaf order. {(leaf, leaf port): (spine, spine port)};
+    `place_up`: (leaf, leaf port, (spine, spine port)) -> where that cable lands instead (None:
+    nowhere, the port Down at both ends)."""
+    out, used = {}, [0] * spines
+    if spines == 0:
+        return out
+    for leaf, down in sorted(leaves.items()):
+        for j in range(len(down)):
+            s = j % spines
+            used[s] += 1
+            lp = FIRST_UPLINK + j
+            to = (s, used[s])
+            out[(leaf, lp)] = place_up(leaf, lp, to) if place_up else to
+    return {k: v for k, v in out.items() if v is not None}
+
+def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None):
     """`iblinkinfo` of the fabric in the format of the real capture
     tests/fixtures/ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt:
     a CA section per HCA (node description "NODE HCA", rdma-ndd's default "%h %d"), its port
     GUID, LID and port to its rail's leaf switch (rail-optimised: rail i on leaf i, node k on
-    port k+1), then each leaf's switch section; NDR lanes print 106.25 Gbps. `over`:
-    {(node, hca): (width, lane, state, phys)} for a cable that trained otherwise; `place`:
-    (node index, rail index) -> (leaf index, port) where the cable lands (default (i, k+1))."""
+    port k+1), then each leaf's switch section and each spine's, every one of the 64 ports
+    listed (an unused one `Down/ Polling`, as in the capture); NDR lanes print 106.25 Gbps.
+    Leaves (LID 200+i) reach `spines` spine switches (LID 300+s) by as many uplinks as they
+    have node cables (uplinks()). `over`: {(node, hca): (width, lane, state, phys)} for a
+    cable that trained otherwise; `place`: (node index, rail index) -> (leaf index, port) where
+    the cable lands (default (i, k+1)); `up_over`: {(leaf, leaf port): (width, lane, state,
+    phys)} for an uplink that trained otherwise; `place_up`: see uplinks()."""
     over = over or {}
+    up_over = up_over or {}
     place = place or (lambda k, i: (i, k + 1))
     def cell(width, lane, state, phys):
         return f"==( {width:>2s} {lane:>13s} Gbps {state}/  {phys})==>"
+    down = '==(                Down/ Polling)==>             [  ] "" ( )'
+    sw = '"MQM9790 Mellanox Technologies" ( )'
     out = []
     ports = {}
     for k, node in enumerate(NODES):
@@ -151,22 +194,54 @@ def iblinkinfo(over=None, place=None):
             leaf, port = place(k, i)
             ports.setdefault(leaf, []).append((port, k, i))
             out += [f"CA: {node} {ca}:",
-                    f"      {g}     {10 + 8 * k + i:2d}    1[  ] {cell(*w)}     {200 + leaf:3d}   {port:2d}[  ] \"MQM9790 Mellanox Technologies\" ( )"]
+                    f"      {g}     {10 + 8 * k + i:2d}    1[  ] {cell(*w)}     {200 + leaf:3d}   {port:2d}[  ] {sw}"]
+    ups = uplinks(ports, spines, place_up)
+    ok = ("4X", "106.25", "Active", "LinkUp")
     for leaf in sorted(ports):
-        out.append(f"Switch: 0xfc6a1c0300e4{leaf:02x}00 MQM9790 Mellanox Technologies:")
-        for port, k, i in sorted(ports[leaf]):
+        out.append(f"Switch: {leaf_guid(leaf)} MQM9790 Mellanox Technologies:")
+        lines = {}
+        for port, k, i in ports[leaf]:
             node = NODES[k]
-            w = over.get((node, HCAS[i]), ("4X", "106.25", "Active", "LinkUp"))
-            out.append(f"         {200 + leaf:3d}   {port:2d}[  ] {cell(*w)}      {10 + 8 * k + i:2d}    1[  ] \"{node} {HCAS[i]}\" ( )")
+            w = over.get((node, HCAS[i]), ok)
+            lines[port] = f"{cell(*w)}      {10 + 8 * k + i:2d}    1[  ] \"{node} {HCAS[i]}\" ( )"
+        for (lf, lp), (s, sp) in ups.items():
+            if lf == leaf:
+                lines[lp] = f"{cell(*up_over.get((lf, lp), ok))}     {300 + s:3d}   {sp:2d}[  ] {sw}"
+        for p in range(1, SWITCH_PORTS + 1):
+            out.append(f"         {200 + leaf:3d}   {p:2d}[  ] {lines.get(p, down)}")
+    for s in range(spines):
+        out.append(f"Switch: {spine_guid(s)} MQM9790 Mellanox Technologies:")
+        lines = {sp: f"{cell(*up_over.get((lf, lp), ok))}     {200 + lf:3d}   {lp:2d}[  ] {sw}"
+                 for (lf, lp), (t, sp) in ups.items() if t == s}
+        for p in range(1, SWITCH_PORTS + 1):
+            out.append(f"         {300 + s:3d}   {p:2d}[  ] {lines.get(p, down)}")
+    return "\n".join(out) + "\n"
+
+def cabling_plan(spines=SPINES):
+    """The site's cabling plan of this fabric (docs/infiniband.md, "The cabling plan"): one
+    `SWITCH:PORT <-> SWITCH:PORT|HOST:HCA` line per cable, switches by GUID (their node
+    descriptions are all the factory default here), as a site would write it from its design."""
+    out = [f"# Cabling plan of the SIMULATED IB fabric ({len(NODES)} nodes, {len(HCAS)} rail leaves, {spines} spines; examples/sim-ib)",
+           "# Written by examples/sim-ib/transcripts/generate.py. Leaf i (LID 200+i) carries rail i+1;",
+           "# spine s is LID 300+s. Node-facing cables first, then the leaf-spine cables."]
+    ports = {}
+    for k, node in enumerate(NODES):
+        out.append(f"# {node}")
+        for i, ca in enumerate(HCAS):
+            ports.setdefault(i, []).append(k)
+            out.append(f"{leaf_guid(i)}:{k + 1} <-> {node}:{ca}")
+    out.append("# uplinks")
+    for (lf, lp), (s, sp) in uplinks(ports, spines).items():
+        out.append(f"{leaf_guid(lf)}:{lp} <-> {spine_guid(s)}:{sp}")
     return "\n".join(out) + "\n"
 
 def ibdiagnet_text(stages=(("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0))):
     """ibdiagnet's closing summary in the format of the real capture
     tests/fixtures/ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt
-    (its stages), for this fabric: 4 x 8 HCAs and 8 leaf switches."""
+    (its stages), for this fabric: N x 8 HCAs, 8 leaf switches and the spines."""
     rows = "".join(f"-I- {n:<25s} {w:<10d} {e}\n" for n, w, e in stages)
     return ("---------------------------------------------\nFabric Summary\n\n"
-            f"Total Nodes             : {len(NODES) * len(HCAS) + len(HCAS)}\nIB Switches             : {len(HCAS)}\n"
+            f"Total Nodes             : {len(NODES) * len(HCAS) + len(HCAS) + SPINES}\nIB Switches             : {len(HCAS) + SPINES}\n"
             f"IB Channel Adapters     : {len(NODES) * len(HCAS)}\nIB Aggregation Nodes    : 0\nIB Routers              : 0\n\n"
             "---------------------------------------------\nSummary\n-I- Stage                     Warnings   Errors     Comment\n" + rows)
 
@@ -182,6 +257,39 @@ def ethtool_i_ipoib(i):
             f"bus-info: 0000:{bus:02x}:00.0\nsupports-statistics: yes\nsupports-test: no\n"
             "supports-eeprom-access: no\nsupports-register-dump: no\nsupports-priv-flags: no\n")
 
+ACS_OFF = "SrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-"
+ACS_ON = "SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-"  # the real capture's line
+def pcie_paths():
+    """The sysfs device paths (readlink -f) of the eight GPUs and eight HCAs: rail i's GPU and
+    HCA below one PCIe switch (synthesised numbering: root port R:01.0, switch upstream port
+    R+1:00.0, downstream ports R+2:00.0 to the HCA at bus R+3 and R+2:01.0 to the GPU at R+6)."""
+    gpu, hca, bridges = [], [], []
+    for i, nd in enumerate(IPOIB):
+        h = int(nd[3:-2])
+        r = h - 3
+        up, dn_h, dn_g = f"0000:{r + 1:02x}:00.0", f"0000:{r + 2:02x}:00.0", f"0000:{r + 2:02x}:01.0"
+        base = f"/sys/devices/pci0000:{r:02x}/0000:{r:02x}:01.0/{up}"
+        hca.append(f"{base}/{dn_h}/0000:{h:02x}:00.0")
+        gpu.append(f"{base}/{dn_g}/{GPU_BDF[i]}")
+        bridges += [up, dn_h, dn_g]
+    return gpu, hca, sorted(bridges)
+def bridge_text(bdf, acs):
+    """`lspci -vvv -s BDF` of a PCIe switch port in the format of the real capture
+    tests/fixtures/lspci/lspci-vvv-s-amd-matisse-gpp-bridge-acsctl-reqredir-cmpltredir-on.txt,
+    its address, name and link (Gen5 x16) replaced and ACSCtl `acs` (synthesised)."""
+    t = open(FX + "lspci/lspci-vvv-s-amd-matisse-gpp-bridge-acsctl-reqredir-cmpltredir-on.txt").read().replace("03:02.0 PCI bridge: Advanced Micro Devices, Inc. [AMD] Matisse PCIe GPP Bridge", f"{bdf[5:]} PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)")
+    t = t.replace("Speed 16GT/s, Width x4, ASPM L1", "Speed 32GT/s, Width x16, ASPM L1").replace("Speed 8GT/s (downgraded), Width x4 (ok)", "Speed 32GT/s, Width x16")
+    return t.replace(f"ACSCtl:\t{ACS_ON}", f"ACSCtl:\t{acs}")
+def acs_answers(out, on=()):
+    """The ACS check's answers: the device paths, then lspci -vvv of every switch port (ACS off,
+    as on a bare-metal DGX; `on`: bridges with ACS redirecting peer-to-peer)."""
+    gpu, hca, bridges = pcie_paths()
+    paths = " ".join([f"/sys/bus/pci/devices/{g}" for g in GPU_BDF] + [f"/sys/class/infiniband/{ca}/device" for ca in HCAS])
+    cmd(out, f'for p in  {paths}; do readlink -f "$p"; done', "".join(p + "\n" for p in gpu + hca), ms=5,
+        note="the GPUs' and HCAs' sysfs device paths (synthesised PCIe numbering, one switch per rail)")
+    cmd(out, "; ".join(f"lspci -vvv -s {b}" for b in bridges), "\n".join(bridge_text(b, ACS_ON if b in on else ACS_OFF) for b in bridges), ms=200,
+        note="lspci -vvv of the switch ports above the GPUs and HCAs: ACS off (synthesised in the format of a real capture)")
+
 def health_answers(out, node):
     """fabric_health's PCIe, GPUDirect and version answers: ethtool -i per IPoIB netdev, lspci -vv
     of each HCA (the real ConnectX-7 capture at the HCA's address, an InfiniBand controller at
@@ -194,6 +302,7 @@ def health_answers(out, node):
     cmd(out, "uname -r", KERNEL + "\n", ms=3, note="synthesised: a DGX OS 6 kernel release")
     cmd(out, "ls /proc/driver/nvidia/gpus", "".join(g + "\n" for g in GPU_BDF), ms=3)
     cmd(out, "test -d /sys/module/nvidia_peermem", "", ms=3, note="synthesised: nvidia_peermem loaded (GPUDirect RDMA)")
+    acs_answers(out)
     cmd(out, "ofed_info -s", "MLNX_OFED_LINUX-23.10-1.1.9.0:\n", ms=200)
     cmd(out, "dpkg-query -W -f='${Version}' libnccl2", "2.21.5-1+cuda12.4", ms=30)
     cmd(out, "dpkg-query -W -f='${Version}' perftest", "23.10.0-0.29.2310119", ms=30)
@@ -212,8 +321,34 @@ def ibstat(node, over=None):
                 "\tHardware version: 0", f"\tNode GUID: {guid}", f"\tSystem image GUID: {guid}", "\tPort 1:",
                 f"\t\tState: {p['state']}", f"\t\tPhysical state: {p['phys']}", f"\t\tRate: {p['rate']}",
                 f"\t\tBase lid: {p['lid']}", "\t\tLMC: 0", f"\t\tSM lid: {p['sm']}",
-                "\t\tCapability mask: 0xa651e848", f"\t\tPort GUID: {guid}", "\t\tLink layer: InfiniBand"]
+                f"\t\tCapability mask: {p.get('cap', '0xa651e848')}", f"\t\tPort GUID: {guid}", "\t\tLink layer: InfiniBand"]
     return "\n".join(out) + "\n"
+
+def ibv_devinfo(node, mtu=4096):
+    """ibv_devinfo in the format of the real 8x ConnectX-7 NDR capture
+    tests/fixtures/rdma/ibv_devinfo-8xcx7-ndr-ib-dell-psid-noncontiguous-names.txt (tab layout,
+    one port per HCA), with this node's GUIDs, LIDs, SM LID 1 and IB MTU `mtu` (4096: code 5)."""
+    k = NODES.index(node)
+    code = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+    out = []
+    for i, ca in enumerate(HCAS):
+        g = guid(node, i)
+        out += [f"hca_id:\t{ca}", "\ttransport:\t\t\tInfiniBand (0)", "\tfw_ver:\t\t\t\t28.39.1002",
+                f"\tnode_guid:\t\t\t{g}", f"\tsys_image_guid:\t\t\t{g}", "\tvendor_id:\t\t\t0x02c9",
+                "\tvendor_part_id:\t\t\t4129", "\thw_ver:\t\t\t\t0x0", "\tboard_id:\t\t\tMT_0000000838",
+                "\tphys_port_cnt:\t\t\t1", "\t\tport:\t1", "\t\t\tstate:\t\t\tPORT_ACTIVE (4)",
+                "\t\t\tmax_mtu:\t\t4096 (5)", f"\t\t\tactive_mtu:\t\t{mtu} ({code[mtu]})", "\t\t\tsm_lid:\t\t\t1",
+                f"\t\t\tport_lid:\t\t{10 + 8 * k + i}", "\t\t\tport_lmc:\t\t0x00", "\t\t\tlink_layer:\t\tInfiniBand", ""]
+    return "\n".join(out)
+
+PKEYS_CMD = """for f in /sys/class/infiniband/*/ports/*/pkeys/*; do v=$(cat "$f" 2>/dev/null); [ -n "$v" ] && [ "$v" != 0x0000 ] && printf 'cat %s\\n%s\\n' "$f" "$v"; done; true"""
+def pkeys(over=None):
+    """The non-zero P_Keys of the node's HCA ports as the check prints them: `cat PATH` and the
+    value, the format of the real Azure capture
+    tests/fixtures/rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt; every
+    port a full member of the default partition (0xffff at index 0). `over`: {hca: value}."""
+    over = over or {}
+    return "".join(f"cat /sys/class/infiniband/{ca}/ports/1/pkeys/0\n{over.get(ca, '0xffff')}\n" for ca in sorted(HCAS))
 
 def perfquery(node, ca, symbol=0, wait=0):
     """perfquery -x -C CA -P 1 in the format of
@@ -232,6 +367,66 @@ def perfquery(node, ca, symbol=0, wait=0):
     out = [f"# Port extended counters: Lid {lid} port 1 (CapMask: 0x5300 CapMask2: 0x0000002)"]
     out += [f"{n}:{'.' * (33 - len(n) - 1)}{v}" for n, v in rows]
     return "\n".join(out) + "\n"
+
+def perfquery_switch(lid, port, symbol=0):
+    """perfquery -x LID PORT of a leaf switch port (the switch end of an HCA cable), in the
+    format of the real capture tests/fixtures/ibdiags/perfquery-x-2port-lid1719-capmask2-qp1dropped-xmitwait.txt
+    (itself a switch's ports, LID 1719): error counters 0 but SymbolErrorCounter `symbol`."""
+    data = 88_000_000_000 + 7919 * port + 104729 * lid
+    rows = [("PortSelect", str(port)), ("CounterSelect", "0x0000"), ("PortXmitData", data), ("PortRcvData", data - 2111),
+            ("PortXmitPkts", data // 1024), ("PortRcvPkts", data // 1024 - 2), ("PortUnicastXmitPkts", data // 1024),
+            ("PortUnicastRcvPkts", data // 1024 - 2), ("PortMulticastXmitPkts", 0), ("PortMulticastRcvPkts", 0),
+            ("CounterSelect2", "0x00000000"), ("SymbolErrorCounter", symbol), ("LinkErrorRecoveryCounter", 0),
+            ("LinkDownedCounter", 0), ("PortRcvErrors", 0), ("PortRcvRemotePhysicalErrors", 0),
+            ("PortRcvSwitchRelayErrors", 0), ("PortXmitDiscards", 0), ("PortXmitConstraintErrors", 0),
+            ("PortRcvConstraintErrors", 0), ("LocalLinkIntegrityErrors", 0), ("ExcessiveBufferOverrunErrors", 0),
+            ("VL15Dropped", 0), ("PortXmitWait", 904_117), ("QP1Dropped", 0)]
+    out = [f"# Port extended counters: Lid {lid} port {port} (CapMask: 0x5A00 CapMask2: 0x0000002)"]
+    out += [f"{n}:{'.' * (33 - len(n) - 1)}{v}" for n, v in rows]
+    return "\n".join(out) + "\n"
+
+def mlxlink_text(node, ca, raw="15E-255", symbol=0):
+    """mlxlink -d CA -m -c in the format of the real capture
+    tests/fixtures/ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt (the same
+    sections, `Key<35>: value`), with NDR values: IB-NDR 4x, an NVIDIA OSFP NDR transceiver
+    (part number MMA4Z00-NS400), the IB counters Symbol Errors / Symbol BER; raw BER `raw`
+    (synthesised)."""
+    k, i = NODES.index(node), HCAS.index(ca)
+    sec = [("Operational Info", [("State", "Active"), ("Physical state", "LinkUp"), ("Speed", "IB-NDR"), ("Width", "4x"),
+                                 ("FEC", "Standard_RS-FEC (544,514)"), ("Loopback Mode", "No Loopback"), ("Auto Negotiation", "ON")]),
+           ("Troubleshooting Info", [("Status Opcode", "0"), ("Group Opcode", "N/A"), ("Recommendation", "No issue was observed")]),
+           ("Tool Information", [("Firmware Version", "28.39.1002"), ("amBER Version", "3.6"), ("MFT Version", "mft 4.26.1-3")]),
+           ("Module Info", [("Temperature [C]", "47"), ("Rx Power Current [dBm]", "1.9,2.0,1.8,2.1"), ("Identifier", "OSFP"),
+                            ("Vendor Name", "NVIDIA"), ("Vendor Part Number", "MMA4Z00-NS400"), ("Vendor Serial Number", f"MT23{k:02d}FT{i:05d}"), ("Rev", "A3")]),
+           ("Physical Counters and BER Info", [("Time Since Last Clear [Min]", "4213.6"), ("Symbol Errors", str(symbol)), ("Symbol BER", "15E-255"),
+                                               ("Effective Physical Errors", "0"), ("Effective Physical BER", "15E-255"),
+                                               ("Raw Physical Errors Per Lane", "0,0,0,0" if raw == "15E-255" else "318211,301877,355120,299014"),
+                                               ("Link Down Counter", "0"), ("Link Error Recovery Counter", "0"), ("Raw Physical BER", raw)])]
+    out = [""]
+    for h, rows in sec:
+        out += [h, "-" * len(h)] + [f"{a:<35s}: {b}" for a, b in rows] + [""]
+    return "\n".join(out)
+
+def switch_ends(out, node, place=None, bad=None):
+    """The switch end of each of `node`'s HCA cables (iblinkinfo's layout `place`, default
+    rail i on leaf i port k+1), read with perfquery -x LID PORT. `bad`: (hca, symbol): that
+    end's SymbolErrorCounter after the load (ib_write_bw)."""
+    place = place or (lambda k, i: (i, k + 1))
+    k = NODES.index(node)
+    for i, ca in enumerate(HCAS):
+        leaf, port = place(k, i)
+        cmd(out, f"perfquery -x {200 + leaf} {port}", perfquery_switch(200 + leaf, port), ms=15)
+        if bad and bad[0] == ca:
+            cmd(out, f"perfquery -x {200 + leaf} {port}", perfquery_switch(200 + leaf, port, bad[1]), ms=15, after="ib_write_bw",
+                note=f"after the load: the switch end of {ca}'s cable counted {bad[1]} symbol errors (the HCA end none)")
+
+def with_ends(files, place):
+    """Scenario files plus every node's switch-end answers for the iblinkinfo layout `place`."""
+    out = {}
+    for n in NODES:
+        f = files.get(n)
+        out[n] = (lambda o, n=n, f=f: (f(o) if f else None, switch_ends(o, n, place)))
+    return out
 
 def topo(far=None):
     """nvidia-smi topo -m in the format of tests/fixtures/nvidia-smi/topo-m-tabs-8gpu-12nic-single-numa-bond-nics.txt
@@ -322,9 +517,11 @@ def rdma_answers(out, node):
         for peer in NODES:
             if peer == node:
                 continue
-            ip = fabric_ip(peer, HCAS.index(ca))
-            cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca), ms=6050)
-            cmd(out, f"ib_write_lat -d {ca} -p 18515 {ip}", ib_write_lat_text(ca), ms=1050)
+            # the peer's IPoIB address of the rail; without IPoIB in the inventory (no-ipoib.toml)
+            # perftest's out-of-band exchange goes to the peer's management address
+            for ip in [fabric_ip(peer, HCAS.index(ca)), HOSTS[peer]]:
+                cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca), ms=6050)
+                cmd(out, f"ib_write_lat -d {ca} -p 18515 {ip}", ib_write_lat_text(ca), ms=1050)
 
 NCCL_BIN = "/home/nvidia/nccl-tests/build/all_reduce_perf"
 GPUS = 8
@@ -401,8 +598,8 @@ def nccl_answers(out, node, drop=None, busbw=None, no_gdr=(), idle=None):
     dgx-h100-class profile's gpus_per_node), on each node's first IPoIB address."""
     cmd(out, """command -v 'all_reduce_perf' || { for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'all_reduce_perf' ] && echo "$d"/'all_reduce_perf' && break; done; }""",
         NCCL_BIN + "\n", ms=5)
-    for group in [NODES[:2], NODES]:
-        hosts = ",".join(f"{fabric_ip(n, 0)}:{GPUS}" for n in group)
+    for group, addr in [(g, a) for g in [NODES[:2], NODES] for a in [lambda n: fabric_ip(n, 0), lambda n: HOSTS[n]]]:
+        hosts = ",".join(f"{addr(n)}:{GPUS}" for n in group)
         cmd(out, f"mpirun -np {GPUS * len(group)} -H {hosts} --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {NCCL_BIN} -b 8 -e 1G -f 2 -g 1",
             nccl_text(group, busbw=(busbw or {}).get(len(group)), drop=drop, no_gdr=no_gdr, idle=idle), ms=60000,
             note="synthesised all_reduce_perf, one rank per GPU, 8 HCAs on every host's NET/IB line (see nccl_text)")
@@ -424,13 +621,22 @@ def node_file(path, node, head, body):
 for node in NODES:
     def body(out, node=node):
         cmd(out, "ibstat", ibstat(node), ms=40, note="ibstat: 8 ConnectX-7 NDR ports, Active, 400, SM lid 1")
+        cmd(out, "ibv_devinfo", ibv_devinfo(node), ms=30, note="ibv_devinfo: IB MTU 4096 on every port")
+        cmd(out, PKEYS_CMD, pkeys(), ms=10, note="the P_Keys: a full member (0xffff) of the default partition on every port")
+        cmd(out, "sminfo", sminfo(act=1804467 + 17 * NODES.index(node)), ms=20, note="sminfo: the master SM (a UFM appliance's HCA, LID 1)")
+        if node == NODES[0]:
+            cmd(out, f"sminfo -G {SM_STANDBY}", sminfo(2, SM_STANDBY, 14, 2, "SMINFO_STANDBY", 602), ms=20, note="sminfo -G: the standby SM")
         for ca in HCAS:
             cmd(out, f"perfquery -x -C {ca} -P 1", perfquery(node, ca), ms=15)
+        switch_ends(out, node)
+        for ca in HCAS:
+            cmd(out, f"mlxlink -d {ca} -m -c", mlxlink_text(node, ca), ms=900)
         cmd(out, "nvidia-smi topo -m", topo(), ms=300, note="one HCA per GPU on its PCIe switch (PIX)")
         ipoib_answers(out, node)
         health_answers(out, node)
         if node == NODES[0]:
             cmd(out, "iblinkinfo", iblinkinfo(), ms=900, note="iblinkinfo: every HCA cable 4X NDR to its rail's leaf switch (format of the real capture)")
+            cmd(out, f"cat -- {PLAN}", cabling_plan(), ms=3, note="the site's cabling plan (--set ib_cabling_plan=...): example content, written by cabling_plan()")
             cmd(out, "ibdiagnet", ibdiagnet_text(), ms=95000, note="ibdiagnet's summary (format of the real capture): no warning, no error")
         # --dry-run's preflight: the tools the primitives run (all present on a DGX H100 with
         # MLNX_OFED; ibdev2netdev is MLNX_OFED's) and the RDMA devices in sysfs
@@ -444,6 +650,8 @@ for node in NODES:
         if node == NODES[0]:
             nccl_answers(out, node)
     node_file(f"{OUT}/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
+# The plan as a site would keep it (example content; the same text h100-01 answers for PLAN)
+open("cabling-plan.txt" if N == 4 else "cabling-plan-rack8.txt", "w").write(cabling_plan())
 
 # ---- fault scenarios: scenarios/NAME/{scenario.toml, NODE.toml} -------------------------------
 # What each fault's first diagnosis's `part` field alone must name (tests/it/sim_ib.rs: never
@@ -647,18 +855,131 @@ LINKS = ["--filter", "health: ib fabric links"]
 scenario("ib-rail-crossed", "h100-02's mlx5_3 and mlx5_4 cables swapped at the leaves: each lands on the other rail's leaf switch (every link Active 4X NDR)",
          [("fabric_health.rhai", LINKS, "health: ib fabric links", ["h100-02 mlx5_3 (rail 2 of 8) lands on switch LID 202 port 2, the leaf of rail 3", "h100-02 mlx5_4 (rail 3 of 8) lands on switch LID 201 port 2, the leaf of rail 2"]),
           ("fabric_baseline.rhai", LINKS + ["--filter", "ib: fabric links"], "ib: fabric links", ["h100-02 mlx5_3 (rail 2 of 8) lands on switch LID 202"])],
-         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=crossed), ms=900)},
+         with_ends({"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=crossed), ms=900)}, crossed),
          parts=["the cables of h100-02 mlx5_3, mlx5_4 at the leaf switches"])
 # Healthy variant: a small cluster on one switch (every HCA of every node on one 32-port NDR
 # switch, not rail-optimised): no rail has a leaf of its own, nothing is crossed.
 scenario("ib-healthy-one-switch", "healthy: all 32 HCAs on one NDR switch (a small cluster, not rail-optimised): no rail alignment to judge",
-         [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (0, 8 * k + i + 1)), ms=900)},
+         [], with_ends({"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (0, 8 * k + i + 1), spines=0), ms=900)}, lambda k, i: (0, 8 * k + i + 1)),
          healthy=True, runs=[("fabric_health.rhai", ["--filter", "health: ib fabric links"])])
 # Healthy variant: nodes split between two switches by node (h100-01/02 on one, 03/04 on the
 # other, each node's eight HCAs on its switch): not rail-optimised, nothing crossed.
 scenario("ib-healthy-leaves-by-node", "healthy: h100-01/02 on one switch, h100-03/04 on another, every HCA of a node on its node's switch: not rail-optimised, nothing crossed",
-         [], {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (k // 2, 8 * (k % 2) + i + 1)), ms=900)},
+         [], with_ends({"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: (k // 2, 8 * (k % 2) + i + 1)), ms=900)}, lambda k, i: (k // 2, 8 * (k % 2) + i + 1)),
          healthy=True, runs=[("fabric_health.rhai", ["--filter", "health: ib fabric links"])])
+
+# ---- the fabric between the nodes (issue 51 item 1): leaf-spine cables, uplinks, the plan -----
+# The healthy fabric: 8 rail leaves (LID 200-207) with 4 node cables each and 4 uplinks (ports
+# 33-36), alternating over 2 spines (LID 300, 301; spine port = leaf's cables in order).
+# A missing uplink: leaf 202's fourth uplink (port 36 -> spine 301 port 6) is Down at both ends.
+# Every link that is up is 4X NDR; the leaf has 3 uplinks where the 7 others have 4.
+LINKS_H = "health: ib fabric links"
+scenario("ib-uplink-missing", "the rail-3 leaf (LID 202) lost an uplink: its port 36 to spine LID 301 port 6 is Down at both ends (3 uplinks where the other leaves have 4)",
+         [(LINKS_H, ["leaf switch 0xfc6a1c0300e40200 \"MQM9790 Mellanox Technologies\" LID 202 has 3 uplinks to the spines where 7 of the 8 leaves have 4", "port(s) 36 are uplinks on the other leaves"]),
+          ("fabric_baseline.rhai", [], "ib: fabric links", ["LID 202 has 3 uplinks"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place_up=lambda lf, lp, to: None if (lf, lp) == (2, 36) else to), ms=900)},
+         parts=["an uplink of leaf switch 0xfc6a1c0300e40200"])
+# A slow uplink: leaf 205's port 34 to spine 301 port 11 trained at HDR (53.125 Gbps lanes).
+scenario("ib-uplink-slow", "the rail-6 leaf's (LID 205) uplink port 34 to spine LID 301 port 11 trained at HDR (4X 53.125 Gbps) in the NDR fabric",
+         [(LINKS_H, ["switch 0xfc6a1c0300e40500 \"MQM9790 Mellanox Technologies\" LID 205 port 34 <-> switch 0xfc6a1c0300e50100 \"MQM9790 Mellanox Technologies\" LID 301 port 11: 4X 53.125 Gbps (HDR, 200 Gb/s), expected 4X at 400 Gb/s"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(up_over={(5, 34): ("4X", "53.125", "Active", "LinkUp")}), ms=900)},
+         parts=["the switch-to-switch cable switch 0xfc6a1c0300e40500 \"MQM9790 Mellanox Technologies\" LID 205 port 34"])
+# A cable on the wrong spine port against the plan: leaf 201's port 35 (planned to spine 300
+# port 4) lands on spine 300 port 17, a port the plan leaves empty. Every link is Active 4X NDR
+# and every leaf has 4 uplinks: only the plan tells it (--set ib_cabling_plan=...).
+PLAN_ARGS = ["--set", f"ib_cabling_plan={PLAN}"]
+scenario("ib-cable-wrong-port-vs-plan", "the rail-2 leaf's (LID 201) uplink port 35 lands on spine LID 300 port 17 where the cabling plan says port 4 (every link Active 4X NDR, 4 uplinks per leaf)",
+         [("fabric_health.rhai", PLAN_ARGS, LINKS_H, ["planned cable switch 0xfc6a1c0300e40100 \"MQM9790 Mellanox Technologies\" LID 201 port 35 <-> switch 0xfc6a1c0300e50000 \"MQM9790 Mellanox Technologies\" LID 300 port 4",
+                                                      "LID 201 port 35 is cabled to switch 0xfc6a1c0300e50000 \"MQM9790 Mellanox Technologies\" LID 300 port 17", "LID 300 port 4 is Down/Polling (no cable)"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place_up=lambda lf, lp, to: (0, 17) if (lf, lp) == (1, 35) else to), ms=900)},
+         parts=["the cable planned switch 0xfc6a1c0300e40100 \"MQM9790 Mellanox Technologies\" LID 201 port 35"])
+# Healthy variant: the healthy fabric against its plan (every unused port Down, no planned
+# cable on them): nothing fails.
+scenario("ib-healthy-plan-matches", "healthy: every cable where the cabling plan puts it; the switches' unused ports Down (no planned cable: not a fault)",
+         [], {}, healthy=True, runs=[("fabric_health.rhai", PLAN_ARGS), ("fabric_baseline.rhai", PLAN_ARGS + ["--filter", "ib: fabric links"])])
+
+# ---- the GPUDirect path (issue 51 item 5) -----------------------------------------------------
+def raw(out, c, stdout, code, stderr=""):
+    """A transcript entry with an exit code (cmd() answers 0)."""
+    out += ["[[command]]", f"command = {q(c)}", f"stdout = {q(stdout)}", f"stderr = {q(stderr)}", f"exit_code = {code}", "duration_ms = 3", ""]
+OPEN_KM = open(FX + "nvidia-smi/proc-driver-nvidia-version-open-kernel-module-580.txt").read()
+PROP_KM = open(FX + "nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt").read()
+def no_peermem(version):
+    def files(out):
+        raw(out, "test -d /sys/module/nvidia_peermem", "", 1)
+        cmd(out, "cat /proc/driver/nvidia/version", version, ms=3, note="/proc/driver/nvidia/version: a REAL capture (tests/fixtures/nvidia-smi), unchanged")
+    return files
+# ACS on above one GPU: h100-03's switch port above GPU 5 (0000:c3:00.0) redirects
+# peer-to-peer (the real capture's ACSCtl line): GPUDirect RDMA for that GPU and mlx5_9 goes
+# through the root complex.
+scenario("ib-acs-on-above-gpu", "h100-03: PCIe ACS on (ReqRedir+ CmpltRedir+) at the switch port above GPU 5 (0000:c3:00.0): its GPUDirect traffic to mlx5_9 goes through the root complex",
+         [("health: pcie acs [h100-03]", ["h100-03 bridge 0000:bf:01.0", "above GPU 0000:c3:00.0", "ACS redirects peer-to-peer (ACSCtl: SrcValid+ TransBlk- ReqRedir+ CmpltRedir+"])],
+         {"h100-03": lambda out: acs_answers(out, on=("0000:bf:01.0",))}, parts=["PCIe ACS on h100-03's bridge 0000:bf:01.0 above GPU 0000:c3:00.0"])
+# Healthy variant: h100-02 runs GPUDirect RDMA through DMA-BUF: no nvidia_peermem, the open GPU
+# kernel modules (580.95.05) on kernel 5.15.
+scenario("ib-healthy-dmabuf-without-peermem", "healthy: h100-02 has no nvidia_peermem but the open GPU kernel modules on kernel 5.15: GPUDirect RDMA through DMA-BUF",
+         [], {"h100-02": no_peermem(OPEN_KM)}, healthy=True, runs=[("fabric_health.rhai", [])])
+# Neither path: no nvidia_peermem and the proprietary kernel module (no DMA-BUF).
+scenario("ib-no-gpudirect-path", "h100-02 has no nvidia_peermem and the proprietary NVIDIA kernel module (no DMA-BUF): GPUDirect RDMA is off",
+         [("health: gpudirect rdma [h100-02]", ["nvidia_peermem module is not loaded", "DMA-BUF is not available (the proprietary kernel module 515.76, kernel 5.15.0-1063-nvidia"])],
+         {"h100-02": no_peermem(PROP_KM)}, parts=["GPUDirect RDMA on h100-02: no nvidia_peermem and no DMA-BUF"])
+
+# ---- both ends of every link (issue 51 item 2) -------------------------------------------------
+# The switch end of h100-02 mlx5_4's cable (leaf LID 202 port 2) counts 55 symbol errors during
+# the load; the HCA end counts none (a cable or module failing towards the switch): the
+# baseline's counters after load name the switch end.
+scenario("ib-switch-end-errors", "the leaf end (LID 202 port 2) of h100-02 mlx5_4's cable counts 55 symbol errors under load; the HCA end counts none",
+         [("fabric_baseline.rhai", [], "health: error counters not grown under load [h100-02]", ["switch LID 202 port 2 (the switch end of mlx5_4)", "SymbolErrorCounter"])],
+         {"h100-02": lambda out: switch_ends(out, "h100-02", bad=("mlx5_4", 55))},
+         parts=["h100-02 switch LID 202 port 2 (the switch end of mlx5_4)"])
+
+# Raw BER high with zero symbol errors (NDR counts symbol errors after FEC): h100-03 mlx5_10's
+# link runs at a raw BER of 4E-5 (above 1e-6), the effective BER and the symbol errors are 0.
+scenario("ib-raw-ber-high", "h100-03 mlx5_10: raw (pre-FEC) BER 4E-5 with zero symbol errors and a clean effective BER (a link near failure, hidden by FEC)",
+         [("health: ib physical layer [h100-03]", ["h100-03 mlx5_10: raw (pre-FEC) BER 0.00004 above 0.000001", "symbol errors 0", "module NVIDIA MMA4Z00-NS400 serial MT2302FT00006"])],
+         {"h100-03": lambda out: cmd(out, "mlxlink -d mlx5_10 -m -c", mlxlink_text("h100-03", "mlx5_10", raw="4E-5"), ms=900)},
+         parts=["the cable or module NVIDIA MMA4Z00-NS400 serial MT2302FT00006 of h100-03 mlx5_10"])
+
+# ---- the control plane (issue 51 item 3) ------------------------------------------------------
+# ibdiagnet warnings a site fails on (--set ibdiagnet_fail, default Links Check, Speed / Width,
+# Subnet Manager, Partition Keys): 2 warnings in Partition Keys (a port not a full member of the
+# compute partition, as ibdiagnet's pkey stage reports it) fail; 3 in Discovery are logged.
+scenario("ib-ibdiagnet-pkey-warnings", "ibdiagnet (--set ibdiagnet=true) warns twice in its Partition Keys stage (and 3 times in Discovery): the default ibdiagnet_fail stages fail on warnings",
+         [("fabric_health.rhai", ["--set", "ibdiagnet=true"], "health: ibdiagnet", ["warns in stages that fail", "Partition Keys 2 warning(s)"])],
+         {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text((("Discovery", 3, 0), ("Lids Check", 0, 0), ("Links Check", 0, 0), ("Subnet Manager", 0, 0), ("Port Counters", 0, 0), ("Nodes Information", 0, 0), ("Speed / Width checks", 0, 0), ("Partition Keys", 2, 0), ("Alias GUIDs", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0))), ms=95000)},
+         parts=["the subnet as ibdiagnet saw it from h100-01", "Partition Keys 2 warning(s)"])
+SM_H = "health: ib subnet manager"
+SITE_SM = ["--set", f"ib_sm={SM_GUID}", "--set", f"ib_sm_standby={SM_STANDBY}"]
+# A stray opensm on a compute node: h100-03's mlx5_0 port carries the IsSM capability bit (an
+# opensm started there, in standby behind the UFM master); sminfo still names the UFM master.
+scenario("ib-stray-sm", "a stray opensm on h100-03: its mlx5_0 port has the IsSM capability bit (ibstat capability mask 0xa651e84a); the master is still the site's UFM SM",
+         [("fabric_health.rhai", SITE_SM, SM_H, ["h100-03 mlx5_0/1 (port GUID 0xa088c203000200b8", "runs a subnet manager", "a stray opensm"])],
+         {"h100-03": lambda out: cmd(out, "ibstat", ibstat("h100-03", {"mlx5_0": {"cap": "0xa651e84a"}}), ms=40)},
+         parts=["a stray subnet manager on h100-03 mlx5_0"])
+# No standby: the site names its standby SM (--set ib_sm_standby), which does not answer.
+scenario("ib-no-standby-sm", "the site's standby SM (0xb8cef60300aa0002) does not answer sminfo -G: a master failure would leave the subnet unmanaged",
+         [("fabric_health.rhai", SITE_SM, SM_H, ["no standby SM at 0xb8cef60300aa0002", "sminfo -G 0xb8cef60300aa0002 from h100-01 failed (exit 255"])],
+         {"h100-01": lambda out: out.extend(["[[command]]", f"command = {q('sminfo -G ' + SM_STANDBY)}", 'stdout = ""',
+                                             f"stderr = {q('ibwarn: [40311] mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0)' + chr(10) + 'sminfo: iberror: failed: query' + chr(10))}",
+                                             "exit_code = 255", "duration_ms = 4000", ""])},
+         parts=["the standby subnet manager 0xb8cef60300aa0002"])
+# A limited P_Key: h100-02's mlx5_5 is a limited member (0x7fff) of the default partition (the
+# SM's partitions.conf lists it without =full): it reaches full members only.
+scenario("ib-limited-pkey", "h100-02 mlx5_5 is a limited member (P_Key 0x7fff) of the compute partition: it reaches only full members",
+         [("health: ib partition [h100-02]", ["h100-02 mlx5_5/1: P_Key 0x7fff (index 0) is a LIMITED member of partition 0x7fff"])],
+         {"h100-02": lambda out: cmd(out, PKEYS_CMD, pkeys({"mlx5_5": "0x7fff"}), ms=10)},
+         parts=["the partition membership (P_Key) of h100-02's HCA ports"])
+# IB MTU 2048 fabric-wide: every port of every node at 2048 (the SM's partition MTU).
+scenario("ib-mtu-2048", "every IB port of every node runs IB MTU 2048 (the subnet manager's partition MTU), 4096 expected",
+         [("health: ib mtu", [f"every one of the {8 * len(NODES)} active IB ports runs IB MTU 2048", "the subnet manager's setting"])],
+         {n: (lambda out, n=n: cmd(out, "ibv_devinfo", ibv_devinfo(n, 2048), ms=30)) for n in NODES},
+         parts=["the subnet manager's MTU: every IB port at 2048"])
+# Healthy variant: a site that runs IB MTU 2048 by choice says so (--set ib_mtu=2048).
+scenario("ib-healthy-mtu-2048-by-site", "healthy: every port at IB MTU 2048 where the site chose 2048 (--set ib_mtu=2048)",
+         [], {n: (lambda out, n=n: cmd(out, "ibv_devinfo", ibv_devinfo(n, 2048), ms=30)) for n in NODES},
+         healthy=True, runs=[("fabric_health.rhai", ["--set", "ib_mtu=2048"])])
+scenario("ib-healthy-sm-as-site-says", "healthy: the master and standby SMs the site names (--set ib_sm, ib_sm_standby), no SM on a node",
+         [], {}, healthy=True, runs=[("fabric_health.rhai", SITE_SM)])
 
 # ---- the rack of eight (FCSIM_NODES=8): the fleet view at rack size --------------------------
 RACK_RDMA = ["--filter", "rdma: write"]
@@ -672,7 +993,15 @@ scenario("rack-hca-slow-both-ways", "rack of 8: h100-03 mlx5_6 at 288.4 Gb/s to 
          slow_hca("h100-03", "mlx5_6", 288.4), parts=["h100-03 ibp154s0 (mlx5_6)", "its own cable"])
 scenario("rack-rail-crossed", "rack of 8: h100-07's mlx5_3 and mlx5_4 cables swapped at the leaves",
          [("fabric_baseline.rhai", ["--filter", "ib: fabric links"], "ib: fabric links", ["h100-07 mlx5_3 (rail 2 of 8) lands on switch LID 202 port 7, the leaf of rail 3"])],
-         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: crossed(k, i, "h100-07")), ms=900)},
+         with_ends({"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place=lambda k, i: crossed(k, i, "h100-07")), ms=900)}, lambda k, i: crossed(k, i, "h100-07")),
          parts=["the cables of h100-07 mlx5_3, mlx5_4 at the leaf switches"])
 scenario("rack-healthy-noisy-pairs", "rack of 8, healthy: every pair's RDMA write within 1.5 % of the others",
          [], {n: (lambda out, n=n: noisy(out, n)) for n in NODES}, healthy=True, runs=[("fabric_baseline.rhai", ["--filter", "rdma: write"])])
+# The rack's fabric (issue 51 item 1): 8 leaves of 8 node cables and 8 uplinks each (ports
+# 33-40) over 2 spines; the rail-7 leaf (LID 206) lost its uplink port 40.
+scenario("rack-uplink-missing", "rack of 8: the rail-7 leaf (LID 206) lost an uplink: its port 40 to spine LID 301 is Down at both ends (7 uplinks where the other leaves have 8)",
+         [("fabric_baseline.rhai", [], "ib: fabric links", ["leaf switch 0xfc6a1c0300e40600 \"MQM9790 Mellanox Technologies\" LID 206 has 7 uplinks to the spines where 7 of the 8 leaves have 8", "port(s) 40 are uplinks"])],
+         {"h100-01": lambda out: cmd(out, "iblinkinfo", iblinkinfo(place_up=lambda lf, lp, to: None if (lf, lp) == (6, 40) else to), ms=900)},
+         parts=["an uplink of leaf switch 0xfc6a1c0300e40600"])
+scenario("rack-healthy-plan-matches", "rack of 8, healthy: every cable where the cabling plan puts it",
+         [], {}, healthy=True, runs=[("fabric_baseline.rhai", PLAN_ARGS + ["--filter", "ib: fabric links"])])

@@ -15,6 +15,7 @@ mod ethtool_driver;
 mod ethtool_module;
 mod ethtool_stats;
 mod health;
+mod ib_fabric;
 mod ibdev2netdev;
 mod ibstat;
 mod ibv_devinfo;
