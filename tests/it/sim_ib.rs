@@ -908,3 +908,34 @@ fn roce_only_skip_notes_on_ib_say_what_is_not_checked() {
         .message("health: roce mtu [h100-01]")
         .contains("health: ib mtu"));
 }
+
+/// Issue 46 item 5 on InfiniBand: MLNX_OFED 24.10's driver (DOCA 2.9, ConnectX-7 28.43.x) with
+/// firmware 28.39.1002 on every node is no drift, but NVIDIA's release table warns once per
+/// node naming its IPoIB netdevs and both versions; the release's own firmware warns nothing.
+#[test]
+fn ib_firmware_outside_the_drivers_release_warns_per_node() {
+    const T: &str = "health: version drift";
+    let warnings = |scenario: &str| -> Vec<String> {
+        let o = ib_run("fabric_health.rhai", &["--filter", T], Some(scenario));
+        o.code(0);
+        o.test(T)["warnings"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|w| w.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let w = warnings("ib-firmware-outside-driver-release");
+    for n in ["h100-01", "h100-02", "h100-03", "h100-04"] {
+        assert!(
+            w.iter().any(|x| x.starts_with(&format!("{n} ibp"))
+                && x.contains("ConnectX-7 firmware 28.39.1002 under driver 24.10-1.1.4")
+                && x.contains("DOCA 2.9.0/2.9.1/2.9.2/2.9.3")),
+            "{n}: {w:#?}"
+        );
+    }
+    let w = warnings("ib-healthy-ofed-driver-with-its-firmware");
+    assert!(!w.iter().any(|x| x.contains("release table")), "{w:#?}");
+}

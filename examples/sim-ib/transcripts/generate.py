@@ -843,6 +843,22 @@ def noisy(out, me):
 scenario("ib-healthy-noisy-pairs", "healthy: every pair's RDMA write within 1.5 % of the others (386.3 to 392.18 Gb/s), as a real fabric measures",
          [], {n: (lambda out, n=n: noisy(out, n)) for n in NODES}, healthy=True, runs=[("fabric_baseline.rhai", [])])
 
+# NVIDIA's release table (issue 46 item 5): every node runs MLNX_OFED 24.10's driver (DOCA 2.9's
+# stream, which bundles ConnectX-7 firmware 28.43.x) with firmware 28.39.1002: the same on every
+# node, so no drift; the version check passes with a WARN per node naming its IPoIB netdevs.
+# The healthy variant runs the firmware of that release. (ethtool -i of IPoIB under MLNX_OFED
+# reports the OFED version, as the real capture tests/fixtures/ethtool/ethtool-i-ipoib-mlx5_core-ib_ipoib-azure-cx6-ofed24.07.txt.)
+def ofed_driver(fw):
+    def f(out):
+        for i, nd in enumerate(IPOIB):
+            cmd(out, f"ethtool -i {nd}", ethtool_i_ipoib(i).replace(f"version: {KERNEL}", "version: 24.10-1.1.4").replace("28.39.1002", fw), ms=10)
+    return f
+VERSIONS = ["--filter", "health: version drift"]
+scenario("ib-firmware-outside-driver-release", "every node runs MLNX_OFED 24.10's driver (DOCA 2.9 bundles ConnectX-7 28.43.x) with firmware 28.39.1002: the same everywhere (no drift), a WARN per node from NVIDIA's release table",
+         [], {n: ofed_driver("28.39.1002") for n in NODES}, healthy=True, runs=[("fabric_health.rhai", VERSIONS)])
+scenario("ib-healthy-ofed-driver-with-its-firmware", "healthy: every node runs MLNX_OFED 24.10's driver with the firmware its DOCA 2.9 release bundles (28.43.2566): no drift, no release-table warning",
+         [], {n: ofed_driver("28.43.2566") for n in NODES}, healthy=True, runs=[("fabric_health.rhai", VERSIONS)])
+
 # Rail alignment (issue 46 item 3): h100-02's mlx5_3 (rail 2) and mlx5_4 (rail 3) cables are
 # swapped at the leaves: each lands on the other rail's leaf switch (LIDs 202 and 201), in the
 # port h100-02's own cable of that rail should use. Every link is Active 4X NDR: only where the
