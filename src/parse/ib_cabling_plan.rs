@@ -37,14 +37,21 @@ pub(crate) struct Cable {
     pub line: usize,
 }
 
-fn end(text: &str) -> Result<End, String> {
+/// A plan that cannot be read: `SOURCE:LINE:COL: what; what to do`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct PlanError(pub String);
+
+fn end(text: &str) -> Result<End, PlanError> {
     let t = text.trim();
     let Some((name, port)) = t.rsplit_once(':') else {
-        return Err(format!("`{t}` is not SWITCH:PORT or HOST:HCA (no `:`)"));
+        return Err(PlanError(format!(
+            "`{t}` is not SWITCH:PORT or HOST:HCA (no `:`)"
+        )));
     };
     let (name, port) = (name.trim(), port.trim());
     if name.is_empty() || port.is_empty() {
-        return Err(format!("`{t}`: a switch (GUID or node description) or host before `:`, a port number or HCA after it"));
+        return Err(PlanError(format!("`{t}`: a switch (GUID or node description) or host before `:`, a port number or HCA after it")));
     }
     Ok(match port.parse::<u32>() {
         Ok(p) => End::Switch {
@@ -59,7 +66,7 @@ fn end(text: &str) -> Result<End, String> {
 }
 
 /// The plan's cables; `source` names the file in errors (`SOURCE:LINE:COL: what; what to do`).
-pub(crate) fn parse(text: &str, source: &str) -> Result<Vec<Cable>, String> {
+pub(crate) fn parse(text: &str, source: &str) -> Result<Vec<Cable>, PlanError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("");
@@ -68,28 +75,28 @@ pub(crate) fn parse(text: &str, source: &str) -> Result<Vec<Cable>, String> {
         }
         let col = raw.len() - raw.trim_start().len() + 1;
         let Some((a, b)) = line.split_once("<->") else {
-            return Err(format!(
+            return Err(PlanError(format!(
                 "{source}:{}:{col}: expected `SWITCH:PORT <-> SWITCH:PORT|HOST:HCA`, got `{}` (one cable per line, ends joined by `<->`)",
                 i + 1,
                 line.trim()
-            ));
+            )));
         };
-        let at = |e: String, c: usize| format!("{source}:{}:{c}: {e}", i + 1);
+        let at = |e: PlanError, c: usize| PlanError(format!("{source}:{}:{c}: {}", i + 1, e.0));
         let a = end(a).map_err(|e| at(e, col))?;
         let b_col = line.find("<->").unwrap_or(0) + 3 + (b.len() - b.trim_start().len()) + 1;
         let b = end(b).map_err(|e| at(e, b_col))?;
         if matches!((&a, &b), (End::Host { .. }, End::Host { .. })) {
             return Err(at(
-                "a cable between two hosts: one end must be a switch port".into(),
+                PlanError("a cable between two hosts: one end must be a switch port".into()),
                 col,
             ));
         }
         out.push(Cable { a, b, line: i + 1 });
     }
     if out.is_empty() {
-        return Err(format!(
+        return Err(PlanError(format!(
             "{source}: no cable in the plan (lines `SWITCH:PORT <-> SWITCH:PORT|HOST:HCA`)"
-        ));
+        )));
     }
     Ok(out)
 }
@@ -139,16 +146,19 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            e.starts_with("plan.txt:2:3: expected `SWITCH:PORT <->"),
+            e.0.starts_with("plan.txt:2:3: expected `SWITCH:PORT <->"),
             "{e}"
         );
         let e = parse("leaf-1:1 <-> h1\n", "plan.txt").unwrap_err();
         assert!(
-            e.starts_with("plan.txt:1:14: `h1` is not SWITCH:PORT"),
+            e.0.starts_with("plan.txt:1:14: `h1` is not SWITCH:PORT"),
             "{e}"
         );
         let e = parse("h1:mlx5_0 <-> h2:mlx5_0\n", "p").unwrap_err();
-        assert!(e.contains("between two hosts"), "{e}");
-        assert!(parse("# nothing\n", "p").unwrap_err().contains("no cable"));
+        assert!(e.0.contains("between two hosts"), "{e}");
+        assert!(parse("# nothing\n", "p")
+            .unwrap_err()
+            .0
+            .contains("no cable"));
     }
 }

@@ -235,15 +235,25 @@ fn norm_guid(g: &str) -> Option<u128> {
     u128::from_str_radix(h, 16).ok()
 }
 
+/// A planned end the sweep cannot place (why, in words).
+#[derive(Debug)]
+struct Unresolved(String);
+
+impl std::fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The switch a plan names: by GUID, else by node description (one switch only).
-fn resolve_switch(s: &Sweep, name: &str) -> Result<u64, String> {
+fn resolve_switch(s: &Sweep, name: &str) -> Result<u64, Unresolved> {
     if let Some(g) = norm_guid(name) {
         return s
             .switches
             .iter()
             .find(|(_, sw)| norm_guid(&sw.guid) == Some(g))
             .map(|(lid, _)| *lid)
-            .ok_or_else(|| format!("no switch with GUID {name} in the sweep (a switch down or unreachable, or the plan's GUID)"));
+            .ok_or_else(|| Unresolved(format!("no switch with GUID {name} in the sweep (a switch down or unreachable, or the plan's GUID)")));
     }
     let m: Vec<u64> = s
         .switches
@@ -253,12 +263,12 @@ fn resolve_switch(s: &Sweep, name: &str) -> Result<u64, String> {
         .collect();
     match m.as_slice() {
         [one] => Ok(*one),
-        [] => Err(format!("no switch with node description \"{name}\" in the sweep (a switch down or unreachable, or the plan's name)")),
-        _ => Err(format!("{} switches have the node description \"{name}\": name them by GUID in the plan", m.len())),
+        [] => Err(Unresolved(format!("no switch with node description \"{name}\" in the sweep (a switch down or unreachable, or the plan's name)"))),
+        _ => Err(Unresolved(format!("{} switches have the node description \"{name}\": name them by GUID in the plan", m.len()))),
     }
 }
 
-fn key_of(s: &Sweep, e: &End) -> Result<Key, String> {
+fn key_of(s: &Sweep, e: &End) -> Result<Key, Unresolved> {
     match e {
         End::Switch { switch, port } => Ok(Key::Sw(resolve_switch(s, switch)?, *port)),
         End::Host { host, hca } => Ok(Key::Ca(format!("{host} {hca}"), 1)),
@@ -354,6 +364,33 @@ pub(crate) fn check(
         plan(&s, cables, source, &mut out);
     }
     out
+}
+
+/// [`check`] of iblinkinfo's text and a plan's text (`""`: none; `source` names it in errors):
+/// what the script function `ib_fabric_check` runs.
+pub(crate) fn check_texts(
+    text: &str,
+    rate_gbps: f64,
+    from: &str,
+    plan_text: &str,
+    source: &str,
+) -> super::PResult<FabricCheck> {
+    let links = crate::parse::iblinkinfo::parse(text)
+        .map_err(|e| super::PrimError::error(e.to_string()))?;
+    let cables = if plan_text.trim().is_empty() {
+        None
+    } else {
+        Some(
+            crate::parse::ib_cabling_plan::parse(plan_text, source)
+                .map_err(|e| super::PrimError::error(e.to_string()))?,
+        )
+    };
+    Ok(check(
+        &links,
+        rate_gbps,
+        from,
+        cables.as_deref().map(|c| (c, source)),
+    ))
 }
 
 #[cfg(test)]

@@ -239,7 +239,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
     row("lacp_rate", Text, "", "any", "fast", &[SECOND_CABLE], Set,
         "the bond's expected LACP rate (fast or slow)"),
     row("link_layer", Text, "", "ethernet (RoCE)", "ethernet",
-        &[Reader::Stdlib("infiniband"), Reader::Run("src/primitives/profile.rs")], Read,
+        &[Reader::Stdlib("infiniband"), Reader::Stdlib("common"), Reader::Run("src/primitives/profile.rs")], Read,
         "the node's fabric, infiniband or ethernet: which checks apply (sysfs link_layer of its RDMA ports)"),
     row("link_utilization_pct", Number, "%", "unanswered (no), or measure_utilization", "85", &[SECOND_CABLE], NodeVar,
         "question 3: single-link utilisation (> 80 is yes)"),

@@ -3,7 +3,6 @@
 
 use super::api::{Api, Binder, BINDINGS};
 use crate::engine::signal::{self, RhaiErr};
-use crate::parse::{ib_cabling_plan, iblinkinfo};
 use crate::primitives::ib_fabric;
 use rhai::{Dynamic, NativeCallContext};
 
@@ -16,18 +15,8 @@ fn check(
     source: &str,
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
-    let links = iblinkinfo::parse(text).map_err(|e| signal::error(e.to_string(), pos))?;
-    let cables = if plan.trim().is_empty() {
-        None
-    } else {
-        Some(ib_cabling_plan::parse(plan, source).map_err(|e| signal::error(e, pos))?)
-    };
-    let c = ib_fabric::check(
-        &links,
-        rate_gbps,
-        from,
-        cables.as_deref().map(|c| (c, source)),
-    );
+    let c = ib_fabric::check_texts(text, rate_gbps, from, plan, source)
+        .map_err(|e| signal::error(e.message, pos))?;
     rhai::serde::to_dynamic(c).map_err(|e| signal::error(e.to_string(), pos))
 }
 

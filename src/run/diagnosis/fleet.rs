@@ -62,7 +62,12 @@ fn where_words(topo: &Topology, a: &Attribution, name: &str) -> String {
     }
 }
 
+/// What to run next, pasteable (`rules::on`: the node's own ssh command where the inventory
+/// says how to reach it): a DGX Spark rail's host side (its PCIe path, its drops), another
+/// platform's HCA link and counters (`mlxlink` and `rdma statistic` answer on InfiniBand and
+/// RoCE alike), and a node's shared path.
 fn next_steps(topo: &Topology, a: &Attribution) -> Vec<String> {
+    use super::rules::{netdev_of, on};
     let good = topo
         .nodes
         .iter()
@@ -70,15 +75,22 @@ fn next_steps(topo: &Topology, a: &Attribution) -> Vec<String> {
         .find(|n| *n != a.node)
         .unwrap_or("GOOD-NODE");
     match (&a.rail, &a.rail_name) {
+        (Some(_), Some(r)) if topo.is_spark(&a.node) => {
+            let nd = netdev_of(topo, &a.node, r, true);
+            vec![
+                on(topo, &a.node, &format!("sudo lspci -vv -s $(ethtool -i {nd} | awk '/bus-info/ {{print $2}}') | grep -E 'LnkCap:|LnkSta:'"), "this rail's PCIe path: Gen5 x4 expected"),
+                on(topo, &a.node, &format!("ethtool -S {nd} | grep -E 'discard|_err|pause'"), "drops, errors and pauses of this rail"),
+            ]
+        }
         (Some(_), Some(r)) => vec![
-            format!("on {}: mlxlink -d {r} -c -e   # BER, FEC and eye of this HCA's link", a.node),
-            format!("on {}: ibstat {r}; perfquery -x -C {r} -P 1   # rate and error counters", a.node),
+            on(topo, &a.node, &format!("mlxlink -d {r} -c -e"), "BER, FEC and eye of this HCA's link"),
+            on(topo, &a.node, &format!("rdma statistic show link {r}/1"), "this port's error and congestion counters"),
             format!("swap {}'s cable on {r} with a good rail's: a fault that moves with the cable is the cable", a.node),
         ],
         _ => vec![
             format!("fabcheck run scripts/fabric_health.rhai -i INVENTORY -w {},{good}   # drift between it and a good node", a.node),
-            format!("on {}: lspci -vv | grep -E 'LnkSta|ACSCtl'; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", a.node),
-            format!("on {}: uptime; top -bn1 | head   # a busy node is slow on every rail", a.node),
+            on(topo, &a.node, "sudo lspci -vv | grep -E 'LnkSta:|ACSCtl:'; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "PCIe links, ACS, CPU governor"),
+            on(topo, &a.node, "uptime; top -bn1 | head", "a busy node is slow on every rail"),
         ],
     }
 }
