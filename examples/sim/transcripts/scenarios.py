@@ -829,6 +829,28 @@ for script, test in [(FIVE, "step 3: link speed [spark-01]"), (BASE, "link: spee
     s.expect(script, test, [], status="pass")
 s.write()
 
+# Healthy variant (issue 46 done-when): a storage network outside the inventory. Both Sparks'
+# second QSFP port (qsfp0: enp1s0f0np0 / enP2p1s0f0np0, rocep1s0f0 / roceP2p1s0f0) is cabled to a
+# storage switch and addressed on 10.50.0.0/24; the inventory names only qsfp1's rails. Nothing
+# the inventory does not name may fail or be blamed.
+s = Scenario("storage-port-outside-inventory", "healthy: both Sparks' other QSFP port (qsfp0) carries a storage network (10.50.0.11/.12, Up, RDMA devices ACTIVE) that the inventory does not list: nothing about it fails", healthy=True)
+rdma_up = read("synth/rdma-link-dgx-spark.txt").replace("state DOWN physical_state DISABLED", "state ACTIVE physical_state LINK_UP")
+assert rdma_up != read("synth/rdma-link-dgx-spark.txt")
+for n, last in [("spark-01", 11), ("spark-02", 12)]:
+    s.answer(n, "rdma link", "the healthy answer with qsfp0's two RDMA devices ACTIVE (the storage port)", stdout=rdma_up, ms=15)
+    doc = json.loads(read(f"synth/ip-j-addr-{n}.json"))
+    for i in doc:
+        if i["ifname"] in ("enp1s0f0np0", "enP2p1s0f0np0"):
+            i["operstate"] = "UP"
+            i["flags"] = ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"]
+            i["mtu"] = 9000
+        if i["ifname"] == "enp1s0f0np0":
+            i["addr_info"] = [{"family": "inet", "local": f"10.50.0.{last}", "prefixlen": 24, "scope": "global", "label": "enp1s0f0np0", "valid_life_time": 4294967295, "preferred_life_time": 4294967295}]
+    s.answer(n, "ip -j addr", "the healthy answer with qsfp0 Up on the storage network 10.50.0.0/24 (synthesised)", stdout=json.dumps(doc, separators=(",", ":")) + "\n", ms=12)
+for script in [FIVE, BASE, HEALTH]:
+    s.expect(script, "rdma: devices up [spark-01]" if script == BASE else ("health: rails as the inventory says [spark-01]" if script == HEALTH else "step 1: rails as the inventory says [spark-01]"), [], status="pass")
+s.write()
+
 s = Scenario("negotiated-100g-partner-200g", "a bad cable between two 200G-capable ends: both advertise 200000baseCR4 (ethtool's link partner modes) but the link came up at 100G; RDMA rails 47.5 + 47.4 Gbit/s, NCCL at half")
 at_100g(s, ["100000baseCR4/Full", "200000baseCR4/Full"], "ethtool at 100G, the partner advertising 100000baseCR4 and 200000baseCR4 (synthesised)")
 for n in ["spark-01", "spark-02"]:
