@@ -270,6 +270,9 @@ fn prepare(a: &HealthArgs, verbose: u8) -> Result<Prepared, i32> {
     if let Some(c) = &state.counters {
         stash::stash_json(&format!("health:previous:{node}"), c);
     }
+    if let Some(sp) = &state.speeds {
+        stash::stash_json(&format!("health:previous_speeds:{node}"), sp);
+    }
     // Replayed transcripts answer the second read themselves: no time need pass between.
     let secs = if replayed && !env.params.contains_key("health_window") {
         0
@@ -368,6 +371,12 @@ fn save_state(
 ) -> u32 {
     if let Some(c) = stash::stashed_json(&format!("health:current:{node}")) {
         state.counters = Some(c);
+    }
+    // the speeds of a healthy run only: a drop stays flagged until the link is back
+    if matches!(v, health::Verdict::Healthy) {
+        if let Some(sp) = stash::stashed_json(&format!("health:current_speeds:{node}")) {
+            state.speeds = Some(sp);
+        }
     }
     state.passes = health::next_passes(state.passes, v);
     let path = health::state_path(&a.state, node);

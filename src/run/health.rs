@@ -145,6 +145,10 @@ pub(crate) struct State {
     /// The last snapshot of the node's error counters (`health_counters`), as the script saw it.
     #[serde(default)]
     pub counters: Option<serde_json::Value>,
+    /// The negotiated speed of each fabric interface at the last healthy run (Mb/s): a link
+    /// that came up slower since is unhealthy even where nothing else says what it should run.
+    #[serde(default)]
+    pub speeds: Option<serde_json::Value>,
 }
 
 /// The state file of `node` in `dir`.

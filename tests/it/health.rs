@@ -8,10 +8,10 @@ use crate::common::{self, repo, tempdir::TempDir, Fab, Outcome};
 use std::path::Path;
 
 fn sim(which: &str) -> String {
-    let f = if which == "ib" {
-        "examples/sim-ib/cluster.toml"
-    } else {
-        "examples/sim/two-sparks.toml"
+    let f = match which {
+        "ib" => "examples/sim-ib/cluster.toml",
+        "switch" => "examples/sim-switch/four-sparks.toml",
+        _ => "examples/sim/two-sparks.toml",
     };
     repo().join(f).display().to_string()
 }
@@ -545,4 +545,44 @@ fn a_run_killed_mid_write_leaves_the_previous_gauges_intact() {
     );
     // node_exporter's textfile collector reads *.prom only: the leftover is not read
     assert!(!tmp[0].ends_with(".prom"));
+}
+
+/// A rail that came up slower since the last healthy run is unhealthy even where nothing else
+/// says what it should run: the prolog asks no other node, so a switch port that now
+/// advertises only 100G (switch sim `switch-port-100g-one-node`) is caught from the state the
+/// last healthy run kept. Without that history (a first run, or a site on a 100G switch by
+/// design) it is healthy, and a site's explicit speed_mbps is the intent instead.
+#[test]
+fn a_link_slower_than_at_the_last_healthy_run_is_unhealthy() {
+    let state = fresh();
+    const SC: Option<&str> = Some("switch-port-100g-one-node");
+    // no history: nothing tells 100G by design from a port that dropped
+    health("switch", "spark-02", SC, &state.path().join("state"), &[]).code(0);
+    let state = fresh();
+    health("switch", "spark-02", None, &state.path().join("state"), &[]).code(0);
+    let o = health("switch", "spark-02", SC, &state.path().join("state"), &[]);
+    o.code(1);
+    assert!(
+        o.stdout.contains(
+            "spark-02 enp1s0f1np1: negotiated 100000 Mb/s, 200000 Mb/s at the last healthy run"
+        ),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        the_line(&o).contains("100000 Mb/s, 200000 at the last healthy run"),
+        "{}",
+        o.stderr
+    );
+    // still flagged while it lasts (an unhealthy run keeps the healthy run's speeds) ...
+    health("switch", "spark-02", SC, &state.path().join("state"), &[]).code(1);
+    // ... unless the site says 100G is meant
+    health(
+        "switch",
+        "spark-02",
+        SC,
+        &state.path().join("state"),
+        &["--set", "speed_mbps=100000"],
+    )
+    .code(0);
 }
