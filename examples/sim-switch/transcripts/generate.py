@@ -122,23 +122,7 @@ def ib_write_lat_text(dev):
     return open(SPARK + f"synth/ib_write_lat-{dev}.txt").read()
 
 NCCL_BIN = "/home/nvidia/nccl-tests/build/all_reduce_perf"
-def nccl_scaled(text, factor):
-    """The two-Spark all_reduce_perf answer with every bandwidth times `factor` (times / factor),
-    the average recomputed (the same function as examples/sim/transcripts/scenarios.py)."""
-    out, bws = [], []
-    for line in text.split("\n"):
-        f = line.split()
-        if len(f) == 13 and f[0].isdigit():
-            size = int(f[0])
-            t1, t2 = float(f[5]) / factor, float(f[9]) / factor
-            a1, a2 = size / t1 / 1e3, size / t2 / 1e3
-            bws.append(a1)
-            line = (f"{f[0]:>12} {f[1]:>13} {f[2]:>9} {f[3]:>7} {f[4]:>7} {t1:8.2f} {a1:7.2f} {a1:7.2f} {f[8]:>7} "
-                    f"{t2:8.2f} {a2:7.2f} {a2:7.2f} {f[12]:>7}")
-        elif line.startswith("# Avg bus bandwidth"):
-            line = f"# Avg bus bandwidth    : {sum(bws) / len(bws):.4f} "
-        out.append(line)
-    return "\n".join(out)
+from formats import nccl_scaled  # the two-Spark scenarios' function, one copy
 
 def fabric_ip_two(k):
     """The two-Spark simulation's rail-0 addresses, replaced in its NCCL answer."""

@@ -178,3 +178,22 @@ def iperf3_json(local, remote, streams, secs, bps):
                    "sum_received": {"start": 0, "end": secs, "seconds": secs, "bytes": total - 65536,
                                     "bits_per_second": bps * 0.9995, "sender": True}}}
     return json.dumps(doc, indent="\t") + "\n"
+
+
+def nccl_scaled(text, factor):
+    """The healthy synthesised all_reduce_perf answer with every time multiplied by 1/factor
+    (bandwidths times factor), the average recomputed: the format is unchanged."""
+    out, bws = [], []
+    for line in text.split("\n"):
+        f = line.split()
+        if len(f) == 13 and f[0].isdigit():
+            size = int(f[0])
+            t1, t2 = float(f[5]) / factor, float(f[9]) / factor
+            a1, a2 = size / t1 / 1e3, size / t2 / 1e3
+            bws.append(a1)
+            line = (f"{f[0]:>12} {f[1]:>13} {f[2]:>9} {f[3]:>7} {f[4]:>7} {t1:8.2f} {a1:7.2f} {a1:7.2f} {f[8]:>7} "
+                    f"{t2:8.2f} {a2:7.2f} {a2:7.2f} {f[12]:>7}")
+        elif line.startswith("# Avg bus bandwidth"):
+            line = f"# Avg bus bandwidth    : {sum(bws) / len(bws):.4f} "
+        out.append(line)
+    return "\n".join(out)

@@ -156,23 +156,7 @@ def rdma_client(text, gbps):
 def ib_write_cmd(dev, k, peer_ip):
     return f"ib_write_bw -d {dev} -x 3 -p {18515 + k} -D 5 --report_gbits {peer_ip}"
 
-def nccl_scaled(text, factor):
-    """The healthy synthesised all_reduce_perf answer with every time multiplied by 1/factor
-    (bandwidths times factor), the average recomputed: the format is unchanged."""
-    out, bws = [], []
-    for line in text.split("\n"):
-        f = line.split()
-        if len(f) == 13 and f[0].isdigit():
-            size = int(f[0])
-            t1, t2 = float(f[5]) / factor, float(f[9]) / factor
-            a1, a2 = size / t1 / 1e3, size / t2 / 1e3
-            bws.append(a1)
-            line = (f"{f[0]:>12} {f[1]:>13} {f[2]:>9} {f[3]:>7} {f[4]:>7} {t1:8.2f} {a1:7.2f} {a1:7.2f} {f[8]:>7} "
-                    f"{t2:8.2f} {a2:7.2f} {a2:7.2f} {f[12]:>7}")
-        elif line.startswith("# Avg bus bandwidth"):
-            line = f"# Avg bus bandwidth    : {sum(bws) / len(bws):.4f} "
-        out.append(line)
-    return "\n".join(out)
+from formats import nccl_scaled  # shared with examples/sim-switch
 
 def nccl_cmd(node):
     return NCCL_CMD.format(ip=IPS[node][0], peer_ip=IPS[PEER[node]][0])
