@@ -11,7 +11,7 @@
 use crate::common::lab::Lab;
 use crate::common::Fab;
 use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const NODES: [&str; 4] = ["lab01", "lab02", "lab03", "lab04"];
 const SOCKS: &str = "/run/fclab-lldp";
@@ -153,16 +153,9 @@ impl Drop for Shim {
     }
 }
 
-/// Polls `ok` until it holds (generous: lldpd's first frames; a busy machine).
-fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ok() {
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "{what}: not within 90 s"
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
+/// Waits (bounded, generous: lldpd's first frames on a busy machine) until `ok` holds.
+fn wait_for(what: &str, ok: impl FnMut() -> bool) {
+    crate::common::eventually(Duration::from_secs(90), what, ok);
 }
 
 fn ports(rail: usize, nodes: &[&str]) -> Vec<String> {

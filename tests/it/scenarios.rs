@@ -500,18 +500,6 @@ fn a_rail_far_above_its_peers_in_latency_is_named_and_a_fixed_line_fails_it() {
     assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
 }
 
-/// The warnings of testcase `test` of a run.
-fn warnings_of(o: &Outcome, test: &str) -> Vec<String> {
-    o.test(test)["warnings"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|w| w.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Issue 46 item 5: the firmware against NVIDIA's release table for the running driver. Both
 /// nodes alike (no drift) still warn, naming each node and its interfaces; the driver's own
 /// bundled firmware, the inbox driver of the healthy simulation, and a site that names its
@@ -525,7 +513,7 @@ fn firmware_outside_the_drivers_release_warns_naming_node_and_devices() {
         &[],
     );
     o.code(0);
-    let w = warnings_of(&o, T);
+    let w = o.warnings(T);
     for node in ["spark-01", "spark-02"] {
         assert!(
             w.iter().any(|x| x.starts_with(&format!("{node} enp1s0f1np1, enP2p1s0f1np1: ConnectX-7 firmware 28.43.1014 under driver 25.07-0.9.7"))
@@ -543,7 +531,7 @@ fn firmware_outside_the_drivers_release_warns_naming_node_and_devices() {
     ] {
         let o = run("fabric_health.rhai", scenario, &args);
         o.code(0);
-        let w = warnings_of(&o, T);
+        let w = o.warnings(T);
         assert!(
             !w.iter().any(|x| x.contains("release table")),
             "{scenario:?} {args:?}: {w:#?}"

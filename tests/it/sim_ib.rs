@@ -918,14 +918,7 @@ fn ib_firmware_outside_the_drivers_release_warns_per_node() {
     let warnings = |scenario: &str| -> Vec<String> {
         let o = ib_run("fabric_health.rhai", &["--filter", T], Some(scenario));
         o.code(0);
-        o.test(T)["warnings"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|w| w.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
+        o.warnings(T)
     };
     let w = warnings("ib-firmware-outside-driver-release");
     for n in ["h100-01", "h100-02", "h100-03", "h100-04"] {

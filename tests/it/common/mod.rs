@@ -398,6 +398,18 @@ impl Outcome {
             .collect()
     }
 
+    /// The warnings of the test with this exact name (`warn(...)` lines), in order.
+    pub fn warnings(&self, name: &str) -> Vec<String> {
+        self.test(name)["warnings"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|w| w.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The test with this exact name (panics with the list of names when absent).
     pub fn test(&self, name: &str) -> Value {
         let all = self.tests();
