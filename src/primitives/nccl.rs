@@ -199,7 +199,12 @@ fn ranks_per_node(nodes: &[NodeRef]) -> PResult<i64> {
             Err(e) => return Err(e),
         };
         // a dry run reads nothing: --set gpus_per_node (or the node var) is listed, else 1
-        let e = match super::profile::expect(n, "gpus_per_node", serde_json::json!(gpus.max(1))) {
+        let e = match super::profile::expect(
+            n,
+            "gpus_per_node",
+            None,
+            serde_json::json!(gpus.max(1)),
+        ) {
             Err(e) if dry(&e) => return Ok(1),
             r => r?,
         };

@@ -4,8 +4,9 @@
 //! GPUs, RDMA adapters with their PCI functions) and `nvidia-smi --query-gpu=name`. What cannot
 //! be read is said in the reason; the node is then judged by what its hardware reports.
 //!
-//! An expectation comes from, in order: `--set KEY=V`, the inventory's node var `KEY`, the
-//! profile, the hardware (the value the caller read, if any). The run's reports show which.
+//! An expectation comes from, in order: `--set KEY=V`, the inventory (the part's own field,
+//! else the node var `KEY`), the profile, the hardware (the value the caller read, if any):
+//! `run::profile::choose`, the one rule. The run's reports show which.
 
 use super::discover::SYSFS_COMMAND;
 use super::{NodeRef, PrimError};
@@ -121,34 +122,57 @@ pub(crate) struct Expected {
     pub from: String,
 }
 
-/// The expectation for `key` on `n`: `--set`, the inventory's node var, the profile, else
-/// `hardware` (what the caller read; `Null`: nothing).
-pub(crate) fn expect(n: &NodeRef, key: &str, hardware: Value) -> Result<Expected, PrimError> {
-    let (value, from) = if let Some(v) = n.env.params.get(key) {
-        (v.clone(), format!("--set {key}"))
-    } else if let Some(v) = n.spec.vars.get(key).filter(|v| !v.is_null()) {
-        (v.clone(), format!("inventory var {key} of {}", n.name()))
+/// The inventory's own field of the part an expectation is for (a port's `speed_mbps`), and
+/// where it is (`inventory speed_mbps of port qsfp1`): ranks above the node var.
+pub(crate) type Part = Option<(Value, String)>;
+
+/// Does `key` consult the platform profile (and go into the reports' profile table)? Every
+/// expectation row of `run::settings`, and a key no row declares (a user script's own); not a
+/// key the table reads from `--set` and the inventory only (`speed_mbps`, `firmware`).
+fn profiled(key: &str) -> bool {
+    crate::run::settings::find(key).is_none_or(|s| s.source == crate::run::settings::Source::Expect)
+}
+
+/// The expectation for `key` on `n` and where it comes from, through the one precedence rule
+/// (`run::profile::choose`): `--set`, `part` (the part's own inventory field), the
+/// inventory's node var, the profile, else `hardware` (what the caller read; `Null`: nothing).
+/// An expectation key is noted in the current test with the node's profile (every report
+/// lists them); detection runs only for those.
+pub(crate) fn expect(
+    n: &NodeRef,
+    key: &str,
+    part: Part,
+    hardware: Value,
+) -> Result<Expected, PrimError> {
+    let given = n.env.params.contains_key(key)
+        || part.as_ref().is_some_and(|(v, _)| !v.is_null())
+        || n.spec.vars.get(key).is_some_and(|v| !v.is_null());
+    let profiled = profiled(key);
+    let d = if profiled && !given {
+        Some(detect(n)?)
     } else {
-        let d = detect(n)?;
-        match pure::expectation(&d, key) {
-            Some(x) => x,
-            None if hardware.is_null() => (
-                Value::Null,
-                format!("hardware (profile {} has no {key})", d.name),
-            ),
-            None => (
-                hardware,
-                format!("hardware (profile {} has no {key})", d.name),
-            ),
-        }
+        None
     };
+    let (value, from) = pure::choose(pure::Levels {
+        key,
+        set: n.env.params.get(key),
+        part,
+        node_var: n.spec.vars.get(key).map(|v| (v, n.name())),
+        profile: d.as_ref(),
+        hardware,
+    });
     let e = Expected {
         key: key.to_string(),
         value,
         from,
     };
-    let d = detect(n).unwrap_or_default();
-    note(n, &d, Some(&e));
+    if profiled {
+        let d = match d {
+            Some(d) => d,
+            None => detect(n).unwrap_or_default(),
+        };
+        note(n, &d, Some(&e));
+    }
     Ok(e)
 }
 
@@ -158,18 +182,14 @@ pub(crate) fn expect(n: &NodeRef, key: &str, hardware: Value) -> Result<Expected
 /// `ethernet` (RoCE, the checks as before). Not noted in the reports; a dry run reads nothing.
 pub(crate) fn link_layer(n: &NodeRef) -> Result<Expected, PrimError> {
     let key = "link_layer";
-    let given = n
-        .env
-        .params
-        .get(key)
-        .map(|v| (v.clone(), format!("--set {key}")))
-        .or_else(|| {
-            n.spec
-                .vars
-                .get(key)
-                .filter(|v| !v.is_null())
-                .map(|v| (v.clone(), format!("inventory var {key} of {}", n.name())))
-        });
+    // `--set` and the node var through the one rule; no profile sets a fabric
+    let (v, from) = pure::choose(pure::Levels {
+        key,
+        set: n.env.params.get(key),
+        node_var: n.spec.vars.get(key).map(|v| (v, n.name())),
+        ..Default::default()
+    });
+    let given = (!v.is_null()).then_some((v, from));
     let (value, from) = match given {
         Some((v, from)) => (Value::String(text(&v).to_ascii_lowercase()), from),
         None => {

@@ -1,7 +1,7 @@
 //! Platform profiles (issue 30 section 1, docs/profiles.md): which platform a node is, told from
 //! facts read on it (DMI product name, GPU names, the RDMA adapters and their PCIe paths), and
-//! what its fabric should be there. Pure: `primitives::profile` reads the facts and applies the
-//! precedence `--set` > inventory > profile > hardware.
+//! what its fabric should be there. Pure: `primitives::profile` reads the facts; [`choose`] is
+//! the one precedence `--set` > inventory (the part's field, the node var) > profile > hardware.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -319,6 +319,49 @@ pub(crate) fn expectation(d: &Detected, key: &str) -> Option<(Value, String)> {
         .map(|(_, v, why)| (v, format!("profile {}: {why}", d.name)))
 }
 
+/// Everything an expectation can come from, most binding first: the one precedence rule of
+/// every expectation (issue 48 item 3). `primitives::profile::expect` fills it for a node;
+/// the scripts (`n.expect`) and the Rust checks read their expectations through it.
+#[derive(Debug, Default)]
+pub(crate) struct Levels<'a> {
+    pub key: &'a str,
+    /// `--set KEY`.
+    pub set: Option<&'a Value>,
+    /// The inventory's own field of the part judged (a port's `speed_mbps`), with where it
+    /// is: more specific than the node var of the same name, so it ranks above it.
+    pub part: Option<(Value, String)>,
+    /// The inventory's node var `KEY`, with the node's name.
+    pub node_var: Option<(&'a Value, &'a str)>,
+    /// The node's platform profile (`None`: not consulted).
+    pub profile: Option<&'a Detected>,
+    /// What the caller read on the hardware (`Null`: nothing; the source then says the
+    /// hardware must tell, and the caller reads it itself).
+    pub hardware: Value,
+}
+
+/// The value and its source: `--set` > the part's inventory field > the inventory's node var >
+/// the platform profile > the hardware. `Null` where nothing gives one (the source says why).
+pub(crate) fn choose(l: Levels) -> (Value, String) {
+    let key = l.key;
+    if let Some(v) = l.set {
+        return (v.clone(), format!("--set {key}"));
+    }
+    if let Some(p) = l.part.filter(|(v, _)| !v.is_null()) {
+        return p;
+    }
+    if let Some((v, node)) = l.node_var.filter(|(v, _)| !v.is_null()) {
+        return (v.clone(), format!("inventory var {key} of {node}"));
+    }
+    if let Some(x) = l.profile.and_then(|d| expectation(d, key)) {
+        return x;
+    }
+    let why = match l.profile {
+        Some(d) => format!("hardware (profile {} has no {key})", d.name),
+        None => "hardware".to_string(),
+    };
+    (l.hardware, why)
+}
+
 /// One expectation as a check used it: its value and where it came from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Expectation {
@@ -363,6 +406,71 @@ crate::impl_shape!(Detected, parsed("profile result"));
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one precedence rule: each level wins over every level below it, and the source
+    /// says which gave the value.
+    #[test]
+    fn one_rule_set_part_node_var_profile_hardware() {
+        let spark = detect(&Facts {
+            dmi_product_name: Some("NVIDIA_DGX_Spark".into()),
+            adapters: spark_adapters(),
+            ..Default::default()
+        });
+        let (set, var) = (json!(8), json!(2));
+        let full = || Levels {
+            key: "pcie_width",
+            set: Some(&set),
+            part: Some((json!(1), "inventory pcie_width of port p".into())),
+            node_var: Some((&var, "spark-01")),
+            profile: Some(&spark),
+            hardware: json!(16),
+        };
+        assert_eq!(choose(full()), (json!(8), "--set pcie_width".into()));
+        let l = Levels {
+            set: None,
+            ..full()
+        };
+        assert_eq!(
+            choose(l),
+            (json!(1), "inventory pcie_width of port p".into())
+        );
+        let l = Levels {
+            set: None,
+            part: Some((Value::Null, "x".into())),
+            ..full()
+        };
+        assert_eq!(
+            choose(l),
+            (json!(2), "inventory var pcie_width of spark-01".into())
+        );
+        let l = Levels {
+            set: None,
+            part: None,
+            node_var: None,
+            ..full()
+        };
+        let (v, from) = choose(l);
+        assert_eq!(v, json!(4));
+        assert!(from.starts_with("profile dgx-spark: "), "{from}");
+        let l = Levels {
+            key: "mtu",
+            set: None,
+            part: None,
+            node_var: None,
+            ..full()
+        };
+        assert_eq!(
+            choose(l),
+            (json!(16), "hardware (profile dgx-spark has no mtu)".into())
+        );
+        let l = Levels {
+            key: "mtu",
+            hardware: Value::Null,
+            profile: None,
+            ..Default::default()
+        };
+        assert_eq!(choose(l), (Value::Null, "hardware".into()));
+    }
 
     fn spark_adapters() -> BTreeMap<String, Vec<String>> {
         BTreeMap::from([(

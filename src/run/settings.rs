@@ -187,13 +187,13 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "re-measurements of a bandwidth failure before it is one (one that does not reproduce is FLAKY); localise: good nodes a suspect must fail against"),
     row("drift_fail", Text, "", "firmware,driver,nccl", "firmware,driver,nccl,kernel", &[HEALTH], Set,
         "version items whose differences fail (firmware, driver, ofed, kernel, nccl, perftest); the others warn"),
-    row("driver", Text, "", "none: only drift is judged", "5.8-1.1.4", &[BASELINE, HEALTH], NodeVar,
+    row("driver", Text, "", "none: only drift is judged", "5.8-1.1.4", &[BASELINE, HEALTH, Reader::Stdlib("health")], NodeVar,
         "the NIC driver version every fabric port must run"),
     row("duration", Number, "s", "2", "2", &[LOCALISE], Set,
         "iperf3 seconds per direction of each pair test"),
     row("evidence", Bool, "", "true", "false", &[SECOND_CABLE], Set,
         "`false` leaves out the RDMA evidence measurement"),
-    row("firmware", Text, "", "none: only drift is judged", "28.45.4028", &[BASELINE, HEALTH], NodeVar,
+    row("firmware", Text, "", "none: only drift is judged", "28.45.4028", &[BASELINE, HEALTH, Reader::Stdlib("health")], NodeVar,
         "the NIC firmware every fabric port must run (matched on the version word)"),
     row("fleet", Bool, "", "true", "false", &[FLEET], Set,
         "`false` turns the fleet view off (a node or HCA in every slow pair, docs/diagnosis.md)"),
@@ -322,7 +322,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
     row("shared_limit_gbps", Number, "Gbit/s", "one port's expected speed", "200", &[SECOND_CABLE], Expect,
         "the limit both ports of a node share"),
     row("speed_mbps", Number, "Mbit/s", "the highest supported link mode (0: the same)", "200000",
-        &[BASELINE, FIVE_STEP, NODE_HEALTH, SECOND_CABLE], Read,
+        &[BASELINE, FIVE_STEP, NODE_HEALTH, SECOND_CABLE, Reader::Stdlib("link")], Read,
         "the speed every fabric port must have negotiated (the inventory's port or node speed_mbps)"),
     row("strict_host_key", Bool, "", "false", "true", &[FIVE_STEP], Set,
         "step 2 also requires the peers' host keys to be known already"),
@@ -344,7 +344,6 @@ pub(crate) fn shipped(file: &str) -> bool {
         .any(|r| matches!(r, Reader::Script(n) if *n == file))
 }
 
-/// The row of `name`.
 /// Number keys that take a whole number in a range (`--set` refuses anything else before the
 /// run, and the test option of the same name too): `(key, lowest, highest)`.
 pub(crate) const WHOLE_RANGES: &[(&str, i64, i64)] = &[("confirm", 0, 10)];
@@ -357,7 +356,7 @@ pub(crate) fn whole_range(key: &str) -> Option<(i64, i64)> {
         .map(|(_, lo, hi)| (*lo, *hi))
 }
 
-#[cfg(test)]
+/// The row of `name`.
 pub(crate) fn find(name: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|s| s.name == name)
 }

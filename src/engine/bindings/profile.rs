@@ -6,21 +6,41 @@ use super::values::value;
 use crate::engine::signal::{self, RhaiErr};
 use crate::primitives::{profile, NodeRef};
 use rhai::{Dynamic, NativeCallContext};
+use serde_json::Value;
 
+fn plain(key: &str, what: &str, v: &Dynamic, pos: rhai::Position) -> Result<Value, RhaiErr> {
+    rhai::serde::from_dynamic(v).map_err(|e| {
+        signal::error(
+            format!("n.expect({key:?}, ...): the {what} is not a plain value ({e})"),
+            pos,
+        )
+    })
+}
+
+/// `part`: `()`, or `#{ value, from }`, the part's own inventory field and where it is.
 fn expect(
     ctx: &NativeCallContext,
     n: &NodeRef,
     key: &str,
     hardware: Dynamic,
+    part: Dynamic,
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
-    let hw: serde_json::Value = rhai::serde::from_dynamic(&hardware).map_err(|e| {
-        signal::error(
-            format!("n.expect({key:?}, value): the hardware value is not a plain value ({e})"),
-            pos,
-        )
-    })?;
-    value(profile::expect(n, key, hw), pos)
+    let hw = plain(key, "hardware value", &hardware, pos)?;
+    let part = match plain(key, "inventory value", &part, pos)? {
+        Value::Null => None,
+        Value::Object(m) => {
+            let from = m.get("from").and_then(Value::as_str).unwrap_or_default();
+            Some((m.get("value").cloned().unwrap_or_default(), from.to_string()))
+        }
+        v => {
+            return Err(signal::error(
+                format!("n.expect({key:?}, hardware, inventory): the inventory value is #{{ value, from }}, not {v}"),
+                pos,
+            ))
+        }
+    };
+    value(profile::expect(n, key, part, hw), pos)
 }
 
 #[linkme::distributed_slice(BINDINGS)]
@@ -32,19 +52,27 @@ fn register(api: &mut Api) {
         .node0(profile::profile);
     api.method("n.expect(key, hardware)")
         .returns::<profile::Expected>()
-        .doc("what a check should expect for `key` on the node (`gdr`, `pcie_width`, `pcie_gts`, `rails_per_port`, `shared_limit_gbps`, ...) and where it came from: `--set KEY`, else the inventory's node var, else the platform profile, else `hardware` (the value the check read; () when not given); `n.expect(key)` without it. Every report lists the expectations taken")
+        .doc("what a check should expect for `key` on the node (`gdr`, `pcie_width`, `pcie_gts`, `rails_per_port`, `shared_limit_gbps`, ...) and where it came from, by the one rule of every expectation: `--set KEY`, else the inventory (`n.expect(key, hardware, #{ value, from })`: the judged part's own field, as a port's speed_mbps; then the node var KEY), else the platform profile, else `hardware` (the value the check read; () when not given: the value is () and the check reads the hardware itself); `n.expect(key)` without it. Every report lists the expectations of the profile's keys")
         .register(|engine, name| {
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, key: &str| {
-                    expect(&ctx, n, key, Dynamic::UNIT)
+                    expect(&ctx, n, key, Dynamic::UNIT, Dynamic::UNIT)
                 },
             );
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, key: &str, hw: Dynamic| {
-                    expect(&ctx, n, key, hw)
+                    expect(&ctx, n, key, hw, Dynamic::UNIT)
                 },
+            );
+            engine.register_fn(
+                name,
+                |ctx: NativeCallContext,
+                 n: &mut NodeRef,
+                 key: &str,
+                 hw: Dynamic,
+                 part: Dynamic| { expect(&ctx, n, key, hw, part) },
             );
         });
     api.method("n.link_layer()")
