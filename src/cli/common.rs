@@ -17,6 +17,12 @@ pub fn usage(msg: impl std::fmt::Display) -> i32 {
     EXIT_USAGE
 }
 
+/// A line the process says on stderr outside any run's console (the last resort after a
+/// second signal, `transport::cancel`): the command line's channel.
+pub fn say(line: &str) {
+    eprintln!("{line}");
+}
+
 /// `--timeout VALUE` of `run` and `exec`: a duration above zero (a zero timeout would end
 /// every command at once and error every test).
 pub fn parse_timeout(v: Option<&str>) -> Result<Option<Duration>, String> {

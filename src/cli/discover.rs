@@ -176,7 +176,7 @@ pub fn discover(a: &DiscoverArgs, verbose: u8) -> i32 {
         Ok(e) => e,
         Err(e) => return usage(e),
     };
-    cancel::install_handlers();
+    cancel::install_handlers(super::common::say);
     let all = read_nodes(&env, &fabric);
     for t in env.transports.all() {
         if cancel::interrupted() {

@@ -39,7 +39,7 @@ pub fn exec(
         Ok(e) => e,
         Err(e) => return usage(e),
     };
-    cancel::install_handlers();
+    cancel::install_handlers(super::common::say);
     let cmd = command.join(" ");
     let specs: Vec<Arc<crate::inventory::Node>> =
         env.inventory.nodes.iter().cloned().map(Arc::new).collect();

@@ -106,7 +106,7 @@ pub fn health(a: &HealthArgs, verbose: u8) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    cancel::install_handlers();
+    cancel::install_handlers(super::common::say);
     let Prepared {
         env,
         script,

@@ -37,7 +37,7 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    cancel::install_handlers();
+    cancel::install_handlers(super::common::say);
     if let Some(sim) = &p.simulation {
         console.print_header(&format!("SIMULATED cluster: {sim}"));
     } else if let Some(r) = &p.replayed {

@@ -27,8 +27,8 @@ pub(crate) struct PingOpts {
 pub(crate) struct PingResult {
     #[serde(flatten)]
     pub ping: parse::ping::Ping,
-    /// Errors such as "message too long" (MTU) are printed on stderr: kept visible.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Errors such as "message too long" (MTU) are printed on stderr: kept visible (`()`:
+    /// none).
     pub stderr: Option<String>,
 }
 
@@ -81,9 +81,7 @@ pub(crate) fn ping(n: &NodeRef, ip: &str, o: &PingOpts) -> PResult<PingResult> {
 
 crate::impl_shape!(
     PingResult,
-    serialised("ping result")
-        .flat::<crate::parse::ping::Ping>()
-        .with(["stderr"])
+    serialised("ping result").flat::<crate::parse::ping::Ping>()
 );
 
 #[cfg(test)]

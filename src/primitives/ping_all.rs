@@ -30,7 +30,6 @@ pub(crate) struct Target {
 #[derive(Debug, Clone, Default, Serialize)]
 pub(crate) struct AddressPing {
     pub ip: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub iface: Option<String>,
     #[serde(flatten)]
     pub result: PingResult,
@@ -234,9 +233,7 @@ fn one(n: &NodeRef, o: &PingOpts, ip: &str, cmd: &str, p: Part) -> PResult<Addre
 
 crate::impl_shape!(
     AddressPing,
-    serialised("ping_all result")
-        .flat::<crate::parse::ping::Ping>()
-        .with(["stderr", "iface"])
+    serialised("ping_all result").flat::<crate::parse::ping::Ping>()
 );
 
 #[cfg(test)]

@@ -90,9 +90,19 @@ impl Console {
 
 /// The end-of-run summary: problems, simulation note, counts, report paths.
 pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
-    use std::fmt::Write as _;
-    let c = run.counts();
     let mut out = String::new();
+    diagnosis_section(&mut out, run);
+    unreachable_text(&mut out, run);
+    problems_text(&mut out, run);
+    flaky_text(&mut out, run);
+    profiles_text(&mut out, run);
+    notes_text(&mut out, run);
+    totals_text(&mut out, run, reports);
+    out
+}
+
+fn diagnosis_section(out: &mut String, run: &RunResult) {
+    use std::fmt::Write as _;
     if !run.diagnosis.is_empty() {
         let _ = writeln!(
             out,
@@ -101,6 +111,10 @@ pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
         );
         out.push_str(&super::diagnosis_text(run));
     }
+}
+
+fn unreachable_text(out: &mut String, run: &RunResult) {
+    use std::fmt::Write as _;
     if !run.unreachable.is_empty() {
         let _ = writeln!(
             out,
@@ -111,8 +125,13 @@ pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
             let _ = writeln!(out, "  {}: {}", u.node, super::one_line(&u.reason));
         }
     }
-    // A testcase whose error is only that one of those nodes was not reached is counted here,
-    // not repeated under Problems (issue 50: 81 lines for 5 dead nodes); the reports keep each.
+}
+
+/// The failed and errored testcases. One whose error is only that one of the unreachable
+/// nodes was not reached is counted, not repeated (issue 50: 81 lines for 5 dead nodes); the
+/// reports keep each.
+fn problems_text(out: &mut String, run: &RunResult) {
+    use std::fmt::Write as _;
     let (unreached, problems): (Vec<&TestResult>, Vec<&TestResult>) = run
         .suites
         .iter()
@@ -139,6 +158,10 @@ pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
             );
         }
     }
+}
+
+fn flaky_text(out: &mut String, run: &RunResult) {
+    use std::fmt::Write as _;
     let flaky: Vec<&TestResult> = run
         .suites
         .iter()
@@ -156,7 +179,11 @@ pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
             );
         }
     }
-    profiles_text(&mut out, run);
+}
+
+/// Simulated or replayed, interrupted, and what was not cleaned up.
+fn notes_text(out: &mut String, run: &RunResult) {
+    use std::fmt::Write as _;
     if let Some(sim) = &run.simulation {
         let _ = writeln!(
             out,
@@ -179,6 +206,12 @@ pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
     for l in &run.not_cleaned_up {
         let _ = writeln!(out, "NOT CLEANED UP {}", super::one_line(&l.line()));
     }
+}
+
+/// The counts line and where the reports are.
+fn totals_text(out: &mut String, run: &RunResult, reports: &[String]) {
+    use std::fmt::Write as _;
+    let c = run.counts();
     let passed = if c.flaky > 0 {
         format!("{} passed ({} flaky)", c.pass, c.flaky)
     } else {
@@ -196,7 +229,6 @@ pub(crate) fn summary_text(run: &RunResult, reports: &[String]) -> String {
     for r in reports {
         let _ = writeln!(out, "{}", super::one_line(r));
     }
-    out
 }
 
 /// Whether an errored testcase says only that one of the run's unreachable nodes was not

@@ -62,10 +62,19 @@ pub(crate) fn grace(normal: std::time::Duration) -> std::time::Duration {
 /// otherwise have to `kill -9`.
 pub(crate) const LAST_RESORT: std::time::Duration = std::time::Duration::from_secs(20);
 
-fn start_watchdog() {
+/// What fabcheck says as the last resort ends the process (the caller's output channel shows
+/// it: this layer prints nothing).
+pub(crate) fn last_resort_message(limit: std::time::Duration) -> String {
+    format!(
+        "fabcheck: still not finished {:.1} s after the second signal; exiting now (the reports may be missing)",
+        limit.as_secs_f64()
+    )
+}
+
+fn start_watchdog(say: fn(&str)) {
     let _ = std::thread::Builder::new()
         .name("fabcheck-last-resort".into())
-        .spawn(|| {
+        .spawn(move || {
             // Tests shorten it (FABCHECK_TEST_LAST_RESORT_MS) to prove the bound quickly.
             let limit = std::env::var("FABCHECK_TEST_LAST_RESORT_MS")
                 .ok()
@@ -73,10 +82,7 @@ fn start_watchdog() {
                 .map(std::time::Duration::from_millis)
                 .unwrap_or(LAST_RESORT);
             std::thread::sleep(limit);
-            eprintln!(
-                "fabcheck: still not finished {:.1} s after the second signal; exiting now (the reports may be missing)",
-                limit.as_secs_f64()
-            );
+            say(&last_resort_message(limit));
             std::process::exit(3);
         });
 }
@@ -86,8 +92,8 @@ fn start_watchdog() {
 /// `cancelled()`. No signal ends the process: a run that is interrupted, however often, still
 /// ends its remote commands, removes its control directories and writes its reports, all
 /// bounded by the transports' own timeouts ([`LAST_RESORT`] after the second signal is the
-/// outer bound).
-pub(crate) fn install_handlers() {
+/// outer bound). `say` is the caller's output channel, for the last resort's one line.
+pub(crate) fn install_handlers(say: fn(&str)) {
     // SIGHUP (the terminal closed) is a TERM too: reports written, exit 3.
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     for sig in [SIGINT, SIGTERM, SIGHUP] {
@@ -109,7 +115,7 @@ pub(crate) fn install_handlers() {
                     interrupt();
                     if hurried() && !watchdog {
                         watchdog = true;
-                        start_watchdog();
+                        start_watchdog(say);
                     }
                 }
             });

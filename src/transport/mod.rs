@@ -441,10 +441,35 @@ pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-crate::impl_shape!(
-    CmdOutput,
-    listed("n.run result").with(["stdout", "stderr", "exit_code", "duration_ms"])
-);
+/// A command's output as scripts see it (`n.run`, `run_all`): its fields declared once, here;
+/// the script's map and the result's shape are both made from it.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct ScriptOutput {
+    pub stdout: String,
+    pub stderr: String,
+    /// `()` when the process was killed by a signal.
+    pub exit_code: Option<i64>,
+    pub duration_ms: i64,
+}
+
+impl CmdOutput {
+    pub fn script_output(&self) -> ScriptOutput {
+        ScriptOutput {
+            stdout: self.stdout.clone(),
+            stderr: self.stderr.clone(),
+            exit_code: self.exit_code,
+            duration_ms: self.duration.as_millis() as i64,
+        }
+    }
+}
+
+crate::impl_shape!(ScriptOutput, serialised("n.run result"));
+
+impl crate::util::shape::Shaped for CmdOutput {
+    fn shape() -> &'static crate::util::shape::Shape {
+        <ScriptOutput as crate::util::shape::Shaped>::shape()
+    }
+}
 
 #[cfg(test)]
 mod tests {

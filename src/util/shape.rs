@@ -151,17 +151,6 @@ pub(crate) fn parsed<T: Serialize + Default + DeserializeOwned>(name: &'static s
     serialised::<T>(name).with(struct_fields::<T>())
 }
 
-/// A shape whose fields are listed (a result made by hand, not serialised from a type). `T`
-/// only keeps the call form of [`parsed`] and [`serialised`] in [`impl_shape!`].
-#[allow(clippy::extra_unused_type_parameters)]
-pub(crate) fn listed<T>(name: &'static str) -> Builder {
-    Builder(Shape {
-        name,
-        fields: vec![],
-        nested: vec![],
-    })
-}
-
 impl Builder {
     pub(crate) fn with<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Builder {
         self.0.fields.extend(fields.into_iter().map(Into::into));
@@ -192,7 +181,7 @@ impl Builder {
 }
 
 /// `impl_shape!(Type, parsed("name").many::<Row>("rows"))`: `Type`'s [`Shaped`] impl, built
-/// once with [`parsed`] (a parser's type), [`serialised`] or [`listed`] and the [`Builder`]'s
+/// once with [`parsed`] (a parser's type) or [`serialised`] and the [`Builder`]'s
 /// methods.
 #[macro_export]
 macro_rules! impl_shape {

@@ -8,15 +8,17 @@ pub(crate) fn under_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
-/// Skips the calling test for `why`: panics under CI, else prints a NOTICE. The caller
-/// returns (or moves on to its next case) right after.
+/// Skips the calling test for `why`: panics under CI, else the NOTICE goes to the test's own
+/// output (libtest's, which keeps it with the test's result: `--nocapture` shows it as it
+/// comes). The caller returns (or moves on to its next case) right after.
 #[track_caller]
 pub(crate) fn skip(why: &str) {
-    skip_where(under_ci(), why);
+    println!("{}", skip_where(under_ci(), why));
 }
 
+/// The NOTICE of a skip, as a value; under CI a panic (the failure) instead.
 #[track_caller]
-fn skip_where(ci: bool, why: &str) {
+fn skip_where(ci: bool, why: &str) -> String {
     let here = std::panic::Location::caller();
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("?");
@@ -24,7 +26,7 @@ fn skip_where(ci: bool, why: &str) {
         !ci,
         "test `{test}` ({here}) skipped because {why}, and CI is set: a skipped test is a failure"
     );
-    eprintln!("NOTICE: skipping test `{test}` ({here}): {why}");
+    format!("NOTICE: skipping test `{test}` ({here}): {why}")
 }
 
 #[cfg(test)]
@@ -36,7 +38,15 @@ mod tests {
     }
 
     #[test]
-    fn a_skip_elsewhere_is_a_notice() {
-        super::skip_where(false, "the moon is down");
+    fn a_skip_elsewhere_is_a_notice_naming_the_test_the_place_and_why() {
+        let n = super::skip_where(false, "the moon is down");
+        assert!(
+            n.starts_with("NOTICE: skipping test `util::skip::tests::a_skip_elsewhere"),
+            "{n}"
+        );
+        assert!(
+            n.contains("src/util/skip.rs:") && n.ends_with(": the moon is down"),
+            "{n}"
+        );
     }
 }

@@ -21,20 +21,12 @@ fn strings(v: &[String]) -> Array {
     v.iter().map(|s| Dynamic::from(s.clone())).collect()
 }
 
-/// `#{ stdout, stderr, exit_code, duration_ms }`.
+/// `#{ stdout, stderr, exit_code, duration_ms }` (`transport::ScriptOutput`).
 pub(super) fn result_map(o: &CmdOutput) -> Map {
-    let mut m = Map::new();
-    m.insert("stdout".into(), Dynamic::from(o.stdout.clone()));
-    m.insert("stderr".into(), Dynamic::from(o.stderr.clone()));
-    m.insert(
-        "exit_code".into(),
-        o.exit_code.map(Dynamic::from).unwrap_or(Dynamic::UNIT),
-    );
-    m.insert(
-        "duration_ms".into(),
-        Dynamic::from(o.duration.as_millis() as i64),
-    );
-    m
+    rhai::serde::to_dynamic(o.script_output())
+        .ok()
+        .and_then(|d| d.try_cast::<Map>())
+        .unwrap_or_default()
 }
 
 fn run(
