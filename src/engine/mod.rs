@@ -249,8 +249,9 @@ mod layering {
         assert!(bad.is_empty(), "engine imports below run: {bad:#?}");
     }
 
-    /// The modules a file of `src/engine` uses, read from its code (comments and unit tests
-    /// left out): paths from `super::`, `super::super::`, `crate::engine::` and `self::` (and
+    /// The modules a file of `root` (`src/engine`, `src/run`) uses, read from its code
+    /// (comments and unit tests left out): paths from `super::`, `super::super::`,
+    /// `crate::engine::` (`crate::run::`) and `self::` (and
     /// `use` groups of them) and, in a `mod.rs`, its own modules named `x::`, followed as far
     /// as they name modules; an item of a `mod.rs` uses that `mod.rs`.
     fn uses(file: &Path, root: &Path) -> Vec<PathBuf> {
@@ -270,14 +271,16 @@ mod layering {
             dir.clone()
         };
         let path = r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*";
+        let krate = format!("crate::{}::", root.file_name().unwrap().to_str().unwrap());
         let re = regex::Regex::new(&format!(
-            r"(crate::engine::|(?:super::)+|self::)(\{{[^}}]*\}}|{path})"
+            r"({}|(?:super::)+|self::)(\{{[^}}]*\}}|{path})",
+            regex::escape(&krate)
         ))
         .unwrap();
         let mut out = Vec::new();
         for c in re.captures_iter(&code) {
             let base = match &c[1] {
-                "crate::engine::" => root.to_path_buf(),
+                k if k == krate => root.to_path_buf(),
                 "self::" => dir.clone(),
                 p => {
                     let mut b = parent.clone();
@@ -363,27 +366,62 @@ mod layering {
             .find_map(|(f, _)| visit(f, graph, &mut Vec::new(), &mut done))
     }
 
+    /// The circle of `use`s among the files of `src/DIR`, if any, as `a.rs -> b.rs -> a.rs`.
+    /// `modules`: among its modules instead, a folder (`diagnosis/`) one module whose files
+    /// may use each other.
+    fn circle_in(dir: &str, least_edges: usize, modules: bool) -> Option<String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir);
+        let mut files = Vec::new();
+        rust_files(&root, &mut files);
+        let unit = |f: &Path| -> PathBuf {
+            match f.strip_prefix(&root).unwrap().components().next() {
+                Some(c) if modules => root.join(c),
+                _ => f.to_path_buf(),
+            }
+        };
+        let mut graph: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
+        for f in &files {
+            let (from, to) = (
+                unit(f),
+                uses(f, &root).iter().map(|u| unit(u)).collect::<Vec<_>>(),
+            );
+            let to: Vec<PathBuf> = to.into_iter().filter(|u| *u != from).collect();
+            match graph.iter_mut().find(|(g, _)| *g == from) {
+                Some((_, u)) => u.extend(to),
+                None => graph.push((from, to)),
+            }
+        }
+        let edges: usize = graph.iter().map(|(_, u)| u.len()).sum();
+        assert!(edges > least_edges, "read only {edges} uses in src/{dir}");
+        let c = circle(&graph)?;
+        let names: Vec<String> = c
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        Some(names.join(" -> "))
+    }
+
     /// The engine's files import one way: no circle of `use`s (issue 34: the result table was
     /// the hub of an 11-file circle inside `bindings/`).
     #[test]
     fn the_engine_has_no_import_circle() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
-        let mut files = Vec::new();
-        rust_files(&root, &mut files);
-        let graph: Vec<(PathBuf, Vec<PathBuf>)> =
-            files.iter().map(|f| (f.clone(), uses(f, &root))).collect();
-        let edges: usize = graph.iter().map(|(_, u)| u.len()).sum();
-        assert!(edges > 30, "read only {edges} uses");
         // The reader sees a circle where there is one (two files that use each other).
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
         let a = root.join("a.rs");
         let b = root.join("b.rs");
         assert!(circle(&[(a.clone(), vec![b.clone()]), (b, vec![a])]).is_some());
-        if let Some(c) = circle(&graph) {
-            let names: Vec<String> = c
-                .iter()
-                .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
-                .collect();
-            panic!("import circle in src/engine: {}", names.join(" -> "));
+        if let Some(c) = circle_in("engine", 30, false) {
+            panic!("import circle in src/engine: {c}");
+        }
+    }
+
+    /// `run`'s modules import one way too (issue 48 item 4: `env.rs` and `preflight.rs` used
+    /// each other; the dry run's listing is now a transport of its own, `run/dry.rs`). A
+    /// folder of `run` (`diagnosis/`) is one module here.
+    #[test]
+    fn run_has_no_import_circle() {
+        if let Some(c) = circle_in("run", 20, true) {
+            panic!("import circle in src/run: {c}");
         }
     }
 

@@ -3,6 +3,7 @@
 //! (logged into the current test) or [`RunEnv::run_raw`] (the caller logs).
 
 use super::context;
+use super::dry::listed;
 use super::model::{cap, CommandLog};
 use crate::inventory::{Inventory, Node, TransportKind};
 use crate::transport::{CmdOutput, CmdRequest, NoticeKind, Transport, TransportError};
@@ -41,7 +42,7 @@ pub struct RunEnv {
     pub allow_changes: bool,
     pub dry_run: bool,
     /// `--dry-run`: what the listed commands would need on each node (for the preflight).
-    pub needs: super::preflight::Needs,
+    pub needs: super::dry::Needs,
     pub fanout: usize,
     pub stdlib_dir: Option<PathBuf>,
     /// `--timeout`: the timeout of every command that names none itself (see
@@ -142,19 +143,12 @@ impl RunEnv {
     /// (printed, its needs noted) and answers [`TransportError::NotRun`].
     pub fn run_raw(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
         if self.dry_run {
-            let line = format!("{}: {}", node.name, listed(req));
-            self.observer
-                .event(&super::observer::Event::Listed { line: &line });
-            if super::preflight::remote(self, node) {
-                self.needs.tool(&node.name, "timeout");
-            }
-            if req.sudo {
-                self.needs.sudo(&node.name);
-            }
-            return Err(TransportError::NotRun {
-                node: node.name.clone(),
-                command: req.command.clone(),
-            });
+            let dry = super::dry::DryRun {
+                observer: self.observer.as_ref(),
+                needs: &self.needs,
+                force: self.transports.force.as_ref(),
+            };
+            return dry.run(node, req);
         }
         tracing::debug!(
             "{}: {} (timeout {})",
@@ -226,25 +220,6 @@ impl RunEnv {
             },
         )
     }
-}
-
-/// A command as a dry run lists it: `[sudo -n] [env NAME=… ...] COMMAND`. A listing shows the
-/// names of the variables a command gets, never their values: a name says nothing reliable
-/// about whether its value is a secret (`AUTH`, `NCCL_IB_CRED`), and a real run keeps every
-/// value out of argv and the reports too.
-pub(crate) fn listed(req: &CmdRequest) -> String {
-    let mut s = String::new();
-    if req.sudo {
-        s.push_str("sudo -n ");
-    }
-    if !req.env.is_empty() {
-        s.push_str("env ");
-        for (k, _) in &req.env {
-            s.push_str(&format!("{k}=… "));
-        }
-    }
-    s.push_str(&req.command);
-    s
 }
 
 /// Record a command and its outcome in the current test's log (capped head + tail).

@@ -8,6 +8,7 @@
 pub(crate) mod baseline;
 pub(crate) mod context;
 pub(crate) mod diagnosis;
+pub(crate) mod dry;
 pub(crate) mod env;
 pub(crate) mod finish;
 pub(crate) mod fleet;

@@ -1,87 +1,21 @@
 //! `--dry-run`'s read-only preflight. While the selected tests are listed (nothing is sent),
-//! the primitives record what they would need on each node ([`Needs`]): programs, `sudo`, the
+//! the primitives record what they would need on each node (`run::dry::Needs`): programs, `sudo`, the
 //! node's RDMA devices. The preflight then checks exactly that on the nodes, reading only:
 //! SSH reachable (`true`), `sudo -n true`, `command -v TOOL` (PATH plus /usr/sbin and /sbin, as
 //! every command gets), and `ls -1 /sys/class/infiniband` against the inventory's RDMA devices.
 //! Whatever is missing is an error testcase naming the node, what is missing and what to do.
 
+use super::dry::NodeNeeds;
 use super::env::{command_log, RunEnv};
 use super::model::{CommandLog, Status, SuiteResult, TestResult};
-use crate::inventory::{Node, TransportKind};
+use crate::inventory::Node;
 use crate::transport::{CmdOutput, CmdRequest, TransportError};
 use crate::util::names::quote;
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 /// Suite (classname) of the preflight's testcases.
 pub(crate) const SUITE: &str = "preflight";
-
-/// What the selected tests would need on one node, each with the tests that need it.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct NodeNeeds {
-    pub tools: BTreeMap<String, BTreeSet<String>>,
-    pub sudo: BTreeSet<String>,
-    pub rdma: BTreeSet<String>,
-}
-
-/// What a dry run found the selected tests would need, per node (filled from any thread).
-#[derive(Debug, Default)]
-pub struct Needs {
-    nodes: Mutex<BTreeMap<String, NodeNeeds>>,
-}
-
-/// The test recording a need (the current test of this thread; "" on a helper thread).
-fn current_test() -> String {
-    super::context::with(|c| c.name.clone()).unwrap_or_default()
-}
-
-impl Needs {
-    fn add(&self, node: &str, f: impl FnOnce(&mut NodeNeeds, String)) {
-        let test = current_test();
-        let mut m = self.nodes.lock().unwrap_or_else(|p| p.into_inner());
-        f(m.entry(node.to_string()).or_default(), test);
-    }
-    fn note(set: &mut BTreeSet<String>, test: String) {
-        if !test.is_empty() {
-            set.insert(test);
-        }
-    }
-    pub fn tool(&self, node: &str, tool: &str) {
-        self.add(node, |n, t| {
-            Self::note(n.tools.entry(tool.to_string()).or_default(), t)
-        });
-        if is_rdma_tool(tool) {
-            self.rdma(node);
-        }
-    }
-    pub fn sudo(&self, node: &str) {
-        self.add(node, |n, t| {
-            Self::note(&mut n.sudo, t);
-            n.tools.entry("sudo".into()).or_default();
-        });
-    }
-    pub fn rdma(&self, node: &str) {
-        self.add(node, |n, t| Self::note(&mut n.rdma, t));
-    }
-    /// What the node's tests need (None: no selected test sends it a command).
-    pub fn get(&self, node: &str) -> Option<NodeNeeds> {
-        let m = self.nodes.lock().unwrap_or_else(|p| p.into_inner());
-        m.get(node).cloned()
-    }
-    pub fn all(&self) -> BTreeMap<String, NodeNeeds> {
-        self.nodes.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-}
-
-/// Programs that talk to RDMA devices: a node whose tests run one has its inventory devices
-/// checked.
-pub(crate) fn is_rdma_tool(tool: &str) -> bool {
-    let name = tool.rsplit('/').next().unwrap_or(tool);
-    name.starts_with("ib_")
-        || name.ends_with("_perf")
-        || matches!(name, "rdma" | "ibdev2netdev" | "ibv_devinfo" | "ibstat")
-}
 
 /// What to do about a missing program.
 fn install_hint(tool: &str) -> &'static str {
@@ -377,47 +311,5 @@ pub(crate) fn suite(env: &RunEnv) -> SuiteResult {
         timestamp: stamp,
         duration_ms: started.elapsed().as_millis() as u64,
         tests: results.into_iter().flatten().collect(),
-    }
-}
-
-/// Whether commands to this node go through the node-side wrapper that needs `timeout`
-/// (every remote node; a replayed node stands for one).
-pub(crate) fn remote(env: &RunEnv, node: &Node) -> bool {
-    !matches!(
-        env.transports.force.as_ref().unwrap_or(&node.transport),
-        TransportKind::Local
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn needs_are_kept_per_node_with_their_tests() {
-        let n = Needs::default();
-        crate::run::context::install(crate::run::context::TestCtx::new(
-            "step 3 [a]",
-            Duration::from_secs(5),
-        ));
-        n.tool("a", "ib_write_bw");
-        n.tool("a", "ping");
-        n.sudo("b");
-        crate::run::context::take();
-        n.tool("a", "ping");
-        let a = n.get("a").unwrap();
-        assert_eq!(
-            a.tools.keys().collect::<Vec<_>>(),
-            vec!["ib_write_bw", "ping"]
-        );
-        assert!(a.tools["ib_write_bw"].contains("step 3 [a]"));
-        assert!(
-            a.rdma.contains("step 3 [a]"),
-            "a perftest program uses RDMA"
-        );
-        let b = n.get("b").unwrap();
-        assert!(b.tools.contains_key("sudo") && b.rdma.is_empty());
-        assert!(is_rdma_tool("/home/u/nccl-tests/build/all_reduce_perf"));
-        assert!(!is_rdma_tool("ping"));
     }
 }
