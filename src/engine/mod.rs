@@ -425,6 +425,38 @@ mod layering {
         }
     }
 
+    /// No `thread_local!` holds state in `src/run` or `src/engine` (issue 48 item 1: state a
+    /// thread carries is invisible in every signature, and a command on a worker thread
+    /// depends on which thread runs it). `LEFT` names the one file item 1 has still to empty,
+    /// so that a new one fails here, and an emptied one must leave the list.
+    #[test]
+    fn no_thread_local_holds_state_in_run_or_engine() {
+        const LEFT: &[&str] = &["run/context.rs"];
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let marker = concat!("thread_", "local!");
+        let mut found = Vec::new();
+        for dir in ["run", "engine"] {
+            let mut files = Vec::new();
+            rust_files(&src.join(dir), &mut files);
+            assert!(files.len() > 10, "read {} files of src/{dir}", files.len());
+            for f in files {
+                let text = std::fs::read_to_string(&f).unwrap();
+                let code = text
+                    .lines()
+                    .take_while(|l| l.trim() != "#[cfg(test)]")
+                    .filter(|l| !l.trim_start().starts_with("//"));
+                if code.into_iter().any(|l| l.contains(marker)) {
+                    found.push(f.strip_prefix(&src).unwrap().display().to_string());
+                }
+            }
+        }
+        found.sort();
+        assert_eq!(
+            found, LEFT,
+            "{marker} in src/run or src/engine: the running test is a value the runner owns, reaching bindings through Rhai's tag and primitives as an argument"
+        );
+    }
+
     /// A tool's three files are modules of their folders: Rust ignores a file no `mod` line
     /// names, and a parser or binding in it would silently not exist.
     #[test]

@@ -100,6 +100,64 @@ impl ModuleResolver for Resolver {
         path: &str,
         pos: Position,
     ) -> Result<SharedModule, Box<EvalAltResult>> {
+        self.load(engine, &[], path, pos)
+    }
+
+    /// An `import` while a module is evaluated: the modules being imported come with the
+    /// module's own evaluation ([`Importing`], the tag of its global state).
+    fn resolve_raw(
+        &self,
+        engine: &Engine,
+        global: &mut rhai::GlobalRuntimeState,
+        _scope: &mut Scope,
+        path: &str,
+        pos: Position,
+    ) -> Result<SharedModule, Box<EvalAltResult>> {
+        let chain = global
+            .tag
+            .read_lock::<Importing>()
+            .map(|i| i.0.clone())
+            .unwrap_or_default();
+        self.load(engine, &chain, path, pos)
+    }
+}
+
+/// The modules being imported around a module's evaluation, outermost first: the tag of the
+/// global state the module's top level runs in, so that its own imports see the chain.
+#[derive(Clone, Debug)]
+struct Importing(Vec<String>);
+
+/// `import "self"` or a <-> b: without this, evaluating the module would import it again,
+/// until the stack overflows.
+fn check_cycle(chain: &[String], path: &str, pos: Position) -> Result<(), Box<EvalAltResult>> {
+    if chain.iter().any(|p| p == path) || chain.len() >= 32 {
+        let mut all = chain.to_vec();
+        all.push(path.to_string());
+        return Err(Box::new(EvalAltResult::ErrorRuntime(
+            format!(
+                "import cycle: {} (a module cannot import itself, directly or through others)",
+                all.iter()
+                    .map(|c| format!("\"{c}\""))
+                    .collect::<Vec<_>>()
+                    .join(" imports ")
+            )
+            .into(),
+            pos,
+        )));
+    }
+    Ok(())
+}
+
+impl Resolver {
+    /// Module `path`, imported inside the modules of `chain`: from the cache, else read,
+    /// compiled and evaluated (its own imports see `chain` and `path`).
+    fn load(
+        &self,
+        engine: &Engine,
+        chain: &[String],
+        path: &str,
+        pos: Position,
+    ) -> Result<SharedModule, Box<EvalAltResult>> {
         if let Some(m) = self
             .cache
             .lock()
@@ -108,9 +166,7 @@ impl ModuleResolver for Resolver {
         {
             return Ok(m.clone());
         }
-        // `import "self"` or a <-> b: without this, evaluating the module would import it again,
-        // until the stack overflows.
-        let _guard = ImportGuard::enter(path, pos)?;
+        check_cycle(chain, path, pos)?;
         let (text, origin) = match self.stdlib_source(path) {
             Some(found) => found,
             None => self.file_source(path, pos)?,
@@ -129,8 +185,12 @@ impl ModuleResolver for Resolver {
             ))
         })?;
         ast.set_source(origin.clone());
+        let mut global = engine.new_global_runtime_state();
+        let mut inner = chain.to_vec();
+        inner.push(path.to_string());
+        global.tag = rhai::Dynamic::from(Importing(inner));
         let m: SharedModule = Arc::new(
-            Module::eval_ast_as_new(Scope::new(), &ast, engine)
+            Module::eval_ast_as_new_raw(engine, &mut Scope::new(), &mut global, &ast)
                 .map_err(|e| Box::new(EvalAltResult::ErrorInModule(origin, e, pos)))?,
         );
         self.cache
@@ -138,42 +198,5 @@ impl ModuleResolver for Resolver {
             .unwrap_or_else(|p| p.into_inner())
             .insert(path.to_string(), m.clone());
         Ok(m)
-    }
-}
-
-thread_local! {
-    static IMPORTING: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Modules being imported on this thread, innermost last.
-struct ImportGuard;
-
-impl ImportGuard {
-    fn enter(path: &str, pos: Position) -> Result<ImportGuard, Box<EvalAltResult>> {
-        IMPORTING.with(|s| {
-            let mut s = s.borrow_mut();
-            if s.iter().any(|p| p == path) || s.len() >= 32 {
-                let mut chain = s.clone();
-                chain.push(path.to_string());
-                return Err(Box::new(EvalAltResult::ErrorRuntime(
-                    format!(
-                        "import cycle: {} (a module cannot import itself, directly or through others)",
-                        chain.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(" imports ")
-                    )
-                    .into(),
-                    pos,
-                )));
-            }
-            s.push(path.to_string());
-            Ok(ImportGuard)
-        })
-    }
-}
-
-impl Drop for ImportGuard {
-    fn drop(&mut self) {
-        IMPORTING.with(|s| {
-            s.borrow_mut().pop();
-        });
     }
 }
