@@ -133,6 +133,18 @@ fn profiled(key: &str) -> bool {
     crate::run::settings::find(key).is_none_or(|s| s.source == crate::run::settings::Source::Expect)
 }
 
+/// Keys whose `--set KEY=0` means "not given" (docs/scripts.md: speed_mbps "0: the same"):
+/// the inventory and the hardware decide, as without it.
+const SET_ZERO_IS_UNSET: &[&str] = &["speed_mbps"];
+
+/// The `--set` value of `key`, if it gives one.
+fn set_value<'a>(n: &'a NodeRef, key: &str) -> Option<&'a Value> {
+    n.env
+        .params
+        .get(key)
+        .filter(|v| !(SET_ZERO_IS_UNSET.contains(&key) && v.as_f64() == Some(0.0)))
+}
+
 /// The expectation for `key` on `n` and where it comes from, through the one precedence rule
 /// (`run::profile::choose`): `--set`, `part` (the part's own inventory field), the
 /// inventory's node var, the profile, else `hardware` (what the caller read; `Null`: nothing).
@@ -144,7 +156,7 @@ pub(crate) fn expect(
     part: Part,
     hardware: Value,
 ) -> Result<Expected, PrimError> {
-    let given = n.env.params.contains_key(key)
+    let given = set_value(n, key).is_some()
         || part.as_ref().is_some_and(|(v, _)| !v.is_null())
         || n.spec.vars.get(key).is_some_and(|v| !v.is_null());
     let profiled = profiled(key);
@@ -155,7 +167,7 @@ pub(crate) fn expect(
     };
     let (value, from) = pure::choose(pure::Levels {
         key,
-        set: n.env.params.get(key),
+        set: set_value(n, key),
         part,
         node_var: n.spec.vars.get(key).map(|v| (v, n.name())),
         profile: d.as_ref(),

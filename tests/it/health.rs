@@ -586,3 +586,25 @@ fn a_link_slower_than_at_the_last_healthy_run_is_unhealthy() {
     )
     .code(0);
 }
+
+/// `--set speed_mbps=0` is "not given" (docs/scripts.md: "0: the same"): the inventory and
+/// the ports decide, as without it (issue 48 item 3: the one precedence rule must not take a
+/// 0 for the site's speed and leave every port without an expected speed).
+#[test]
+fn set_speed_mbps_zero_is_not_given() {
+    let state = fresh();
+    let o = health(
+        "switch",
+        "spark-02",
+        None,
+        &state.path().join("state"),
+        &["--set", "speed_mbps=0", "-v"],
+    );
+    o.code(0);
+    let all = format!("{}{}", o.stdout, o.stderr);
+    assert!(!all.contains("no expected speed"), "{all}");
+    assert!(
+        all.contains("spark-02 port qsfp1 enp1s0f1np1: negotiated 200000 Mb/s, expected 200000 Mb/s (the highest mode both ends advertise"),
+        "{all}"
+    );
+}
