@@ -457,6 +457,45 @@ mod layering {
         );
     }
 
+    /// One output channel (issue 48 item 5): below `cli` and `report` nothing prints; what a
+    /// run says goes through the observer or back to the caller as a value. `util/skip.rs` is
+    /// the unit tests' skip (compiled for tests only): its NOTICE is libtest's output.
+    #[test]
+    fn nothing_prints_below_cli_and_report() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let skip = |f: &Path| {
+            let r = f.strip_prefix(&src).unwrap();
+            r.starts_with("cli")
+                || r.starts_with("report")
+                || r == Path::new("main.rs")
+                || r == Path::new("util/skip.rs")
+        };
+        let printing = regex::Regex::new(r"\b(e?print(ln)?|dbg)!\(").unwrap();
+        let mut bad = Vec::new();
+        let mut read = 0;
+        for f in files.iter().filter(|f| !skip(f)) {
+            read += 1;
+            let text = std::fs::read_to_string(f).unwrap();
+            let code = text
+                .lines()
+                .take_while(|l| l.trim() != "#[cfg(test)]")
+                .filter(|l| !l.trim_start().starts_with("//"));
+            for l in code {
+                if printing.is_match(l) {
+                    bad.push(format!(
+                        "{}: {}",
+                        f.strip_prefix(&src).unwrap().display(),
+                        l.trim()
+                    ));
+                }
+            }
+        }
+        assert!(read > 100, "read {read} files");
+        assert!(bad.is_empty(), "printing below cli and report: {bad:#?}");
+    }
+
     /// A tool's three files are modules of their folders: Rust ignores a file no `mod` line
     /// names, and a parser or binding in it would silently not exist.
     #[test]
