@@ -23,6 +23,7 @@ const FAMILIES: &[(&str, &str)] = &[
     ("fabcheck_ib_port_ok", "1 when an InfiniBand HCA port is Active, LinkUp, at the expected rate, with a LID and a subnet manager."),
     ("fabcheck_pcie_link_width", "Negotiated PCIe link width (lanes) of a fabric interface's NIC."),
     ("fabcheck_pcie_link_expected_width", "PCIe link width (lanes) a fabric interface's NIC is expected to run."),
+    ("fabcheck_link_flaps", "Times a fabric interface (InfiniBand: HCA port) went down since the last run (since boot on a first run or after a reboot): the kernel log's link-down lines (InfiniBand: LinkDownedCounter growth); healthcheck context only."),
     ("fabcheck_port_stat_growth", "Growth of a judged statistic of a fabric port (error counters; congestion ones such as PortXmitWait too) between two readings: since last_run (the last run's reading and this one's) or window (the healthcheck window)."),
 ];
 
@@ -143,6 +144,11 @@ fn gauges_of(node: &str, m: &Metric) -> Vec<(&'static str, Labels, f64)> {
             }
             out
         }
+        ("link_flaps", [_, iface]) => vec![(
+            "fabcheck_link_flaps",
+            vec![n(), ("interface", iface.to_string())],
+            m.value,
+        )],
         ("counter_delta", [_, port, counter]) => vec![(
             "fabcheck_port_stat_growth",
             vec![

@@ -436,6 +436,13 @@ fn the_gauges_match_their_golden_files_and_promtool_accepts_them() {
             "prolog",
             "h100-01-healthy-prolog.prom",
         ),
+        (
+            "spark",
+            "spark-01",
+            None,
+            "healthcheck",
+            "spark-01-healthy-healthcheck.prom",
+        ),
     ] {
         let st = fresh();
         let prom = st.path().join("prom");
@@ -585,4 +592,190 @@ fn a_link_slower_than_at_the_last_healthy_run_is_unhealthy() {
         &["--set", "speed_mbps=100000"],
     )
     .code(0);
+}
+
+/// A copy of simulation `which` (`examples/sim` or `examples/sim-ib`) with one more, test-only
+/// overlay `name`: `node` answers `command` with `stdout` (SYNTHESISED in the format of the
+/// real captures: tests/fixtures/kernel-log/ for the kernel log, the simulation's perfquery).
+fn sim_with_overlay(
+    dir: &Path,
+    which: &str,
+    name: &str,
+    node: &str,
+    command: &str,
+    stdout: &str,
+) -> String {
+    let (src, inv) = match which {
+        "ib" => ("examples/sim-ib", "cluster.toml"),
+        _ => ("examples/sim", "two-sparks.toml"),
+    };
+    let copy = dir.join("sim");
+    let st = std::process::Command::new("cp")
+        .args([
+            "-r",
+            &repo().join(src).display().to_string(),
+            &copy.display().to_string(),
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let s = copy.join("transcripts/scenarios").join(name);
+    std::fs::create_dir_all(&s).unwrap();
+    std::fs::write(
+        s.join("scenario.toml"),
+        format!("description = \"test only: {name} on {node}\"\nhealthy = false\n"),
+    )
+    .unwrap();
+    let q = |t: &str| serde_json::to_string(t).unwrap();
+    std::fs::write(
+        s.join(format!("{node}.toml")),
+        format!(
+            "[[command]]\ncommand = {}\nstdout = {}\nexit_code = 0\nduration_ms = 20\n",
+            q(command),
+            q(stdout)
+        ),
+    )
+    .unwrap();
+    copy.join(inv).display().to_string()
+}
+
+/// The healthy transcript's answer of `node` to `command` in simulation `which`.
+fn healthy_answer(which: &str, node: &str, command: &str) -> String {
+    let dir = match which {
+        "ib" => "examples/sim-ib/transcripts",
+        _ => "examples/sim/transcripts",
+    };
+    let text = std::fs::read_to_string(repo().join(dir).join(format!("{node}.toml"))).unwrap();
+    let t: toml::Value = toml::from_str(&text).unwrap();
+    let c = t["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["command"].as_str() == Some(command))
+        .unwrap_or_else(|| panic!("{node}: no answer to {command}"));
+    c["stdout"].as_str().unwrap().to_string()
+}
+
+const KERNEL_LOG: &str = "cat /proc/sys/kernel/random/boot_id && dmesg >/dev/null && { dmesg | grep -iE 'link (is )?(up|down)'; true; }";
+
+/// Issue 47 (healthcheck): the kernel log's "Link down" lines of a fabric netdev since the last
+/// run fail naming it; each rail's first down-then-up at boot (the healthy transcript) is no
+/// flap; flaps already counted by the last run do not fire again; a first run (nothing kept)
+/// only warns; after a reboot the flaps since boot count.
+#[test]
+fn link_flaps_in_the_kernel_log_since_the_last_run_fail_the_healthcheck_naming_the_netdev() {
+    let d = fresh();
+    let healthy = healthy_answer("spark", "spark-02", KERNEL_LOG);
+    let flapped = format!(
+        "{healthy}[86400.120733] mlx5_core 0002:01:00.1 enP2p1s0f1np1: Link down\n\
+         [86402.918211] mlx5_core 0002:01:00.1 enP2p1s0f1np1: Link up\n\
+         [90017.004512] mlx5_core 0002:01:00.1 enP2p1s0f1np1: Link down\n\
+         [90019.771030] mlx5_core 0002:01:00.1 enP2p1s0f1np1: Link up\n"
+    );
+    let inv = sim_with_overlay(
+        d.path(),
+        "spark",
+        "kernel-log-flapped",
+        "spark-02",
+        KERNEL_LOG,
+        &flapped,
+    );
+    let st = d.path().join("state");
+    let run = |scenario: Option<&str>| {
+        let mut f = Fab::new()
+            .args([
+                "health",
+                "--context",
+                "healthcheck",
+                "-i",
+                &inv,
+                "--node",
+                "spark-02",
+            ])
+            .args(["--state".to_string(), st.display().to_string()]);
+        if let Some(s) = scenario {
+            f = f.args(["--scenario", s]);
+        }
+        f.run()
+    };
+    let o = run(None);
+    o.code(0);
+    assert!(o.stdout.contains("PASS  link flaps"), "{}", o.stdout);
+    let o = run(Some("kernel-log-flapped"));
+    o.code(1);
+    let line = the_line(&o);
+    assert!(
+        line.starts_with(
+            "fabcheck: enP2p1s0f1np1 link flaps: went down 2 time(s) since the last run"
+        ),
+        "{line}"
+    );
+    assert!(
+        o.stdout
+            .contains("spark-02 enP2p1s0f1np1: link went down 2 time(s) since the last run, the last 90017 s after boot"),
+        "{}",
+        o.stdout
+    );
+    // counted once: the next run sees nothing new
+    run(Some("kernel-log-flapped")).code(0);
+    // after a reboot (the state's boot is another), the flaps since boot count
+    let path = st.join("health-spark-02.json");
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    s["kernel_log"]["boot_id"] = "a-boot-before".into();
+    std::fs::write(&path, s.to_string()).unwrap();
+    let o = run(Some("kernel-log-flapped"));
+    o.code(1);
+    assert!(
+        o.stdout.contains("since boot (the node rebooted"),
+        "{}",
+        o.stdout
+    );
+    // nothing kept: the flaps since boot are a warning only, never a drain on the first run
+    std::fs::remove_file(&path).unwrap();
+    run(Some("kernel-log-flapped")).code(0);
+}
+
+/// InfiniBand ports log no link line: their flaps since the last run are the growth of the
+/// port's LinkDownedCounter, named by port.
+#[test]
+fn ib_link_flaps_are_the_link_downed_counter_growth_since_the_last_run() {
+    let d = fresh();
+    let cmd = "perfquery -x -C mlx5_4 -P 1";
+    let healthy = healthy_answer("ib", "h100-02", cmd);
+    let flapped = healthy.replace(
+        "LinkDownedCounter:...............0",
+        "LinkDownedCounter:...............3",
+    );
+    assert_ne!(healthy, flapped);
+    let inv = sim_with_overlay(d.path(), "ib", "hca-flapped", "h100-02", cmd, &flapped);
+    let st = d.path().join("state");
+    let run = |scenario: Option<&str>| {
+        let mut f = Fab::new()
+            .args([
+                "health",
+                "--context",
+                "healthcheck",
+                "-i",
+                &inv,
+                "--node",
+                "h100-02",
+            ])
+            .args(["--state".to_string(), st.display().to_string()]);
+        if let Some(s) = scenario {
+            f = f.args(["--scenario", s]);
+        }
+        f.run()
+    };
+    run(None).code(0);
+    let o = run(Some("hca-flapped"));
+    o.code(1);
+    assert!(the_line(&o).contains("mlx5_4"), "{}", o.stderr);
+    assert!(
+        o.stdout
+            .contains("FAIL  link flaps: link flaps: h100-02 mlx5_4/1: LinkDownedCounter +3 since the last run"),
+        "{}",
+        o.stdout
+    );
+    run(Some("hca-flapped")).code(0);
 }

@@ -9,6 +9,7 @@ from formats import sysfs_command, sysfs_text  # fabcheck discover (issue 30 sec
 from formats import gpu_command, gpu_text  # platform profile detection (issue 30 section 1)
 from formats import ip_route_json  # step 5's running-network snapshot (issue 30 section 3)
 from formats import iperf3_json  # iperf3 -J answers
+from formats import KERNEL_LOG_CMD, kernel_log_text, boot_link_events  # health link flaps (issue 47)
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -93,6 +94,8 @@ for name, n in nodes.items():
     cmd("ibdev2netdev", stdout_file=F+"rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")
     cmd("ibv_devinfo", stdout_file=F+"rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", ms=80, note="REAL DGX Spark capture")
     cmd("ofed_info -s", stdout="OFED-internal-25.07-0.9.7:\n", ms=200)
+    cmd(KERNEL_LOG_CMD, stdout=kernel_log_text(name, boot_link_events([(i, BDF[i]) for i in ifaces])), ms=25,
+        note="fabcheck health's link flaps: the boot id and the kernel log's link lines, each rail's first down-then-up at boot (SYNTHESISED, format of tests/fixtures/kernel-log/)")
     # rail alignment over LLDP (fabric_baseline): back to back, no switch and no lldpd on the Sparks
     cmd("if command -v lldpctl >/dev/null; then lldpctl -f json; else exit 127; fi", stdout="", exit_code=127, ms=3,
         note="synthesised: lldpd is not installed")
