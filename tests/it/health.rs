@@ -381,7 +381,9 @@ fn normalised(prom: &str) -> String {
         .map(|l| {
             if !l.starts_with('#')
                 && (l.starts_with("fabcheck_health_last_run_timestamp_seconds")
-                    || l.starts_with("fabcheck_health_duration_seconds"))
+                    || l.starts_with("fabcheck_health_duration_seconds")
+                    || l.starts_with("fabcheck_run_last_run_timestamp_seconds")
+                    || l.starts_with("fabcheck_run_duration_seconds"))
             {
                 format!("{} 0", l.rsplit_once(' ').unwrap().0)
             } else {
@@ -778,4 +780,70 @@ fn ib_link_flaps_are_the_link_downed_counter_growth_since_the_last_run() {
         o.stdout
     );
     run(Some("hca-flapped")).code(0);
+}
+
+/// `fabcheck run --prom DIR` (issue 47): the run's verdict and the last measured RDMA and NCCL
+/// bandwidth with their thresholds, through the same writer (golden file, promtool clean); a
+/// rail measured below its line shows below its threshold; no series per message size.
+#[test]
+fn run_prom_has_the_last_measured_bandwidth_with_its_threshold() {
+    let golden = repo().join("tests/golden/health/run-fabric-baseline-healthy.prom");
+    let run = |scenario: Option<&str>, dir: &Path| {
+        let script = repo().join("scripts/fabric_baseline.rhai");
+        let mut f = Fab::new().args([
+            "run",
+            &script.display().to_string(),
+            "-i",
+            &sim("spark"),
+            "--no-results",
+            "--prom",
+            &dir.display().to_string(),
+        ]);
+        if let Some(s) = scenario {
+            f = f.args(["--scenario", s]);
+        }
+        f.run()
+    };
+    let st = fresh();
+    run(None, st.path()).code(0);
+    let path = st.path().join("fabcheck-run.prom");
+    let got = std::fs::read_to_string(&path).expect("fabcheck-run.prom written");
+    promtool_check(&path);
+    let text = normalised(&got);
+    if std::env::var_os("FABCHECK_BLESS").is_some() {
+        std::fs::write(&golden, &text).unwrap();
+    }
+    assert_eq!(
+        text,
+        std::fs::read_to_string(&golden).unwrap_or_default(),
+        "run-fabric-baseline-healthy.prom differs (FABCHECK_BLESS=1 rewrites it; check the diff)"
+    );
+    promtool_check(&golden);
+    assert!(
+        got.lines()
+            .filter(|l| !l.starts_with('#'))
+            .all(|l| !l.contains('@') && !l.contains("size") && !l.contains("run_id")),
+        "a series per size or run: {got}"
+    );
+    let st = fresh();
+    run(Some("rail-at-55pct"), st.path()).code(1);
+    let got = std::fs::read_to_string(st.path().join("fabcheck-run.prom")).unwrap();
+    let value = |family: &str, rail: &str| -> f64 {
+        let key = format!("{family}{{node=\"spark-01\",peer=\"spark-02\",rail=\"{rail}\"}} ");
+        let line = got
+            .lines()
+            .find(|l| l.starts_with(&key))
+            .unwrap_or_else(|| panic!("no {key} in {got}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(got.contains("fabcheck_run_status 1\n"), "{got}");
+    let bw = value(
+        "fabcheck_rdma_write_bandwidth_bytes_per_second",
+        "roceP2p1s0f1",
+    );
+    let line = value(
+        "fabcheck_rdma_write_threshold_bytes_per_second",
+        "roceP2p1s0f1",
+    );
+    assert!(bw < line, "{bw} below {line}: {got}");
 }
