@@ -847,3 +847,37 @@ fn run_prom_has_the_last_measured_bandwidth_with_its_threshold() {
     );
     assert!(bw < line, "{bw} below {line}: {got}");
 }
+
+/// Issue 47: InfiniBand keeps each HCA port's rate at the last healthy run as RoCE does: a
+/// node whose every port came back slower (all alike, so the fastest-port rule sees nothing,
+/// and still at the profile's minimum) is unhealthy, named by port; an explicit ib_rate_gbps
+/// is the intent instead.
+#[test]
+fn an_ib_port_slower_than_at_the_last_healthy_run_is_unhealthy_unless_a_rate_is_given() {
+    let d = fresh();
+    let faster = healthy_answer("ib", "h100-02", "ibstat").replace("Rate: 400", "Rate: 800");
+    let inv = sim_with_overlay(d.path(), "ib", "ib-at-xdr", "h100-02", "ibstat", &faster);
+    let st = d.path().join("state");
+    let run = |scenario: Option<&str>, extra: &[&str]| {
+        let mut f = Fab::new()
+            .args(["health", "-i", &inv, "--node", "h100-02"])
+            .args(["--state".to_string(), st.display().to_string()]);
+        if let Some(s) = scenario {
+            f = f.args(["--scenario", s]);
+        }
+        f.args(extra).run()
+    };
+    // at 800 (above the profile's 400): healthy, the rates kept
+    run(Some("ib-at-xdr"), &[]).code(0);
+    // back at 400: at the profile's minimum, but slower than at the last healthy run
+    let o = run(None, &[]);
+    o.code(1);
+    assert_eq!(
+        the_line(&o),
+        "fabcheck: mlx5_0/1 link: 400000 Mb/s, 800000 at the last healthy run"
+    );
+    // still flagged while it lasts (the unhealthy run kept the healthy rates)
+    run(None, &[]).code(1);
+    // the site says what it runs: that is the intent, not the history
+    run(None, &["--set", "ib_rate_gbps=400"]).code(0);
+}
