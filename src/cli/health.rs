@@ -36,7 +36,8 @@ pub enum Context {
     /// Slurm's HealthCheckProgram: the prolog's checks, a counter-growth window and the link
     /// flaps in the kernel log since the last run.
     Healthcheck,
-    /// Slurm's Epilog: as healthcheck.
+    /// Slurm's Epilog: the healthcheck's checks and loopback RDMA on each rail (traffic that
+    /// stays in the node's own HCAs).
     Epilog,
 }
 
@@ -53,7 +54,12 @@ impl Context {
     fn filters(self) -> Vec<String> {
         match self {
             Context::Prolog => vec!["tag:prolog".into()],
-            _ => vec!["tag:prolog".into(), "tag:healthcheck".into()],
+            Context::Healthcheck => vec!["tag:prolog".into(), "tag:healthcheck".into()],
+            Context::Epilog => vec![
+                "tag:prolog".into(),
+                "tag:healthcheck".into(),
+                "tag:epilog".into(),
+            ],
         }
     }
 }

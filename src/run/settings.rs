@@ -305,7 +305,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "seconds per ib_write_bw run (-D)"),
     row("rdma_lat_max_usec", Number, "us", "none: judged against the peers only", "3", &[BASELINE], Set,
         "a fixed line for the RDMA latency of every rail"),
-    row("rdma_pct", Number, "%", "90", "80", &[BASELINE, FIVE_STEP, SECOND_CABLE], Set,
+    row("rdma_pct", Number, "%", "90 (node_health's loopback: 80)", "80", &[BASELINE, FIVE_STEP, NODE_HEALTH, SECOND_CABLE], Set,
         "the RDMA write floor, a share of the port's expected speed (rails summed)"),
     row("recipe", Text, "", "none: step 4 is skipped", "/home/nvidia/recipe/hostfile", &[Reader::Stdlib("acceptance")], NodeVar,
         "the serving recipe (hostfile, config or env file) step 4 checks and step 3's NCCL runs with"),
