@@ -948,3 +948,35 @@ fn the_epilog_loops_rdma_back_on_each_rail_and_names_a_slow_one() {
         assert!(!o.stdout.contains("rail loopback"), "{}", o.stdout);
     }
 }
+
+/// The healthcheck's kernel-log read on this machine's real kernel (local transport, as root:
+/// dmesg may be restricted to root): the command runs under sh, the boot id is the kernel's,
+/// the real log parses, and a netdev that never logs a link line (`lo`) has no flap.
+#[test]
+fn the_kernel_log_is_read_on_a_real_kernel() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        common::skip("not root: the kernel log may be root's only (kernel.dmesg_restrict)");
+        return;
+    }
+    let s = "test(\"flaps\", || {\n\
+             let n = node(\"a\");\n\
+             let f = n.link_flaps(());\n\
+             let b = n.run(\"cat /proc/sys/kernel/random/boot_id\").stdout.trimmed();\n\
+             assert_eq(f.mark.boot_id, b, \"the kernel's boot id\");\n\
+             assert_eq(f.netdevs.len(), 1, \"one netdev\");\n\
+             assert_eq(f.netdevs[0].flaps, 0, \"lo logs no link line\");\n\
+             assert(f.first_reading, \"no mark given\");\n\
+             let again = n.link_flaps(f.mark);\n\
+             assert(!again.first_reading && !again.rebooted, \"the same boot\");\n\
+             });\n";
+    Fab::new()
+        .file(
+            "inv.toml",
+            "[defaults]\ntransport = \"local\"\n[[node]]\nname = \"a\"\ninterfaces = [\"lo\"]\n",
+        )
+        .file("s.rhai", s)
+        .args(["run", "s.rhai", "-i", "inv.toml", "--no-results"])
+        .run()
+        .code(0);
+}

@@ -16,6 +16,7 @@ from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  #
 from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all
 from formats import sysfs_command, sysfs_text, gpu_command, gpu_text  # discover, platform detection
 from formats import ip_route_json, iperf3_json
+from formats import KERNEL_LOG_CMD, kernel_log_text, boot_link_events  # health link flaps (issue 47)
 
 N = int(os.environ.get("FCSIM_NODES", "4"))
 OUT = os.environ.get("FCSIM_OUT", "transcripts")
@@ -215,6 +216,8 @@ def link_answers(out, node):
     cmd(out, "ibdev2netdev", stdout_file="real/rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")
     cmd(out, "ibv_devinfo", stdout_file="real/rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", ms=80, note="REAL DGX Spark capture")
     cmd(out, "ofed_info -s", stdout="OFED-internal-25.07-0.9.7:\n", ms=200)
+    cmd(out, KERNEL_LOG_CMD, stdout=kernel_log_text(node, boot_link_events([(i, BDF[i]) for i in IFACES])), ms=25,
+        note="fabcheck health's link flaps: the boot id and the kernel log's link lines, each rail's first down-then-up at boot (SYNTHESISED, format of tests/fixtures/kernel-log/)")
     cmd(out, "hostname", stdout=f"{node}\n", ms=3)
     for i in IFACES:
         cmd(out, f"cat /sys/class/net/{i}/mtu", stdout="9000\n", ms=3)
@@ -256,6 +259,12 @@ def rdma_answers(out, node, gbps=None):
             for p in peers(node):
                 cmd(out, f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {fabric_ip(p, k)}",
                     stdout=rdma_client_text(node, p, k, gbps.get((p, k))), ms=6050)
+        # fabcheck health's epilog: loopback on the rail (server and client on the same device, the
+        # exchange over 127.0.0.1). SYNTHESISED: no real loopback capture; both GIDs the rail's own
+        cmd(out, f"ib_write_bw -d {d} -x 3 -p 18515 -D 2 --report_gbits ; : fcsrv-ib_write_bw-18515", stdout_file=SERVER, ms=2600,
+            note="REAL ib_write_bw server capture (only the client side is judged)")
+        cmd(out, f"ib_write_bw -d {d} -x 3 -p 18515 -D 2 --report_gbits 127.0.0.1", stdout=rdma_client_text(node, node, k, 94.1), ms=2550,
+            note="SYNTHESISED loopback client (health --context epilog): no real capture of a loopback run")
         cmd(out, f"ib_write_lat -d {d} -x 3 -p 18515 ; : fcsrv-ib_write_lat-18515", stdout_file=f"synth/ib_write_lat-{d}.txt", ms=1100)
         cmd(out, "pkill -TERM -f -- 'fcsrv-ib_write_lat-1851[5]'; true", stdout="", ms=6)
         for p in peers(node):
