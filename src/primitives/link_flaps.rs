@@ -8,13 +8,14 @@
 //! is not one, and an admin's `ip link set down` logs no "Link down" on mlx5. InfiniBand ports
 //! log no such line (`scripts/node_health.rhai` counts their LinkDownedCounter instead).
 
-use super::tools::{failed, tool};
+use super::tools::as_root;
 use super::{parsed, NodeRef, PResult};
 use crate::parse::dmesg::{self, LinkEvent};
 use serde::{Deserialize, Serialize};
 
-/// The command: the boot's id on the first line, then the kernel log's link lines (`dmesg`
-/// read once alone first, so that a kernel log this user may not read is an error, not none).
+/// The command, run as root: the boot's id on the first line, then the kernel log's link lines
+/// (`dmesg` read once alone first, so that a kernel log that cannot be read is an error, not
+/// none).
 pub(crate) const COMMAND: &str = "cat /proc/sys/kernel/random/boot_id && dmesg >/dev/null && \
      { dmesg | grep -iE 'link (is )?(up|down)'; true; }";
 
@@ -62,10 +63,8 @@ crate::impl_shape!(
 
 /// `n.link_flaps(before)`: read the kernel log and count.
 pub(crate) fn link_flaps(n: &NodeRef, before: Option<Mark>) -> PResult<LinkFlaps> {
-    let o = tool(n, "dmesg", COMMAND, None, None)?;
-    if o.exit_code != Some(0) {
-        return Err(failed(n, "dmesg", &o));
-    }
+    // as root (`sudo -n` unless fabcheck is root): kernel.dmesg_restrict=1 keeps the log root's
+    let o = as_root(n, "dmesg", COMMAND)?;
     let (boot, log) = o.stdout.split_once('\n').unwrap_or((&o.stdout, ""));
     let log = parsed(n.name(), log, dmesg::parse)?;
     let now = Mark {
