@@ -183,7 +183,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
     row("both_directions", Bool, "", "true", "false", &[BASELINE, FIVE_STEP], Set,
         "`false`: RDMA write one way only ([a -> b], not also [b -> a])"),
     row("confirm", Number, "measurements", "1 (localise: 3)", "2",
-        &[BASELINE, FIVE_STEP, LOCALISE, SECOND_CABLE], Set,
+        &[BASELINE, FIVE_STEP, LOCALISE, NODE_HEALTH, SECOND_CABLE], Set,
         "re-measurements of a bandwidth failure before it is one (one that does not reproduce is FLAKY); localise: good nodes a suspect must fail against"),
     row("drift_fail", Text, "", "firmware,driver,nccl", "firmware,driver,nccl,kernel", &[HEALTH], Set,
         "version items whose differences fail (firmware, driver, ofed, kernel, nccl, perftest); the others warn"),
