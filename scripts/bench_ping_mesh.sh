@@ -94,7 +94,7 @@ for path, t_mesh, what in zip(args[0::3], args[1::3], args[2::3]):
         for role, node in (("first", t["node"]), ("second", t["peer"])):
             now[(role, node)] = now.get((role, node), 0) + d
             most[role] = max(most[role], now[(role, node)])
-    print(f"step 1, {what}, {n} nodes, together: {t_mesh:.2f} s, ratio {t_mesh / t_ping:.2f} (target <= 3); "
+    print(f"step 1, {what}, {n} nodes, together: {t_mesh:.2f} s, ratio {t_mesh / t_ping:.2f} (target <= 3 at 16 nodes); "
           f"{len(tests)} testcases, {len(tests) - len(bad)} passed; pairs at once per node: "
           f"{most['first']} as first, {most['second']} as second")
     for name, (t0, t1) in spans.items():

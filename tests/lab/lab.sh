@@ -288,25 +288,30 @@ ensure_pkgs() {
 # refuses new entries ("neighbour: arp_cache: neighbor table overflow!", table_fulls in
 # /proc/net/stat/arp_cache) and those pings go unanswered. Raise both limits to fit N nodes
 # (never lower them), keeping the host's values in NEIGH_SAVED for "down".
+# The limits are settable only from the host's network namespace: run inside fclab-net (as a
+# bench's second pass is), lab.sh leaves them to the pass that ran on the host.
 NEIGH_KEYS="net.ipv4.neigh.default.gc_thresh2 net.ipv4.neigh.default.gc_thresh3"
+host_sysctl() { [[ -e /proc/sys/net/ipv4/neigh/default/gc_thresh3 ]] && sysctl "$@"; }
 neigh_fit() { # N
     local n=$1 cur2 cur3 want2 want3
-    cur2=$(sysctl -n net.ipv4.neigh.default.gc_thresh2) || return 0
-    cur3=$(sysctl -n net.ipv4.neigh.default.gc_thresh3) || return 0
+    cur2=$(host_sysctl -n net.ipv4.neigh.default.gc_thresh2) || return 0
+    cur3=$(host_sysctl -n net.ipv4.neigh.default.gc_thresh3) || return 0
     want2=$((3 * n * n + 512)) want3=$((4 * n * n + 1024))
     ((cur2 >= want2 && cur3 >= want3)) && return 0
     [[ -f $NEIGH_SAVED ]] || printf '%s %s\n' "$cur2" "$cur3" >"$NEIGH_SAVED"
     ((want2 > cur2)) || want2=$cur2
     ((want3 > cur3)) || want3=$cur3
-    sysctl -qw "net.ipv4.neigh.default.gc_thresh2=$want2" "net.ipv4.neigh.default.gc_thresh3=$want3" ||
+    host_sysctl -qw "net.ipv4.neigh.default.gc_thresh2=$want2" "net.ipv4.neigh.default.gc_thresh3=$want3" ||
         echo "fabcheck lab: warning: could not raise the neighbour table limits for $n nodes; pings of big meshes may go unanswered" >&2
 }
 neigh_restore() {
     local v2 v3
     [[ -f $NEIGH_SAVED ]] || return 0
+    # not in the host's namespace: the saved values stay for a "down" run there
+    [[ -e /proc/sys/net/ipv4/neigh/default/gc_thresh3 ]] || return 0
     read -r v2 v3 <"$NEIGH_SAVED" || true
     if [[ $v2 =~ ^[0-9]+$ && $v3 =~ ^[0-9]+$ ]]; then
-        sysctl -qw "net.ipv4.neigh.default.gc_thresh2=$v2" "net.ipv4.neigh.default.gc_thresh3=$v3" ||
+        host_sysctl -qw "net.ipv4.neigh.default.gc_thresh2=$v2" "net.ipv4.neigh.default.gc_thresh3=$v3" ||
             echo "fabcheck lab: warning: could not restore $NEIGH_KEYS to $v2 $v3" >&2
     fi
     rm -f "$NEIGH_SAVED"
