@@ -236,7 +236,10 @@ fn signalled_while_writing_reports(
     if !common::comes(common::HANG, || child.try_wait().unwrap().is_some()) {
         let _ = child.kill();
         let _ = child.wait();
-        panic!("still running {:?} after the signals (killed)", common::HANG);
+        panic!(
+            "still running {:?} after the signals (killed)",
+            common::HANG
+        );
     }
     let status = child.wait().unwrap();
     let o = f.outcome(std::process::Output {

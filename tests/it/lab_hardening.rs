@@ -515,11 +515,17 @@ fn sshd_dies_mid_run(lab: &Lab, between: &dyn Fn()) -> (crate::common::Outcome, 
     // local ssh's command line).
     let pid = child.id();
     let master_to_lab03 = || {
-        crate::lab_ssh::local_ssh_of(pid)
-            .lines()
-            .any(|l| l.split_whitespace().last().is_some_and(|d| d.ends_with("10.213.0.3")))
+        crate::lab_ssh::local_ssh_of(pid).lines().any(|l| {
+            l.split_whitespace()
+                .last()
+                .is_some_and(|d| d.ends_with("10.213.0.3"))
+        })
     };
-    assert!(master_to_lab03(), "no master to lab03: {}", crate::lab_ssh::local_ssh_of(pid));
+    assert!(
+        master_to_lab03(),
+        "no master to lab03: {}",
+        crate::lab_ssh::local_ssh_of(pid)
+    );
     between();
     // The signal comes once that master has seen its connection end (it exits), not after a
     // pause.

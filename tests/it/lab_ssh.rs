@@ -719,7 +719,8 @@ fn every_end_leaves_no_master_no_control_dir_no_remote_process() {
     o.code(3);
     assert!(
         left.is_empty(),
-        "left on the nodes {:?} after exit: {left:?}", common::HANG
+        "left on the nodes {:?} after exit: {left:?}",
+        common::HANG
     );
     assert!(ssh.is_empty(), "local ssh left: {ssh}");
     assert!(dirs.is_empty(), "control dirs left: {dirs:?}");

@@ -53,9 +53,8 @@ fn a_blocking_match_exec_is_bounded_by_the_connect_timeout_and_leaves_nothing() 
         // The `Match exec` never ends (its sleep lasts weeks): the run must end within the
         // bound, far above the connect timeout's 2 × 2 s + 5 s and far below the hang.
         let mut child = f.spawn();
-        let ended = crate::common::comes(crate::common::HANG, || {
-            child.try_wait().unwrap().is_some()
-        });
+        let ended =
+            crate::common::comes(crate::common::HANG, || child.try_wait().unwrap().is_some());
         if !ended {
             let _ = child.kill();
             let _ = child.wait();

@@ -298,7 +298,11 @@ fn two_or_more_signals_in_a_row_still_give_reports_and_end_the_commands() {
             &format!("{label}: the second signal did not shorten the grace"),
         );
         let o = f.outcome(out);
-        assert!(!o.stderr.contains("still not finished"), "{label}: {}", o.stderr);
+        assert!(
+            !o.stderr.contains("still not finished"),
+            "{label}: {}",
+            o.stderr
+        );
         assert_interrupted_cleanly(&o, &token, label);
     }
 }

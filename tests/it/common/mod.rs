@@ -222,7 +222,11 @@ impl Watched {
     }
 
     /// Wait for the end at most `within` (see [`output_within`]); its output.
-    pub fn output_within(mut self, within: std::time::Duration, what: &str) -> std::process::Output {
+    pub fn output_within(
+        mut self,
+        within: std::time::Duration,
+        what: &str,
+    ) -> std::process::Output {
         let ended = comes(within, || self.child.try_wait().unwrap().is_some());
         if !ended {
             let _ = self.child.kill();
