@@ -200,6 +200,16 @@ impl Watched {
         })
     }
 
+    /// Wait until stderr holds `needle` `times` times, at most `within`; whether it came.
+    pub fn wait_stderr(&self, needle: &str, times: usize, within: std::time::Duration) -> bool {
+        comes(within, || {
+            String::from_utf8_lossy(&self.err.0.lock().unwrap())
+                .matches(needle)
+                .count()
+                >= times
+        })
+    }
+
     /// Read `child`'s stdout and stderr (piped) as they come.
     pub fn of(mut child: std::process::Child) -> Watched {
         let read = |mut r: Box<dyn std::io::Read + Send>| {
