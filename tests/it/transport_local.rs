@@ -348,7 +348,7 @@ fn a_timeout_ends_what_the_command_detached_and_says_so() {
     let (_, token) = sleeping_run("detached");
     let other = format!("{token}-other");
     let s = format!(
-        "test(\"keeps\", || {{ node(\"a\").run(\"FC_TEST_TOKEN={other} setsid sleep 43 >/dev/null 2>&1 & sleep 0.5\", #{{ timeout: \"10s\" }}); }});\n\
+        "test(\"keeps\", || {{ node(\"a\").run(\"FC_TEST_TOKEN={other} setsid sleep 43 >/dev/null 2>&1 & sleep 0.5\", #{{ timeout: \"2h\" }}); }});\n\
          test(\"times out\", || {{ node(\"a\").run(\"export FC_TEST_TOKEN={token}; setsid sleep 41 & setsid sh -c 'trap \\\"\\\" TERM; sleep 42' & sleep 40\", #{{ timeout: \"2s\" }}); }});\n\
          test(\"plain\", || {{ node(\"a\").run(\"sleep 30\", #{{ timeout: \"1s\" }}); }});\n"
     );
