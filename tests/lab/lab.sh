@@ -405,7 +405,10 @@ do_down() {
 remove_user() {
     id "$LAB_USER" >/dev/null 2>&1 || return 0
     [[ $(getent passwd "$LAB_USER" | cut -d: -f5) == "$LAB_USER_GECOS" ]] || return 0
-    pkill -KILL -u "$LAB_USER" 2>/dev/null && sleep 0.1
+    if pkill -KILL -u "$LAB_USER" 2>/dev/null; then
+        local k
+        for ((k = 0; k < 600; k++)); do pgrep -u "$LAB_USER" >/dev/null || break; sleep 0.05; done
+    fi
     userdel -r "$LAB_USER" 2>/dev/null || userdel "$LAB_USER" ||
         echo "fabcheck lab: warning: could not remove user $LAB_USER" >&2
     rm -rf "$LAB_HOME"
