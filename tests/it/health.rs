@@ -980,3 +980,44 @@ fn the_kernel_log_is_read_on_a_real_kernel() {
         .run()
         .code(0);
 }
+
+/// Issue 50 item 1, one writer for every file fabcheck writes: the gauges file (`--prom DIR`)
+/// and the state file (`--state DIR`) go through the writer of the reports, so a link planted
+/// at either name (here to a file of the test's own) is refused and said, never written
+/// through, and the verdict stands (docs/reliability.md, "Files fabcheck writes").
+#[test]
+fn prom_and_state_files_never_write_through_a_planted_link() {
+    let st = fresh();
+    let (prom, state) = (st.path().join("prom"), st.path().join("state"));
+    std::fs::create_dir_all(&prom).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let victim = st.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let planted = [
+        prom.join("fabcheck.prom"),
+        state.join("health-spark-01.json"),
+    ];
+    for p in &planted {
+        std::os::unix::fs::symlink(&victim, p).unwrap();
+    }
+    let o = health(
+        "spark",
+        "spark-01",
+        None,
+        &state,
+        &["--prom", &prom.display().to_string()],
+    );
+    o.code(0);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    for p in &planted {
+        assert!(p.is_symlink(), "{} replaced", p.display());
+    }
+    let said = format!("{}{}", o.stdout, o.stderr);
+    assert!(
+        said.contains("fabcheck.prom not written") && said.contains("symbolic link"),
+        "{said}"
+    );
+    assert!(said.contains("the state was not kept"), "{said}");
+}
