@@ -92,7 +92,8 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     } else {
         EXIT_OK
     };
-    if let Some(dir) = &a.prom {
+    // a dry run measures nothing: the last real run's gauges stay
+    if let Some(dir) = a.prom.as_ref().filter(|_| !a.dry_run) {
         write_prom(dir, &run, code, started_wall);
     }
     code

@@ -828,6 +828,18 @@ fn run_prom_has_the_last_measured_bandwidth_with_its_threshold() {
             .all(|l| !l.contains('@') && !l.contains("size") && !l.contains("run_id")),
         "a series per size or run: {got}"
     );
+    // a dry run measures nothing: the last real run's gauges stay as they were
+    let script = repo().join("scripts/fabric_baseline.rhai");
+    Fab::new()
+        .args(["run", &script.display().to_string(), "-i", &sim("spark")])
+        .args(["--dry-run", "--prom", &st.path().display().to_string()])
+        .run()
+        .code(0);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        got,
+        "a dry run rewrote the gauges"
+    );
     let st = fresh();
     run(Some("rail-at-55pct"), st.path()).code(1);
     let got = std::fs::read_to_string(st.path().join("fabcheck-run.prom")).unwrap();
