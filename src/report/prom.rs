@@ -24,6 +24,8 @@ const FAMILIES: &[(&str, &str)] = &[
     ("fabcheck_pcie_link_width", "Negotiated PCIe link width (lanes) of a fabric interface's NIC."),
     ("fabcheck_pcie_link_expected_width", "PCIe link width (lanes) a fabric interface's NIC is expected to run."),
     ("fabcheck_link_flaps", "Times a fabric interface (InfiniBand: HCA port) went down since the last run (since boot on a first run or after a reboot): the kernel log's link-down lines (InfiniBand: LinkDownedCounter growth); healthcheck context only."),
+    ("fabcheck_rdma_loopback_bandwidth_bytes_per_second", "Last measured loopback RDMA write bandwidth of an RDMA device (ib_write_bw with server and client on the device; epilog context only): the HCA and its PCIe path, not the cable."),
+    ("fabcheck_rdma_loopback_threshold_bytes_per_second", "The loopback bandwidth the epilog required of that RDMA device (rdma_pct of its share of the port's expected speed)."),
     ("fabcheck_port_stat_growth", "Growth of a judged statistic of a fabric port (error counters; congestion ones such as PortXmitWait too) between two readings: since last_run (the last run's reading and this one's) or window (the healthcheck window)."),
 ];
 
@@ -249,6 +251,23 @@ fn gauges_of(node: &str, m: &Metric) -> Vec<(&'static str, Labels, f64)> {
             vec![n(), ("interface", iface.to_string())],
             m.value,
         )],
+        ("rdma_write_gbps", [_, dev]) => {
+            let l = vec![n(), ("rail", dev.to_string())];
+            let gbit = |v: f64| (v * 1e9 / 8.0).round();
+            let mut out = vec![(
+                "fabcheck_rdma_loopback_bandwidth_bytes_per_second",
+                l.clone(),
+                gbit(m.value),
+            )];
+            if let Some(t) = m.threshold {
+                out.push((
+                    "fabcheck_rdma_loopback_threshold_bytes_per_second",
+                    l,
+                    gbit(t),
+                ));
+            }
+            out
+        }
         ("counter_delta", [_, port, counter]) => vec![(
             "fabcheck_port_stat_growth",
             vec![

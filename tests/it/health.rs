@@ -445,6 +445,13 @@ fn the_gauges_match_their_golden_files_and_promtool_accepts_them() {
             "healthcheck",
             "spark-01-healthy-healthcheck.prom",
         ),
+        (
+            "ib",
+            "h100-04",
+            None,
+            "epilog",
+            "h100-04-healthy-epilog.prom",
+        ),
     ] {
         let st = fresh();
         let prom = st.path().join("prom");
