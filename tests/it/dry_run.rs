@@ -164,14 +164,15 @@ fn dry_run_stops_listing_where_the_test_would_branch_on_an_answer() {
     );
     // The pings and the neighbour entries are listed; the peer's addresses decide whose MAC
     // answered, so the listing stops at the loop over them. Each node's `ip -j addr` is read
-    // once per run (issue 49): whether this pair or a test beside it lists spark-01's read
-    // depends on which runs first, so the count is 4 or 5 (seen in a clean-clone CI run).
+    // once per run (issue 49): whether this pair or a test beside it lists either node's read
+    // depends on which runs first, so the count is 3 to 5 (4 and 5 seen in clean-clone CI
+    // runs, 3 under a loaded machine).
     let s = "step 1: ping mesh [spark-01 -> spark-02]";
     let m = o.message(s);
     assert!(
-        (m.starts_with("dry run: 4 commands listed, then the listing stops")
-            || m.starts_with("dry run: 5 commands listed, then the listing stops"))
-            && m.contains("`ip -j addr` on spark-02"),
+        ["3", "4", "5"].iter().any(|n| m.starts_with(&format!(
+            "dry run: {n} commands listed, then the listing stops"
+        ))) && m.contains("`ip -j addr` on spark-02"),
         "{m}"
     );
     // Step 4 reads the recipe, then loops over its lines: the loop's place is named.
