@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fabcheck health budgets (issue 47): wall time of `fabcheck health` per context on one node of
-# each simulation, against the budgets the issue sets (prolog <= 2 s, healthcheck <= 20 s):
+# each simulation, against the budgets the issue sets (prolog <= 2 s, healthcheck <= 20 s,
+# epilog <= 60 s):
 #   scripts/bench_health.sh [ROUNDS=5]
 # Prints the median and the slowest of ROUNDS runs per case. On replayed transcripts the
 # healthcheck's counter window is 0 s (the transcripts answer the second read); on a real node
@@ -48,4 +49,7 @@ row "IB sim h100-03 (8 HCAs), prolog, healthy" "2 s" "${IB[@]}"
 row "IB sim h100-02, prolog, ib-port-at-hdr" "2 s" -i examples/sim-ib/cluster.toml --node h100-02 --scenario ib-port-at-hdr
 row "IB sim h100-03, healthcheck, healthy (window 0 s)" "20 s" "${IB[@]}" --context healthcheck
 row "IB sim h100-03, prolog with --prom" "2 s" "${IB[@]}" --prom "$WORK/prom"
+row "Spark sim spark-02, epilog, healthy (2 rails looped back)" "60 s" "${SPARK[@]}" --context epilog
+row "IB sim h100-03, epilog, healthy (8 HCAs looped back)" "60 s" "${IB[@]}" --context epilog
 echo "healthcheck on a real node: add --set health_window (default 5 s) to the healthcheck rows"
+echo "epilog on a real node: add the window and, per rail, ib_write_bw's 2 s plus its start (replayed here: no wait)"

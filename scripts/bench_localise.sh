@@ -2,7 +2,9 @@
 # localise.rhai benchmarks (issue 49 item 1).
 #   scripts/bench_localise.sh plan [NODES=1000]   the plan only (no lab, no root): a dry run of
 #       localise.rhai over NODES `local` nodes (every ring pair's commands listed, none run);
-#       prints wall and CPU seconds and peak RSS (target: 1000 nodes under 5 s).
+#       prints wall and CPU seconds and peak RSS (target: 1000 nodes under 5 s), and the plan's
+#       rounds (from its log lines); fails unless the ring's N pairs are in 2 rounds (3 for an
+#       odd N) with no node twice in a round.
 #   sudo scripts/bench_localise.sh [NODES=16] [SECONDS=2]
 #       on the healthy lab: localise.rhai's testcase time (the ring: N pair tests, in rounds,
 #       a round's pairs at once) against one pair test's (iperf3 both ways between lab01 and
@@ -34,6 +36,12 @@ n, w, u, s, r = int(sys.argv[2]), *map(float, sys.argv[3:7])
 t = [t for x in run["suites"] for t in x["tests"] if t["name"] == "localise: bad node or link"][0]
 print(f"plan of localise over {n} nodes (dry run): {w:5.2f} s wall, {u + s:5.2f} s CPU, peak RSS {r / 1024:4.0f} MiB (target < 5 s)")
 print(f"  {t['message'][:160]}")
+# the plan's rounds (the testcase's output): each ring pair once, no node twice in a round
+rounds = [l.rsplit(": ", 1)[1].split(" ") for l in (t.get("output") or "").splitlines() if l.startswith("localise plan: ring round ")]
+pairs = [p for r in rounds for p in r]
+twice = sum(len(r) * 2 - len({x for p in r for x in p.split("-")}) for r in rounds)
+print(f"  ring: {len(pairs)} pair tests in {len(rounds)} rounds of {', '.join(str(len(r)) for r in rounds)}; nodes twice in a round: {twice}")
+sys.exit(0 if len(pairs) == n and len(set(pairs)) == n and twice == 0 and len(rounds) == (2 if n % 2 == 0 else 3) else 1)
 PY
     exit 0
 fi

@@ -31,6 +31,10 @@ SET=$(printf 'lab[01-%02d]' "$N")
 SCRIPT=$PWD/scripts/five_step_acceptance.rhai
 
 now() { date +%s.%N; }
+# The kernel's IPv4 neighbour table is one for all namespaces (tests/lab/lab.sh raises its
+# limits to fit the lab): refusals of new entries (table_fulls, summed over CPUs) so far.
+table_fulls() { python3 -c "print(sum(int(l.split()[12], 16) for l in open('/proc/1/net/stat/arp_cache').readlines()[1:]))"; }
+FULLS0=$(table_fulls)
 secs() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
 # One ping -c COUNT from lab01 to lab02's first fabric address (inside lab01's namespace).
 PEER=$(awk '/name = "lab02"/ { f = 1 } f && /fabric_ips/ { gsub(/[^0-9.,]/, ""); split($0, a, ","); print a[1]; exit }' "$INV")
@@ -54,16 +58,20 @@ if [[ -n ${BENCH_ROUNDS:-} ]]; then
     T_ROUNDS=$(step1 "$ROUNDS_SCRIPT" "$INV" "$WORK/rounds.json")
 fi
 cp "$WORK"/*.json /tmp/ 2>/dev/null || true # left for a look: /tmp/two.json, /tmp/one.json
-python3 - "$T_PING" "$N" "$COUNT" "$T_ROUNDS" \
+FULLS=$(($(table_fulls) - FULLS0))
+python3 - "$T_PING" "$N" "$COUNT" "$T_ROUNDS" "$FULLS" \
     "$WORK/two.json" "$T_MESH" "two addresses" "$WORK/one.json" "$T_ONE" "one address" <<'PY'
 import json, sys
 from datetime import datetime
-t_ping, n, count, t_rounds = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+t_ping, n, count, t_rounds, fulls = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
+args = sys.argv[6:]
 print(f"one ping -c {count}: {t_ping:.2f} s")
+print(f"neighbour table overflows during the runs: {fulls} (table_fulls in the host's /proc/net/stat/arp_cache; "
+      "not 0: the host's net.ipv4.neigh.default.gc_thresh3 is too small for the lab, pings go unanswered)")
 if t_rounds:
     print(f"step 1, two addresses, in rounds (before): {float(t_rounds):.2f} s, ratio {float(t_rounds) / t_ping:.2f}")
 ok = True
-for path, t_mesh, what in zip(sys.argv[5::3], sys.argv[6::3], sys.argv[7::3]):
+for path, t_mesh, what in zip(args[0::3], args[1::3], args[2::3]):
     t_mesh = float(t_mesh)
     run = json.load(open(path))
     tests = [t for s in run["suites"] for t in s["tests"] if t["name"].startswith("step 1")]
@@ -86,7 +94,7 @@ for path, t_mesh, what in zip(sys.argv[5::3], sys.argv[6::3], sys.argv[7::3]):
         for role, node in (("first", t["node"]), ("second", t["peer"])):
             now[(role, node)] = now.get((role, node), 0) + d
             most[role] = max(most[role], now[(role, node)])
-    print(f"step 1, {what}, {n} nodes, together: {t_mesh:.2f} s, ratio {t_mesh / t_ping:.2f} (target <= 3); "
+    print(f"step 1, {what}, {n} nodes, together: {t_mesh:.2f} s, ratio {t_mesh / t_ping:.2f} (target <= 3 at 16 nodes); "
           f"{len(tests)} testcases, {len(tests) - len(bad)} passed; pairs at once per node: "
           f"{most['first']} as first, {most['second']} as second")
     for name, (t0, t1) in spans.items():
@@ -94,5 +102,5 @@ for path, t_mesh, what in zip(sys.argv[5::3], sys.argv[6::3], sys.argv[7::3]):
     for b in bad[:5]:
         print(f"  NOT PASSED {b}")
     ok = ok and len(tests) > 0 and not bad
-sys.exit(0 if ok else 1)
+sys.exit(0 if ok and fulls == 0 else 1)
 PY

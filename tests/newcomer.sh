@@ -90,6 +90,10 @@ if [[ $(id -u) -ne 0 ]]; then
     step "SKIPPED the lab half: not root (the README's lab line needs root)"
     exit 0
 fi
+# The lab is the machine's: hold the lab tests' lock (tests/it/common/lab.rs) while the lab half
+# uses it, so that a lab test of another test run finishes first and none starts meanwhile.
+exec 8>/run/fclab.tests.lock
+flock -w 1800 8 || fail "the lab tests' lock /run/fclab.tests.lock was not free within 30 minutes"
 if bash tests/lab/lab.sh status >/dev/null 2>&1 || [[ $? -ne 2 ]]; then
     step "SKIPPED the lab half: a test lab is up already (tests/lab/lab.sh status)"
     exit 0

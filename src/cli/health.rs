@@ -33,9 +33,11 @@ pub enum Context {
     /// Slurm's Prolog: local reads only, no Slurm command, no packet on the fabric.
     #[default]
     Prolog,
-    /// Slurm's HealthCheckProgram: the prolog's checks and a counter-growth window.
+    /// Slurm's HealthCheckProgram: the prolog's checks, a counter-growth window and the link
+    /// flaps in the kernel log since the last run.
     Healthcheck,
-    /// Slurm's Epilog: as healthcheck.
+    /// Slurm's Epilog: the healthcheck's checks and loopback RDMA on each rail (traffic that
+    /// stays in the node's own HCAs).
     Epilog,
 }
 
@@ -52,7 +54,12 @@ impl Context {
     fn filters(self) -> Vec<String> {
         match self {
             Context::Prolog => vec!["tag:prolog".into()],
-            _ => vec!["tag:prolog".into(), "tag:healthcheck".into()],
+            Context::Healthcheck => vec!["tag:prolog".into(), "tag:healthcheck".into()],
+            Context::Epilog => vec![
+                "tag:prolog".into(),
+                "tag:healthcheck".into(),
+                "tag:epilog".into(),
+            ],
         }
     }
 }
@@ -273,6 +280,9 @@ fn prepare(a: &HealthArgs, verbose: u8) -> Result<Prepared, i32> {
     if let Some(sp) = &state.speeds {
         stash::stash_json(&format!("health:previous_speeds:{node}"), sp);
     }
+    if let Some(k) = &state.kernel_log {
+        stash::stash_json(&format!("health:previous_kernel_log:{node}"), k);
+    }
     // Replayed transcripts answer the second read themselves: no time need pass between.
     let secs = if replayed && !env.params.contains_key("health_window") {
         0
@@ -371,6 +381,10 @@ fn save_state(
 ) -> u32 {
     if let Some(c) = stash::stashed_json(&format!("health:current:{node}")) {
         state.counters = Some(c);
+    }
+    // whatever the verdict: a flap is counted once
+    if let Some(k) = stash::stashed_json(&format!("health:current_kernel_log:{node}")) {
+        state.kernel_log = Some(k);
     }
     // the speeds of a healthy run only: a drop stays flagged until the link is back
     if matches!(v, health::Verdict::Healthy) {

@@ -97,6 +97,11 @@ pub struct RunArgs {
     /// --json, --html).
     #[arg(long)]
     pub no_results: bool,
+    /// Write DIR/fabcheck-run.prom (node_exporter's textfile collector) at the end, atomically:
+    /// the run's verdict and the last measured RDMA and NCCL bandwidth with their thresholds
+    /// (docs/continuous.md). Not written: a warning, never the verdict. A dry run writes none.
+    #[arg(long, value_name = "DIR")]
+    pub prom: Option<PathBuf>,
     /// Run only tests whose name contains this (repeatable; `tag:NAME` selects by tag).
     #[arg(long)]
     pub filter: Vec<String>,

@@ -27,6 +27,7 @@ struct Prepared {
 
 pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     let started = Instant::now();
+    let started_wall = std::time::SystemTime::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let console = std::sync::Arc::new(Console::new(quiet, if verbose > 0 { 2 } else { 1 }));
     let p = match prepare(&a, console.clone()) {
@@ -84,12 +85,34 @@ pub fn run(a: RunArgs, quiet: bool, verbose: u8) -> i32 {
     let c = run.counts();
     // A Ctrl-C that arrives while the reports are written still ends the run as interrupted
     // (the reports are complete: they were written before this point).
-    if interrupted || cancel::interrupted() {
+    let code = if interrupted || cancel::interrupted() {
         EXIT_INTERRUPTED
     } else if c.failure > 0 || c.error > 0 || write_failed {
         EXIT_FAILED
     } else {
         EXIT_OK
+    };
+    // a dry run measures nothing: the last real run's gauges stay
+    if let Some(dir) = a.prom.as_ref().filter(|_| !a.dry_run) {
+        write_prom(dir, &run, code, started_wall);
+    }
+    code
+}
+
+/// `--prom DIR`: DIR/fabcheck-run.prom, written atomically (a temporary file in DIR, then a
+/// rename: a run killed mid-write leaves the previous file). Not written: a warning.
+fn write_prom(dir: &std::path::Path, run: &RunResult, code: i32, started: std::time::SystemTime) {
+    let started_s = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as f64 / 1000.0)
+        .unwrap_or(0.0);
+    let text = crate::report::prom::render_run(run, code, started_s);
+    let path = dir.join("fabcheck-run.prom");
+    if let Err(e) = crate::util::target::write(&path, text.as_bytes()) {
+        eprintln!(
+            "warning: --prom: {} not written: {e}; the run's verdict stands",
+            path.display()
+        );
     }
 }
 

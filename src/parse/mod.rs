@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 mod util;
 
 pub mod bonding;
+pub mod dmesg;
 pub mod eee;
 pub mod ethtool;
 pub mod ethtool_driver;

@@ -26,6 +26,7 @@ pub(crate) mod ibv_devinfo;
 pub(crate) mod ip_addr;
 pub(crate) mod ip_neigh;
 pub(crate) mod latency_outliers;
+pub(crate) mod link_flaps;
 pub(crate) mod localise;
 pub(crate) mod lspci;
 pub(crate) mod mlnx_qos;

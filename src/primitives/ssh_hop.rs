@@ -27,6 +27,26 @@ pub(crate) struct SshHop {
     pub hostname: Option<String>,
     /// ssh's own reason when it failed.
     pub error: Option<String>,
+    /// When ssh refused for trust, not reach: `host_key_unknown`, `host_key_changed` or
+    /// `login_refused` (from ssh's own words in `error`).
+    pub refused: Option<String>,
+}
+
+/// Why ssh refused the hop for trust, from its stderr (OpenSSH's messages), if it did.
+pub(crate) fn refusal(stderr: &str) -> Option<&'static str> {
+    if stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+        || (stderr.contains("Host key for") && stderr.contains("has changed"))
+    {
+        Some("host_key_changed")
+    } else if stderr.contains("Host key verification failed")
+        || (stderr.contains("No ") && stderr.contains("host key is known for"))
+    {
+        Some("host_key_unknown")
+    } else if stderr.contains("Permission denied (") {
+        Some("login_refused")
+    } else {
+        None
+    }
 }
 
 pub(crate) fn hop_command(to: &str, o: &SshHopOpts) -> PResult<String> {
@@ -88,6 +108,10 @@ pub(crate) fn ssh_hop(from: &NodeRef, to: &str, o: &SshHopOpts) -> PResult<SshHo
         to: to.to_string(),
         user,
         hostname,
+        refused: (!ok)
+            .then(|| refusal(&out.stderr))
+            .flatten()
+            .map(str::to_string),
         error: if ok {
             None
         } else if err.is_empty() {
@@ -103,6 +127,30 @@ crate::impl_shape!(SshHop, serialised("ssh_hop result"));
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_for_trust_is_told_from_one_for_reach() {
+        let unknown = "No ED25519 host key is known for 10.214.0.2 and you have requested strict checking.\nHost key verification failed.\n";
+        assert_eq!(refusal(unknown), Some("host_key_unknown"));
+        assert_eq!(
+            refusal("Host key verification failed.\n"),
+            Some("host_key_unknown")
+        );
+        let changed = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\nHost key for 10.214.0.2 has changed and you have requested strict checking.\nHost key verification failed.\n";
+        assert_eq!(refusal(changed), Some("host_key_changed"));
+        assert_eq!(
+            refusal("fclab@10.214.0.2: Permission denied (publickey).\n"),
+            Some("login_refused")
+        );
+        assert_eq!(
+            refusal("ssh: connect to host 10.214.0.2 port 22: No route to host\n"),
+            None
+        );
+        assert_eq!(
+            refusal("ssh: connect to host 10.214.0.2 port 22: Connection timed out\n"),
+            None
+        );
+    }
 
     #[test]
     fn hop_asks_what_the_workload_asks_unless_strict() {

@@ -4,7 +4,7 @@
 //! run or per message size. Families without a sample are left out.
 
 use crate::run::health::{check_name, Outcome};
-use crate::run::model::{Metric, Status};
+use crate::run::model::{Metric, RunResult, Status};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -23,12 +23,15 @@ const FAMILIES: &[(&str, &str)] = &[
     ("fabcheck_ib_port_ok", "1 when an InfiniBand HCA port is Active, LinkUp, at the expected rate, with a LID and a subnet manager."),
     ("fabcheck_pcie_link_width", "Negotiated PCIe link width (lanes) of a fabric interface's NIC."),
     ("fabcheck_pcie_link_expected_width", "PCIe link width (lanes) a fabric interface's NIC is expected to run."),
+    ("fabcheck_link_flaps", "Times a fabric interface (InfiniBand: HCA port) went down since the last run (since boot on a first run or after a reboot): the kernel log's link-down lines (InfiniBand: LinkDownedCounter growth); healthcheck context only."),
+    ("fabcheck_rdma_loopback_bandwidth_bytes_per_second", "Last measured loopback RDMA write bandwidth of an RDMA device (ib_write_bw with server and client on the device; epilog context only): the HCA and its PCIe path, not the cable."),
+    ("fabcheck_rdma_loopback_threshold_bytes_per_second", "The loopback bandwidth the epilog required of that RDMA device (rdma_pct of its share of the port's expected speed)."),
     ("fabcheck_port_stat_growth", "Growth of a judged statistic of a fabric port (error counters; congestion ones such as PortXmitWait too) between two readings: since last_run (the last run's reading and this one's) or window (the healthcheck window)."),
 ];
 
 /// The text of DIR/fabcheck.prom for one run.
 pub(crate) fn render(o: &Outcome) -> String {
-    let mut samples: BTreeMap<&str, Vec<(Labels, f64)>> = BTreeMap::new();
+    let mut samples: Samples = BTreeMap::new();
     let base = || -> Labels {
         vec![
             ("node", o.node.to_string()),
@@ -82,8 +85,16 @@ pub(crate) fn render(o: &Outcome) -> String {
             }
         }
     }
+    exposition(FAMILIES, samples)
+}
+
+type Samples = BTreeMap<&'static str, Vec<(Labels, f64)>>;
+
+/// The exposition text of `samples`, family by family in the order of `families` (HELP and
+/// TYPE once each; families without a sample left out).
+fn exposition(families: &[(&'static str, &str)], mut samples: Samples) -> String {
     let mut out = String::new();
-    for (family, help) in FAMILIES {
+    for (family, help) in families {
         let Some(list) = samples.get_mut(family) else {
             continue;
         };
@@ -92,10 +103,102 @@ pub(crate) fn render(o: &Outcome) -> String {
         let _ = writeln!(out, "# HELP {family} {help}");
         let _ = writeln!(out, "# TYPE {family} gauge");
         for (labels, v) in list.iter() {
-            let _ = writeln!(out, "{family}{{{}}} {}", label_text(labels), number(*v));
+            if labels.is_empty() {
+                let _ = writeln!(out, "{family} {}", number(*v));
+            } else {
+                let _ = writeln!(out, "{family}{{{}}} {}", label_text(labels), number(*v));
+            }
         }
     }
     out
+}
+
+/// The families of `fabcheck run --prom DIR` (DIR/fabcheck-run.prom), in the order written.
+const RUN_FAMILIES: &[(&str, &str)] = &[
+    ("fabcheck_run_status", "Exit code of the last fabcheck run: 0 passed, 1 a test failed or could not run, 3 interrupted."),
+    ("fabcheck_run_last_run_timestamp_seconds", "When the last fabcheck run started, seconds since the Unix epoch."),
+    ("fabcheck_run_duration_seconds", "How long the last fabcheck run took."),
+    ("fabcheck_run_tests", "Testcases of the last fabcheck run by outcome (pass, failure, error: could not run, skipped)."),
+    ("fabcheck_rdma_write_bandwidth_bytes_per_second", "Last measured RDMA write bandwidth (ib_write_bw average) from node to peer on a rail (RDMA device), a port (its rails together) or all ports of the node."),
+    ("fabcheck_rdma_write_threshold_bytes_per_second", "The RDMA write bandwidth the last run required on that rail, port or node (below it the test failed)."),
+    ("fabcheck_nccl_busbw_bytes_per_second", "Last measured NCCL bus bandwidth of a test: the best over its message sizes (max) and their average (avg)."),
+];
+
+/// The gauges of a finished `fabcheck run`: its verdict, and the last measured RDMA and NCCL
+/// bandwidth with the threshold where the script gave one. No series per message size or run.
+pub(crate) fn render_run(run: &RunResult, code: i32, started_s: f64) -> String {
+    let mut samples: Samples = BTreeMap::new();
+    let mut add = |family: &'static str, labels: Labels, v: f64| {
+        samples.entry(family).or_default().push((labels, v));
+    };
+    add("fabcheck_run_status", vec![], code as f64);
+    add("fabcheck_run_last_run_timestamp_seconds", vec![], started_s);
+    add(
+        "fabcheck_run_duration_seconds",
+        vec![],
+        run.duration_ms as f64 / 1000.0,
+    );
+    let c = run.counts();
+    for (st, n) in [
+        ("pass", c.pass),
+        ("failure", c.failure),
+        ("error", c.error),
+        ("skipped", c.skipped),
+    ] {
+        add(
+            "fabcheck_run_tests",
+            vec![("status", st.to_string())],
+            n as f64,
+        );
+    }
+    for t in run.suites.iter().flat_map(|s| &s.tests) {
+        for m in &t.metrics {
+            for (family, labels, v) in run_gauges_of(&t.name, m) {
+                add(family, labels, v);
+            }
+        }
+    }
+    exposition(RUN_FAMILIES, samples)
+}
+
+/// The bandwidth gauges of one metric of a run: the stdlib's `rdma_write_gbps[node:rail]`,
+/// `rdma_write_port_gbps[node:port]`, `rdma_write_node_gbps[node]` (Gbit/s) and NCCL's
+/// `nccl_busbw_max_gbs` / `nccl_busbw_avg_gbs` (GB/s); per-size numbers are left out.
+fn run_gauges_of(test: &str, m: &Metric) -> Vec<(&'static str, Labels, f64)> {
+    let gbit = |v: f64| (v * 1e9 / 8.0).round();
+    let (name, key) = m.name.split_once('[').unwrap_or((m.name.as_str(), ""));
+    let parts: Vec<&str> = key.trim_end_matches(']').split(':').collect();
+    let rdma = match (name, parts.as_slice()) {
+        ("rdma_write_gbps" | "rdma_write_port_gbps", [node, rail]) => Some((*node, *rail)),
+        ("rdma_write_node_gbps", [node]) => Some((*node, "all ports")),
+        _ => None,
+    };
+    if let Some((node, rail)) = rdma {
+        let l = vec![
+            ("node", node.to_string()),
+            ("peer", m.peer.clone().unwrap_or_default()),
+            ("rail", rail.to_string()),
+        ];
+        let mut out = vec![(
+            "fabcheck_rdma_write_bandwidth_bytes_per_second",
+            l.clone(),
+            gbit(m.value),
+        )];
+        if let Some(t) = m.threshold {
+            out.push(("fabcheck_rdma_write_threshold_bytes_per_second", l, gbit(t)));
+        }
+        return out;
+    }
+    let stat = match name {
+        "nccl_busbw_max_gbs" => "max",
+        "nccl_busbw_avg_gbs" => "avg",
+        _ => return vec![],
+    };
+    vec![(
+        "fabcheck_nccl_busbw_bytes_per_second",
+        vec![("test", test.to_string()), ("stat", stat.to_string())],
+        (m.value * 1e9).round(),
+    )]
 }
 
 fn status_word(s: Status) -> &'static str {
@@ -140,6 +243,28 @@ fn gauges_of(node: &str, m: &Metric) -> Vec<(&'static str, Labels, f64)> {
             let mut out = vec![("fabcheck_pcie_link_width", l.clone(), m.value)];
             if let Some(t) = m.threshold {
                 out.push(("fabcheck_pcie_link_expected_width", l, t));
+            }
+            out
+        }
+        ("link_flaps", [_, iface]) => vec![(
+            "fabcheck_link_flaps",
+            vec![n(), ("interface", iface.to_string())],
+            m.value,
+        )],
+        ("rdma_write_gbps", [_, dev]) => {
+            let l = vec![n(), ("rail", dev.to_string())];
+            let gbit = |v: f64| (v * 1e9 / 8.0).round();
+            let mut out = vec![(
+                "fabcheck_rdma_loopback_bandwidth_bytes_per_second",
+                l.clone(),
+                gbit(m.value),
+            )];
+            if let Some(t) = m.threshold {
+                out.push((
+                    "fabcheck_rdma_loopback_threshold_bytes_per_second",
+                    l,
+                    gbit(t),
+                ));
             }
             out
         }

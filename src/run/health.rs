@@ -149,6 +149,10 @@ pub(crate) struct State {
     /// that came up slower since is unhealthy even where nothing else says what it should run.
     #[serde(default)]
     pub speeds: Option<serde_json::Value>,
+    /// Where the last reading of the kernel log's link lines ended (the boot and the time of
+    /// its last link line): the next run counts only the flaps after it.
+    #[serde(default)]
+    pub kernel_log: Option<serde_json::Value>,
 }
 
 /// The state file of `node` in `dir`.

@@ -216,6 +216,9 @@ pub enum Finding {
     IbNoSm,
     /// A rail's cable lands on another rail's leaf switch (rail-optimised fabric, iblinkinfo).
     RailCrossed,
+    /// SSH between two nodes refused for trust, not for the fabric: `found` says how
+    /// (`host_key_unknown`, `host_key_changed`, `login_refused`, then `at ADDRESS`).
+    SshTrust,
     /// The script itself stopped (a runtime error of the script: no fabric finding).
     Script,
     /// A configuration differs from what it should be (GID, MTU, FEC, PFC, firmware, driver).
@@ -237,6 +240,7 @@ impl Finding {
         ("ib_port", Finding::IbPort),
         ("ib_no_sm", Finding::IbNoSm),
         ("rail_crossed", Finding::RailCrossed),
+        ("ssh_trust", Finding::SshTrust),
         ("script", Finding::Script),
         ("config", Finding::Config),
         ("other", Finding::Other),

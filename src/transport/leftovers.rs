@@ -97,6 +97,14 @@ mod tests {
     /// The line that ends a timed-out command's leftovers, run by each login shell as it is:
     /// the process carrying the command's tag (detached, TERM ignored) is named and ended; one
     /// of another command, whose tag starts with this one, is left alone.
+    /// Whether `pid` has a child `sleep`.
+    fn has_child_sleep(pid: u32) -> bool {
+        Command::new("pgrep")
+            .args(["-P", &pid.to_string(), "-x", "sleep"])
+            .output()
+            .is_ok_and(|o| !o.stdout.is_empty())
+    }
+
     #[test]
     fn what_a_command_left_is_ended_and_named_in_every_login_shell() {
         for shell in ["sh", "bash", "zsh", "fish"] {
@@ -113,7 +121,18 @@ mod tests {
                     .unwrap()
             };
             let (mut mine, mut other) = (spawn(&tag), spawn(&format!("{tag}0")));
-            std::thread::sleep(std::time::Duration::from_millis(200));
+            // Both shells have set their trap once they have started their `sleep`: waited
+            // for, not a pause.
+            for p in [mine.id(), other.id()] {
+                let t = std::time::Instant::now();
+                while !has_child_sleep(p) {
+                    assert!(
+                        t.elapsed().as_secs() < 120,
+                        "{shell}: the sleep never started"
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
             let o = Command::new(shell)
                 .arg("-c")
                 .arg(in_sh(&end_command_script(&tag), false))

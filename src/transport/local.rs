@@ -25,6 +25,19 @@ pub(crate) const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// After TERM at a timeout or interrupt, how long before KILL.
 const TERM_GRACE: Duration = Duration::from_secs(3);
 
+/// [`TERM_GRACE`]; tests lengthen it (`FABCHECK_TEST_TERM_GRACE_MS`) to an hour to prove that a
+/// second signal shortens it, on a machine however busy.
+fn term_grace() -> Duration {
+    static GRACE: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *GRACE.get_or_init(|| {
+        std::env::var("FABCHECK_TEST_TERM_GRACE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+            .unwrap_or(TERM_GRACE)
+    })
+}
+
 /// Has `pid` (our child) exited? Does not reap it, so that its process group id stays
 /// reserved until the group is killed.
 fn exited(pid: u32) -> bool {
@@ -180,7 +193,7 @@ impl Ending {
             }
         } else if self
             .term_at
-            .is_some_and(|t| now.duration_since(t) >= cancel::grace(TERM_GRACE))
+            .is_some_and(|t| now.duration_since(t) >= cancel::grace(term_grace()))
         {
             kill_group(pid, libc::SIGKILL);
             self.term_at = None;

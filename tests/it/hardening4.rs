@@ -205,27 +205,20 @@ fn escape_codes_and_bidi_overrides_in_test_and_metric_names_never_reach_the_cons
     assert!(o.stdout.contains("SSAP name"), "{}", o.stdout);
 }
 
-/// Run fabcheck, killing it after `secs` (a hang is a failure, not a stuck test run).
-fn run_within(f: &Fab, secs: u64) -> (i32, String) {
-    let mut child = f.spawn();
-    let t = std::time::Instant::now();
-    loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return (st.code().unwrap_or(-1), text);
-        }
-        if t.elapsed() > std::time::Duration::from_secs(secs) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("fabcheck still running after {secs} s: {:?}", f.dir());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+/// Run fabcheck, killing it after [`crate::common::HANG`] (a hang is a failure, not a stuck
+/// test run).
+fn run_within(f: &Fab) -> (i32, String) {
+    let out = crate::common::output_within(
+        f.spawn(),
+        crate::common::HANG,
+        &format!("fabcheck in {:?}", f.dir()),
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
 }
 
 fn mkfifo(p: &std::path::Path) {
@@ -245,7 +238,7 @@ fn a_named_script_reads_only_itself_and_its_imports_not_every_rhai_beside_it() {
     mkfifo(&f.dir().join("dir/zz.rhai"));
     std::os::unix::fs::symlink("/dev/zero", f.dir().join("dir/yy.rhai")).unwrap();
     let f = f.args(["run", "dir/s.rhai"]);
-    let (code, out) = run_within(&f, 60);
+    let (code, out) = run_within(&f);
     assert_eq!(code, 0, "{out}");
     // An import that is a FIFO or /dev/zero: an error naming it, at once.
     for (bad, what) in [("zz", "FIFO"), ("yy", "device")] {
@@ -256,7 +249,7 @@ fn a_named_script_reads_only_itself_and_its_imports_not_every_rhai_beside_it() {
         mkfifo(&f.dir().join("dir/zz.rhai"));
         std::os::unix::fs::symlink("/dev/zero", f.dir().join("dir/yy.rhai")).unwrap();
         let f = f.args(["run", "dir/t.rhai"]);
-        let (code, out) = run_within(&f, 30);
+        let (code, out) = run_within(&f);
         assert_eq!(code, 2, "{out}");
         assert!(out.contains(what) && out.contains(bad), "{bad}: {out}");
     }
@@ -264,7 +257,7 @@ fn a_named_script_reads_only_itself_and_its_imports_not_every_rhai_beside_it() {
     let f = Fab::new().file("big.rhai", &"// padding\n".repeat(900_000));
     mkfifo(&f.dir().join("p.rhai"));
     let f = f.args(["run", "p.rhai", "big.rhai"]);
-    let (code, out) = run_within(&f, 30);
+    let (code, out) = run_within(&f);
     assert_eq!(code, 2, "{out}");
     assert!(
         out.contains("FIFO") && out.contains("larger than 8MiB"),
@@ -276,15 +269,15 @@ fn a_named_script_reads_only_itself_and_its_imports_not_every_rhai_beside_it() {
 fn an_inventory_that_is_a_fifo_dev_zero_or_huge_is_refused_at_once() {
     let f = Fab::new();
     mkfifo(&f.dir().join("inv.toml"));
-    let (code, out) = run_within(&f.args(["nodes", "-i", "inv.toml"]), 30);
+    let (code, out) = run_within(&f.args(["nodes", "-i", "inv.toml"]));
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("FIFO"), "{out}");
-    let (code, out) = run_within(&Fab::new().args(["nodes", "-i", "/dev/zero"]), 30);
+    let (code, out) = run_within(&Fab::new().args(["nodes", "-i", "/dev/zero"]));
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("device"), "{out}");
     let big = format!("# {}\n", "x".repeat(17 << 20));
     let f = Fab::new().file("big.toml", &big);
-    let (code, out) = run_within(&f.args(["nodes", "-i", "big.toml"]), 30);
+    let (code, out) = run_within(&f.args(["nodes", "-i", "big.toml"]));
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("larger than 16MiB"), "{out}");
 }
@@ -297,7 +290,7 @@ fn sighup_is_handled_like_term_reports_written_exit_3() {
         .file("inv.toml", LOCAL_INV)
         .file(
             "s.rhai",
-            "test(\"quick\", || { assert(true); });\ntest(\"slow\", || { node(\"n1\").run(\"touch started; sleep 20\"); });\n",
+            "test(\"quick\", || { assert(true); });\ntest(\"slow\", #{ timeout: \"2h\" }, || { node(\"n1\").run(\"touch started; sleep 3600\", #{ timeout: \"2h\" }); });\n",
         )
         .args(["run", "s.rhai", "-i", "inv.toml"])
         .reports();
@@ -305,16 +298,13 @@ fn sighup_is_handled_like_term_reports_written_exit_3() {
     // The signal comes once the slow test runs (its command touched `started`), not after a
     // guessed pause.
     let started = f.dir().join("started");
-    crate::common::eventually(
-        std::time::Duration::from_secs(60),
-        "the slow test started",
-        || started.exists(),
-    );
-    let t = std::time::Instant::now();
+    crate::common::eventually(crate::common::HANG, "the slow test started", || {
+        started.exists()
+    });
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
-    let out = child.wait_with_output().unwrap();
-    assert!(t.elapsed() < std::time::Duration::from_secs(15));
+    // The command lasts an hour: a run that ignored the SIGHUP is caught by the bound.
+    let out = crate::common::output_within(child, crate::common::HANG, "the run after SIGHUP");
     let o = f.outcome(out);
     assert_eq!(o.code, 3, "{}", o.stderr);
     assert_eq!(o.json.as_ref().expect("JSON written")["interrupted"], true);

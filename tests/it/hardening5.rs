@@ -345,7 +345,7 @@ fn baseline_compare_and_parse_refuse_a_fifo_at_once_and_cap_a_file() {
         (&["parse", "ethtool", "big"], "larger than 64MiB"),
     ];
     let fabs = cases.iter().map(|(a, _)| make().args(*a)).collect();
-    let got = run_all_guarded(fabs, std::time::Duration::from_secs(60));
+    let got = run_all_guarded(fabs, crate::common::HANG);
     for ((args, what), (code, stderr)) in cases.iter().zip(got) {
         assert_eq!(code, Some(2), "{args:?}: hung or wrong exit; {stderr}");
         assert!(stderr.contains(what), "{args:?}: {stderr}");

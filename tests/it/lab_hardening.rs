@@ -144,7 +144,7 @@ fn a_backup_dir_under_another_users_directory_is_refused_and_nothing_written() {
     let _ = lab.exec("lab01", &format!("rm -rf {dir}"));
 }
 
-/// Issue 23, item 10 (and its leftover): fabcheck killed with SIGKILL while `sleep 57` runs on
+/// Issue 23, item 10 (and its leftover): fabcheck killed with SIGKILL while `sleep 3557` runs on
 /// four nodes, one of which (lab04) has its sshd stopped: within seconds its masters are gone
 /// (on main before the watchdog they stayed until the commands ended), so is its control
 /// directory, and so are the sleeps on the three nodes that answer (on main they ran on until
@@ -158,7 +158,9 @@ fn after_kill_9_the_masters_and_the_control_dir_are_gone_within_seconds() {
     ) else {
         return;
     };
-    let s = "test(\"sleepers\", || { run_all(nodes(\"lab[01-04]\"), \"sleep 57\"); });\n";
+    // The sleeps and their node-side timeout last an hour: only the watchdog ends them within
+    // the bound.
+    let s = "test(\"sleepers\", #{ timeout: \"2h\" }, || { run_all(nodes(\"lab[01-04]\"), \"sleep 3557\", #{ timeout: \"2h\" }); });\n";
     let f = Fab::new()
         .file("k.rhai", s)
         .args(["run", "k.rhai", "-i", &lab.inventory()]);
@@ -171,7 +173,7 @@ fn after_kill_9_the_masters_and_the_control_dir_are_gone_within_seconds() {
     let pid = child.id();
     let nodes = ["lab01", "lab02", "lab03", "lab04"];
     for n in nodes {
-        wait_on_node(&lab, n, "sleep 57");
+        wait_on_node(&lab, n, "sleep 3557");
     }
     assert!(!local_ssh_of(pid).is_empty(), "masters are up");
     assert!(!control_dirs_of(pid).is_empty(), "a control dir is there");
@@ -179,7 +181,7 @@ fn after_kill_9_the_masters_and_the_control_dir_are_gone_within_seconds() {
     child.kill().unwrap();
     let _ = child.wait();
     let t = std::time::Instant::now();
-    let left_on = |n: &&str| lab.pids(n).contains("sleep 57");
+    let left_on = |n: &&str| lab.pids(n).contains("sleep 3557");
     let answering = &nodes[..3];
     let gone = || {
         local_ssh_of(pid).is_empty()
@@ -187,7 +189,7 @@ fn after_kill_9_the_masters_and_the_control_dir_are_gone_within_seconds() {
             && !answering.iter().any(left_on)
     };
     let mut nodes_clear = None;
-    while !gone() && t.elapsed() < Duration::from_secs(10) {
+    while !gone() && t.elapsed() < crate::common::HANG {
         if nodes_clear.is_none() && !answering.iter().any(left_on) {
             nodes_clear = Some(t.elapsed());
         }
@@ -199,12 +201,12 @@ fn after_kill_9_the_masters_and_the_control_dir_are_gone_within_seconds() {
     let _ = lab.exec("lab04", "pkill -CONT -x sshd");
     kill_leftovers(pid);
     for n in nodes {
-        let _ = lab.exec(n, "pkill -KILL -f 'sleep 57'");
+        let _ = lab.exec(n, "pkill -KILL -f 'sleep 3557'");
     }
     assert!(stop.contains("stopped"), "{stop}");
     assert!(
         left.is_empty(),
-        "`sleep 57` still on {left:?} {took:?} after SIGKILL"
+        "`sleep 3557` still on {left:?} {took:?} after SIGKILL"
     );
     assert!(
         ssh.is_empty(),
@@ -509,8 +511,27 @@ fn sshd_dies_mid_run(lab: &Lab, between: &dyn Fn()) -> (crate::common::Outcome, 
         .reports();
     let child = f.spawn();
     crate::lab_ssh::wait_on_node(lab, "lab03", "sleep 60");
+    // The run's master connection to lab03 (10.213.0.3, its destination the last word of the
+    // local ssh's command line).
+    let pid = child.id();
+    let master_to_lab03 = || {
+        crate::lab_ssh::local_ssh_of(pid).lines().any(|l| {
+            l.split_whitespace()
+                .last()
+                .is_some_and(|d| d.ends_with("10.213.0.3"))
+        })
+    };
+    assert!(
+        master_to_lab03(),
+        "no master to lab03: {}",
+        crate::lab_ssh::local_ssh_of(pid)
+    );
     between();
-    std::thread::sleep(Duration::from_millis(300));
+    // The signal comes once that master has seen its connection end (it exits), not after a
+    // pause.
+    crate::common::eventually(crate::common::HANG, "the master to lab03 ended", || {
+        !master_to_lab03()
+    });
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();

@@ -105,17 +105,13 @@ impl Drop for Lldp<'_> {
             let _ = c.wait();
         }
         // lldpd's unprivileged half ends with its monitor; wait for it
-        for _ in 0..100 {
-            let left = Command::new("pgrep")
+        crate::common::comes(crate::common::HANG, || {
+            Command::new("pgrep")
                 .args(["-f", SOCKS])
                 .output()
                 .map(|o| o.stdout.is_empty())
-                .unwrap_or(true);
-            if left {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+                .unwrap_or(true)
+        });
         for n in NODES {
             // gone before its socket is: an lldpd that exits late would unlink the next one's
             let _ = self.lab.exec(n, &format!("pkill -x lldpd; for i in $(seq 100); do pgrep -x lldpd >/dev/null || break; sleep 0.1; done; rm -f {SOCKS}/{n}.sock {SOCKS}/{n}.sock.lock"));

@@ -294,6 +294,63 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
             || m.contains("host key"),
         "{m}"
     );
+    // The diagnosis names the part, lab01's known_hosts entry for lab02 (the lab's nodes share
+    // one home: lab02's entry for lab01 went too), not an unexplained red.
+    let d = o.json.as_ref().unwrap()["diagnosis"].clone();
+    assert_eq!(d[0]["rule"], "ssh_trust", "{d}");
+    assert_eq!(d[0]["part"], "lab01's known_hosts entry for lab02", "{d}");
+    assert!(
+        d.as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["rule"] == "ssh_trust"),
+        "{d}"
+    );
+    // A changed host key: lab02's addresses on record with another key. ssh says so, and the
+    // diagnosis tells it from an unknown one (lab02 -> lab01 stays unknown).
+    let (_, addrs) = lab.exec(
+        "lab02",
+        "ip -o -4 addr show | awk '{print $4}' | cut -d/ -f1",
+    );
+    let plant = format!(
+        "k=$(mktemp -u); ssh-keygen -q -t ed25519 -N '' -f $k && for a in {}; do echo \"$a $(cut -d' ' -f1,2 $k.pub)\"; done > /home/fclab/.ssh/known_hosts; rm -f $k $k.pub; echo planted",
+        addrs.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
+    let (_, out) = lab.exec("lab01", &plant);
+    assert!(out.contains("planted"), "{out}");
+    let o = Fab::new()
+        .file("inv.toml", &inv)
+        .args([
+            "run",
+            &script,
+            "-i",
+            "inv.toml",
+            "-w",
+            "lab[01-02]",
+            "--filter",
+            "step 2",
+        ])
+        .args(["--set", "strict_host_key=true"])
+        .reports()
+        .run();
+    o.code(1);
+    let m = o.message("step 2: passwordless ssh [lab01 -> lab02]");
+    assert!(m.contains("REMOTE HOST IDENTIFICATION HAS CHANGED"), "{m}");
+    let d = o.json.as_ref().unwrap()["diagnosis"].clone();
+    let parts: Vec<&str> = d
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["part"].as_str().unwrap())
+        .collect();
+    assert!(
+        parts.contains(&"lab01's known_hosts entry for lab02, or lab02's host key"),
+        "{d}"
+    );
+    assert!(
+        parts.contains(&"lab02's known_hosts entry for lab01"),
+        "{d}"
+    );
 }
 
 /// Another cluster's setup: the node user's login shell is bash and its `~/.bashrc` prints a

@@ -4,7 +4,7 @@
 use crate::common;
 use common::lab::{Lab, Variant};
 use common::Fab;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const HOSTNAME: &str = r#"test_each(nodes(), "hostname", |n| { assert_eq(n.sh("hostname").trimmed(), n.name, "hostname"); });"#;
 
@@ -65,17 +65,16 @@ fn ctrl_c_mid_run_exit_3_partial_junit_nothing_left() {
     let Some(lab) = Lab::ensure(16, "ctrl_c_mid_run_exit_3_partial_junit_nothing_left") else {
         return;
     };
-    let s = "test(\"quick\", || { run_all(nodes(), \"true\"); });\ntest(\"all sleep\", || { run_all(nodes(), \"sleep 300\"); });\ntest(\"after\", || { });\n";
+    let s = "test(\"quick\", || { run_all(nodes(), \"true\"); });\ntest(\"all sleep\", #{ timeout: \"2h\" }, || { run_all(nodes(), \"sleep 3600\", #{ timeout: \"2h\" }); });\ntest(\"after\", || { });\n";
     let f = Fab::new()
         .file("int.rhai", s)
         .args(["run", "int.rhai", "-i", &lab.inventory()])
         .reports();
     // Ctrl-C once the sleeps really run on the nodes.
-    let (o, took, pid) = ctrl_c_when(&f, "sleep never started on lab16", || {
-        lab.pids("lab16").contains("sleep 300")
+    let (o, pid) = ctrl_c_when(&f, "sleep never started on lab16", || {
+        lab.pids("lab16").contains("sleep 3600")
     });
     o.code(3);
-    assert!(took < Duration::from_secs(10), "exit took {took:?}");
     assert_eq!(o.status("quick"), "pass");
     assert_eq!(o.status("all sleep"), "error");
     assert_eq!(o.status("after"), "skipped");
@@ -105,7 +104,7 @@ fn two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports() {
     ) else {
         return;
     };
-    let s = "test(\"quick\", || { run_all(nodes(\"lab[01-04]\"), \"true\"); });\ntest(\"all sleep\", || { run_all(nodes(\"lab[01-04]\"), \"sleep 55\"); });\n";
+    let s = "test(\"quick\", || { run_all(nodes(\"lab[01-04]\"), \"true\"); });\ntest(\"all sleep\", #{ timeout: \"2h\" }, || { run_all(nodes(\"lab[01-04]\"), \"sleep 3555\", #{ timeout: \"2h\" }); });\n";
     for (label, second) in [("INT INT", libc::SIGINT), ("INT TERM", libc::SIGTERM)] {
         let f = Fab::new()
             .file("two.rhai", s)
@@ -114,25 +113,23 @@ fn two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports() {
         let child = f.spawn();
         let pid = child.id();
         let marker = format!("fabcheck-{pid}-");
-        // This run's `sleep 55` (its command line carries the run's marker) on every node.
-        let t = Instant::now();
-        while !(1..=4).all(|i| {
-            lab.pids(&lab.node(i))
-                .lines()
-                .any(|l| l.contains(&marker) && l.contains("sleep 55"))
-        }) {
-            if t.elapsed() > Duration::from_secs(30) {
-                unsafe { libc::kill(pid as i32, libc::SIGINT) };
-                panic!("{label}: `sleep 55` never started on every node");
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        // This run's `sleep 3555` (its command line carries the run's marker) on every node.
+        let started = common::comes(common::HANG, || {
+            (1..=4).all(|i| {
+                lab.pids(&lab.node(i))
+                    .lines()
+                    .any(|l| l.contains(&marker) && l.contains("sleep 3555"))
+            })
+        });
+        if !started {
+            unsafe { libc::kill(pid as i32, libc::SIGINT) };
+            panic!("{label}: `sleep 3555` never started on every node");
         }
-        unsafe { libc::kill(pid as i32, libc::SIGINT) };
-        std::thread::sleep(Duration::from_millis(20));
-        unsafe { libc::kill(pid as i32, second) };
-        let t = Instant::now();
-        let o = f.outcome(child.wait_with_output().unwrap());
-        let took = t.elapsed();
+        common::signal_delivered(pid, libc::SIGINT);
+        common::signal_delivered(pid, second);
+        // The sleeps last an hour: a run that waits for them is caught by the bound.
+        let out = common::output_within(child, common::HANG, label);
+        let o = f.outcome(out);
         let left: Vec<String> = (1..=4)
             .map(|i| lab.pids(&lab.node(i)))
             .filter(|p| p.contains(&marker))
@@ -140,10 +137,6 @@ fn two_signals_in_a_row_still_end_the_nodes_commands_and_write_the_reports() {
         let (ssh, dirs) = (local_ssh_of(pid), control_dirs_of(pid));
         kill_leftovers(pid);
         o.code(3);
-        assert!(
-            took < Duration::from_secs(10),
-            "{label}: exit took {took:?}"
-        );
         assert_eq!(o.status("quick"), "pass", "{label}");
         assert_eq!(o.status("all sleep"), "error", "{label}");
         o.junit_is_valid();
@@ -168,14 +161,9 @@ fn connection_dropped_mid_command_is_an_error_naming_the_node() {
         .reports();
     let child = f.spawn();
     let marker = format!("fabcheck-{}-", child.id());
-    let t = Instant::now();
-    while !lab.pids("lab05").contains("sleep 30") {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "sleep never started on lab05"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::eventually(common::HANG, "sleep started on lab05", || {
+        lab.pids("lab05").contains("sleep 30")
+    });
     lab.kill_sshd("lab05");
     let o = f.outcome(child.wait_with_output().unwrap());
     lab.start_sshd("lab05");
@@ -386,27 +374,31 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
     let (c, out) = lab.sh(&["isolate", "lab06"]);
     assert_eq!(c, 0, "{out}");
     let s = "test_each(nodes(\"lab[05-06]\"), \"reach\", |n| { n.run(\"true\"); });\n";
+    // Connecting to the isolated lab06 would last an hour: a run that waits for it after the
+    // signal is caught by the bound.
+    let inv = std::fs::read_to_string(lab.inventory()).unwrap();
+    let hour = inv.replacen("connect_timeout = \"10s\"", "connect_timeout = \"1h\"", 1);
+    assert_ne!(hour, inv, "the lab inventory's connect_timeout");
     let f = Fab::new()
+        .file("inv.toml", &hour)
         .file("c.rhai", s)
-        .args(["run", "c.rhai", "-i", &lab.inventory()])
+        .args(["run", "c.rhai", "-i", "inv.toml"])
         .reports();
     let child = f.spawn_watched();
     let pid = child.pid();
     // The signal comes once lab05's test passed (its line on the console) while a master
     // still connects to the isolated lab06: both seen, not guessed.
     assert!(
-        child.wait_stdout("PASS  reach [lab05]", Duration::from_secs(60)),
+        child.wait_stdout("PASS  reach [lab05]", common::HANG),
         "reach [lab05] never passed"
     );
     let connecting = local_ssh_of(pid);
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-    let t = Instant::now();
-    let o = f.outcome(child.output());
-    let took = t.elapsed();
+    let out = child.output_within(common::HANG, "SIGTERM waited for the connection");
+    let o = f.outcome(out);
     let (c, out) = lab.sh(&["unisolate", "lab06"]);
     assert_eq!(c, 0, "{out}");
     o.code(3);
-    assert!(took < Duration::from_secs(5), "exit took {took:?}");
     assert!(
         !connecting.is_empty(),
         "an ssh master was connecting to lab06 when the signal came"
@@ -417,7 +409,7 @@ fn sigterm_while_connecting_exits_3_and_leaves_no_local_ssh() {
     // Gone once fabcheck has exited (its close() waits for them): polled, with a bound far
     // above what it takes, never a fixed pause.
     let mut left = String::new();
-    crate::common::eventually(Duration::from_secs(10), "no local ssh left", || {
+    crate::common::eventually(common::HANG, "no local ssh left", || {
         left = local_ssh_of(pid);
         left.is_empty()
     });
@@ -660,14 +652,9 @@ pub(crate) fn kill_leftovers(pid: u32) {
 
 /// Wait until a command of fabcheck run `pid` that contains `what` runs on `node`.
 pub(crate) fn wait_on_node(lab: &Lab, node: &str, what: &str) {
-    let t = Instant::now();
-    while !lab.pids(node).contains(what) {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "`{what}` never started on {node}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::eventually(common::HANG, &format!("`{what}` started on {node}"), || {
+        lab.pids(node).contains(what)
+    });
 }
 
 #[test]
@@ -697,40 +684,43 @@ fn every_end_leaves_no_master_no_control_dir_no_remote_process() {
 
     // SIGTERM while a command that ignores TERM (and whose child has no marker) runs: the
     // node cleanup reaches its KILL step, nothing is left 1 s after exit.
-    let s = "test(\"stubborn\", || { run_all(nodes(\"lab[01-02]\"), \"trap '' TERM; sleep 61; :\"); });\n";
+    // The command and its node-side timeout last an hour: only the node cleanup ends it within
+    // the bound.
+    let s = "test(\"stubborn\", #{ timeout: \"2h\" }, || { run_all(nodes(\"lab[01-02]\"), \"trap '' TERM; sleep 3561; :\", #{ timeout: \"2h\" }); });\n";
     let f = Fab::new()
         .file("t.rhai", s)
         .args(["run", "t.rhai", "-i", &lab.inventory()])
         .reports();
     let child = f.spawn();
     let pid = child.id();
-    wait_on_node(&lab, "lab02", "sleep 61");
-    wait_on_node(&lab, "lab01", "sleep 61");
+    wait_on_node(&lab, "lab02", "sleep 3561");
+    wait_on_node(&lab, "lab01", "sleep 3561");
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let o = f.outcome(child.wait_with_output().unwrap());
-    // Polled until clean (bounded well above the second the node cleanup takes), not a
-    // fixed pause.
+    // Polled until clean (bounded far above the second the node cleanup takes, far below the
+    // hour the command lasts), not a fixed pause.
     let gone = |pid: u32| {
         let left: Vec<String> = ["lab01", "lab02"]
             .iter()
             .map(|n| lab.pids(n))
-            .filter(|p| p.contains("sleep 61"))
+            .filter(|p| p.contains("sleep 3561"))
             .collect();
         (local_ssh_of(pid), control_dirs_of(pid), left)
     };
-    crate::common::comes(Duration::from_secs(10), || {
+    crate::common::comes(common::HANG, || {
         let (a, b, c) = gone(pid);
         a.is_empty() && b.is_empty() && c.is_empty()
     });
     let (ssh, dirs, left) = gone(pid);
     kill_leftovers(pid);
     for n in ["lab01", "lab02"] {
-        let _ = lab.exec(n, "pkill -KILL -f 'sleep 61'");
+        let _ = lab.exec(n, "pkill -KILL -f 'sleep 3561'");
     }
     o.code(3);
     assert!(
         left.is_empty(),
-        "left on the nodes 1 s after exit: {left:?}"
+        "left on the nodes {:?} after exit: {left:?}",
+        common::HANG
     );
     assert!(ssh.is_empty(), "local ssh left: {ssh}");
     assert!(dirs.is_empty(), "control dirs left: {dirs:?}");
@@ -741,7 +731,8 @@ fn sigkilled_run_masters_exit_on_their_own() {
     let Some(lab) = Lab::ensure(16, "sigkilled_run_masters_exit_on_their_own") else {
         return;
     };
-    let s = "test(\"sleepers\", || { run_all(nodes(\"lab[01-04]\"), \"sleep 7\"); });\n";
+    // The sleeps last an hour: masters that wait for their commands outlast the bound.
+    let s = "test(\"sleepers\", #{ timeout: \"2h\" }, || { run_all(nodes(\"lab[01-04]\"), \"sleep 3507\", #{ timeout: \"2h\" }); });\n";
     let f = Fab::new()
         .file("k.rhai", s)
         .args(["run", "k.rhai", "-i", &lab.inventory()]);
@@ -752,17 +743,18 @@ fn sigkilled_run_masters_exit_on_their_own() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    wait_on_node(&lab, "lab04", "sleep 7");
+    wait_on_node(&lab, "lab04", "sleep 3507");
     assert!(!local_ssh_of(pid).is_empty(), "masters are up");
     child.kill().unwrap();
     let _ = child.wait();
     let t = Instant::now();
-    while !local_ssh_of(pid).is_empty() && t.elapsed() < Duration::from_secs(12) {
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    common::comes(common::HANG, || local_ssh_of(pid).is_empty());
     let ssh = local_ssh_of(pid);
     let took = t.elapsed();
     kill_leftovers(pid);
+    for i in 1..=4 {
+        let _ = lab.exec(&lab.node(i), "pkill -KILL -f '[s]leep 3507'");
+    }
     assert!(
         ssh.is_empty(),
         "masters still there {took:?} after SIGKILL: {ssh}"
@@ -801,17 +793,21 @@ fn a_holder_left_on_the_node_does_not_hold_the_command() {
     let Some(lab) = Lab::ensure(16, "a_holder_left_on_the_node_does_not_hold_the_command") else {
         return;
     };
-    let s = "test(\"exits\", || { let r = node(\"lab03\").run(\"setsid sleep 12 & echo started\", #{ timeout: \"3s\" }); assert_eq(r.stdout.trimmed(), \"started\", \"out\"); });\n";
-    let t = Instant::now();
-    let o = Fab::new()
+    // The holder lasts an hour: a run that waits for it is caught by the bound.
+    let s = "test(\"exits\", #{ timeout: \"2h\" }, || { let r = node(\"lab03\").run(\"setsid sleep 3512 & echo started\", #{ timeout: \"2h\" }); assert_eq(r.stdout.trimmed(), \"started\", \"out\"); });\n";
+    let f = Fab::new()
         .file("s.rhai", s)
         .args(["run", "s.rhai", "-i", &lab.inventory()])
-        .reports()
-        .run();
-    let took = t.elapsed();
-    let _ = lab.exec("lab03", "pkill -KILL -f 'sleep 12'");
+        .reports();
+    struct Reap<'a>(&'a Lab);
+    impl Drop for Reap<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.exec("lab03", "pkill -KILL -f '[s]leep 3512'");
+        }
+    }
+    let _reap = Reap(&lab);
+    let o = f.run_within(common::HANG, "the run waited for the holder on lab03");
     assert_eq!(o.status("exits"), "pass", "{}", o.message("exits"));
-    assert!(took < Duration::from_secs(8), "took {took:?}");
 }
 
 /// Another runner's setup: its ssh config says `LogLevel QUIET` (people silence "Permanently
@@ -936,7 +932,7 @@ fn ctrl_c_also_kills_what_a_command_detached_with_setsid() {
         .file("d.rhai", s)
         .args(["run", "d.rhai", "-i", &lab.inventory()])
         .reports();
-    let (o, _, _) = ctrl_c_when(&f, "setsid sleep never started", || {
+    let (o, _) = ctrl_c_when(&f, "setsid sleep never started", || {
         if !(1..=4).all(|i| lab.pids(&lab.node(i)).contains("sleep 301")) {
             return false;
         }
@@ -1021,10 +1017,10 @@ fn a_node_that_runs_something_else_is_an_error_not_empty_output() {
     );
 }
 
-/// Run `f`, wait (30 s at most) until `ready()`, then Ctrl-C it: the outcome, how long it took
-/// to exit after the Ctrl-C, and its pid. A failed wait or assertion still interrupts the run,
-/// so that nothing keeps running on the nodes.
-fn ctrl_c_when(f: &Fab, never: &str, ready: impl Fn() -> bool) -> (common::Outcome, Duration, u32) {
+/// Run `f`, wait ([`common::HANG`] at most) until `ready()`, then Ctrl-C it: the outcome (the
+/// run must end within [`common::HANG`] of the Ctrl-C) and its pid. A failed wait or assertion
+/// still interrupts the run, so that nothing keeps running on the nodes.
+fn ctrl_c_when(f: &Fab, never: &str, ready: impl Fn() -> bool) -> (common::Outcome, u32) {
     let child = f.spawn();
     struct Interrupt(u32);
     impl Drop for Interrupt {
@@ -1034,16 +1030,10 @@ fn ctrl_c_when(f: &Fab, never: &str, ready: impl Fn() -> bool) -> (common::Outco
     }
     let pid = child.id();
     let guard = Interrupt(pid);
-    let t = Instant::now();
-    while !ready() {
-        assert!(t.elapsed() < Duration::from_secs(30), "{never}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::eventually(common::HANG, never, ready);
     drop(guard); // the Ctrl-C
-    let t = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    let took = t.elapsed();
-    (f.outcome(out), took, pid)
+    let out = common::output_within(child, common::HANG, "the run after Ctrl-C");
+    (f.outcome(out), pid)
 }
 
 /// Issue 23, item 3: a command that times out is ended on the node with what it detached from
@@ -1122,7 +1112,7 @@ fn interrupt_and_timeout_cleanups_work_whatever_the_login_shell() {
             .file("d.rhai", s)
             .args(["run", "d.rhai", "-i", &lab.inventory()])
             .reports();
-        let (o, _, _) = ctrl_c_when(&f, "the sleeps never started", || {
+        let (o, _) = ctrl_c_when(&f, "the sleeps never started", || {
             (1..=4).all(|i| {
                 let p = lab.pids(&lab.node(i));
                 p.contains("sleep 303") && p.contains("sleep 302")

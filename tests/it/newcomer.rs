@@ -434,7 +434,9 @@ fn readme_first_example_keeps_live_nodes_values_when_one_node_is_dead() {
 /// stderr at a steady interval says which test runs, for how long, and how many are done.
 #[test]
 fn without_a_terminal_progress_lines_come_at_a_steady_interval() {
-    let o = Fab::new()
+    // The slow test lasts until this test has seen two progress lines (it then makes `go`),
+    // however slowly a busy machine runs the progress thread.
+    let f = Fab::new()
         .file(
             "inv.toml",
             "[[node]]\nname = \"n1\"\nhost = \"localhost\"\ntransport = \"local\"\n",
@@ -442,11 +444,19 @@ fn without_a_terminal_progress_lines_come_at_a_steady_interval() {
         .file(
             "s.rhai",
             "test(\"quick\", || { assert(true, \"ok\"); });\n\
-             test(\"slow sweep\", || { node(\"n1\").run(\"sleep 2\"); });\n",
+             test(\"slow sweep\", #{ timeout: \"2h\" }, || { node(\"n1\").run(\"until [ -e go ]; do sleep 0.05; done\", #{ timeout: \"2h\" }); });\n",
         )
         .env("FABCHECK_PROGRESS_SECS", "0.5")
-        .args(["run", "s.rhai", "-i", "inv.toml"])
-        .run();
+        .args(["run", "s.rhai", "-i", "inv.toml"]);
+    let run = f.spawn_watched();
+    let two = run.wait_stderr(
+        "fabcheck: running `slow sweep` for ",
+        2,
+        crate::common::HANG,
+    );
+    std::fs::write(f.dir().join("go"), "").unwrap();
+    let o = f.outcome(run.output_within(crate::common::HANG, "the slow sweep after `go`"));
+    assert!(two, "two progress lines: {}", o.stderr);
     o.code(0);
     let lines: Vec<&str> = o
         .stderr

@@ -39,6 +39,10 @@ fn rejected_by_all(text: &str) -> Vec<ParseError> {
 
 /// (fixture path, test function that uses it).
 const FIXTURES: &[(&str, &str)] = &[
+    ("kernel-log/dmesg-mlx5-lag-flapping-ens1f0-ens1f1.txt", "dmesg_link_lines"),
+    ("kernel-log/dmesg-mlx5-boot-down-then-up-cx-40g.txt", "dmesg_link_lines"),
+    ("kernel-log/dmesg-tail-ixgbe-up-mlx5-down.txt", "dmesg_link_lines"),
+    ("kernel-log/dmesg-arm64-caller-id-mlx5-link-down.txt", "dmesg_link_lines"),
     ("lldp/lldpctl-f-json-1.0.16-two-interfaces-list-portid-ifname.json", "lldpctl_shapes"),
     ("lldp/lldpctl-f-json-1.0.16-one-interface-neighbour-portid-mac.json", "lldpctl_shapes"),
     ("lldp/lldpctl-f-json-1.0.16-no-neighbour.json", "lldpctl_shapes"),
@@ -1885,6 +1889,41 @@ fn foreign_tools_rejected() {
     }
 }
 
+/// The kernel log's link lines (issue 47, the healthcheck's link flaps): mlx5's "Link down" /
+/// "Link up" with and without printk caller ids, ixgbe's "NIC Link is Up ...", IPv6's
+/// "link is not ready" / "link becomes ready" not taken for the driver's.
+#[test]
+fn dmesg_link_lines() {
+    let k =
+        parse::dmesg::parse(&fx("kernel-log/dmesg-mlx5-lag-flapping-ens1f0-ens1f1.txt")).unwrap();
+    let downs = |n: &str| k.events.iter().filter(|e| e.netdev == n && !e.up).count();
+    assert_eq!(
+        (downs("ens1f0"), downs("ens1f1"), k.events.len()),
+        (6, 4, 20)
+    );
+    assert_eq!(k.events[0].driver, "mlx5_core");
+    let k = parse::dmesg::parse(&fx("kernel-log/dmesg-mlx5-boot-down-then-up-cx-40g.txt")).unwrap();
+    let seq: Vec<(&str, bool)> = k.events.iter().map(|e| (e.netdev.as_str(), e.up)).collect();
+    assert_eq!(
+        seq,
+        [
+            ("enp65s0f0", false),
+            ("enp65s0f0", true),
+            ("enp65s0f1", false),
+            ("enp65s0f1", true)
+        ]
+    );
+    let k = parse::dmesg::parse(&fx("kernel-log/dmesg-tail-ixgbe-up-mlx5-down.txt")).unwrap();
+    assert_eq!(
+        (k.events[0].driver.as_str(), k.events[0].up),
+        ("ixgbe", true)
+    );
+    assert_eq!(k.last_time_s, Some(36409.742619));
+    let k =
+        parse::dmesg::parse(&fx("kernel-log/dmesg-arm64-caller-id-mlx5-link-down.txt")).unwrap();
+    assert_eq!(k.events[0].bus, "0000:0b:00.1");
+}
+
 // ---------------------------------------------------------------- generic behaviour
 
 #[test]
@@ -1902,8 +1941,17 @@ fn random_text_is_an_error_for_every_kind() {
             let r = parse::parse(kind, text);
             // ibdev2netdev and `rdma link` print nothing on a node without RDMA devices: empty
             // input is their "no device" answer, an empty list.
+            // dmesg's link lines (grepped on the node) are empty where none was logged.
             if text.trim().is_empty() && matches!(*kind, "ibdev2netdev" | "rdma-link") {
                 assert_eq!(r.unwrap(), serde_json::json!([]), "`{kind}` on empty input");
+                continue;
+            }
+            if text.trim().is_empty() && *kind == "dmesg" {
+                assert_eq!(
+                    r.unwrap()["events"],
+                    serde_json::json!([]),
+                    "`dmesg` on empty input"
+                );
                 continue;
             }
             assert!(r.is_err(), "`{kind}` accepted {text:?}: {r:?}");

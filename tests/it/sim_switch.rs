@@ -141,3 +141,49 @@ fn a_slow_node_explains_the_collective_it_slows() {
     );
     assert_eq!(evidence.len(), 7, "{evidence:?}");
 }
+
+/// Five-step step 1 sends each pair's pings and its jumbo don't-fragment pings in one command
+/// (issue 49): the simulation answers that command, so no pair falls back to the pings alone
+/// (a testcase's log says so when it does), healthy and with a rail at MTU 1500 (whose node
+/// sends its jumbo pings at 1472 bytes on that rail), where the MTU testcases still fail.
+#[test]
+fn step_1_pings_each_pair_once_on_the_switch() {
+    for scenario in [None, Some("rail-mtu-1500-one-node")] {
+        let mut args = vec!["--filter", "step 1"];
+        if let Some(s) = scenario {
+            args.extend(["--scenario", s]);
+        }
+        let o = run("five_step_acceptance.rhai", &args);
+        let pings: Vec<_> = o
+            .tests()
+            .into_iter()
+            .filter(|t| {
+                t["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("step 1: ping mesh"))
+            })
+            .collect();
+        assert_eq!(pings.len(), 12, "{scenario:?}: twelve ordered pairs");
+        for t in o.tests() {
+            let out = t["output"].as_str().unwrap_or("");
+            assert!(
+                !out.contains("the pings alone"),
+                "{scenario:?}: {}: fell back: {out}",
+                t["name"]
+            );
+        }
+        for t in &pings {
+            assert_eq!(t["status"], "pass", "{scenario:?}: {t:#}");
+        }
+        let mtu_red = not_green(&o)
+            .iter()
+            .filter(|m| m.contains("MTU end to end"))
+            .count();
+        assert_eq!(
+            mtu_red,
+            if scenario.is_some() { 6 } else { 0 },
+            "{scenario:?}: {:#?}",
+            not_green(&o)
+        );
+    }
+}

@@ -43,6 +43,9 @@ readonly LAB_USER_GECOS="fabcheck test lab user (lab.sh; removed by lab.sh down)
 readonly LOCK=/run/fclab.lock
 readonly NETPLAN_MARK=/run/fclab.created-etc-netplan
 readonly SLURM_ETC_MARK=/run/fclab.created-etc-slurm
+# the host's IPv4 neighbour-table limits before the lab raised them ("gc_thresh2 gc_thresh3");
+# "down" writes them back and removes the file
+readonly NEIGH_SAVED=/run/fclab.neigh-gc-thresh
 # lab Slurm daemons' ports (not Slurm's 6817/6818: a real Slurm on this machine is left alone)
 readonly SLURMCTLD_PORT=6917 SLURMD_PORT=6918
 readonly SUDOERS=/etc/sudoers.d/fclab
@@ -277,6 +280,43 @@ ensure_pkgs() {
 }
 
 # ---------------------------------------------------------------- down
+# The kernel's IPv4 neighbour (ARP) table is ONE table for all network namespaces: its limits
+# (net.ipv4.neigh.default.gc_thresh2/3, 512/1024 by default, settable only from the host's
+# namespace) count every namespace's entries together. A lab node has an entry per peer it
+# reached on each fabric rail and on the management network, so a lab of N nodes whose every
+# pair pings holds up to about 3·N² entries (64 nodes: ~12,000): past gc_thresh3 the kernel
+# refuses new entries ("neighbour: arp_cache: neighbor table overflow!", table_fulls in
+# /proc/net/stat/arp_cache) and those pings go unanswered. Raise both limits to fit N nodes
+# (never lower them), keeping the host's values in NEIGH_SAVED for "down".
+# The limits are settable only from the host's network namespace: run inside fclab-net (as a
+# bench's second pass is), lab.sh leaves them to the pass that ran on the host.
+NEIGH_KEYS="net.ipv4.neigh.default.gc_thresh2 net.ipv4.neigh.default.gc_thresh3"
+host_sysctl() { [[ -e /proc/sys/net/ipv4/neigh/default/gc_thresh3 ]] && sysctl "$@"; }
+neigh_fit() { # N
+    local n=$1 cur2 cur3 want2 want3
+    cur2=$(host_sysctl -n net.ipv4.neigh.default.gc_thresh2) || return 0
+    cur3=$(host_sysctl -n net.ipv4.neigh.default.gc_thresh3) || return 0
+    want2=$((3 * n * n + 512)) want3=$((4 * n * n + 1024))
+    ((cur2 >= want2 && cur3 >= want3)) && return 0
+    [[ -f $NEIGH_SAVED ]] || printf '%s %s\n' "$cur2" "$cur3" >"$NEIGH_SAVED"
+    ((want2 > cur2)) || want2=$cur2
+    ((want3 > cur3)) || want3=$cur3
+    host_sysctl -qw "net.ipv4.neigh.default.gc_thresh2=$want2" "net.ipv4.neigh.default.gc_thresh3=$want3" ||
+        echo "fabcheck lab: warning: could not raise the neighbour table limits for $n nodes; pings of big meshes may go unanswered" >&2
+}
+neigh_restore() {
+    local v2 v3
+    [[ -f $NEIGH_SAVED ]] || return 0
+    # not in the host's namespace: the saved values stay for a "down" run there
+    [[ -e /proc/sys/net/ipv4/neigh/default/gc_thresh3 ]] || return 0
+    read -r v2 v3 <"$NEIGH_SAVED" || true
+    if [[ $v2 =~ ^[0-9]+$ && $v3 =~ ^[0-9]+$ ]]; then
+        host_sysctl -qw "net.ipv4.neigh.default.gc_thresh2=$v2" "net.ipv4.neigh.default.gc_thresh3=$v3" ||
+            echo "fabcheck lab: warning: could not restore $NEIGH_KEYS to $v2 $v3" >&2
+    fi
+    rm -f "$NEIGH_SAVED"
+}
+
 LINKS=()
 lab_links() { # root-namespace ends of lab veths -> LINKS
     local l
@@ -349,6 +389,7 @@ do_down() {
     fi
     # route guards of older copies of lab.sh (this one adds no host route)
     unguard_routes
+    neigh_restore
     [[ ${1:-} == keep-keys ]] || remove_user
     if [[ ${1:-} == keep-keys ]]; then
         [[ -d $DIR ]] && find "$DIR" -mindepth 1 -maxdepth 1 ! -name keys ! -name 'id_ed25519*' \
@@ -364,7 +405,10 @@ do_down() {
 remove_user() {
     id "$LAB_USER" >/dev/null 2>&1 || return 0
     [[ $(getent passwd "$LAB_USER" | cut -d: -f5) == "$LAB_USER_GECOS" ]] || return 0
-    pkill -KILL -u "$LAB_USER" 2>/dev/null && sleep 0.1
+    if pkill -KILL -u "$LAB_USER" 2>/dev/null; then
+        local k
+        for ((k = 0; k < 600; k++)); do pgrep -u "$LAB_USER" >/dev/null || break; sleep 0.05; done
+    fi
     userdel -r "$LAB_USER" 2>/dev/null || userdel "$LAB_USER" ||
         echo "fabcheck lab: warning: could not remove user $LAB_USER" >&2
     rm -rf "$LAB_HOME"
@@ -733,6 +777,7 @@ fabric_ips = [\"${FAB0[$k]}\", \"${FAB1[$k]}\"]
     printf '%s' "$inv" >"$DIR/inventory.toml"
 
     # ---- start the nodes (each: unshare net/uts/mount/pid; sshd -D once its network is there)
+    neigh_fit "$count"
     for n in "${NODES[@]}"; do launch_node "$n"; done
     phase "nodes launched"
     lab_network
@@ -924,6 +969,7 @@ case $CMD in
         if [[ ${#NODES[@]} -eq ${ARGS[0]} && $REPLY == "$want" ]] && do_status >/dev/null 2>&1 &&
             { ((!SLURM)) || slurm_idle; } &&
             [[ $(labns ssh -F "$DIR/ssh_config" "${NODES[0]}" 'echo; hostname' 2>/dev/null | tail -n 1) == "${NODES[0]}" ]]; then
+            neigh_fit "${ARGS[0]}" # a lab made by an older lab.sh kept the host's limits
             log "ensure: lab of ${ARGS[0]} nodes ($want) in $DIR is up"
         else
             do_up "${ARGS[0]}"

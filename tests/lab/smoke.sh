@@ -32,6 +32,8 @@ check() { # DESCRIPTION CMD...
 NSX="nsenter --net=/run/netns/fclab-net"
 S() { $NSX ssh -F "$DIR/ssh_config" "$@"; }
 ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
+# CMD... until it succeeds, polled, 120 s at most: wait for what a check needs, never a pause
+until_ok() { local k; for ((k = 0; k < 1200; k++)); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
 name() { if ((N > 99)); then printf 'lab%03d' "$1"; else printf 'lab%02d' "$1"; fi; }
 cleanup() { "$L" down --dir "$DIR" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
@@ -80,10 +82,9 @@ check "ping -M do -s 8973 fails (MTU 9000)" bash -c "! $NSX ssh -F '$DIR/ssh_con
 
 # iperf3 over fab0
 S lab02 'iperf3 -s -D -1 -B 10.214.0.2 >/dev/null 2>&1'
-sleep 0.3
+until_ok S lab02 'ss -Hltn "( sport = :5201 )" | grep -q .'
 check "iperf3 lab01 -> lab02 over fab0" S lab01 'iperf3 -c 10.214.0.2 -t 1 -f g | grep -q receiver'
-sleep 0.3
-check "no fclab process left on lab02 after iperf3 -1" test -z "$("$L" pids lab02 --dir "$DIR")"
+check "no fclab process left on lab02 after iperf3 -1" until_ok bash -c "test -z \"\$('$L' pids lab02 --dir '$DIR')\""
 
 # ethtool: root via lab.sh exec, and sudo over ssh (ethtool lives in /usr/sbin)
 check "ethtool fab0 (lab.sh exec)" bash -c "'$L' exec lab05 --dir '$DIR' ethtool fab0 | grep -q 'Link detected: yes'"
@@ -95,8 +96,7 @@ S lab04 'sleep 120 >/dev/null 2>&1 &'
 check "pids sees a leftover sleep on lab04" bash -c "'$L' pids lab04 --dir '$DIR' | grep -q 'sleep 120'"
 check "pid namespace per node: lab03 does not see it" bash -c "! '$L' exec lab03 --dir '$DIR' pgrep -u fclab sleep >/dev/null"
 "$L" exec lab04 --dir "$DIR" pkill -u fclab -x sleep || true
-sleep 0.2
-check "pids empty after pkill" test -z "$("$L" pids lab04 --dir "$DIR")"
+check "pids empty after pkill" until_ok bash -c "test -z \"\$('$L' pids lab04 --dir '$DIR')\""
 
 # unreachable node
 "$L" kill-sshd lab03 --dir "$DIR"

@@ -522,6 +522,13 @@ def rdma_answers(out, node):
             for ip in [fabric_ip(peer, HCAS.index(ca)), HOSTS[peer]]:
                 cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca), ms=6050)
                 cmd(out, f"ib_write_lat -d {ca} -p 18515 {ip}", ib_write_lat_text(ca), ms=1050)
+        # fabcheck health's epilog: loopback on the HCA (server and client on the same device, the
+        # exchange over 127.0.0.1). SYNTHESISED: no real loopback capture; both LIDs the HCA's own,
+        # the figure assumed at the same ~98 % of NDR as the client answers above
+        cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 2 --report_gbits ; : fcsrv-ib_write_bw-18515", server, ms=2600,
+            note="server: the REAL RoCE ib_write_bw server capture, as above (only the client side is judged)")
+        cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 2 --report_gbits 127.0.0.1", ib_write_bw_client(node, node, ca), ms=2550,
+            note="SYNTHESISED loopback client (health --context epilog): no real capture of a loopback run")
 
 NCCL_BIN = "/home/nvidia/nccl-tests/build/all_reduce_perf"
 GPUS = 8

@@ -16,6 +16,7 @@ from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  #
 from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all
 from formats import sysfs_command, sysfs_text, gpu_command, gpu_text  # discover, platform detection
 from formats import ip_route_json, iperf3_json
+from formats import KERNEL_LOG_CMD, kernel_log_text, boot_link_events  # health link flaps (issue 47)
 
 N = int(os.environ.get("FCSIM_NODES", "4"))
 OUT = os.environ.get("FCSIM_OUT", "transcripts")
@@ -215,10 +216,24 @@ def link_answers(out, node):
     cmd(out, "ibdev2netdev", stdout_file="real/rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")
     cmd(out, "ibv_devinfo", stdout_file="real/rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", ms=80, note="REAL DGX Spark capture")
     cmd(out, "ofed_info -s", stdout="OFED-internal-25.07-0.9.7:\n", ms=200)
+    cmd(out, KERNEL_LOG_CMD, stdout=kernel_log_text(node, boot_link_events([(i, BDF[i]) for i in IFACES])), ms=25,
+        note="fabcheck health's link flaps: the boot id and the kernel log's link lines, each rail's first down-then-up at boot (SYNTHESISED, format of tests/fixtures/kernel-log/)")
     cmd(out, "hostname", stdout=f"{node}\n", ms=3)
     for i in IFACES:
         cmd(out, f"cat /sys/class/net/{i}/mtu", stdout="9000\n", ms=3)
     cmd(out, "uname -r", stdout="6.11.0-1016-nvidia\n", ms=3)
+
+def combined_pings(out, ips, jumbo, note=None):
+    """Five-step step 1's one command per pair (n.ping_all): the pings of the peer's addresses
+    `ips` (count 5, 3 or 2) and the jumbo path's don't-fragment pings, `jumbo` [(ip, size,
+    stdout, stderr, exit status)] per rail, both answers as the separate commands' above:
+    SYNTHESISED, as those."""
+    mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[r]} -s {size} {ip}" for r, (ip, size, _, _, _) in enumerate(jumbo)]
+    for cnt in [5, 3, 2]:
+        pings = [f"ping -n -c {cnt} -W 2 -I {IFACES[r]} {ip}" for r, ip in enumerate(ips)]
+        parts = [(0, ping_text(ip, cnt, 56), "") for ip in ips] + [(x, o, e) for _, _, o, e, x in jumbo]
+        cmd(out, ping_all_cmd(pings + mtu), stdout=ping_all_out(parts), ms=max(1000 * cnt, 2000),
+            note=note or "n.ping_all: step 1's pings and its jumbo pings in one command (the answers above, SYNTHESISED)")
 
 def reach_answers(out, node, drop=None):
     """Pings (one rail, and both rails of a peer at once), MTU pings, neighbour entries and SSH
@@ -234,6 +249,7 @@ def reach_answers(out, node, drop=None):
         for r, ip in enumerate(ips):
             cmd(out, mtu[r], stdout=ping_text(ip, 3, 8972), ms=2000)
         cmd(out, ping_all_cmd(mtu), stdout=ping_all_out([(0, ping_text(ip, 3, 8972), "") for ip in ips]), ms=2000)
+        combined_pings(out, ips, [(ip, 8972, ping_text(ip, 3, 8972), "", 0) for ip in ips])
         for r, ip in enumerate(ips):
             cmd(out, f"ip -j neigh show {ip} dev {IFACES[r]}",
                 stdout=json.dumps([{"dst": ip, "lladdr": mac(p, IFACES[r]), "state": ["REACHABLE"]}], separators=(",", ":")) + "\n", ms=4)
@@ -256,6 +272,12 @@ def rdma_answers(out, node, gbps=None):
             for p in peers(node):
                 cmd(out, f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {fabric_ip(p, k)}",
                     stdout=rdma_client_text(node, p, k, gbps.get((p, k))), ms=6050)
+        # fabcheck health's epilog: loopback on the rail (server and client on the same device, the
+        # exchange over 127.0.0.1). SYNTHESISED: no real loopback capture; both GIDs the rail's own
+        cmd(out, f"ib_write_bw -d {d} -x 3 -p 18515 -D 2 --report_gbits ; : fcsrv-ib_write_bw-18515", stdout_file=SERVER, ms=2600,
+            note="REAL ib_write_bw server capture (only the client side is judged)")
+        cmd(out, f"ib_write_bw -d {d} -x 3 -p 18515 -D 2 --report_gbits 127.0.0.1", stdout=rdma_client_text(node, node, k, 94.1), ms=2550,
+            note="SYNTHESISED loopback client (health --context epilog): no real capture of a loopback run")
         cmd(out, f"ib_write_lat -d {d} -x 3 -p 18515 ; : fcsrv-ib_write_lat-18515", stdout_file=f"synth/ib_write_lat-{d}.txt", ms=1100)
         cmd(out, "pkill -TERM -f -- 'fcsrv-ib_write_lat-1851[5]'; true", stdout="", ms=6)
         for p in peers(node):
@@ -598,6 +620,10 @@ if N == 4:
             mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[r]} -s 8972 {ip}" for r, ip in enumerate(ips)]
             cmd(out, mtu[1], stdout=refused, stderr="ping: local error: message too long, mtu=1500\n" * 3, exit_code=1, ms=2041)
             cmd(out, ping_all_cmd(mtu), stdout=ping_all_out([(0, ping_text(ips[0], 3, 8972), ""), (1, refused, "ping: local error: message too long, mtu=1500\n" * 3)]), ms=2050)
+            # step 1's one command sends its jumbo pings at each rail's own MTU: 1472 bytes on
+            # the 1500 rail, which a 1500-byte frame carries to any peer
+            combined_pings(out, ips, [(ips[0], 8972, ping_text(ips[0], 3, 8972), "", 0), (ips[1], 1472, ping_text(ips[1], 3, 1472), "", 0)],
+                           note="n.ping_all: step 1's pings and its jumbo pings at this node's MTUs (9000, 1500) in one command")
     def jumbo_lost_to(x):
         """A peer's jumbo pings to x's second rail: no reply (x drops frames above its MTU 1500;
         the format of the real capture tests/fixtures/lab/ping-3-unreachable-100pct-loss.txt)."""
@@ -608,6 +634,8 @@ if N == 4:
             mtu = [f"ping -n -c 3 -W 2 -M do -I {IFACES[r]} -s 8972 {ip}" for r, ip in enumerate(ips)]
             cmd(out, mtu[1], stdout=lost, exit_code=1, ms=6000)
             cmd(out, ping_all_cmd(mtu), stdout=ping_all_out([(0, ping_text(ips[0], 3, 8972), ""), (1, lost, "")]), ms=6000)
+            combined_pings(out, ips, [(ips[0], 8972, ping_text(ips[0], 3, 8972), "", 0), (ips[1], 8972, lost, "", 1)],
+                           note="n.ping_all: step 1's pings and its jumbo pings in one command (the jumbo answers above)")
         return f
     files = {n: [jumbo_lost_to("spark-02")] for n in NODES if n != "spark-02"}
     files["spark-02"] = [mtu_1500]

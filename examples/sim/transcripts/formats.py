@@ -197,3 +197,31 @@ def nccl_scaled(text, factor):
             line = f"# Avg bus bandwidth    : {sum(bws) / len(bws):.4f} "
         out.append(line)
     return "\n".join(out)
+
+
+# fabcheck health's link-flap count (src/primitives/link_flaps.rs COMMAND): the boot's id, then
+# the kernel log's link lines. SYNTHESISED in the format of the real captures under
+# tests/fixtures/kernel-log/ (mlx5_core's "Link down"/"Link up", dmesg's [seconds] stamp).
+KERNEL_LOG_CMD = "cat /proc/sys/kernel/random/boot_id && dmesg >/dev/null && { dmesg | grep -iE 'link (is )?(up|down)'; true; }"
+
+
+def boot_id(name):
+    """A boot id (a UUID, as the kernel gives) fixed per simulated node."""
+    import uuid
+    return str(uuid.uuid5(uuid.NAMESPACE_DNS, name + ".boot.fabcheck.sim"))
+
+
+def kernel_log_text(name, events):
+    """events: [(seconds since boot, bus id, netdev, "down" or "up")]."""
+    lines = "".join(f"[{t:12.6f}] mlx5_core {bdf} {nd}: Link {w}\n" for t, bdf, nd, w in events)
+    return boot_id(name) + "\n" + lines
+
+
+def boot_link_events(bdfs, start=14.037558):
+    """mlx5's first carrier report per netdev at boot, down then up 33 ms later (as the real
+    capture dmesg-mlx5-boot-down-then-up-cx-40g.txt): not a flap."""
+    out = []
+    for k, (nd, bdf) in enumerate(bdfs):
+        t = start + 0.42 * k
+        out += [(t, bdf, nd, "down"), (t + 0.033332, bdf, nd, "up")]
+    return out

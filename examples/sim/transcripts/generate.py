@@ -1,7 +1,7 @@
 # Generates spark-01.toml and spark-02.toml of the simulation. Run from examples/sim/:
 #   python3 transcripts/generate.py
 # Sources of every answer: SOURCES.md (real fixtures vs synthesised outputs).
-import json, os, shutil, sys
+import json, os, re, shutil, sys
 sys.path.insert(0, "transcripts")
 from formats import lspci_text, show_gids_text, rdma_stat_text, show_fec_text  # fabric health answers (issue 21)
 from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all (issue 22)
@@ -9,6 +9,7 @@ from formats import sysfs_command, sysfs_text  # fabcheck discover (issue 30 sec
 from formats import gpu_command, gpu_text  # platform profile detection (issue 30 section 1)
 from formats import ip_route_json  # step 5's running-network snapshot (issue 30 section 3)
 from formats import iperf3_json  # iperf3 -J answers
+from formats import KERNEL_LOG_CMD, kernel_log_text, boot_link_events  # health link flaps (issue 47)
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -93,6 +94,8 @@ for name, n in nodes.items():
     cmd("ibdev2netdev", stdout_file=F+"rdma/ibdev2netdev-dgx-spark-rocep-roceP2-capital-P-domain.txt", ms=60, note="REAL DGX Spark capture")
     cmd("ibv_devinfo", stdout_file=F+"rdma/ibv_devinfo-dgx-spark-cx7-4dev-rocep-2down-active_mtu-1024.txt", ms=80, note="REAL DGX Spark capture")
     cmd("ofed_info -s", stdout="OFED-internal-25.07-0.9.7:\n", ms=200)
+    cmd(KERNEL_LOG_CMD, stdout=kernel_log_text(name, boot_link_events([(i, BDF[i]) for i in ifaces])), ms=25,
+        note="fabcheck health's link flaps: the boot id and the kernel log's link lines, each rail's first down-then-up at boot (SYNTHESISED, format of tests/fixtures/kernel-log/)")
     # rail alignment over LLDP (fabric_baseline): back to back, no switch and no lldpd on the Sparks
     cmd("if command -v lldpctl >/dev/null; then lldpctl -f json; else exit 127; fi", stdout="", exit_code=127, ms=3,
         note="synthesised: lldpd is not installed")
@@ -145,6 +148,21 @@ for name, n in nodes.items():
         cmd(f"ib_write_bw -d {d} -x 3 -p {port} -D 5 --report_gbits {n['peer_ips'][k]}",
             stdout_file=S+f"ib_write_bw-client-{d}.txt", ms=6050,
             note="synthesised client output in the format of the real RoCE perftest capture; ~95 Gbit/s per rail (NVIDIA's DGX Spark figure)")
+    # fabcheck health's epilog: loopback RDMA on each rail, server and client on the same device,
+    # the exchange over 127.0.0.1. SYNTHESISED: no real loopback capture exists (the client's
+    # output in the format of the real RoCE capture above, both GIDs the rail's own; the figure,
+    # 94.1 Gbit/s, is the per-rail figure, not a measured loopback one)
+    for k, d in enumerate(devs):
+        cmd(f"ib_write_bw -d {d} -x 3 -p 18515 -D 2 --report_gbits ; : fcsrv-ib_write_bw-18515",
+            stdout_file=F+"perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt", ms=2600,
+            note="the REAL ib_write_bw server capture, as above (only the client side is judged)")
+        own = n["ips"][k].split(".")
+        gid = "00:00:00:00:00:00:00:00:00:00:255:255:" + ":".join(own)
+        text = open("transcripts/" + S + f"ib_write_bw-client-{d}.txt").read()
+        text = re.sub(r"GID: [0-9:]+", "GID: " + gid, text).replace("95.21              94.97", "94.36              94.10").replace("905842 ", "358412 ")
+        lb = synth(f"ib_write_bw-loopback-{name}-{d}.txt", text)
+        cmd(f"ib_write_bw -d {d} -x 3 -p 18515 -D 2 --report_gbits 127.0.0.1", stdout_file=lb, ms=2550,
+            note="SYNTHESISED loopback client (health --context epilog): no real capture of a loopback run")
     # ib_write_lat per rail (fabric_baseline "rdma: latency per rail"): server and client answers
     # synthesised from the REAL DGX Spark ib_write_lat capture (RoCE form: see ib_write_lat_text)
     for k, d in enumerate(devs):

@@ -23,6 +23,7 @@ mod ip_addr;
 mod ip_neigh;
 mod iperf3;
 mod latency_outliers;
+mod link_flaps;
 mod localise;
 mod lspci;
 mod mlnx_qos;

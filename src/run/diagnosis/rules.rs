@@ -12,6 +12,7 @@ pub(crate) type Rule = fn(&mut Ctx);
 pub(crate) const ALL: &[Rule] = &[
     script_error,
     unreachable,
+    super::ssh_trust::ssh_trust,
     link_down,
     pcie_downtrained,
     ib_no_sm,

@@ -453,3 +453,104 @@ fn a_script_error_is_no_fabric_cause_and_comes_after_them() {
     );
     assert_eq!(d[1].evidence, ["typo [spark-02]"]);
 }
+
+/// A step-2 hop red as acceptance::step2_ssh writes it, ssh's own words at the end.
+fn hop_red(from: &str, to: &str, addr: &str, refused: &str) -> TestResult {
+    let mut t = red(
+        &format!("step 2: passwordless ssh: {from} -> {to}"),
+        Some(from),
+        Some(to),
+    );
+    t.message = Some(format!("{from} -> {to} {addr}: passwordless SSH failed"));
+    t.subjects.push(Subject {
+        peer: Some(to.into()),
+        found: Some(format!("{refused} at {addr}")),
+        ..Subject::new(Finding::SshTrust, from)
+    });
+    t
+}
+
+#[test]
+fn host_keys_one_node_does_not_trust_are_that_nodes_known_hosts_once() {
+    let unknown = "host_key_unknown";
+    let d = run(vec![
+        hop_red("spark-01", "spark-02", "192.168.100.11", unknown),
+        hop_red("spark-01", "spark-03", "192.168.100.12", unknown),
+        passing(hop_red("spark-02", "spark-01", "192.168.100.10", "")),
+        red("rdma: bandwidth", Some("spark-02"), None),
+    ]);
+    assert_eq!(d[0].rule, "ssh_trust", "{d:#?}");
+    assert!(
+        d[0].part.starts_with("spark-01's known_hosts"),
+        "{}",
+        d[0].part
+    );
+    assert!(d[0].cause.contains("spark-02, spark-03"), "{}", d[0].cause);
+    assert_eq!(d[0].evidence.len(), 2);
+    assert!(
+        d[0].next[0].contains("ssh-keyscan -t ed25519 192.168.100.11"),
+        "{:?}",
+        d[0].next
+    );
+    assert!(
+        d[0].next[0].starts_with("ssh spark-01.mgmt "),
+        "{:?}",
+        d[0].next
+    );
+    assert_eq!(d.iter().filter(|x| x.rule == "ssh_trust").count(), 1);
+    assert_eq!(
+        d[1].rule, "unexplained",
+        "an unrelated red stays its own: {d:#?}"
+    );
+}
+
+#[test]
+fn a_changed_host_key_every_peer_refuses_is_that_peer_and_a_refused_login_is_apart() {
+    let (changed, denied) = ("host_key_changed", "login_refused");
+    let d = run(vec![
+        hop_red("spark-01", "spark-03", "192.168.100.12", changed),
+        hop_red("spark-02", "spark-03", "192.168.100.12", changed),
+        hop_red("spark-03", "spark-01", "192.168.100.10", denied),
+    ]);
+    let trust: Vec<&Diagnosis> = d.iter().filter(|x| x.rule == "ssh_trust").collect();
+    assert_eq!(trust.len(), 2, "{d:#?}");
+    assert!(
+        trust[0].part.starts_with("spark-03's host key"),
+        "{}",
+        trust[0].part
+    );
+    assert!(
+        trust[0].cause.contains("spark-01, spark-02"),
+        "{}",
+        trust[0].cause
+    );
+    assert!(trust[0]
+        .next
+        .iter()
+        .any(|n| n.contains("ssh-keygen -R 192.168.100.12")));
+    assert!(
+        trust[1]
+            .part
+            .starts_with("spark-01's ~/.ssh/authorized_keys"),
+        "{}",
+        trust[1].part
+    );
+    assert!(!d.iter().any(|x| x.rule == "unexplained"), "{d:#?}");
+}
+
+#[test]
+fn one_hop_alone_names_both_ends_not_a_whole_node() {
+    let d = run(vec![hop_red(
+        "spark-01",
+        "spark-02",
+        "192.168.100.11",
+        "host_key_unknown",
+    )]);
+    assert_eq!(d[0].rule, "ssh_trust", "{d:#?}");
+    assert_eq!(d[0].part, "spark-01's known_hosts entry for spark-02");
+    assert!(
+        d[0].next[1].starts_with("ssh spark-02.mgmt "),
+        "{:?}",
+        d[0].next
+    );
+}

@@ -238,6 +238,21 @@ mod tests {
             .unwrap_or(false)
     }
 
+    /// Wait (bounded) until `pid` runs `sleep` (`setsid` has exec'd it): waited for, never a
+    /// pause.
+    fn sleeping(pid: i32) {
+        let t = Instant::now();
+        while !std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.starts_with(b"sleep\0"))
+        {
+            assert!(
+                t.elapsed() < Duration::from_secs(120),
+                "the sleep never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// A run marker of this test process, unlike any real run's.
     fn test_marker(tag: &str) -> String {
         let nanos = std::time::SystemTime::now()
@@ -265,51 +280,60 @@ mod tests {
         let marker = test_marker("ut");
         // As on a node: `timeout` (own process group) around `sh -c CMD MARKER`, whose child
         // does not carry the marker and ignores TERM.
+        // The command lasts an hour (its own `timeout` too): only the cleanup's KILL ends it
+        // within the bound, far above the second the cleanup takes, however busy the machine.
+        let bound = Duration::from_secs(120);
         let mut child = Command::new("timeout")
             .args([
                 "-k",
                 "20",
-                "30",
+                "3600",
                 "sh",
                 "-c",
-                "trap '' TERM; sleep 31; :",
+                "trap '' TERM; sleep 3601; :",
                 &marker,
             ])
             .spawn()
             .unwrap();
         let pg = child.id().to_string();
         let mut sleeper = None;
-        for _ in 0..100 {
+        let t = Instant::now();
+        while sleeper.is_none() && t.elapsed() < bound {
             let o = Command::new("pgrep")
                 .args(["-g", &pg, "-x", "sleep"])
                 .output()
                 .unwrap();
-            if let Some(p) = String::from_utf8_lossy(&o.stdout).split_whitespace().next() {
-                sleeper = p.parse::<i32>().ok();
-                break;
-            }
+            sleeper = String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse::<i32>().ok());
             std::thread::sleep(Duration::from_millis(20));
         }
-        let sleeper = sleeper.expect("sleep started");
-        let t = Instant::now();
+        let Some(sleeper) = sleeper else {
+            let _ = child.kill();
+            panic!("{shell}: the sleep never started");
+        };
         let st = Command::new(shell)
             .arg("-c")
             .arg(cleanup_command(&marker))
             .status()
             .unwrap();
-        let _ = child.wait();
-        let took = t.elapsed();
-        std::thread::sleep(Duration::from_millis(200));
+        // Gone (not a zombie) within the bound, polled: never a fixed pause.
+        let t = Instant::now();
+        while alive(sleeper) && t.elapsed() < bound {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let left = alive(sleeper);
         if left {
             // SAFETY: our own test process.
             unsafe { libc::kill(sleeper, libc::SIGKILL) };
         }
+        let _ = child.kill();
+        let _ = child.wait();
         assert!(st.success(), "{shell}: the cleanup failed: {st:?}");
-        assert!(!left, "{shell}: a TERM-ignoring child survived the cleanup");
         assert!(
-            took < Duration::from_secs(5),
-            "{shell}: cleanup took {took:?}"
+            !left,
+            "{shell}: a TERM-ignoring child survived the cleanup by {bound:?}"
         );
     }
 
@@ -318,14 +342,14 @@ mod tests {
     #[test]
     fn cleanup_command_finds_a_detached_child_by_its_environment() {
         let marker = test_marker("ue");
+        // The sleeps last an hour: one that ends, ends by a signal.
         let mut detached = Command::new("setsid")
-            .args(["sleep", "37"])
+            .args(["sleep", "3637"])
             .env(crate::transport::RUN_ENV, &marker)
             .spawn()
             .unwrap();
         let pid = detached.id() as i32;
-        std::thread::sleep(Duration::from_millis(200));
-        assert!(alive(pid));
+        sleeping(pid);
         let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
         assert!(!cmdline.contains(&marker), "{cmdline}");
         let st = Command::new("sh")
@@ -333,16 +357,26 @@ mod tests {
             .arg(cleanup_command(&marker))
             .status()
             .unwrap();
+        let t = Instant::now();
+        while matches!(detached.try_wait(), Ok(None)) && t.elapsed() < Duration::from_secs(120) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let ended = detached.try_wait().unwrap();
+        let _ = detached.kill();
         let _ = detached.wait();
-        assert!(!alive(pid), "the detached child survived the cleanup");
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            ended.is_some_and(|e| e.signal().is_some()),
+            "the detached child survived the cleanup"
+        );
         assert!(st.success());
         // Another run's processes are left alone, also when its marker starts with ours.
         let mut other = Command::new("setsid")
-            .args(["sleep", "38"])
+            .args(["sleep", "3638"])
             .env(crate::transport::RUN_ENV, format!("{marker}0"))
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(200));
+        sleeping(other.id() as i32);
         let _ = Command::new("sh")
             .arg("-c")
             .arg(cleanup_command(&marker))

@@ -86,6 +86,45 @@ pub fn eventually(within: std::time::Duration, what: &str, done: impl FnMut() ->
     assert!(comes(within, done), "{what}: not within {within:?}");
 }
 
+/// The bound for what takes seconds when it works and for ever when the fault a test guards is
+/// back (the test makes that side an hour long: a remote `sleep 3600`, a report pause of an
+/// hour): far above the seconds, which a busy 2-core CI machine stretches tenfold, and a small
+/// fraction of the hang. Never a performance figure (those are printed by scripts/bench_*.sh).
+pub const HANG: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// `child`'s end and its output, waited for at most `within` (stdout and stderr are read as
+/// they come): past it the child is killed and the test fails naming `what`, so a hang fails
+/// the test instead of holding the suite for the hour it would last.
+pub fn output_within(
+    child: std::process::Child,
+    within: std::time::Duration,
+    what: &str,
+) -> std::process::Output {
+    Watched::of(child).output_within(within, what)
+}
+
+/// Send `sig` to `pid` and wait until it has been delivered (no longer pending in
+/// `/proc/PID/status`): a signal sent next is a delivery of its own, never merged by the kernel
+/// into this one while it is still pending (a double Ctrl-C, GNU `timeout`'s two signals), with
+/// no pause that a busy machine could outlast.
+pub fn signal_delivered(pid: u32, sig: i32) {
+    // SAFETY: signalling a process this test started.
+    unsafe { libc::kill(pid as i32, sig) };
+    let bit = 1u64 << (sig - 1);
+    let pending = || {
+        let Ok(st) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            return false;
+        };
+        st.lines()
+            .filter_map(|l| {
+                let v = l.strip_prefix("SigPnd:").or(l.strip_prefix("ShdPnd:"))?;
+                u64::from_str_radix(v.trim(), 16).ok()
+            })
+            .any(|m| m & bit != 0)
+    };
+    eventually(HANG, "the signal was delivered", || !pending());
+}
+
 /// Whether `done` comes to hold within `within` (checked every 20 ms): [`eventually`] for a
 /// test that asserts what it finds itself.
 pub fn comes(within: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
@@ -159,6 +198,53 @@ impl Watched {
         comes(within, || {
             String::from_utf8_lossy(&self.out.0.lock().unwrap()).contains(needle)
         })
+    }
+
+    /// Wait until stderr holds `needle` `times` times, at most `within`; whether it came.
+    pub fn wait_stderr(&self, needle: &str, times: usize, within: std::time::Duration) -> bool {
+        comes(within, || {
+            String::from_utf8_lossy(&self.err.0.lock().unwrap())
+                .matches(needle)
+                .count()
+                >= times
+        })
+    }
+
+    /// Read `child`'s stdout and stderr (piped) as they come.
+    pub fn of(mut child: std::process::Child) -> Watched {
+        let read = |mut r: Box<dyn std::io::Read + Send>| {
+            let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let b = buf.clone();
+            let h = std::thread::spawn(move || {
+                let mut chunk = [0u8; 4096];
+                while let Ok(n) = r.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    b.lock().unwrap().extend_from_slice(&chunk[..n]);
+                }
+            });
+            (buf, h)
+        };
+        let out = read(Box::new(child.stdout.take().expect("stdout piped")));
+        let err = read(Box::new(child.stderr.take().expect("stderr piped")));
+        Watched { child, out, err }
+    }
+
+    /// Wait for the end at most `within` (see [`output_within`]); its output.
+    pub fn output_within(
+        mut self,
+        within: std::time::Duration,
+        what: &str,
+    ) -> std::process::Output {
+        let ended = comes(within, || self.child.try_wait().unwrap().is_some());
+        if !ended {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            let err = String::from_utf8_lossy(&self.err.0.lock().unwrap()).into_owned();
+            panic!("{what}: still running after {within:?} (killed); its stderr: {err}");
+        }
+        self.output()
     }
 
     /// Wait for the end; its output as `wait_with_output` gives it.
@@ -331,24 +417,12 @@ impl Fab {
     /// Start fabcheck with its stdout and stderr read as they come, so that a test can wait
     /// for a line (a testcase's `PASS`) before it signals the run.
     pub fn spawn_watched(&self) -> Watched {
-        let mut child = self.spawn();
-        let read = |mut r: Box<dyn std::io::Read + Send>| {
-            let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-            let b = buf.clone();
-            let h = std::thread::spawn(move || {
-                let mut chunk = [0u8; 4096];
-                while let Ok(n) = r.read(&mut chunk) {
-                    if n == 0 {
-                        break;
-                    }
-                    b.lock().unwrap().extend_from_slice(&chunk[..n]);
-                }
-            });
-            (buf, h)
-        };
-        let out = read(Box::new(child.stdout.take().unwrap()));
-        let err = read(Box::new(child.stderr.take().unwrap()));
-        Watched { child, out, err }
+        Watched::of(self.spawn())
+    }
+
+    /// Run it to its end, at most `within` (see [`output_within`]).
+    pub fn run_within(&self, within: std::time::Duration, what: &str) -> Outcome {
+        self.outcome(output_within(self.spawn(), within, what))
     }
 
     /// Start fabcheck with stdout and stderr piped (for tests that signal it while it runs).
