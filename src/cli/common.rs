@@ -185,6 +185,7 @@ pub fn build_env(inv: Inventory, o: EnvOptions) -> Result<Arc<RunEnv>, String> {
         slurm: crate::inventory::slurm::Allocation::from_env(),
         profiles: Default::default(),
         told: Default::default(),
+        running: Default::default(),
     }))
 }
 

@@ -47,7 +47,7 @@ pub fn exec(
         .iter()
         .map(|n| CmdRequest {
             command: cmd.clone(),
-            timeout: env.command_timeout(n, None, None),
+            timeout: env.command_timeout(n, None, None, None),
             env: vec![],
             sudo: false,
         })

@@ -38,7 +38,7 @@ pub fn list(scripts: &[String], target: &Target, sets: &[String], filters: &[Str
     // One write per 8 KiB, not per line (a 1000-node mesh lists 999,000 testcases).
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for s in &scripts {
-        if let Some(t) = runner::register_tests(s, Duration::from_secs(60), env.observer.clone()) {
+        if let Some(t) = runner::register_tests(s, Duration::from_secs(60), &env) {
             let _ = out.flush();
             eprintln!("{}: {}", s.path.display(), t.message.unwrap_or_default());
             if t.status != crate::run::model::Status::Skipped {

@@ -7,7 +7,8 @@ use super::testdef::TestDef;
 use super::Script;
 use crate::primitives::NodeRef;
 use crate::run::cancel;
-use crate::run::context::{self, TestCtx};
+use crate::run::context::{self, TestCtx, TestLog};
+use crate::run::env::RunEnv;
 use crate::run::model::{cap, Attempt, Status, SuiteResult, TestResult};
 use crate::run::observer::{Event, Observer};
 use crate::util::pool;
@@ -41,18 +42,20 @@ fn timestamp() -> String {
 pub(crate) fn register_tests(
     script: &Script,
     timeout: Duration,
-    observer: std::sync::Arc<dyn Observer>,
+    env: &RunEnv,
 ) -> Option<TestResult> {
-    context::set_file(&script.path.display().to_string());
-    context::install(TestCtx::new(crate::run::context::TOP_LEVEL, timeout).observed_by(observer));
+    let file = script.path.display().to_string();
+    let top = TestCtx::new(context::TOP_LEVEL, timeout).observed_by(env.observer.clone());
+    let log = TestLog::new(top, &file);
     let started = Instant::now();
-    let res = script
-        .engine
-        .run_ast_with_scope(&mut Scope::new(), &script.ast);
-    let ctx = context::take();
+    let res = {
+        let _deadline = env.running.enter(&log);
+        run_top_level(script, &log)
+    };
+    let ctx = Some(log.take());
     let err = res.err()?;
-    let mut t = blank(script, crate::run::context::TOP_LEVEL, None, Some(1));
-    let (status, message, detail) = ending_to_outcome(&err, timeout);
+    let mut t = blank(script, context::TOP_LEVEL, None, Some(1));
+    let (status, message, detail) = ending_to_outcome(&err, timeout, &file);
     t.status = if status == Status::Skipped {
         Status::Skipped
     } else {
@@ -65,6 +68,48 @@ pub(crate) fn register_tests(
         absorb(&mut t, c);
     }
     Some(t)
+}
+
+/// The script's top level, its evaluation tagged with `log` (what its calls record).
+fn run_top_level(script: &Script, log: &TestLog) -> Result<(), Box<rhai::EvalAltResult>> {
+    let (engine, ast) = (&script.engine, &script.ast);
+    let mut global = engine.new_global_runtime_state();
+    global.source = ast.source().map(Into::into);
+    global.lib.push(ast.shared_lib().clone());
+    global.embedded_module_resolver = ast.resolver().cloned();
+    global.tag = Dynamic::from(log.clone());
+    // `Engine::run_ast_with_scope` with the tag set: Rhai 1.27 takes no tag for a top level.
+    #[allow(deprecated)]
+    engine
+        .eval_statements_raw(
+            &mut global,
+            &mut rhai::Caches::new(),
+            &mut Scope::new(),
+            ast.statements(),
+        )
+        .map(|_| ())
+}
+
+/// A test's closure called with `args`, its evaluation tagged with `log` (`FnPtr::call` with
+/// the tag set).
+fn call_test(
+    script: &Script,
+    func: &rhai::FnPtr,
+    log: &TestLog,
+    args: impl rhai::FuncArgs,
+) -> Result<Dynamic, Box<rhai::EvalAltResult>> {
+    let engine = &script.engine;
+    let mut global = engine.new_global_runtime_state();
+    global.lib.push(script.ast.shared_lib().clone());
+    global.tag = Dynamic::from(log.clone());
+    let ctx = rhai::NativeCallContext::new_with_all_fields(
+        engine,
+        func.fn_name(),
+        None,
+        &global,
+        rhai::Position::NONE,
+    );
+    func.call_within_context::<Dynamic>(&ctx, args)
 }
 
 fn blank(script: &Script, name: &str, node: Option<String>, line: Option<usize>) -> TestResult {
@@ -86,7 +131,7 @@ fn absorb(t: &mut TestResult, c: TestCtx) {
         t.warnings.push(format!(
             "{} more commands ran than the {} kept in reports (--record keeps all)",
             c.commands_dropped,
-            crate::run::context::MAX_COMMANDS
+            context::MAX_COMMANDS
         ));
     }
     t.commands.extend(c.commands);
@@ -101,17 +146,19 @@ fn absorb(t: &mut TestResult, c: TestCtx) {
 fn ending_to_outcome(
     err: &rhai::EvalAltResult,
     timeout: Duration,
+    file: &str,
 ) -> (Status, String, Option<String>) {
     let cap = |m: &str| crate::run::model::cap(m, crate::run::model::MESSAGE_CAP);
-    let (st, message, detail) = uncapped_outcome(err, timeout);
+    let (st, message, detail) = uncapped_outcome(err, timeout, file);
     (st, cap(&message), detail.as_deref().map(cap))
 }
 
 fn uncapped_outcome(
     err: &rhai::EvalAltResult,
     timeout: Duration,
+    file: &str,
 ) -> (Status, String, Option<String>) {
-    match classify(err) {
+    match classify(err, file) {
         Ending::Signal(s) => {
             // A dry run's stop only ends dry runs, whose outcomes become "listed" (`dry_outcome`).
             let st = Status::from(s.kind);
@@ -155,7 +202,7 @@ fn run_one(script: &Script, def: &TestDef, opts: &RunOptions) -> TestResult {
     let file = script.path.display().to_string();
     let mut ended_by = None;
     for n in 0..=def.retries + def.confirm {
-        let a = attempt(script, def, &file, timeout, opts.env.observer.clone());
+        let a = attempt(script, def, &file, timeout, &opts.env);
         ended_by = a.ended_by;
         record(&mut t, def, n, a, opts);
         // `retries` run again after any red, `confirm` only after a measured failure. A dry
@@ -208,33 +255,30 @@ fn attempt(
     def: &TestDef,
     file: &str,
     timeout: Duration,
-    observer: std::sync::Arc<dyn Observer>,
+    env: &RunEnv,
 ) -> AttemptEnd {
-    context::set_file(file);
-    let mut tc = TestCtx::new(&def.name, timeout).observed_by(observer);
+    let mut tc = TestCtx::new(&def.name, timeout).observed_by(env.observer.clone());
     tc.pair = match (&def.node, &def.peer) {
         (Some(a), Some(b)) => Some((a.name().to_string(), b.name().to_string())),
         _ => None,
     };
-    context::install(tc);
+    let log = TestLog::new(tc, file);
     let a_start = Instant::now();
-    let (engine, ast) = (&script.engine, &script.ast);
-    let res = match (&def.node, &def.peer) {
-        (Some(a), Some(b)) => def.func.call::<Dynamic>(
-            engine,
-            ast,
-            (Dynamic::from(a.clone()), Dynamic::from(b.clone())),
-        ),
-        (Some(n), None) => def
-            .func
-            .call::<Dynamic>(engine, ast, (Dynamic::from(n.clone()),)),
-        _ => def.func.call::<Dynamic>(engine, ast, ()),
+    let res = {
+        let _deadline = env.running.enter(&log);
+        let (f, l) = (&def.func, &log);
+        let node = |n: &NodeRef| Dynamic::from(n.recording_to(Some(log.clone())));
+        match (&def.node, &def.peer) {
+            (Some(a), Some(b)) => call_test(script, f, l, (node(a), node(b))),
+            (Some(n), None) => call_test(script, f, l, (node(n),)),
+            _ => call_test(script, f, l, ()),
+        }
     };
-    let mut ctx = context::take();
+    let mut ctx = Some(log.take());
     // A runtime error of the script (not an assertion, not a node's answer) is no fabric
     // finding: the diagnosis says so, apart from the fabric's causes.
     if let (Err(e), Some(c)) = (&res, ctx.as_mut()) {
-        if matches!(classify(e), Ending::Runtime(_)) {
+        if matches!(classify(e, file), Ending::Runtime(_)) {
             let node = def
                 .node
                 .as_ref()
@@ -266,7 +310,7 @@ fn attempt(
         ),
         Ok(_) => (Status::Pass, None, None),
         Err(e) => {
-            let (s, m, d) = ending_to_outcome(e, timeout);
+            let (s, m, d) = ending_to_outcome(e, timeout, file);
             (s, Some(m), d)
         }
     };
@@ -278,7 +322,10 @@ fn attempt(
             .as_ref()
             .is_some_and(|c| c.checks > 0 || !c.metrics.is_empty() || !c.commands.is_empty()),
         ctx,
-        ended_by: res.as_ref().err().and_then(|e| super::signal::kind_of(e)),
+        ended_by: res
+            .as_ref()
+            .err()
+            .and_then(|e| super::signal::kind_of(e, file)),
         duration_ms: a_start.elapsed().as_millis() as u64,
     }
 }
@@ -450,7 +497,7 @@ pub(crate) fn run_suite(script: &Script, opts: &RunOptions, obs: &dyn Observer) 
     let started = Instant::now();
     let stamp = timestamp();
     let mut results: Vec<TestResult> = Vec::new();
-    if let Some(t) = register_tests(script, opts.env.test_timeout(), opts.env.observer.clone()) {
+    if let Some(t) = register_tests(script, opts.env.test_timeout(), &opts.env) {
         obs.event(&Event::TestFinished(&t));
         results.push(t);
     }

@@ -53,26 +53,26 @@ pub(crate) enum Ending {
     Runtime(String),
 }
 
-pub(crate) fn classify(err: &EvalAltResult) -> Ending {
-    classify_in(err, None)
+/// What ended an evaluation of the script `file` (named in the messages of errors at a line).
+pub(crate) fn classify(err: &EvalAltResult, file: &str) -> Ending {
+    classify_in(err, None, file)
 }
 
 /// [`classify`], knowing the script source (a stdlib module) the error came from.
-fn classify_in(err: &EvalAltResult, source: Option<&str>) -> Ending {
+fn classify_in(err: &EvalAltResult, source: Option<&str>, file: &str) -> Ending {
     match err {
         EvalAltResult::ErrorInFunctionCall(_, src, inner, _) => classify_in(
             inner,
             Some(src.as_str()).filter(|s| !s.is_empty()).or(source),
+            file,
         ),
-        EvalAltResult::ErrorInModule(_, inner, _) => classify_in(inner, source),
+        EvalAltResult::ErrorInModule(_, inner, _) => classify_in(inner, source, file),
         EvalAltResult::ErrorRuntime(d, pos) if d.is::<Signal>() => {
             let mut s = d.clone_cast::<Signal>();
             // A signal raised where no call context knows the line (a dry run's stand-in
             // iterated by a `for`): the position Rhai gave it says where.
             if let (Some(rest), Some(line)) = (s.message.strip_prefix(LOOP_STOP), pos.line()) {
-                let file = source
-                    .map(str::to_string)
-                    .unwrap_or_else(crate::run::context::file);
+                let file = source.unwrap_or(file);
                 s.message = format!("a loop at {file}:{line} over {rest}");
             }
             Ending::Signal(s)
@@ -81,12 +81,12 @@ fn classify_in(err: &EvalAltResult, source: Option<&str>) -> Ending {
         // `if x` / `while x` on a dry run's stand-in, or a stand-in passed where a real value
         // is needed (`ssh_hop(n, addr)` with an address not known yet).
         EvalAltResult::ErrorMismatchDataType(_, found, _) if names_dry_value(found) => {
-            dry_stop(describe(err))
+            dry_stop(describe(err, file))
         }
         EvalAltResult::ErrorFunctionNotFound(sig, _) if names_dry_value(sig) => {
-            dry_stop(describe(err))
+            dry_stop(describe(err, file))
         }
-        other => Ending::Runtime(describe(other)),
+        other => Ending::Runtime(describe(other, file)),
     }
 }
 
@@ -104,8 +104,8 @@ fn dry_stop(message: String) -> Ending {
 }
 
 /// The kind of signal that ended a test, if a signal did.
-pub(crate) fn kind_of(err: &EvalAltResult) -> Option<Outcome> {
-    match classify(err) {
+pub(crate) fn kind_of(err: &EvalAltResult, file: &str) -> Option<Outcome> {
+    match classify(err, file) {
         Ending::Signal(s) => Some(s.kind),
         _ => None,
     }
@@ -114,7 +114,7 @@ pub(crate) fn kind_of(err: &EvalAltResult) -> Option<Outcome> {
 /// Did the dry run's listing of a test stop here (a [`Outcome::DryRun`])?
 #[cfg(test)]
 pub(crate) fn is_dry_stop(err: &EvalAltResult) -> bool {
-    kind_of(err) == Some(Outcome::DryRun)
+    kind_of(err, "") == Some(Outcome::DryRun)
 }
 
 /// How a dry run's stop in a `for` loop starts (the loop's place is added by [`classify`]).
@@ -130,7 +130,7 @@ pub(crate) fn at(ctx: &rhai::NativeCallContext) -> String {
     let file = ctx
         .call_source()
         .map(str::to_string)
-        .unwrap_or_else(crate::run::context::file);
+        .unwrap_or_else(|| super::tag::script_file(ctx));
     match ctx.call_position().line() {
         Some(l) => format!("{file}:{l}"),
         None => file,
@@ -140,7 +140,7 @@ pub(crate) fn at(ctx: &rhai::NativeCallContext) -> String {
 pub(crate) const LOOP_STOP: &str = "a loop over ";
 
 /// A runtime error in words a script author can act on, with its line.
-fn describe(err: &EvalAltResult) -> String {
+fn describe(err: &EvalAltResult, file: &str) -> String {
     let pos = err.position();
     let mut msg = match err {
         EvalAltResult::ErrorFunctionNotFound(sig, _) => script_terms(sig),
@@ -161,7 +161,6 @@ fn describe(err: &EvalAltResult) -> String {
         }
     };
     if let Some(l) = pos.line() {
-        let file = crate::run::context::file();
         match pos.position() {
             Some(c) => msg.push_str(&format!(" at {file}:{l}:{c}")),
             None => msg.push_str(&format!(" at {file}:{l}")),

@@ -22,7 +22,7 @@ pub(crate) struct RunOpts {
 pub(crate) fn request(n: &NodeRef, spec: &Node, cmd: &str, o: &RunOpts) -> CmdRequest {
     CmdRequest {
         command: cmd.to_string(),
-        timeout: n.env.command_timeout(spec, o.timeout, None),
+        timeout: n.env.command_timeout(spec, o.timeout, None, n.log.as_ref()),
         env: o.env.clone(),
         sudo: o.sudo,
     }
@@ -46,7 +46,7 @@ pub(crate) fn first_program(cmd: &str) -> Option<&str> {
 /// `--dry-run`: what a script's own command needs on its node (its first program).
 fn need(n: &NodeRef, spec: &Node, cmd: &str) {
     if let Some(p) = first_program(cmd) {
-        n.env.need_tool(spec, p);
+        n.env.need_tool(spec, p, n.log.as_ref());
     }
 }
 
@@ -54,7 +54,7 @@ fn need(n: &NodeRef, spec: &Node, cmd: &str) {
 pub(crate) fn run(n: &NodeRef, cmd: &str, o: &RunOpts) -> PResult<CmdOutput> {
     let req = request(n, &n.spec, cmd, o);
     need(n, &n.spec, cmd);
-    Ok(n.env.exec(&n.spec, &req)?)
+    Ok(n.exec(&req)?)
 }
 
 /// `n.sh(cmd)`: stdout, or a failure with exit code and stderr tail (exit 127 is an error: the
@@ -106,7 +106,7 @@ pub(crate) fn run_all(
     let mut errors = Vec::new();
     let mut listed = false;
     for ((spec, req), res) in specs.iter().zip(&reqs).zip(results) {
-        log_command(spec, req, &res);
+        log_command(first.log.as_ref(), spec, req, &res);
         match res {
             Ok(o) => out.push((spec.name.clone(), o)),
             Err(TransportError::NotRun { .. }) => listed = true,

@@ -52,15 +52,22 @@ pub(crate) mod version_drift;
 pub(crate) use error::{PResult, PrimError};
 
 use crate::inventory::Node;
+use crate::run::context::{Kept, TestLog};
 use crate::run::env::RunEnv;
+use crate::transport::{CmdOutput, CmdRequest, TransportError};
 use crate::util::names;
 use std::sync::Arc;
+use std::time::Duration;
 
-/// A node as scripts see it: its inventory entry and the run it belongs to.
+/// A node as scripts see it: its inventory entry, the run it belongs to, and the record of
+/// the test it is used in (none outside a test, `fabcheck exec`): what a primitive records
+/// (commands, lines, profiles, subjects) goes into that record, through [`NodeRef::exec`]
+/// and [`NodeRef::keep`].
 #[derive(Clone)]
 pub struct NodeRef {
     pub spec: Arc<Node>,
     pub env: Arc<RunEnv>,
+    pub log: Option<TestLog>,
 }
 
 impl NodeRef {
@@ -68,10 +75,41 @@ impl NodeRef {
         NodeRef {
             spec: Arc::new(spec),
             env: env.clone(),
+            log: None,
         }
     }
     pub fn name(&self) -> &str {
         &self.spec.name
+    }
+    /// The same node, its records going to `log`.
+    pub fn recording_to(&self, log: Option<TestLog>) -> NodeRef {
+        NodeRef {
+            log,
+            ..self.clone()
+        }
+    }
+    /// The one timeout policy ([`RunEnv::command_timeout`]) for a command on this node.
+    pub fn command_timeout(&self, explicit: Option<Duration>, work: Option<Duration>) -> Duration {
+        self.env
+            .command_timeout(&self.spec, explicit, work, self.log.as_ref())
+    }
+    /// Run `req` on this node, logged into the test ([`RunEnv::exec`]).
+    pub fn exec(&self, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        self.env.exec(&self.spec, req, self.log.as_ref())
+    }
+    /// A read-only lookup that runs in a dry run too ([`RunEnv::exec_lookup`]).
+    pub fn exec_lookup(&self, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+        self.env.exec_lookup(&self.spec, req, self.log.as_ref())
+    }
+    /// `--dry-run`: note that the test needs `tool` on this node ([`RunEnv::need_tool`]).
+    pub fn need_tool(&self, tool: &str) {
+        self.env.need_tool(&self.spec, tool, self.log.as_ref());
+    }
+    /// Keep `k` in the test (nothing outside a test).
+    pub(crate) fn keep(&self, k: Kept) {
+        if let Some(l) = &self.log {
+            l.keep(k);
+        }
     }
 }
 

@@ -223,7 +223,7 @@ fn ranks_per_node(nodes: &[NodeRef]) -> PResult<i64> {
             ))
         })?;
         if gpus > 0 && gpus < k {
-            n.env.keep(Kept::Subject(crate::run::model::Subject {
+            n.keep(Kept::Subject(crate::run::model::Subject {
                 part: Some(format!(
                     "{}: {gpus} of its {k} GPUs seen (a GPU fallen off the bus: nvidia-smi, dmesg | grep -i xid)",
                     n.name()
@@ -246,7 +246,7 @@ fn ranks_per_node(nodes: &[NodeRef]) -> PResult<i64> {
             .iter()
             .map(|(n, k, from)| format!("{n} {k} ({from})"))
             .collect();
-        nodes[0].env.keep(Kept::Line(format!(
+        nodes[0].keep(Kept::Line(format!(
             "GPUs per node differ: {}; {k} rank(s) per node, the fewest (--set gpus_per_node=N to choose)",
             each.join(", ")
         )));
@@ -276,7 +276,7 @@ pub(crate) fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<
         }
     }
     if l.launcher != Launcher::Local {
-        env.need_tool(&first.spec, l.launcher.name());
+        first.need_tool(l.launcher.name());
     }
     // The launcher starts the program on every node of the launch, at the same path.
     let ranks: &[NodeRef] = if l.launcher == Launcher::Local {
@@ -285,16 +285,16 @@ pub(crate) fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<
         nodes
     };
     for n in ranks {
-        env.need_tool(&n.spec, &l.program);
-        env.need_rdma(&n.spec);
+        n.need_tool(&l.program);
+        env.need_rdma(&n.spec, n.log.as_ref());
     }
     let req = CmdRequest {
         command: l.command.clone(),
-        timeout: env.command_timeout(&first.spec, o.timeout, None),
+        timeout: first.command_timeout(o.timeout, None),
         env: l.env.clone(),
         sudo: false,
     };
-    let out = match env.exec(&first.spec, &req) {
+    let out = match first.exec(&req) {
         Err(e) if l.launcher == Launcher::Srun => return Err(srun_timeout(e, alloc)),
         r => r?,
     };
@@ -306,7 +306,7 @@ pub(crate) fn nccl_test(name: &str, nodes: &[NodeRef], o: &NcclOpts) -> PResult<
     super::tools::installed(&out, first.name(), missing)?;
     let srun = (l.launcher == Launcher::Srun).then(|| parse::srun::parse(&out.stderr));
     if let Some(s) = &srun {
-        env.keep(slurm_step_told(s, alloc));
+        first.keep(slurm_step_told(s, alloc));
     }
     let text = format!("{}\n{}", out.stdout, out.stderr);
     let p = parse::nccl::parse(&text);
@@ -604,9 +604,10 @@ mod tests {
     fn the_test_names_the_slurm_job_and_step() {
         use crate::run::context;
         let told = |fixture: &str, alloc: Option<&Allocation>| {
-            context::install(context::TestCtx::new("t", Duration::from_secs(60)));
-            slurm_step_told(&parse::srun::parse(fixture), alloc).into_test();
-            let c = context::take().unwrap();
+            let log =
+                context::TestLog::new(context::TestCtx::new("t", Duration::from_secs(60)), "t");
+            log.keep(slurm_step_told(&parse::srun::parse(fixture), alloc));
+            let c = log.take();
             (c.output, c.warnings)
         };
         let alloc = Allocation {

@@ -11,6 +11,7 @@ use super::{arg_words, check_addr, check_name, check_program, last_lines, parsed
 use super::{NodeRef, PResult, PrimError};
 use crate::inventory::{Node, PortSpec};
 use crate::parse;
+use crate::run::context::TestLog;
 use crate::run::env::{log_command, RunEnv};
 use crate::transport::{CmdOutput, CmdRequest, TransportError};
 use crate::util::names::quote;
@@ -60,8 +61,9 @@ impl PairPlan {
         env: &RunEnv,
         server: &Node,
         explicit: Option<Duration>,
+        rec: Option<&TestLog>,
     ) -> PairPlan {
-        self.timeout = env.command_timeout(server, explicit, Some(self.work));
+        self.timeout = env.command_timeout(server, explicit, Some(self.work), rec);
         self
     }
 }
@@ -77,9 +79,15 @@ fn req(cmd: String, timeout: Duration) -> CmdRequest {
 
 /// Start the server, wait for its TCP port to listen, run the client, then collect the server
 /// (killing it by its tag if it does not end by itself). Thread-agnostic: the caller logs.
-pub(crate) fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> PairRun {
+pub(crate) fn run_pair(
+    env: &RunEnv,
+    rec: Option<&TestLog>,
+    server: &Node,
+    client: &Node,
+    plan: &PairPlan,
+) -> PairRun {
     if env.dry_run {
-        return list_pair(env, server, client, plan);
+        return list_pair(env, rec, server, client, plan);
     }
     let started = Instant::now();
     let mut log: Log = Vec::new();
@@ -90,12 +98,12 @@ pub(crate) fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPl
     );
     let kill = |log: &mut Log| {
         let r = kill_request(plan);
-        let res = env.run_raw(server, &r);
+        let res = env.run_raw(server, &r, rec);
         log.push((server.clone(), r, res));
     };
     let ready_limit = READY_TIMEOUT.min(plan.timeout);
     std::thread::scope(|s| {
-        let srv = s.spawn(|| env.run_raw(server, &server_req));
+        let srv = s.spawn(|| env.run_raw(server, &server_req, rec));
         let probe = probe_request(plan);
         let mut ready = false;
         let mut last_probe = None;
@@ -104,7 +112,7 @@ pub(crate) fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPl
         // simply not listening (the error below says so).
         while !ready && started.elapsed() < ready_limit && !crate::run::cancel::interrupted() {
             let finished = srv.is_finished();
-            let r = env.run_raw(server, &probe);
+            let r = env.run_raw(server, &probe, rec);
             ready = matches!(&r, Ok(o) if o.stdout.contains(&format!(":{port}")));
             let failed = r.is_err();
             last_probe = Some(r);
@@ -146,7 +154,7 @@ pub(crate) fn run_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPl
             .saturating_sub(started.elapsed())
             .max(Duration::from_millis(100));
         let client_req = req(plan.client_cmd.clone(), left);
-        let client_res = env.run_raw(client, &client_req);
+        let client_res = env.run_raw(client, &client_req, rec);
         // A server ends by itself after its client; give it a moment, then stop it.
         let waited = Instant::now();
         while !srv.is_finished()
@@ -226,6 +234,7 @@ fn probe_request(plan: &PairPlan) -> CmdRequest {
 /// dry run lists them one after the other, in order.
 pub(crate) fn run_pairs(
     env: &RunEnv,
+    rec: Option<&TestLog>,
     server: &Node,
     client: &Node,
     plans: &[PairPlan],
@@ -233,7 +242,7 @@ pub(crate) fn run_pairs(
     if env.dry_run {
         return plans
             .iter()
-            .map(|p| list_pair(env, server, client, p))
+            .map(|p| list_pair(env, rec, server, client, p))
             .collect();
     }
     let panicked = |n: &Node| {
@@ -245,7 +254,7 @@ pub(crate) fn run_pairs(
     crate::util::pool::map(
         plans,
         plans.len(),
-        |_, p| run_pair(env, server, client, p),
+        |_, p| run_pair(env, rec, server, client, p),
         |_, _| PairRun {
             server: panicked(server),
             client: panicked(client),
@@ -256,7 +265,13 @@ pub(crate) fn run_pairs(
 
 /// `--dry-run`: the exchange's whole plan, in the order a run sends it, each command listed
 /// (none sent): server, readiness probe, client, the server's stop.
-fn list_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> PairRun {
+fn list_pair(
+    env: &RunEnv,
+    rec: Option<&TestLog>,
+    server: &Node,
+    client: &Node,
+    plan: &PairPlan,
+) -> PairRun {
     let with_note = |mut r: CmdRequest, note: &str| {
         r.command = format!("{}   # {note}", r.command);
         r
@@ -296,7 +311,7 @@ fn list_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> Pai
     ];
     let mut log: Log = Vec::new();
     for (n, r) in steps {
-        let res = env.run_raw(n, &r);
+        let res = env.run_raw(n, &r, rec);
         log.push((n.clone(), r, res));
     }
     let not_run = |n: &Node, cmd: &str| {
@@ -312,19 +327,20 @@ fn list_pair(env: &RunEnv, server: &Node, client: &Node, plan: &PairPlan) -> Pai
     }
 }
 
-fn flush(log: &Log) {
+/// What an exchange ran, into the test `rec` records.
+fn flush(rec: Option<&TestLog>, log: &Log) {
     for (n, r, res) in log {
-        log_command(n, r, res);
+        log_command(rec, n, r, res);
     }
 }
 
 /// `--dry-run`: what an exchange needs on its two nodes (the program on both; `ss` and
 /// `pkill` on the server).
-fn need_tools(env: &RunEnv, server: &Node, client: &Node, bin: &str) {
-    env.need_tool(server, bin);
-    env.need_tool(client, bin);
-    env.need_tool(server, "ss");
-    env.need_tool(server, "pkill");
+fn need_tools(env: &RunEnv, rec: Option<&TestLog>, server: &Node, client: &Node, bin: &str) {
+    env.need_tool(server, bin, rec);
+    env.need_tool(client, bin, rec);
+    env.need_tool(server, "ss", rec);
+    env.need_tool(server, "pkill", rec);
 }
 
 /// The fabric address of `n` for an RDMA device (same index in rdma_devices/fabric_ips), or

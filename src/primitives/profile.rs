@@ -33,11 +33,11 @@ fn why(e: &PrimError) -> String {
 fn read(n: &NodeRef, cmd: &str) -> Result<CmdOutput, PrimError> {
     let req = CmdRequest {
         command: cmd.to_string(),
-        timeout: n.env.command_timeout(&n.spec, Some(TIMEOUT), None),
+        timeout: n.command_timeout(Some(TIMEOUT), None),
         env: vec![],
         sudo: false,
     };
-    Ok(n.env.exec(&n.spec, &req)?)
+    Ok(n.exec(&req)?)
 }
 
 fn dry(e: &PrimError) -> bool {
@@ -268,7 +268,7 @@ fn note(n: &NodeRef, d: &Detected, e: Option<&Expected>) {
             .into_iter()
             .collect(),
     };
-    n.env.keep(Kept::Profile(p));
+    n.keep(Kept::Profile(p));
 }
 
 crate::impl_shape!(Expected, serialised("expect result"));

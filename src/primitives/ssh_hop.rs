@@ -85,14 +85,12 @@ pub(crate) fn ssh_hop(from: &NodeRef, to: &str, o: &SshHopOpts) -> PResult<SshHo
     let cmd = hop_command(to, o)?;
     let req = CmdRequest {
         command: cmd,
-        timeout: from
-            .env
-            .command_timeout(&from.spec, o.timeout, Some(Duration::from_secs(15))),
+        timeout: from.command_timeout(o.timeout, Some(Duration::from_secs(15))),
         env: vec![],
         sudo: false,
     };
-    from.env.need_tool(&from.spec, "ssh");
-    let out = from.env.exec(&from.spec, &req)?;
+    from.need_tool("ssh");
+    let out = from.exec(&req)?;
     let (user, hostname) = hop_answer(&out.stdout);
     let ok = out.exit_code == Some(0) && hostname.is_some();
     let err = out

@@ -21,10 +21,10 @@ pub(crate) fn tool(
     timeout: Option<Duration>,
     work: Option<Duration>,
 ) -> PResult<CmdOutput> {
-    n.env.need_tool(&n.spec, tool);
+    n.need_tool(tool);
     let req = CmdRequest {
         command: cmd.to_string(),
-        timeout: n.env.command_timeout(&n.spec, timeout, work),
+        timeout: n.command_timeout(timeout, work),
         env: vec![],
         sudo: false,
     };
@@ -37,13 +37,13 @@ pub(crate) fn tool(
         Ok(o) => o.exit_code == Some(0) && o.stdout.is_empty(),
         Err(_) => false,
     };
-    let mut r = n.env.exec(&n.spec, &req);
+    let mut r = n.exec(&req);
     if lost(&r) {
-        r = n.env.exec(&n.spec, &req);
+        r = n.exec(&req);
     }
     let o = r?;
     if let Err(e) = installed(&o, n.name(), tool) {
-        n.env.keep(Kept::Subject(crate::run::model::Subject {
+        n.keep(Kept::Subject(crate::run::model::Subject {
             part: Some(format!(
                 "{}: `{tool}` not installed (or not on the login user's PATH)",
                 n.name()
@@ -135,11 +135,11 @@ pub(crate) fn file_info(n: &NodeRef, path: &str) -> PResult<FileInfo> {
     if o.exit_code != Some(0) && o.stderr.contains("Permission denied") {
         let req = CmdRequest {
             command: cmd.clone(),
-            timeout: n.env.command_timeout(&n.spec, None, None),
+            timeout: n.command_timeout(None, None),
             env: vec![],
             sudo: true,
         };
-        o = n.env.exec(&n.spec, &req)?;
+        o = n.exec(&req)?;
     }
     if o.exit_code != Some(0) {
         return Err(PrimError::error(format!(
@@ -205,11 +205,11 @@ pub(crate) fn which_command(program: &str, dirs: &[String]) -> PResult<String> {
 pub(crate) fn which(n: &NodeRef, program: &str, dirs: &[String]) -> PResult<String> {
     let req = CmdRequest {
         command: which_command(program, dirs)?,
-        timeout: n.env.command_timeout(&n.spec, None, None),
+        timeout: n.command_timeout(None, None),
         env: vec![],
         sudo: false,
     };
-    let o = n.env.exec_lookup(&n.spec, &req)?;
+    let o = n.exec_lookup(&req)?;
     let path = o
         .stdout
         .lines()
@@ -217,7 +217,7 @@ pub(crate) fn which(n: &NodeRef, program: &str, dirs: &[String]) -> PResult<Stri
         .rfind(|l| !l.is_empty())
         .unwrap_or("");
     if path.is_empty() {
-        n.env.need_tool(&n.spec, program);
+        n.need_tool(program);
     }
     Ok(path.to_string())
 }
@@ -233,11 +233,11 @@ pub(crate) fn read_text(n: &NodeRef, path: &str) -> PResult<String> {
     }
     let req = CmdRequest {
         command: format!("cat -- {}", quote(path)),
-        timeout: n.env.command_timeout(&n.spec, None, None),
+        timeout: n.command_timeout(None, None),
         env: vec![],
         sudo: false,
     };
-    let o = n.env.exec_lookup(&n.spec, &req)?;
+    let o = n.exec_lookup(&req)?;
     if o.exit_code != Some(0) {
         return Err(PrimError::error(format!(
             "{}: cannot read {path}: {} (exit {}); give a readable file's path",
@@ -258,7 +258,7 @@ pub(crate) fn needs(n: &NodeRef, programs: &[String]) -> PResult<()> {
         super::check_program(p)?;
     }
     for p in programs {
-        n.env.need_tool(&n.spec, p);
+        n.need_tool(p);
     }
     Ok(())
 }
@@ -275,11 +275,11 @@ pub(crate) fn mgmt_address(n: &NodeRef) -> PResult<String> {
     }
     let req = CmdRequest {
         command: "printf '%s\\n' \"${SSH_CONNECTION:-}\"".into(),
-        timeout: n.env.command_timeout(&n.spec, None, None),
+        timeout: n.command_timeout(None, None),
         env: vec![],
         sudo: false,
     };
-    let o = n.env.exec(&n.spec, &req)?;
+    let o = n.exec(&req)?;
     Ok(o.stdout
         .split_whitespace()
         .nth(2)
@@ -296,14 +296,14 @@ pub(super) fn as_root(
     program: &str,
     cmd: &str,
 ) -> PResult<crate::transport::CmdOutput> {
-    n.env.need_tool(&n.spec, program);
+    n.need_tool(program);
     let req = crate::transport::CmdRequest {
         command: cmd.to_string(),
-        timeout: n.env.command_timeout(&n.spec, None, None),
+        timeout: n.command_timeout(None, None),
         env: vec![],
         sudo: true,
     };
-    let o = n.env.exec(&n.spec, &req)?;
+    let o = n.exec(&req)?;
     installed(&o, n.name(), program)?;
     if o.exit_code != Some(0) || o.stdout.trim().is_empty() {
         return Err(failed(n, cmd, &o));

@@ -1,10 +1,12 @@
-//! Per-test state of the thread that runs a test: deadline, metrics, warnings, command log,
-//! printed output. Native functions reach it through [`with`].
+//! The running test as a value: its record ([`TestLog`]: deadline, metrics, warnings, command
+//! log, printed output), owned by the runner per attempt. Bindings reach it through the call's
+//! tag, primitives through the node (or the `&TestLog`) they are handed.
 
 use super::model::{CommandLog, Metric};
 use super::observer::Observer;
-use std::cell::RefCell;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 pub(crate) struct TestCtx {
@@ -67,80 +69,190 @@ impl TestCtx {
     }
 }
 
-thread_local! {
-    static CTX: RefCell<Option<TestCtx>> = const { RefCell::new(None) };
-    static FILE: RefCell<String> = const { RefCell::new(String::new()) };
+/// The running test's record, as a value: what a test (or the script's top level) records,
+/// its deadline and its script file. The runner makes one per attempt; bindings reach it
+/// through the call's tag, primitives through the [`crate::primitives::NodeRef`] (or the
+/// `&TestLog`) they are handed. Clones share the one record.
+#[derive(Clone)]
+pub struct TestLog {
+    ctx: Arc<Mutex<TestCtx>>,
+    deadline: Instant,
+    file: Arc<str>,
 }
 
-pub(crate) fn install(ctx: TestCtx) {
-    CTX.with(|c| *c.borrow_mut() = Some(ctx));
+impl std::fmt::Debug for TestLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestLog").field("file", &self.file).finish()
+    }
 }
 
-pub(crate) fn take() -> Option<TestCtx> {
-    CTX.with(|c| c.borrow_mut().take())
-}
-
-pub(crate) fn with<R>(f: impl FnOnce(&mut TestCtx) -> R) -> Option<R> {
-    CTX.with(|c| c.borrow_mut().as_mut().map(f))
-}
-
-/// A context for a thread working for the current test (`at_once`): its name, deadline,
-/// pair and observer, nothing recorded yet; `None` outside a test. [`merge`] gives back what
-/// it recorded.
-pub(crate) fn fork() -> Option<TestCtx> {
-    with(|c| TestCtx {
-        deadline: c.deadline,
-        pair: c.pair.clone(),
-        observer: c.observer.clone(),
-        ..TestCtx::new(&c.name, Duration::ZERO)
-    })
-}
-
-/// What a [`fork`]ed context recorded, into the current test (commands within
-/// [`MAX_COMMANDS`], the rest counted; printed lines appended in the order merged).
-pub(crate) fn merge(child: TestCtx) {
-    with(|c| {
-        c.metrics.extend(child.metrics);
-        c.warnings.extend(child.warnings);
-        for cmd in child.commands {
-            if c.commands.len() < MAX_COMMANDS {
-                c.commands.push(cmd);
-            } else {
-                c.commands_dropped += 1;
-            }
+impl TestLog {
+    /// A record of `ctx`, run from the script `file`.
+    pub(crate) fn new(ctx: TestCtx, file: &str) -> TestLog {
+        TestLog {
+            deadline: ctx.deadline,
+            ctx: Arc::new(Mutex::new(ctx)),
+            file: file.into(),
         }
-        c.commands_dropped += child.commands_dropped;
-        c.output.push_str(&child.output);
-        c.deferred_failures.extend(child.deferred_failures);
-        c.checks += child.checks;
-        c.notes.extend(child.notes);
-        c.tool_versions.extend(child.tool_versions);
-        for s in child.subjects {
+    }
+
+    /// `f` over what the test recorded so far.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut TestCtx) -> R) -> R {
+        f(&mut self.ctx.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// What the test recorded, taken out (the record is left empty).
+    pub(crate) fn take(&self) -> TestCtx {
+        self.with(|c| {
+            let blank = TestCtx {
+                deadline: c.deadline,
+                ..TestCtx::new(&c.name, Duration::ZERO)
+            };
+            std::mem::replace(c, blank)
+        })
+    }
+
+    /// The test's name.
+    pub(crate) fn name(&self) -> String {
+        self.with(|c| c.name.clone())
+    }
+
+    /// The script file the test runs from (for file:line in messages).
+    pub(crate) fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Time left before the test's deadline.
+    pub(crate) fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// A record for a thread working for this test (`at_once`): its name, deadline, pair,
+    /// observer and file, nothing recorded yet. [`TestLog::merge`] gives back what it recorded.
+    pub(crate) fn fork(&self) -> TestLog {
+        let ctx = self.with(|c| TestCtx {
+            deadline: c.deadline,
+            pair: c.pair.clone(),
+            observer: c.observer.clone(),
+            ..TestCtx::new(&c.name, Duration::ZERO)
+        });
+        TestLog::new(ctx, &self.file)
+    }
+
+    /// What a [`TestLog::fork`]ed record recorded, into this test (commands within
+    /// [`MAX_COMMANDS`], the rest counted; printed lines appended in the order merged).
+    pub(crate) fn merge(&self, child: TestCtx) {
+        self.with(|c| {
+            c.metrics.extend(child.metrics);
+            c.warnings.extend(child.warnings);
+            for cmd in child.commands {
+                if c.commands.len() < MAX_COMMANDS {
+                    c.commands.push(cmd);
+                } else {
+                    c.commands_dropped += 1;
+                }
+            }
+            c.commands_dropped += child.commands_dropped;
+            c.output.push_str(&child.output);
+            c.deferred_failures.extend(child.deferred_failures);
+            c.checks += child.checks;
+            c.notes.extend(child.notes);
+            c.tool_versions.extend(child.tool_versions);
+            for s in child.subjects {
+                if !c.subjects.contains(&s) {
+                    c.subjects.push(s);
+                }
+            }
+            c.profiles.extend(child.profiles);
+        });
+    }
+
+    /// A line the script printed (`print`, `log`): into the test's output (JUnit system-out,
+    /// JSON, HTML), and told to the test's observer (the console shows the script's top
+    /// level, and every test's lines with `-v`).
+    pub(crate) fn log_line(&self, line: &str) {
+        let observer = self.with(|c| {
+            c.output.push_str(line);
+            c.output.push('\n');
+            // `loop { print(1 MB) }` must not grow without bound: keep head and latest tail.
+            if c.output.len() > 2 * OUTPUT_KEEP {
+                c.output = super::model::cap(&c.output, OUTPUT_KEEP);
+            }
+            c.observer.clone().map(|o| (o, c.name.clone()))
+        });
+        if let Some((o, name)) = observer {
+            o.event(&super::observer::Event::Printed { test: &name, line });
+        }
+    }
+
+    /// Keep `k` in the test: what a primitive records besides what it returns.
+    pub(crate) fn keep(&self, k: Kept) {
+        match k {
+            Kept::Line(l) => self.log_line(&l),
+            Kept::Warning(l) => {
+                self.log_line(&l);
+                self.with(|c| c.warnings.push(l));
+            }
+            Kept::Profile(p) => self.with(|c| c.profiles.push(p)),
+            Kept::Subject(s) => self.add_subject(s),
+        }
+    }
+
+    /// Record what the test found wrong on which part (once per equal subject).
+    pub(crate) fn add_subject(&self, s: super::model::Subject) {
+        self.with(|c| {
             if !c.subjects.contains(&s) {
                 c.subjects.push(s);
             }
+        });
+    }
+}
+
+/// The deadlines of the evaluations running now, by the thread that runs each. Rhai's
+/// progress callback, which stops a script's own endless loop (`loop {}`) at its test's
+/// deadline, is given no call context and no tag, and one engine serves every thread of the
+/// fan-out: this is what it reads. The runner enters an attempt's record for the time of its
+/// evaluation (an `at_once` call its fork), and [`Entered`] leaves it; it holds nothing else.
+#[derive(Default)]
+pub struct Running(RwLock<HashMap<ThreadId, Instant>>);
+
+impl Running {
+    /// `log`'s deadline is the one of evaluations on this thread until the guard is dropped.
+    pub(crate) fn enter(&self, log: &TestLog) -> Entered<'_> {
+        let thread = std::thread::current().id();
+        let mut m = self.0.write().unwrap_or_else(|p| p.into_inner());
+        let before = m.insert(thread, log.deadline);
+        Entered {
+            running: self,
+            thread,
+            before,
         }
-        c.profiles.extend(child.profiles);
-    });
+    }
+
+    /// Is the evaluation on this thread past its test's deadline? (None entered: no.)
+    pub(crate) fn past_deadline(&self) -> bool {
+        let m = self.0.read().unwrap_or_else(|p| p.into_inner());
+        m.get(&std::thread::current().id())
+            .is_some_and(|d| Instant::now() >= *d)
+    }
 }
 
-/// Time left before this test's deadline; `None` outside a test (`fabcheck exec`: no test
-/// deadline caps a command's own timeout).
-pub(crate) fn remaining() -> Option<Duration> {
-    with(|c| c.deadline.saturating_duration_since(Instant::now()))
+/// An evaluation entered in [`Running`]; dropped, the thread's earlier deadline (if any) is
+/// back.
+pub(crate) struct Entered<'a> {
+    running: &'a Running,
+    thread: ThreadId,
+    before: Option<Instant>,
 }
 
-pub(crate) fn past_deadline() -> bool {
-    with(|c| Instant::now() >= c.deadline).unwrap_or(false)
-}
-
-/// The script file being run on this thread (for file:line in messages).
-pub(crate) fn set_file(f: &str) {
-    FILE.with(|x| *x.borrow_mut() = f.to_string());
-}
-
-pub(crate) fn file() -> String {
-    FILE.with(|x| x.borrow().clone())
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        let mut m = self.running.0.write().unwrap_or_else(|p| p.into_inner());
+        match self.before {
+            Some(d) => m.insert(self.thread, d),
+            None => m.remove(&self.thread),
+        };
+    }
 }
 
 /// What a test's printed output keeps (head + tail) while it runs.
@@ -152,26 +264,8 @@ pub(crate) const MAX_COMMANDS: usize = 2000;
 /// Name of the context the script's top level runs in.
 pub(crate) const TOP_LEVEL: &str = "(script top level)";
 
-/// A line a script printed (`print`, `log`): into the current test's output (JUnit system-out,
-/// JSON, HTML), and told to the test's observer (the console shows the script's top level,
-/// and every test's lines with `-v`).
-pub(crate) fn log_line(line: &str) {
-    let observer = with(|c| {
-        c.output.push_str(line);
-        c.output.push('\n');
-        // `loop { print(1 MB) }` must not grow without bound: keep head and latest tail.
-        if c.output.len() > 2 * OUTPUT_KEEP {
-            c.output = super::model::cap(&c.output, OUTPUT_KEEP);
-        }
-        c.observer.clone().map(|o| (o, c.name.clone()))
-    });
-    if let Some(Some((o, name))) = observer {
-        o.event(&super::observer::Event::Printed { test: &name, line });
-    }
-}
-
 /// What a primitive keeps in the running test besides its result: the one way it writes the
-/// test's context, through the run environment it is given ([`super::env::RunEnv::keep`]).
+/// test's record, through the record it is handed ([`TestLog::keep`]).
 #[derive(Debug)]
 pub(crate) enum Kept {
     /// A line of the test's output, as the script's `print` gives.
@@ -182,31 +276,4 @@ pub(crate) enum Kept {
     Profile(super::profile::NodeProfile),
     /// A part the test found wrong (a tool missing on a node), for the diagnosis.
     Subject(super::model::Subject),
-}
-
-impl Kept {
-    /// Into the current test on this thread (nothing outside a test).
-    pub(crate) fn into_test(self) {
-        match self {
-            Kept::Line(l) => log_line(&l),
-            Kept::Warning(l) => {
-                log_line(&l);
-                with(|c| c.warnings.push(l));
-            }
-            Kept::Profile(p) => {
-                with(|c| c.profiles.push(p));
-            }
-            Kept::Subject(s) => add_subject(s),
-        }
-    }
-}
-
-/// Record what the running test found wrong on which part (once per equal subject); nothing
-/// outside a test.
-pub(crate) fn add_subject(s: super::model::Subject) {
-    with(|c| {
-        if !c.subjects.contains(&s) {
-            c.subjects.push(s);
-        }
-    });
 }

@@ -16,6 +16,8 @@ pub(crate) struct DryRun<'a> {
     pub observer: &'a dyn Observer,
     pub needs: &'a Needs,
     pub force: Option<&'a TransportKind>,
+    /// The test the listed command is for ("" outside one, or on a helper thread).
+    pub test: &'a str,
 }
 
 impl Transport for DryRun<'_> {
@@ -23,10 +25,10 @@ impl Transport for DryRun<'_> {
         let line = format!("{}: {}", node.name, listed(req));
         self.observer.event(&Event::Listed { line: &line });
         if remote(self.force, node) {
-            self.needs.tool(&node.name, "timeout");
+            self.needs.tool(&node.name, "timeout", self.test);
         }
         if req.sudo {
-            self.needs.sudo(&node.name);
+            self.needs.sudo(&node.name, self.test);
         }
         Err(TransportError::NotRun {
             node: node.name.clone(),
@@ -49,14 +51,10 @@ pub struct Needs {
     nodes: Mutex<BTreeMap<String, NodeNeeds>>,
 }
 
-/// The test recording a need (the current test of this thread; "" on a helper thread).
-fn current_test() -> String {
-    super::context::with(|c| c.name.clone()).unwrap_or_default()
-}
-
 impl Needs {
-    fn add(&self, node: &str, f: impl FnOnce(&mut NodeNeeds, String)) {
-        let test = current_test();
+    /// A need of `test` ("": of no test, the node's need only) on `node`.
+    fn add(&self, node: &str, test: &str, f: impl FnOnce(&mut NodeNeeds, String)) {
+        let test = test.to_string();
         let mut m = self.nodes.lock().unwrap_or_else(|p| p.into_inner());
         f(m.entry(node.to_string()).or_default(), test);
     }
@@ -65,22 +63,22 @@ impl Needs {
             set.insert(test);
         }
     }
-    pub fn tool(&self, node: &str, tool: &str) {
-        self.add(node, |n, t| {
+    pub fn tool(&self, node: &str, tool: &str, test: &str) {
+        self.add(node, test, |n, t| {
             Self::note(n.tools.entry(tool.to_string()).or_default(), t)
         });
         if is_rdma_tool(tool) {
-            self.rdma(node);
+            self.rdma(node, test);
         }
     }
-    pub fn sudo(&self, node: &str) {
-        self.add(node, |n, t| {
+    pub fn sudo(&self, node: &str, test: &str) {
+        self.add(node, test, |n, t| {
             Self::note(&mut n.sudo, t);
             n.tools.entry("sudo".into()).or_default();
         });
     }
-    pub fn rdma(&self, node: &str) {
-        self.add(node, |n, t| Self::note(&mut n.rdma, t));
+    pub fn rdma(&self, node: &str, test: &str) {
+        self.add(node, test, |n, t| Self::note(&mut n.rdma, t));
     }
     /// What the node's tests need (None: no selected test sends it a command).
     pub fn get(&self, node: &str) -> Option<NodeNeeds> {
@@ -129,20 +127,15 @@ pub(crate) fn remote(force: Option<&TransportKind>, node: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn needs_are_kept_per_node_with_their_tests() {
         let n = Needs::default();
-        crate::run::context::install(crate::run::context::TestCtx::new(
-            "step 3 [a]",
-            Duration::from_secs(5),
-        ));
-        n.tool("a", "ib_write_bw");
-        n.tool("a", "ping");
-        n.sudo("b");
-        crate::run::context::take();
-        n.tool("a", "ping");
+        let t = "step 3 [a]";
+        n.tool("a", "ib_write_bw", t);
+        n.tool("a", "ping", t);
+        n.sudo("b", t);
+        n.tool("a", "ping", "");
         let a = n.get("a").unwrap();
         assert_eq!(
             a.tools.keys().collect::<Vec<_>>(),

@@ -57,6 +57,8 @@ pub struct RunEnv {
     pub profiles: super::profile::Cache,
     /// The kinds of transport notice the console was warned of in this run (once each).
     pub told: Mutex<HashSet<NoticeKind>>,
+    /// The deadlines of the tests being evaluated now (what stops a script's own endless loop).
+    pub running: context::Running,
 }
 
 /// A test's timeout when neither the test nor `--timeout` gives one.
@@ -92,6 +94,7 @@ impl RunEnv {
             slurm: None,
             profiles: Default::default(),
             told: Default::default(),
+            running: Default::default(),
         }
     }
 
@@ -115,38 +118,47 @@ impl RunEnv {
         node: &Node,
         explicit: Option<Duration>,
         work: Option<Duration>,
+        log: Option<&context::TestLog>,
     ) -> Duration {
         let t = explicit
             .or(self.timeout)
             .unwrap_or_else(|| node.command_timeout.max(work.unwrap_or(Duration::ZERO)));
-        context::remaining()
+        log.map(context::TestLog::remaining)
             .map_or(t, |left| t.min(left))
             .max(MIN_TIMEOUT)
     }
 
     /// `--dry-run`: note that the current test needs `tool` on `node` (checked by the
     /// preflight). Outside dry runs it does nothing.
-    pub fn need_tool(&self, node: &Node, tool: &str) {
+    pub fn need_tool(&self, node: &Node, tool: &str, log: Option<&context::TestLog>) {
         if self.dry_run {
-            self.needs.tool(&node.name, tool);
+            self.needs.tool(&node.name, tool, &test_name(log));
         }
     }
 
     /// `--dry-run`: note that the current test uses `node`'s RDMA devices.
-    pub fn need_rdma(&self, node: &Node) {
+    pub fn need_rdma(&self, node: &Node, log: Option<&context::TestLog>) {
         if self.dry_run {
-            self.needs.rdma(&node.name);
+            self.needs.rdma(&node.name, &test_name(log));
         }
     }
 
     /// Run a command on a node (any thread); the caller logs it. A dry run lists it instead
-    /// (printed, its needs noted) and answers [`TransportError::NotRun`].
-    pub fn run_raw(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+    /// (printed, its needs noted for the test `log` records, if any) and answers
+    /// [`TransportError::NotRun`].
+    pub fn run_raw(
+        &self,
+        node: &Node,
+        req: &CmdRequest,
+        log: Option<&context::TestLog>,
+    ) -> Result<CmdOutput, TransportError> {
         if self.dry_run {
+            let test = test_name(log);
             let dry = super::dry::DryRun {
                 observer: self.observer.as_ref(),
                 needs: &self.needs,
                 force: self.transports.force.as_ref(),
+                test: &test,
             };
             return dry.run(node, req);
         }
@@ -181,23 +193,27 @@ impl RunEnv {
 
     /// A read-only lookup that runs in a dry run too, because its answer decides what the test
     /// sends next (`n.which`); logged like any command.
-    pub fn exec_lookup(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
+    pub fn exec_lookup(
+        &self,
+        node: &Node,
+        req: &CmdRequest,
+        log: Option<&context::TestLog>,
+    ) -> Result<CmdOutput, TransportError> {
         let res = self.transports.for_node(node).run(node, req);
         self.tell(&res);
-        log_command(node, req, &res);
+        log_command(log, node, req, &res);
         res
     }
 
-    /// Keep `k` in the current test (its output, warnings, profiles): what a primitive records
-    /// besides what it returns goes through here.
-    pub(crate) fn keep(&self, k: context::Kept) {
-        k.into_test();
-    }
-
-    /// Run and log into the current test.
-    pub fn exec(&self, node: &Node, req: &CmdRequest) -> Result<CmdOutput, TransportError> {
-        let res = self.run_raw(node, req);
-        log_command(node, req, &res);
+    /// Run and log into the test `log` records (none: `fabcheck exec`, not logged).
+    pub fn exec(
+        &self,
+        node: &Node,
+        req: &CmdRequest,
+        log: Option<&context::TestLog>,
+    ) -> Result<CmdOutput, TransportError> {
+        let res = self.run_raw(node, req, log);
+        log_command(log, node, req, &res);
         res
     }
 
@@ -211,7 +227,7 @@ impl RunEnv {
         crate::util::pool::map(
             &pairs,
             self.fanout,
-            |_, (n, r)| self.run_raw(n, r),
+            |_, (n, r)| self.run_raw(n, r, None),
             |_, (n, _)| {
                 Err(TransportError::Other {
                     node: n.name.clone(),
@@ -222,20 +238,35 @@ impl RunEnv {
     }
 }
 
-/// Record a command and its outcome in the current test's log (capped head + tail).
-pub(crate) fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput, TransportError>) {
+/// The name of the test `log` records ("" outside a test).
+fn test_name(log: Option<&context::TestLog>) -> String {
+    log.map(context::TestLog::name).unwrap_or_default()
+}
+
+/// Record a command and its outcome in the test `log` records (capped head + tail); nothing
+/// outside a test.
+pub(crate) fn log_command(
+    log: Option<&context::TestLog>,
+    node: &Node,
+    req: &CmdRequest,
+    res: &Result<CmdOutput, TransportError>,
+) {
     let entry = command_log(node, req, res);
+    let Some(log) = log else {
+        tracing::debug!(node = %entry.node, command = %entry.command, "command outside a test");
+        return;
+    };
     // What the transport had to tell the reports (a changed host key accepted) goes into the
     // test whose command met it.
     match res {
         Ok(o) => {
             for n in o.notices.iter().filter(|n| n.kind.for_reports()) {
-                context::with(|c| c.warnings.push(n.text.clone()));
+                log.with(|c| c.warnings.push(n.text.clone()));
             }
         }
         // The diagnosis explains every red of this node by it (`run::diagnosis`).
         Err(TransportError::Unreachable { node, .. }) => {
-            context::add_subject(super::model::Subject::new(
+            log.add_subject(super::model::Subject::new(
                 super::model::Finding::Unreachable,
                 node,
             ));
@@ -243,18 +274,14 @@ pub(crate) fn log_command(node: &Node, req: &CmdRequest, res: &Result<CmdOutput,
         Err(_) => {}
     }
     let versions = super::versions::seen_in(&entry);
-    if context::with(|c| {
+    log.with(|c| {
         c.tool_versions.extend(versions);
         if c.commands.len() < context::MAX_COMMANDS {
-            c.commands.push(entry.clone());
+            c.commands.push(entry);
         } else {
             c.commands_dropped += 1;
         }
-    })
-    .is_none()
-    {
-        tracing::debug!(node = %entry.node, command = %entry.command, "command outside a test");
-    }
+    });
 }
 
 /// A command and its outcome as reports keep it (output capped head + tail).
@@ -324,43 +351,48 @@ mod tests {
         let mut node = Node::bare("n");
         node.command_timeout = Duration::from_secs(120);
         let s = Duration::from_secs;
-        context::install(context::TestCtx::new("t", s(3600)));
+        let log = context::TestLog::new(context::TestCtx::new("t", s(3600)), "t.rhai");
+        let log = Some(&log);
         // The node's command_timeout, raised to what the work needs.
-        assert_eq!(env(None).command_timeout(&node, None, None), s(120));
-        assert_eq!(env(None).command_timeout(&node, None, Some(s(300))), s(300));
+        assert_eq!(env(None).command_timeout(&node, None, None, log), s(120));
+        assert_eq!(
+            env(None).command_timeout(&node, None, Some(s(300)), log),
+            s(300)
+        );
         // --timeout raises and lowers everything without an explicit option…
         assert_eq!(
-            env(Some(s(1800))).command_timeout(&node, None, None),
+            env(Some(s(1800))).command_timeout(&node, None, None, log),
             s(1800)
         );
         assert_eq!(
-            env(Some(s(3))).command_timeout(&node, None, Some(s(65))),
+            env(Some(s(3))).command_timeout(&node, None, Some(s(65)), log),
             s(3)
         );
         // …and the call's own option wins over both.
         assert_eq!(
-            env(Some(s(3))).command_timeout(&node, Some(s(20)), Some(s(65))),
+            env(Some(s(3))).command_timeout(&node, Some(s(20)), Some(s(65)), log),
             s(20)
         );
         // Never more than the time left in the test.
-        context::take();
-        context::install(context::TestCtx::new("t", s(5)));
-        assert!(env(None).command_timeout(&node, Some(s(60)), None) <= s(5));
-        context::take();
+        let short = context::TestLog::new(context::TestCtx::new("t", s(5)), "t.rhai");
+        assert!(env(None).command_timeout(&node, Some(s(60)), None, Some(&short)) <= s(5));
     }
 
     #[test]
     fn outside_a_test_nothing_caps_the_timeout() {
         // `fabcheck exec --timeout 1h` runs outside any test: no test deadline (there used to
         // be a hidden 600 s one) caps what it asked.
-        context::take();
         let node = Node::bare("n");
         let s = Duration::from_secs;
+        let log = None;
         assert_eq!(
-            env(Some(s(3600))).command_timeout(&node, None, None),
+            env(Some(s(3600))).command_timeout(&node, None, None, log),
             s(3600)
         );
-        assert_eq!(env(Some(s(700))).command_timeout(&node, None, None), s(700));
+        assert_eq!(
+            env(Some(s(700))).command_timeout(&node, None, None, log),
+            s(700)
+        );
     }
 
     /// A command that times out keeps what it printed (the line that explains the hang) and
@@ -375,7 +407,7 @@ mod tests {
             timeout: Duration::from_millis(700),
             ..Default::default()
         };
-        let res = env(None).run_raw(&node, &req);
+        let res = env(None).run_raw(&node, &req, None);
         let Err(e @ TransportError::Timeout { .. }) = &res else {
             panic!("{res:?}")
         };
@@ -395,7 +427,10 @@ mod tests {
             command: "sleep 30".into(),
             ..req
         };
-        let m = env(None).run_raw(&node, &quiet).unwrap_err().to_string();
+        let m = env(None)
+            .run_raw(&node, &quiet, None)
+            .unwrap_err()
+            .to_string();
         assert!(m.contains("and printed nothing"), "{m}");
     }
     /// Notices of the transport: the console is warned once per kind in the run (the other
@@ -436,9 +471,10 @@ mod tests {
         let mut env = env(None);
         env.transports.ssh = t;
         env.observer = seen.clone();
-        context::install(context::TestCtx::new("t", Duration::from_secs(60)));
+        let log = context::TestLog::new(context::TestCtx::new("t", Duration::from_secs(60)), "t");
         for name in ["a", "b"] {
-            env.exec(&Node::bare(name), &CmdRequest::default()).unwrap();
+            env.exec(&Node::bare(name), &CmdRequest::default(), Some(&log))
+                .unwrap();
         }
         let told = seen.0.lock().unwrap().clone();
         let told: Vec<(&str, bool)> = told.iter().map(|(l, f)| (l.as_str(), *f)).collect();
@@ -451,7 +487,7 @@ mod tests {
                 ("b: shell", false)
             ]
         );
-        let ctx = context::take().unwrap();
+        let ctx = log.take();
         assert_eq!(ctx.warnings, ["a: key", "b: key"]);
     }
 
@@ -466,11 +502,12 @@ mod tests {
             host: "127.0.0.1".into(),
             cause: "Connection refused".into(),
         };
-        context::install(context::TestCtx::new("t", Duration::from_secs(60)));
+        let log = context::TestLog::new(context::TestCtx::new("t", Duration::from_secs(60)), "t");
         let (node, req) = (Node::bare("dead-04"), CmdRequest::default());
-        log_command(&node, &req, &Err(unreachable()));
-        log_command(&node, &req, &Err(unreachable()));
+        log_command(Some(&log), &node, &req, &Err(unreachable()));
+        log_command(Some(&log), &node, &req, &Err(unreachable()));
         log_command(
+            Some(&log),
             &node,
             &req,
             &Err(TransportError::Other {
@@ -478,7 +515,7 @@ mod tests {
                 message: "x".into(),
             }),
         );
-        let subjects = context::take().unwrap().subjects;
+        let subjects = log.take().subjects;
         assert_eq!(subjects.len(), 1, "{subjects:?}");
         assert_eq!(
             subjects[0],

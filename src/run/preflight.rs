@@ -69,7 +69,7 @@ fn ask(
 ) -> Result<CmdOutput, TransportError> {
     let req = CmdRequest {
         command,
-        timeout: env.command_timeout(node, None, None),
+        timeout: env.command_timeout(node, None, None, None),
         env: vec![],
         sudo,
     };

@@ -10,6 +10,7 @@
 
 use super::values::value;
 use crate::engine::signal::RhaiErr;
+pub(crate) use crate::engine::tag::{recorded, test_log, InTest};
 use crate::engine::testdef::SharedRegistry;
 use crate::primitives::{NodeRef, PResult};
 use crate::run::env::RunEnv;
@@ -154,7 +155,7 @@ impl<'a, 'e> Def<'a, 'e> {
         let d = self.returns::<T>();
         d.register(|e, name| {
             e.register_fn(name, move |ctx: NativeCallContext, n: &mut NodeRef| {
-                value(f(n), ctx.call_position())
+                value(f(&n.in_test(&ctx)), ctx.call_position())
             });
         });
     }
@@ -169,7 +170,7 @@ impl<'a, 'e> Def<'a, 'e> {
             e.register_fn(
                 name,
                 move |ctx: NativeCallContext, n: &mut NodeRef, a: &str| {
-                    value(f(n, a), ctx.call_position())
+                    value(f(&n.in_test(&ctx), a), ctx.call_position())
                 },
             );
         });
@@ -189,11 +190,15 @@ where
     let g = f.clone();
     engine.register_fn(
         name,
-        move |ctx: NativeCallContext, a: NodeRef, b: NodeRef| f(&ctx, a, b, None),
+        move |ctx: NativeCallContext, a: NodeRef, b: NodeRef| {
+            f(&ctx, a.in_test(&ctx), b.in_test(&ctx), None)
+        },
     );
     engine.register_fn(
         name,
-        move |ctx: NativeCallContext, a: NodeRef, b: NodeRef, o: Map| g(&ctx, a, b, Some(o)),
+        move |ctx: NativeCallContext, a: NodeRef, b: NodeRef, o: Map| {
+            g(&ctx, a.in_test(&ctx), b.in_test(&ctx), Some(o))
+        },
     );
 }
 
@@ -450,6 +455,9 @@ mod tests {
                 ![
                     "to_string",
                     "to_debug",
+                    // Rhai's own, shadowed to record into the call's test (print.rs).
+                    "print",
+                    "debug",
                     "keys",
                     "values",
                     "len",

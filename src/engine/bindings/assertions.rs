@@ -2,13 +2,12 @@
 //! `metric`, `param`. Failure messages carry expected and actual values and the script
 //! file:line of the assertion.
 
-use super::api::{Api, Binder, BINDINGS};
+use super::api::{recorded, test_log, Api, Binder, BINDINGS};
 use super::dry::{self, DryValue};
 use super::options;
 use super::record::show;
 use super::values::number;
 use crate::engine::signal::{self, at, RhaiErr};
-use crate::run::context;
 use crate::run::model::Metric;
 use crate::run::observer::Event;
 
@@ -32,9 +31,9 @@ use rhai::{Dynamic, Engine, Map, NativeCallContext};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// An assertion was evaluated: the test checked something.
-fn tick() {
-    context::with(|c| c.checks += 1);
+/// An assertion was evaluated: the test the call runs in checked something.
+fn tick(ctx: &NativeCallContext) {
+    recorded(ctx, |c| c.checks += 1);
 }
 
 fn fail(ctx: &NativeCallContext, msg: &str, what: String) -> RhaiErr {
@@ -85,7 +84,7 @@ fn bound(
     msg: &str,
     at_least: bool,
 ) -> Result<(), RhaiErr> {
-    tick();
+    tick(ctx);
     if dry::any(&[&actual, &limit]) {
         return Ok(());
     }
@@ -143,12 +142,14 @@ fn register_asserts(api: &mut Api) {
 }
 
 fn register_assert(engine: &mut Engine, name: &str) {
-    engine.register_fn(name, |_: DryValue, _: &str| tick());
-    engine.register_fn(name, |_: DryValue| tick());
+    engine.register_fn(name, |ctx: NativeCallContext, _: DryValue, _: &str| {
+        tick(&ctx)
+    });
+    engine.register_fn(name, |ctx: NativeCallContext, _: DryValue| tick(&ctx));
     engine.register_fn(
         name,
         |ctx: NativeCallContext, cond: bool, msg: &str| -> Result<(), RhaiErr> {
-            tick();
+            tick(&ctx);
             if cond {
                 Ok(())
             } else {
@@ -159,7 +160,7 @@ fn register_assert(engine: &mut Engine, name: &str) {
     engine.register_fn(
         name,
         |ctx: NativeCallContext, cond: bool| -> Result<(), RhaiErr> {
-            tick();
+            tick(&ctx);
             if cond {
                 Ok(())
             } else {
@@ -177,7 +178,7 @@ fn register_assert_eq(engine: &mut Engine, name: &str) {
          expected: Dynamic,
          msg: &str|
          -> Result<(), RhaiErr> {
-            tick();
+            tick(&ctx);
             if dry::any(&[&actual, &expected]) || values_equal(&ctx, &actual, &expected) {
                 Ok(())
             } else {
@@ -228,7 +229,7 @@ fn register_within(engine: &mut Engine, name: &str) {
          tol: Dynamic,
          msg: &str|
          -> Result<(), RhaiErr> {
-            tick();
+            tick(&ctx);
             if dry::any(&[&actual, &reference, &tol]) {
                 return Ok(());
             }
@@ -313,7 +314,7 @@ fn register_outcomes(api: &mut Api) {
             e.register_fn(name, move |ctx: NativeCallContext, msg: &str| {
                 let line = format!("{msg} at {}", at(&ctx));
                 // Outside a test (the script's top level): the run's warning, on the console.
-                if context::with(|c| c.warnings.push(line.clone())).is_none() {
+                if recorded(&ctx, |c| c.warnings.push(line.clone())).is_none() {
                     observer.event(&Event::Warning { line: &line });
                 }
             });
@@ -348,7 +349,7 @@ fn register_metric(api: &mut Api) {
         m.size_bytes = o.size_bytes.map(|s| s.max(0) as u64);
         m.peer = o.peer;
         // Inside a test_pairs test a metric belongs to its pair unless it says otherwise.
-        if let Some((a, b)) = context::with(|c| c.pair.clone()).flatten() {
+        if let Some((a, b)) = recorded(ctx, |c| c.pair.clone()).flatten() {
             if m.node.is_none() && m.peer.is_none() {
                 m.node = Some(a);
                 m.peer = Some(b);
@@ -365,7 +366,7 @@ fn register_metric(api: &mut Api) {
                 at(ctx)
             )
         });
-        context::with(|c| {
+        recorded(ctx, |c| {
             c.metrics.retain(|x| x.name != m.name);
             c.metrics.push(m);
             if let Some(f) = missed {
@@ -425,14 +426,20 @@ fn register_strings(api: &mut Api) {
     api.function("log(line)")
         .doc("add a line to the test's output")
         .register(|e, name| {
-            e.register_fn(name, |msg: &str| context::log_line(msg));
+            e.register_fn(name, |ctx: NativeCallContext, msg: &str| {
+                if let Some(l) = test_log(&ctx) {
+                    l.log_line(msg);
+                }
+            });
         });
     api.function("note(line)")
         .doc("a line the engineer must see: on the console under the test's result, and in the reports")
         .register(|e, name| {
-            e.register_fn(name, |msg: &str| {
-                context::with(|c| c.notes.push(msg.to_string()));
-                context::log_line(msg);
+            e.register_fn(name, |ctx: NativeCallContext, msg: &str| {
+                if let Some(l) = test_log(&ctx) {
+                    l.with(|c| c.notes.push(msg.to_string()));
+                    l.log_line(msg);
+                }
             });
         });
     // Rhai's trim() trims in place and returns (), so `n.sh(c).trim().parse_int()` failed with

@@ -3,35 +3,41 @@
 //! printed lines) goes into that test, and it keeps the test's deadline. localise.rhai runs a
 //! round of disjoint pair tests through it.
 
-use super::api::{Api, Binder, BINDINGS};
+use super::api::{test_log, Api, Binder, BINDINGS};
 use crate::engine::signal::{self, RhaiErr};
-use crate::run::context;
+use crate::run::context::{Running, TestLog};
 use crate::util::pool;
 use rhai::{Array, Dynamic, FnPtr, NativeCallContext};
-use std::sync::Mutex;
 
 /// One call's answer and what it recorded.
-type Done = (Result<Dynamic, RhaiErr>, Option<context::TestCtx>);
+type Done = (Result<Dynamic, RhaiErr>, Option<TestLog>);
 
 fn at_once(
     ctx: &NativeCallContext,
     items: Array,
     f: FnPtr,
     workers: usize,
+    running: &Running,
 ) -> Result<Array, RhaiErr> {
     let pos = ctx.call_position();
-    let file = context::file();
-    // Forked here, on the test's thread: the workers' threads have no test of their own.
-    let forks: Vec<Mutex<Option<context::TestCtx>>> =
-        items.iter().map(|_| Mutex::new(context::fork())).collect();
-    let call = |k: usize, item: &Dynamic| -> Done {
-        context::set_file(&file);
-        let fork = forks[k].lock().map(|mut f| f.take()).unwrap_or(None);
-        if let Some(c) = fork {
-            context::install(c);
+    let log = test_log(ctx);
+    let call = |_: usize, item: &Dynamic| -> Done {
+        // Each call its own record, forked from the test's, as the tag of its evaluation.
+        let fork = log.as_ref().map(TestLog::fork);
+        let mut global = ctx.global_runtime_state().clone();
+        if let Some(l) = &fork {
+            global.tag = Dynamic::from(l.clone());
         }
-        let r = f.call_within_context::<Dynamic>(ctx, (item.clone(),));
-        (r, context::take())
+        let _deadline = fork.as_ref().map(|l| running.enter(l));
+        let c = NativeCallContext::new_with_all_fields(
+            ctx.engine(),
+            ctx.fn_name(),
+            ctx.fn_source(),
+            &global,
+            pos,
+        );
+        let r = f.call_within_context::<Dynamic>(&c, (item.clone(),));
+        (r, fork)
     };
     let panicked = |k: usize, _: &Dynamic| -> Done {
         let e = signal::error(format!("at_once: the call for item {k} panicked"), pos);
@@ -41,8 +47,8 @@ fn at_once(
     let mut out = Array::with_capacity(done.len());
     let mut first_err = None;
     for (r, c) in done {
-        if let Some(c) = c {
-            context::merge(c);
+        if let (Some(l), Some(c)) = (&log, c) {
+            l.merge(c.take());
         }
         match r {
             Ok(v) => out.push(v),
@@ -63,14 +69,16 @@ static REGISTER: Binder = register;
 
 fn register(api: &mut Api) {
     let fanout = api.env.fanout;
+    let env = api.env.clone();
     api.function("at_once(items, f)")
         .plain("array of f's answers, in item order")
         .doc("f(item) for every item at once, each on a thread of its own (at most --fanout at a time), within the running test: their commands and metrics are the test's, the test's timeout bounds them; the first error (in item order) is raised once all have ended. f must not capture maps or arrays (pass them in the items)")
         .register(|engine, name| {
+            let env = env.clone();
             engine.register_fn(
                 name,
                 move |ctx: NativeCallContext, items: Array, f: FnPtr| -> Result<Array, RhaiErr> {
-                    at_once(&ctx, items, f, fanout)
+                    at_once(&ctx, items, f, fanout, &env.running)
                 },
             );
         });

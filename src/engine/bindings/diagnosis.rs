@@ -1,10 +1,9 @@
 //! `subject(#{ kind, node, ... })` and `subject_if(cond, #{ ... })`: what a test found wrong,
 //! on which part — the typed input of the run's diagnosis (`run::diagnosis`).
 
-use super::api::{Api, Binder, BINDINGS};
+use super::api::{test_log, Api, Binder, BINDINGS};
 use super::options;
 use crate::engine::signal::{self, RhaiErr};
-use crate::run::context;
 use crate::run::model::{Cable, Finding, Subject};
 use rhai::{Map, NativeCallContext};
 
@@ -105,8 +104,8 @@ fn register(api: &mut Api) {
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, opts: Map| -> Result<(), RhaiErr> {
-                    if let Some(s) = subject_of(&ctx, opts)? {
-                        context::add_subject(s);
+                    if let (Some(s), Some(l)) = (subject_of(&ctx, opts)?, test_log(&ctx)) {
+                        l.add_subject(s);
                     }
                     Ok(())
                 },
@@ -121,8 +120,8 @@ fn register(api: &mut Api) {
                 |ctx: NativeCallContext, cond: bool, opts: Map| -> Result<(), RhaiErr> {
                     // Checked either way: a typo must not wait for the fault to show.
                     let s = subject_of(&ctx, opts)?;
-                    if let (true, Some(s)) = (cond, s) {
-                        context::add_subject(s);
+                    if let (true, Some(s), Some(l)) = (cond, s, test_log(&ctx)) {
+                        l.add_subject(s);
                     }
                     Ok(())
                 },

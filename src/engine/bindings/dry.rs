@@ -287,7 +287,7 @@ mod tests {
         use crate::engine::signal::{classify, Ending};
         engine()
             .eval::<Dynamic>(src)
-            .map_err(|e| match classify(&e) {
+            .map_err(|e| match classify(&e, "") {
                 Ending::Signal(s) => s.message,
                 Ending::Runtime(m) | Ending::Terminated(m) => m,
             })

@@ -38,7 +38,7 @@ fn growth(
     let b = snapshot(&before, "the first argument", pos)?;
     let a = snapshot(&after, "the second argument", pos)?;
     let r = counter_growth::growth(&b, &a, g);
-    if let Ok(g) = &r {
+    if let (Ok(g), Some(l)) = (&r, super::api::test_log(ctx)) {
         for (port, counter) in &g.grown {
             let delta = g
                 .deltas
@@ -46,7 +46,7 @@ fn growth(
                 .find(|d| &d.port == port && &d.counter == counter)
                 .map(|d| format!(" {:+}", d.delta))
                 .unwrap_or_default();
-            crate::run::context::add_subject(crate::run::model::Subject {
+            l.add_subject(crate::run::model::Subject {
                 netdev: Some(port.clone()),
                 found: Some(format!("{port} {counter}{delta}")),
                 ..crate::run::model::Subject::new(counter_finding(counter), &g.node)

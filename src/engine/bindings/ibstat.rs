@@ -1,6 +1,7 @@
 //! InfiniBand ports (`primitives::ibstat`, `primitives::ib_port_policy`): `n.ib_ports()`,
 //! `n.ib_port_check(rate)`.
 
+use super::api::InTest;
 use super::api::{Api, Binder, BINDINGS};
 use super::values::{number, value};
 use crate::primitives::ib_port_policy::{self, PortCheck, PortExpect};
@@ -27,12 +28,12 @@ fn register(api: &mut Api) {
         .doc("the InfiniBand port check of every HCA port (`ibstat`): State Active, Physical state LinkUp, rate at least `rate` Gb/s (() or omitted: not judged), a LID and a subnet manager (SM LID not 0); ports whose link layer is not InfiniBand get infiniband: false and no problem (RoCE checks apply)")
         .register(|engine, name| {
             engine.register_fn(name, |ctx: NativeCallContext, n: &mut NodeRef| {
-                value(port_check(n, None), ctx.call_position())
+                value(port_check(&n.in_test(&ctx), None), ctx.call_position())
             });
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, rate: Dynamic| {
-                    value(port_check(n, number(&rate)), ctx.call_position())
+                    value(port_check(&n.in_test(&ctx), number(&rate)), ctx.call_position())
                 },
             );
         });

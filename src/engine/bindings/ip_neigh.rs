@@ -1,5 +1,6 @@
 //! `n.neighbour(ip, iface)`: `primitives::ip_neigh`, over `parse::ip_neigh`.
 
+use super::api::InTest;
 use super::api::{Api, Binder, BINDINGS};
 use super::values::value;
 use crate::primitives::ip_neigh;
@@ -17,7 +18,7 @@ fn register(api: &mut Api) {
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, ip: &str, iface: &str| {
-                    value(ip_neigh::neighbour(n, ip, iface), ctx.call_position())
+                    value(ip_neigh::neighbour(&n.in_test(&ctx), ip, iface), ctx.call_position())
                 },
             );
         });

@@ -1,5 +1,6 @@
 //! `n.link_flaps(before)`: `primitives::link_flaps`, over `parse::dmesg`.
 
+use super::api::InTest;
 use super::api::{Api, Binder, BINDINGS};
 use super::record;
 use super::values::value;
@@ -25,7 +26,7 @@ fn flaps(ctx: NativeCallContext, n: &mut NodeRef, before: Dynamic) -> Result<Dyn
             )
         })?)
     };
-    value(link_flaps::link_flaps(n, before), pos)
+    value(link_flaps::link_flaps(&n.in_test(&ctx), before), pos)
 }
 
 fn register(api: &mut Api) {

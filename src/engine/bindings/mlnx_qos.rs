@@ -1,5 +1,6 @@
 //! `n.qos(iface)`: `primitives::mlnx_qos`, over `parse::mlnx_qos`.
 
+use super::api::InTest;
 use super::api::{Api, Binder, BINDINGS};
 use super::values::value_with;
 use crate::primitives::mlnx_qos;
@@ -18,7 +19,7 @@ fn register(api: &mut Api) {
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, iface: &str| {
                     // Through JSON: its dscp2prio map has integer keys, script maps text keys.
-                    value_with(mlnx_qos::qos(n, iface), ctx.call_position(), |q| {
+                    value_with(mlnx_qos::qos(&n.in_test(&ctx), iface), ctx.call_position(), |q| {
                         rhai::serde::to_dynamic(serde_json::to_value(q).unwrap_or_default())
                     })
                 },

@@ -38,6 +38,7 @@ mod parse;
 mod perfquery;
 mod perftest;
 mod ping;
+mod print;
 mod profile;
 mod rail_alignment;
 mod rdma_link;

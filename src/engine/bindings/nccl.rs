@@ -14,7 +14,7 @@ fn nccl_test(
     o: Option<Map>,
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
-    let nodes = node_array(nodes, pos)?;
+    let nodes = node_array(ctx, nodes)?;
     let no: NcclOpts = options::read(o, name, pos)?;
     value(nccl::nccl_test(name, &nodes, &no), pos)
 }

@@ -1,6 +1,7 @@
 //! The `Node` type, `nodes()`, `node()`, `n.run`, `n.sh`, `run_all`, `allow_changes()`,
 //! `simulated()`.
 
+use super::api::InTest;
 use super::api::{Api, Binder, BINDINGS};
 use super::options;
 use super::values::{node_array, value_with};
@@ -53,7 +54,7 @@ fn run_all(
     o: Option<Map>,
 ) -> Result<Dynamic, RhaiErr> {
     let pos = ctx.call_position();
-    let nodes = node_array(nodes, pos)?;
+    let nodes = node_array(ctx, nodes)?;
     let o = run_opts(o, "run_all", pos)?;
     let by_node = command::run_all(&nodes, cmd, &o).map(|v| v.into_iter().collect());
     value_with::<BTreeMap<String, CmdOutput>>(by_node, pos, |res| {
@@ -232,12 +233,14 @@ fn register_commands(api: &mut Api) {
         .register(|engine, name| {
             engine.register_fn(
                 name,
-                |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| run(&ctx, n, cmd, None),
+                |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| {
+                    run(&ctx, &n.in_test(&ctx), cmd, None)
+                },
             );
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| {
-                    run(&ctx, n, cmd, Some(o))
+                    run(&ctx, &n.in_test(&ctx), cmd, Some(o))
                 },
             );
         });
@@ -248,12 +251,12 @@ fn register_commands(api: &mut Api) {
         .register(|engine, name| {
             engine.register_fn(
                 name,
-                |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| sh(&ctx, n, cmd, None),
+                |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str| sh(&ctx, &n.in_test(&ctx), cmd, None),
             );
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, cmd: &str, o: Map| {
-                    sh(&ctx, n, cmd, Some(o))
+                    sh(&ctx, &n.in_test(&ctx), cmd, Some(o))
                 },
             );
         });

@@ -284,7 +284,7 @@ mod tests {
 
     fn read_err<T: DeserializeOwned + std::fmt::Debug>(src: &str, what: &str) -> String {
         let e = read::<T>(Some(map(src)), what, Position::NONE).unwrap_err();
-        match crate::engine::signal::classify(&e) {
+        match crate::engine::signal::classify(&e, "") {
             crate::engine::signal::Ending::Signal(s) => s.message,
             _ => e.to_string(),
         }

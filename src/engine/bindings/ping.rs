@@ -1,5 +1,6 @@
 //! `n.ping(ip, opts)` and `n.ping_all(targets, opts)` (`primitives::ping`, `ping_all`).
 
+use super::api::InTest;
 use super::api::{Api, Binder, BINDINGS};
 use super::options;
 use super::values::value;
@@ -91,12 +92,12 @@ fn register(api: &mut Api) {
         .doc("ping an address from the node; loss is data (`loss_pct`), not a failure")
         .register(|engine, name| {
             engine.register_fn(name, |ctx: NativeCallContext, n: &mut NodeRef, ip: &str| {
-                ping(&ctx, n, ip, None)
+                ping(&ctx, &n.in_test(&ctx), ip, None)
             });
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, ip: &str, o: Map| {
-                    ping(&ctx, n, ip, Some(o))
+                    ping(&ctx, &n.in_test(&ctx), ip, Some(o))
                 },
             );
         });
@@ -108,13 +109,13 @@ fn register(api: &mut Api) {
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, t: rhai::Array| {
-                    ping_all(&ctx, n, t, None)
+                    ping_all(&ctx, &n.in_test(&ctx), t, None)
                 },
             );
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, t: rhai::Array, o: Map| {
-                    ping_all(&ctx, n, t, Some(o))
+                    ping_all(&ctx, &n.in_test(&ctx), t, Some(o))
                 },
             );
         });

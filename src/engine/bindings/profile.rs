@@ -1,6 +1,7 @@
 //! `n.profile()` and `n.expect(key)` / `n.expect(key, hardware)`: the node's platform profile
 //! and what a check should expect there (primitives::profile, docs/profiles.md).
 
+use super::api::InTest;
 use super::api::{Api, Binder, BINDINGS};
 use super::values::value;
 use crate::engine::signal::{self, RhaiErr};
@@ -40,7 +41,7 @@ fn expect(
             ))
         }
     };
-    value(profile::expect(n, key, part, hw), pos)
+    value(profile::expect(&n.in_test(ctx), key, part, hw), pos)
 }
 
 #[linkme::distributed_slice(BINDINGS)]

@@ -1,5 +1,6 @@
 //! `ssh_hop(from, to, opts)` (`primitives::ssh_hop`): passwordless SSH from one node.
 
+use super::api::InTest;
 use super::api::{Api, Binder, BINDINGS};
 use super::options;
 use super::values::value;
@@ -30,12 +31,12 @@ fn register(api: &mut Api) {
         .register(|engine, name| {
             engine.register_fn(
                 name,
-                |ctx: NativeCallContext, from: NodeRef, to: &str| hop(&ctx, &from, to, None),
+                |ctx: NativeCallContext, from: NodeRef, to: &str| hop(&ctx, &from.in_test(&ctx), to, None),
             );
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, from: NodeRef, to: &str, o: Map| {
-                    hop(&ctx, &from, to, Some(o))
+                    hop(&ctx, &from.in_test(&ctx), to, Some(o))
                 },
             );
         });

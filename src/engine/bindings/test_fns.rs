@@ -104,7 +104,7 @@ fn parse_opts(map: &Map, pos: rhai::Position) -> TestOpts {
 /// stop.
 fn parse_opts_with(map: &Map, pos: rhai::Position, pairs: bool) -> TestOpts {
     read_opts(map, pos, pairs).unwrap_or_else(|e| {
-        let message = match signal::classify(&e) {
+        let message = match signal::classify(&e, "") {
             signal::Ending::Signal(s) => s.message,
             _ => e.to_string(),
         };
@@ -219,7 +219,7 @@ fn pairs_of(
 ) -> Result<(), RhaiErr> {
     let pos = ctx.call_position();
     let opts = parse_opts_with(&map, pos, true);
-    let mut nodes: Vec<NodeRef> = super::values::node_array(nodes, pos)?;
+    let mut nodes: Vec<NodeRef> = super::values::node_array(ctx, nodes)?;
     // A node listed twice (a ring over overlapping sets) is one node: never paired with itself.
     let mut seen = std::collections::HashSet::new();
     nodes.retain(|n| seen.insert(n.name().to_string()));

@@ -2,6 +2,7 @@
 //! `n.read_text(path)`, `n.which(program)`, `n.needs(programs)`, `n.package_version(name)`,
 //! `n.mgmt_address()`.
 
+use super::api::InTest;
 use super::api::{Api, Binder, BINDINGS};
 use super::values::value;
 use crate::primitives::tools;
@@ -33,13 +34,13 @@ fn register(api: &mut Api) {
         .doc("its path on the node (PATH with /usr/sbin and /sbin, else the first of dirs; `~/` is home), \"\" when nowhere; a read-only lookup that a dry run asks too")
         .register(|engine, name| {
             engine.register_fn(name, |ctx: NativeCallContext, n: &mut NodeRef, p: &str| {
-                value(tools::which(n, p, &[]), ctx.call_position())
+                value(tools::which(&n.in_test(&ctx), p, &[]), ctx.call_position())
             });
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, p: &str, dirs: rhai::Array| {
                     let dirs: Vec<String> = dirs.iter().map(|d| d.to_string()).collect();
-                    value(tools::which(n, p, &dirs), ctx.call_position())
+                    value(tools::which(&n.in_test(&ctx), p, &dirs), ctx.call_position())
                 },
             );
         });
@@ -51,7 +52,7 @@ fn register(api: &mut Api) {
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, programs: rhai::Array| {
                     let programs: Vec<String> = programs.iter().map(|d| d.to_string()).collect();
-                    value(tools::needs(n, &programs), ctx.call_position())
+                    value(tools::needs(&n.in_test(&ctx), &programs), ctx.call_position())
                 },
             );
         });

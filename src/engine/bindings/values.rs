@@ -41,19 +41,27 @@ pub(super) fn value_with<T: Returned>(
     }
 }
 
-/// An array of nodes from a script (`nodes()`), or an error naming what else was found.
-pub(super) fn node_array(arr: Array, pos: Position) -> Result<Vec<NodeRef>, RhaiErr> {
+/// An array of nodes from a script (`nodes()`), each recording to the test the call `ctx`
+/// runs in, or an error naming what else was found.
+pub(super) fn node_array(
+    ctx: &rhai::NativeCallContext,
+    arr: Array,
+) -> Result<Vec<NodeRef>, RhaiErr> {
+    use crate::engine::tag::InTest;
+    let pos = ctx.call_position();
     arr.into_iter()
         .map(|d| {
             let t = d.type_name();
-            d.try_cast::<NodeRef>().ok_or_else(|| {
-                signal::error(
-                    format!(
+            d.try_cast::<NodeRef>()
+                .map(|n| n.in_test(ctx))
+                .ok_or_else(|| {
+                    signal::error(
+                        format!(
                         "expected an array of nodes (from nodes()), found an element of type {t}"
                     ),
-                    pos,
-                )
-            })
+                        pos,
+                    )
+                })
         })
         .collect()
 }

@@ -67,10 +67,11 @@ pub(crate) fn iperf3(
     o: &Iperf3Opts,
 ) -> PResult<parse::iperf3::Iperf3> {
     let env = &server.env;
-    let plan = iperf3_plan(&server.spec, o)?.bounded(env, &server.spec, o.timeout);
-    need_tools(env, &server.spec, &client.spec, &plan.program);
-    let run = run_pair(env, &server.spec, &client.spec, &plan);
-    flush(&run.log);
+    let rec = server.log.as_ref();
+    let plan = iperf3_plan(&server.spec, o)?.bounded(env, &server.spec, o.timeout, rec);
+    need_tools(env, rec, &server.spec, &client.spec, &plan.program);
+    let run = run_pair(env, rec, &server.spec, &client.spec, &plan);
+    flush(rec, &run.log);
     let c = run.client.map_err(|e| {
         PrimError::doing(
             || format!("iperf3 {} -> {}", client.name(), server.name()),

@@ -112,13 +112,14 @@ pub(crate) struct PerftestResult {
 }
 
 fn perftest_result(
+    rec: Option<&crate::run::context::TestLog>,
     server: &Node,
     client: &Node,
     tool: &str,
     run: PairRun,
     plan: &PairPlan,
 ) -> PResult<PerftestResult> {
-    flush(&run.log);
+    flush(rec, &run.log);
     let c = run.client.map_err(|e| {
         PrimError::doing(|| format!("{tool} {} -> {}", client.name, server.name), e)
     })?;
@@ -163,10 +164,12 @@ pub(crate) fn perftest(
     o: &PerftestOpts,
 ) -> PResult<PerftestResult> {
     let env = &server.env;
-    let plan = perftest_plan(tool, &server.spec, o, None)?.bounded(env, &server.spec, o.timeout);
-    need_tools(env, &server.spec, &client.spec, &plan.program);
-    let run = run_pair(env, &server.spec, &client.spec, &plan);
-    perftest_result(&server.spec, &client.spec, tool, run, &plan)
+    let rec = server.log.as_ref();
+    let plan =
+        perftest_plan(tool, &server.spec, o, None)?.bounded(env, &server.spec, o.timeout, rec);
+    need_tools(env, rec, &server.spec, &client.spec, &plan.program);
+    let run = run_pair(env, rec, &server.spec, &client.spec, &plan);
+    perftest_result(rec, &server.spec, &client.spec, tool, run, &plan)
 }
 
 /// One rail of a port run.
@@ -286,22 +289,24 @@ pub(crate) fn perftest_port(
     o: &PerftestOpts,
 ) -> PResult<PortResult> {
     let env = &server.env;
+    let rec = server.log.as_ref();
     let (label, port_names, plans) = port_plans(tool, &server.spec, &client.spec, o)?;
     let plans: Vec<PairPlan> = plans
         .into_iter()
-        .map(|p| p.bounded(env, &server.spec, o.timeout))
+        .map(|p| p.bounded(env, &server.spec, o.timeout, rec))
         .collect();
     need_tools(
         env,
+        rec,
         &server.spec,
         &client.spec,
         o.binary.as_deref().unwrap_or(tool),
     );
-    let runs = run_pairs(env, &server.spec, &client.spec, &plans);
+    let runs = run_pairs(env, rec, &server.spec, &client.spec, &plans);
     let mut rails = Vec::new();
     let mut first_err = None;
     for ((run, plan), port) in runs.into_iter().zip(&plans).zip(&port_names) {
-        match perftest_result(&server.spec, &client.spec, tool, run, plan) {
+        match perftest_result(rec, &server.spec, &client.spec, tool, run, plan) {
             Ok(r) => rails.push(Rail {
                 port: port.clone(),
                 device: plan.device.clone().unwrap_or_default(),
