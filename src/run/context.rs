@@ -5,6 +5,7 @@
 use super::model::{CommandLog, Metric};
 use super::observer::Observer;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
@@ -213,15 +214,30 @@ impl TestLog {
 /// deadline, is given no call context and no tag, and one engine serves every thread of the
 /// fan-out: this is what it reads. The runner enters an attempt's record for the time of its
 /// evaluation (an `at_once` call its fork), and [`Entered`] leaves it; it holds nothing else.
-#[derive(Default)]
-pub struct Running(RwLock<HashMap<ThreadId, Instant>>);
+/// The callback runs at every operation of every script: the earliest deadline entered is kept
+/// apart (an atomic), and the map is read only once that one has passed.
+pub struct Running {
+    deadlines: RwLock<HashMap<ThreadId, Instant>>,
+    /// Nanoseconds after `base` of the earliest deadline entered (`u64::MAX`: none).
+    earliest: AtomicU64,
+    base: Instant,
+}
+
+impl Default for Running {
+    fn default() -> Running {
+        Running {
+            deadlines: RwLock::default(),
+            earliest: AtomicU64::new(u64::MAX),
+            base: Instant::now(),
+        }
+    }
+}
 
 impl Running {
     /// `log`'s deadline is the one of evaluations on this thread until the guard is dropped.
     pub(crate) fn enter(&self, log: &TestLog) -> Entered<'_> {
         let thread = std::thread::current().id();
-        let mut m = self.0.write().unwrap_or_else(|p| p.into_inner());
-        let before = m.insert(thread, log.deadline);
+        let before = self.update(|m| m.insert(thread, log.deadline));
         Entered {
             running: self,
             thread,
@@ -231,9 +247,26 @@ impl Running {
 
     /// Is the evaluation on this thread past its test's deadline? (None entered: no.)
     pub(crate) fn past_deadline(&self) -> bool {
-        let m = self.0.read().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        if self.nanos(now) < self.earliest.load(Ordering::Acquire) {
+            return false;
+        }
+        let m = self.deadlines.read().unwrap_or_else(|p| p.into_inner());
         m.get(&std::thread::current().id())
-            .is_some_and(|d| Instant::now() >= *d)
+            .is_some_and(|d| now >= *d)
+    }
+
+    /// `f` over the deadlines, the earliest kept up to date.
+    fn update<R>(&self, f: impl FnOnce(&mut HashMap<ThreadId, Instant>) -> R) -> R {
+        let mut m = self.deadlines.write().unwrap_or_else(|p| p.into_inner());
+        let r = f(&mut m);
+        let earliest = m.values().map(|d| self.nanos(*d)).min().unwrap_or(u64::MAX);
+        self.earliest.store(earliest, Ordering::Release);
+        r
+    }
+
+    fn nanos(&self, t: Instant) -> u64 {
+        u64::try_from(t.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX)
     }
 }
 
@@ -247,11 +280,10 @@ pub(crate) struct Entered<'a> {
 
 impl Drop for Entered<'_> {
     fn drop(&mut self) {
-        let mut m = self.running.0.write().unwrap_or_else(|p| p.into_inner());
-        match self.before {
+        self.running.update(|m| match self.before {
             Some(d) => m.insert(self.thread, d),
             None => m.remove(&self.thread),
-        };
+        });
     }
 }
 
@@ -276,4 +308,53 @@ pub(crate) enum Kept {
     Profile(super::profile::NodeProfile),
     /// A part the test found wrong (a tool missing on a node), for the diagnosis.
     Subject(super::model::Subject),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(timeout: Duration) -> TestLog {
+        TestLog::new(TestCtx::new("t", timeout), "t.rhai")
+    }
+
+    /// The progress callback's deadline is the one entered on its own thread, for as long as
+    /// the evaluation is entered; an inner entry (`at_once` on the test's thread) gives the
+    /// outer one back when it ends.
+    #[test]
+    fn a_deadline_is_the_entered_threads_own_while_entered() {
+        let running = Running::default();
+        let (past, later) = (log(Duration::ZERO), log(Duration::from_secs(3600)));
+        assert!(!running.past_deadline(), "nothing entered");
+        {
+            let _outer = running.enter(&later);
+            assert!(!running.past_deadline());
+            {
+                let _inner = running.enter(&past);
+                assert!(running.past_deadline());
+                std::thread::scope(|s| {
+                    let other = s.spawn(|| running.past_deadline());
+                    assert!(!other.join().unwrap(), "another thread's evaluation");
+                });
+            }
+            assert!(!running.past_deadline(), "the outer deadline is back");
+        }
+        let _past = running.enter(&past);
+        assert!(running.past_deadline());
+    }
+
+    /// A fork shares nothing recorded with its test until merged, and keeps its deadline.
+    #[test]
+    fn a_fork_records_apart_until_merged() {
+        let test = log(Duration::from_secs(60));
+        let fork = test.fork();
+        fork.log_line("from the fork");
+        fork.keep(Kept::Warning("w".into()));
+        assert!(test.with(|c| c.output.is_empty()));
+        assert_eq!(fork.deadline, test.deadline);
+        test.merge(fork.take());
+        let c = test.take();
+        assert_eq!(c.output, "from the fork\nw\n");
+        assert_eq!(c.warnings, ["w"]);
+    }
 }

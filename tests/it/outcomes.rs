@@ -540,3 +540,65 @@ fn a_caught_outcome_reads_as_its_message() {
     );
     assert!(!m.contains("Signal"), "{m}");
 }
+
+/// Issue 48 item 1: the running test is a value each evaluation carries (Rhai's tag), not a
+/// thread's: tests run at once keep their own printed lines, debug lines, notes and commands
+/// (a node the test looks up itself records into it), and a runaway loop in
+/// an `at_once` call stops at its test's deadline.
+#[test]
+fn concurrent_tests_record_into_their_own_test_and_at_once_keeps_the_deadline() {
+    let inv = "[[node]]\nname = \"a\"\ntransport = \"local\"\n[[node]]\nname = \"b\"\ntransport = \"local\"\n[[node]]\nname = \"c\"\ntransport = \"local\"\n";
+    let script = r#"
+print("top level");
+test_each(nodes(), "own", |n| {
+    for i in 0..20 {
+        print(`line ${n.name} ${i}`);
+        node("a").run(`echo ${n.name}`);
+    }
+    debug(n.name);
+    note(`note ${n.name}`);
+    assert(true);
+});
+test("spins at once", #{ timeout: "700ms" }, || {
+    at_once([1, 2], |i| { let x = 0; loop { x += i; } });
+});
+"#;
+    let o = Fab::new()
+        .file("inv.toml", inv)
+        .file("own.rhai", script)
+        .args(["run", "own.rhai", "-i", "inv.toml", "--fanout", "3"])
+        .reports()
+        .run();
+    for n in ["a", "b", "c"] {
+        let t = o.test(&format!("own [{n}]"));
+        assert_eq!(t["status"], "pass", "{t}");
+        let out = t["output"].as_str().unwrap();
+        let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("line ")).collect();
+        assert_eq!(lines.len(), 20, "{out}");
+        assert!(
+            lines.iter().all(|l| l.starts_with(&format!("line {n} "))),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("[debug ")) && out.contains(&format!("\"{n}\"")),
+            "{out}"
+        );
+        assert!(!out.contains("top level"), "{out}");
+        let commands = t["commands"].as_array().unwrap();
+        assert_eq!(commands.len(), 20, "{t}");
+        assert!(
+            commands.iter().all(|c| c["command"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("echo {n}"))),
+            "{t}"
+        );
+        assert!(t["notes"].to_string().contains(&format!("note {n}")), "{t}");
+    }
+    assert_eq!(o.status("spins at once"), "error");
+    assert!(
+        o.message("spins at once").contains("timed out"),
+        "{}",
+        o.message("spins at once")
+    );
+}
