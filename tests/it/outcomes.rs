@@ -580,7 +580,7 @@ test("spins at once", #{ timeout: "700ms" }, || {
             "{out}"
         );
         assert!(
-            out.contains(&format!("[debug ")) && out.contains(&format!("\"{n}\"")),
+            out.contains("[debug ") && out.contains(&format!("\"{n}\"")),
             "{out}"
         );
         assert!(!out.contains("top level"), "{out}");
