@@ -1,6 +1,6 @@
 //! The run environment: inventory, transports by kind, safety switches, and the one timeout
 //! policy every primitive's commands go through. Every command runs through [`RunEnv::exec`]
-//! (logged into the current test) or [`RunEnv::run_raw`] (the caller logs).
+//! (logged into the test record it is handed) or [`RunEnv::run_raw`] (the caller logs).
 
 use super::context;
 use super::dry::listed;
