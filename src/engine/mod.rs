@@ -617,6 +617,45 @@ mod layering {
         assert!(hidden.is_empty(), "{hidden:#?}");
     }
 
+    /// Issue 48 item 1: a binding given a node by a script hands its primitive the node in
+    /// the call's test (`n.in_test(&ctx)`, or `node0`/`node1`/`node_pair`/`node_array`, which
+    /// do it): a node handed on as the script gave it records into no test (its commands
+    /// would vanish from the report). Every native function with a call context and a node
+    /// parameter says `in_test` in its body.
+    #[test]
+    fn bindings_hand_primitives_the_node_in_the_calls_test() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let files = files_in(&src, &["engine/bindings"]);
+        let header = regex::Regex::new(
+            r"(\|ctx: NativeCallContext,[^|]*NodeRef[^|]*\||fn \w+\(ctx: NativeCallContext,[^)]*NodeRef[^)]*\))",
+        )
+        .unwrap();
+        let mut seen = 0;
+        let mut bad = Vec::new();
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for m in header.find_iter(code) {
+                seen += 1;
+                // The body: up to the next function or registration.
+                let rest = &code[m.end()..];
+                let end = ["register_fn(", "\nfn ", "api.method(", "api.function("]
+                    .iter()
+                    .filter_map(|k| rest.find(k))
+                    .min()
+                    .unwrap_or(rest.len());
+                if !rest[..end].contains("in_test(") {
+                    bad.push(format!("{}: {}", f.display(), m.as_str()));
+                }
+            }
+        }
+        assert!(seen > 15, "read {seen} node bindings");
+        assert!(
+            bad.is_empty(),
+            "a node handed on outside the call's test: {bad:#?}"
+        );
+    }
+
     /// Lines of `file` that use `needle` (a crate path) outside comments and unit tests.
     fn naming_crate(file: &Path, needle: &str) -> Vec<String> {
         code_lines(file, |l| l.contains(needle))

@@ -41,7 +41,7 @@ fn expect(
             ))
         }
     };
-    value(profile::expect(&n.in_test(ctx), key, part, hw), pos)
+    value(profile::expect(n, key, part, hw), pos)
 }
 
 #[linkme::distributed_slice(BINDINGS)]
@@ -58,13 +58,13 @@ fn register(api: &mut Api) {
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, key: &str| {
-                    expect(&ctx, n, key, Dynamic::UNIT, Dynamic::UNIT)
+                    expect(&ctx, &n.in_test(&ctx), key, Dynamic::UNIT, Dynamic::UNIT)
                 },
             );
             engine.register_fn(
                 name,
                 |ctx: NativeCallContext, n: &mut NodeRef, key: &str, hw: Dynamic| {
-                    expect(&ctx, n, key, hw, Dynamic::UNIT)
+                    expect(&ctx, &n.in_test(&ctx), key, hw, Dynamic::UNIT)
                 },
             );
             engine.register_fn(
@@ -73,7 +73,7 @@ fn register(api: &mut Api) {
                  n: &mut NodeRef,
                  key: &str,
                  hw: Dynamic,
-                 part: Dynamic| { expect(&ctx, n, key, hw, part) },
+                 part: Dynamic| { expect(&ctx, &n.in_test(&ctx), key, hw, part) },
             );
         });
     api.method("n.link_layer()")
