@@ -23,6 +23,7 @@ pub mod ibdiagnet;
 pub mod iblinkinfo;
 pub mod ibstat;
 pub mod ibstatus;
+pub mod ibtracert;
 pub mod ibv_devinfo;
 pub mod ip_addr;
 pub mod ip_neigh;

@@ -232,6 +232,8 @@ const FIXTURES: &[(&str, &str)] = &[
     ("nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt", "nvidia_version_open_and_proprietary"),
     ("rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt", "ib_pkeys_azure"),
     ("ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt", "mlxlink_dac_counters_and_module"),
+    ("ibdiags/ibtracert-llnl-hype-qib-3-switch-hops-through-core-s205a.txt", "ibtracert_paths"),
+    ("ibdiags/ibtracert-ibsim-rail-leaf-spine-leaf-cross-su-5-to-12.txt", "ibtracert_paths"),
 ];
 
 #[test]
@@ -3386,4 +3388,38 @@ fn lldpctl_shapes() {
     );
     let e = parse::lldpctl::parse(&fx("lldp/lldpctl-1.0.16-no-daemon-stderr.txt")).unwrap_err();
     assert!(e.to_string().contains("lldpctl -f json"), "{e}");
+}
+
+/// ibtracert (issue 51 item 4): the hops of two real traces, each switch with the ports it is
+/// entered and left by, and the one-line path a red carries.
+#[test]
+fn ibtracert_paths() {
+    let a = parse::ibtracert::parse(&fx(
+        "ibdiags/ibtracert-llnl-hype-qib-3-switch-hops-through-core-s205a.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (a.from.lid, a.from.description.as_str()),
+        (129, "hype281 qib0")
+    );
+    assert_eq!(a.hops.len(), 4);
+    assert_eq!(a.switches, 3);
+    assert!(a.complete);
+    let core = &a.hops[1];
+    assert_eq!((core.out_port, core.in_port, core.lid), (27, 11, 8));
+    assert_eq!(core.description, "ibcore1 S205A");
+    assert_eq!(a.to.as_ref().unwrap().lid, 332);
+    assert_eq!(
+        a.path,
+        "\"hype281 qib0\" LID 129 port 1 -> switch \"ibcore1 L109\" LID 17 in 9 out 27 -> switch \"ibcore1 S205A\" LID 8 in 11 out 3 -> switch \"ibcore1 L101\" LID 7 in 36 out 9 -> ca \"hype353 qib0\" LID 332 in 1"
+    );
+    let b = parse::ibtracert::parse(&fx(
+        "ibdiags/ibtracert-ibsim-rail-leaf-spine-leaf-cross-su-5-to-12.txt",
+    ))
+    .unwrap();
+    // the leaf's uplink (port 33) to the spine, and the To line's node GUID (not the port's)
+    assert_eq!(b.hops[1].out_port, 33);
+    assert_eq!(b.hops[1].description, "hxa-spine01");
+    assert_eq!(b.to.as_ref().unwrap().guid, "0x000000000010000a");
+    assert_eq!(b.hops[3].guid, "0x000000000010000b");
 }

@@ -453,7 +453,21 @@ fn baseline_rdma_on_infiniband_names_the_slow_rail_and_the_slow_pair() {
     };
     let o = base(None, &[]);
     assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
-    assert_eq!(o.tests().len(), 28);
+    // 12 pairs x (write per port, latency per rail), 4 devices-up, and the 4 bisection pairs
+    // across the spine (h100-01/02 against h100-03/04, both ways)
+    assert_eq!(o.tests().len(), 32);
+    for t in [
+        "rdma: across the spine [h100-01 -> h100-03]",
+        "rdma: across the spine [h100-04 -> h100-02]",
+    ] {
+        assert_eq!(o.status(t), "pass", "{t}: {}", o.message(t));
+    }
+    let m = serde_json::to_string(&o.test("rdma: across the spine [h100-02 -> h100-04]")).unwrap();
+    // every HCA at once, rail k to the peer's rail k+1
+    assert!(
+        m.contains("rdma_spine_gbps/h100-02:mlx5_11->h100-04:mlx5_0"),
+        "{m}"
+    );
     o.code(0);
 
     let o = base(Some("ib-rail-write-slow"), &[]);

@@ -475,16 +475,18 @@ def rdma_link(node):
 
 FX = "../../tests/fixtures/"
 SPARK = "../sim/transcripts/synth/"
-def ib_write_bw_client(node, peer, ca, gbps=392.18):
+def ib_write_bw_client(node, peer, ca, gbps=392.18, peer_ca=None):
     """The Spark simulation's synthesised client answer (format of the real RoCE perftest capture)
     rewritten to InfiniBand: link type IB, LID addressing (no GID lines), the HCA's name, and
-    `gbps` (assumed ~98 % of NDR's 400 Gb/s; no public measurement cited)."""
+    `gbps` (assumed ~98 % of NDR's 400 Gb/s; no public measurement cited). `peer_ca`: the
+    server's HCA when it is another rail's (the remote LID is its)."""
     k, j, i = NODES.index(node), NODES.index(peer), HCAS.index(ca)
+    pi = HCAS.index(peer_ca or ca)
     t = open(SPARK + "ib_write_bw-client-rocep1s0f1.txt").read()
     t = (t.replace("Device         : rocep1s0f1", f"Device         : {ca}")
           .replace(" Link type       : Ethernet\n GID index       : 3\n", " Link type       : IB\n")
           .replace(" local address: LID 0000", f" local address: LID {10 + 8 * k + i:#06x}")
-          .replace(" remote address: LID 0000", f" remote address: LID {10 + 8 * j + i:#06x}"))
+          .replace(" remote address: LID 0000", f" remote address: LID {10 + 8 * j + pi:#06x}"))
     t = "\n".join(l for l in t.split("\n") if not l.startswith(" GID:"))
     peak, avg = gbps * 1.0025, gbps
     mpps = gbps * 1e9 / 8 / 65536 / 1e6
@@ -522,6 +524,51 @@ def rdma_answers(out, node):
             for ip in [fabric_ip(peer, HCAS.index(ca)), HOSTS[peer]]:
                 cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca), ms=6050)
                 cmd(out, f"ib_write_lat -d {ca} -p 18515 {ip}", ib_write_lat_text(ca), ms=1050)
+    spine_answers(out, node)
+
+SHIFT = 1  # the baseline's cross-spine test: rail k of the client to rail k+1 of the server
+def spine_answers(out, node, slow=None):
+    """The baseline's traffic across the spine (rdma: across the spine): every HCA at once, on
+    TCP ports 18515.., the client's rail k writing to the server's rail k+1 (its address on that
+    rail, or the management address without IPoIB); `node` answers as server (the rails' servers,
+    readiness probes, cleanup; port 18515's are rdma_answers') and as client against every peer.
+    `slow`: {(peer, client HCA): Gbit/s} for flows that reach less (synthesised, as
+    ib_write_bw_client)."""
+    server = open(FX + "perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt").read()
+    for k in range(1, len(HCAS)):
+        port, sdev = 18515 + k, HCAS[(k + SHIFT) % len(HCAS)]
+        cmd(out, f"ss -Hltn 'sport = :{port}'", f"LISTEN 0      5            0.0.0.0:{port}      0.0.0.0:*          \n", ms=6)
+        cmd(out, f"pkill -TERM -f -- 'fcsrv-ib_write_bw-{str(port)[:-1]}[{str(port)[-1]}]'; true", "", ms=6)
+        cmd(out, f"ib_write_bw -d {sdev} -p {port} -D 5 --report_gbits ; : fcsrv-ib_write_bw-{port}", server, ms=6100)
+    for peer in NODES:
+        if peer == node:
+            continue
+        for k, ca in enumerate(HCAS):
+            r = (k + SHIFT) % len(HCAS)
+            gbps = (slow or {}).get((peer, ca), 392.18)
+            for ip in [fabric_ip(peer, r), HOSTS[peer]]:
+                cmd(out, f"ib_write_bw -d {ca} -p {18515 + k} -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca, gbps, HCAS[r]), ms=6050)
+
+def ibtracert_text(src, sca, dst, dca, up=1):
+    """`ibtracert SLID DLID` from `src`'s HCA `sca` to `dst`'s `dca` in this fabric, in the format
+    of the real captures tests/fixtures/ibdiags/ibtracert-*.txt (From line with the node GUID,
+    each hop `[OUT] -> TYPE port {GUID}[IN] lid A-B "DESC"`, To line): up the source rail's
+    leaf by its `up`-th uplink (uplinks()), down the destination rail's leaf from the same
+    spine (synthesised)."""
+    k, i, j, m = NODES.index(src), HCAS.index(sca), NODES.index(dst), HCAS.index(dca)
+    ups = uplinks({leaf: list(range(len(NODES))) for leaf in range(len(HCAS))})
+    lp = FIRST_UPLINK + up
+    s, sp = ups[(i, lp)]
+    dlp, (_, dsp) = next(((p, v) for (lf, p), v in sorted(ups.items()) if lf == m and v[0] == s))
+    g = lambda n, c: "0x" + guid(n, HCAS.index(c)).replace(":", "")
+    sl, dl = 10 + 8 * k + i, 10 + 8 * j + m
+    sw = '"MQM9790 Mellanox Technologies"'
+    return (f'From ca {{{g(src, sca)}}} portnum 1 lid {sl}-{sl} "{src} {sca}"\n'
+            f'[1] -> switch port {{{leaf_guid(i)}}}[{k + 1}] lid {200 + i}-{200 + i} {sw}\n'
+            f'[{lp}] -> switch port {{{spine_guid(s)}}}[{sp}] lid {300 + s}-{300 + s} {sw}\n'
+            f'[{dsp}] -> switch port {{{leaf_guid(m)}}}[{dlp}] lid {200 + m}-{200 + m} {sw}\n'
+            f'[{j + 1}] -> ca port {{{g(dst, dca)}}}[1] lid {dl}-{dl} "{dst} {dca}"\n'
+            f'To ca {{{g(dst, dca)}}} portnum 1 lid {dl}-{dl} "{dst} {dca}"\n')
 
 NCCL_BIN = "/home/nvidia/nccl-tests/build/all_reduce_perf"
 GPUS = 8
@@ -996,6 +1043,29 @@ scenario("ib-healthy-mtu-2048-by-site", "healthy: every port at IB MTU 2048 wher
          healthy=True, runs=[("fabric_health.rhai", ["--set", "ib_mtu=2048"])])
 scenario("ib-healthy-sm-as-site-says", "healthy: the master and standby SMs the site names (--set ib_sm, ib_sm_standby), no SM on a node",
          [], {}, healthy=True, runs=[("fabric_health.rhai", SITE_SM)])
+
+# ---- traffic across the spine (issue 51 item 4) -----------------------------------------------
+# The baseline's cross-rail test (every HCA at once, rail k to the peer's rail k+1, half the
+# nodes against the other half). h100-01's mlx5_4 (rail 3, leaf LID 202) writing to h100-03's
+# mlx5_5 (rail 4, leaf LID 203) reaches 183.6 Gb/s: its path goes up leaf 202's uplink port 34
+# to spine LID 301. Every cable is Active 4X NDR in iblinkinfo and every flow that stays on a
+# leaf is at line rate: only traffic over that uplink shows it (a cable the switches keep
+# retrying, or a spine port that does not forward at rate).
+SPINE = ["--filter", "rdma: across the spine"]
+scenario("ib-spine-path-slow", "h100-01 mlx5_4 -> h100-03 mlx5_5 (rail 3 to rail 4, up leaf LID 202's uplink port 34 to spine LID 301) writes 183.6 Gb/s; every link Active 4X NDR, every leaf-local flow at rate",
+         [("fabric_baseline.rhai", SPINE, "rdma: across the spine [h100-01 -> h100-03]",
+           ["h100-01 mlx5_4 -> h100-03 mlx5_5 183.6 Gbit/s", "1 of 8 flows below 90% of 400 Gb/s",
+            "switch \"MQM9790 Mellanox Technologies\" LID 202 in 1 out 34 -> switch \"MQM9790 Mellanox Technologies\" LID 301 in"])],
+         {"h100-01": lambda out: (spine_answers(out, "h100-01", slow={("h100-03", "mlx5_4"): 183.6}),
+                                  cmd(out, "ibtracert 12 29", ibtracert_text("h100-01", "mlx5_4", "h100-03", "mlx5_5"), ms=40,
+                                      note="ibtracert from h100-01 mlx5_4 (LID 12) to h100-03 mlx5_5 (LID 29): leaf 202 -> spine 301 -> leaf 203"))},
+         parts=["the path of h100-01 mlx5_4 -> h100-03 mlx5_5 across the spine", "LID 202 in 1 out 34", "LID 301"])
+# Healthy variant: a site whose spines are oversubscribed 2:1 by design (half as many uplinks
+# as node cables) sees every cross-spine flow at 196.4 Gb/s when every HCA sends at once, and
+# says so (--set spine_pct=45).
+scenario("ib-healthy-spine-oversubscribed-by-site", "healthy: spines oversubscribed 2:1 by design: every cross-spine flow at 196.4 Gb/s with all HCAs at once, the site's line 45 % (--set spine_pct=45)",
+         [], {n: (lambda out, n=n: spine_answers(out, n, slow={(p, c): 196.4 for p in NODES for c in HCAS})) for n in NODES},
+         healthy=True, runs=[("fabric_baseline.rhai", SPINE + ["--set", "spine_pct=45"])])
 
 # ---- the rack of eight (FCSIM_NODES=8): the fleet view at rack size --------------------------
 RACK_RDMA = ["--filter", "rdma: write"]
