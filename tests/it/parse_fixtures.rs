@@ -3175,11 +3175,13 @@ fn ip_route_v6_empty() {
 
 /// ibdiagnet's closing summary, read by hand from the real capture: the Fabric Summary block
 /// (15 nodes: 3 switches, 9 CAs, 3 aggregation nodes, 0 routers) and the stage table (Discovery
-/// 3 warnings 0 errors, Virtualization 0 0, Routing 0 0); the "Adaptive Routing is enabled"
-/// line between them is not a count.
+/// 3 warnings 0 errors, Virtualization 0 0, Routing 0 0); the "Adaptive Routing is enabled on
+/// 3 switches" line between them (issue 51 item 3: AR on every switch); no HBF line: unknown.
 #[test]
 fn ibdiagnet_summary() {
     let s = parse::ibdiagnet::parse(&fx("ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt")).unwrap();
+    assert_eq!(s.adaptive_routing_switches, Some(3));
+    assert_eq!(s.hbf_switches, None);
     assert_eq!(s.total_nodes, Some(15));
     assert_eq!(s.switches, Some(3));
     assert_eq!(s.channel_adapters, Some(9));
