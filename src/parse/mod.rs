@@ -25,6 +25,7 @@ pub mod ibstat;
 pub mod ibstatus;
 pub mod ibtracert;
 pub mod ibv_devinfo;
+pub mod iommu;
 pub mod ip_addr;
 pub mod ip_neigh;
 pub mod ip_route;

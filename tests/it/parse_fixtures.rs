@@ -234,6 +234,8 @@ const FIXTURES: &[(&str, &str)] = &[
     ("ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt", "mlxlink_dac_counters_and_module"),
     ("ibdiags/ibtracert-llnl-hype-qib-3-switch-hops-through-core-s205a.txt", "ibtracert_paths"),
     ("ibdiags/ibtracert-ibsim-rail-leaf-spine-leaf-cross-su-5-to-12.txt", "ibtracert_paths"),
+    ("iommu/proc-cmdline-fdio-csit-denverton-intel_iommu-on-iommu-pt.txt", "iommu_modes"),
+    ("iommu/iommu-group-type-firecracker-vm-no-iommu-none.txt", "iommu_modes"),
 ];
 
 #[test]
@@ -3424,4 +3426,31 @@ fn ibtracert_paths() {
     assert_eq!(b.hops[1].description, "hxa-spine01");
     assert_eq!(b.to.as_ref().unwrap().guid, "0x000000000010000a");
     assert_eq!(b.hops[3].guid, "0x000000000010000b");
+}
+
+/// The IOMMU mode (issue 51 item 5): a real kernel command line with intel_iommu=on iommu=pt
+/// (passthrough), and a real machine without an IOMMU (no group on any device: `none`).
+#[test]
+fn iommu_modes() {
+    let c = parse::iommu::parse(&fx(
+        "iommu/proc-cmdline-fdio-csit-denverton-intel_iommu-on-iommu-pt.txt",
+    ))
+    .unwrap();
+    assert_eq!(c.params, ["intel_iommu=on", "iommu=pt"]);
+    assert!(c
+        .cmdline
+        .unwrap()
+        .starts_with("BOOT_IMAGE=/boot/vmlinuz-4.15.0-36-generic"));
+    assert!(c.devices.is_empty());
+    let v = parse::iommu::parse(&fx(
+        "iommu/iommu-group-type-firecracker-vm-no-iommu-none.txt",
+    ))
+    .unwrap();
+    assert_eq!(v.cmdline, None);
+    assert_eq!(v.devices.len(), 3);
+    assert!(v
+        .devices
+        .iter()
+        .all(|d| d.group_type == "none" && !d.translated));
+    assert_eq!(v.devices[1].path, "/sys/bus/pci/devices/0000:00:01.0");
 }

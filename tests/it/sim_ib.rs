@@ -16,6 +16,7 @@ const IB_TESTS: &[&str] = &[
     "health: ib partition",
     "health: pcie acs",
     "health: ib physical layer",
+    "health: iommu",
 ];
 
 /// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
@@ -90,9 +91,10 @@ fn healthy_ib_cluster_passes_every_ib_check() {
         .map(|t| t["name"].as_str().unwrap_or("").to_string())
         .collect();
     // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown, ib
-    // partition, pcie acs, ib physical layer), the fabric's links (iblinkinfo), the subnet
-    // manager (sminfo from every node) and the IB MTU once
-    assert_eq!(passed.len(), 31, "{passed:#?}");
+    // partition, pcie acs, ib physical layer, iommu), the fabric's links (iblinkinfo), the
+    // subnet manager (sminfo from every node) and the IB MTU once
+    assert_eq!(passed.len(), 35, "{passed:#?}");
+    assert!(passed.contains(&"health: iommu [h100-02]".to_string()));
     assert!(passed.contains(&"health: ib subnet manager".to_string()));
     assert!(passed.contains(&"health: ib fabric links".to_string()));
     let t = o.test("health: ib fabric links");

@@ -295,6 +295,18 @@ def acs_answers(out, on=()):
     cmd(out, "; ".join(f"lspci -vvv -s {b}" for b in bridges), "\n".join(bridge_text(b, ACS_ON if b in on else ACS_OFF) for b in bridges), ms=200,
         note="lspci -vvv of the switch ports above the GPUs and HCAs: ACS off (synthesised in the format of a real capture)")
 
+# The kernel command line of a DGX OS node (synthesised in the format of the real capture
+# tests/fixtures/iommu/proc-cmdline-fdio-csit-denverton-intel_iommu-on-iommu-pt.txt; DGX OS
+# boots with the IOMMU in passthrough)
+CMDLINE = f"BOOT_IMAGE=/boot/vmlinuz-{KERNEL} root=UUID=5b8a3d0e-4c1f-4a57-9d62-0c7e1f2a9b44 ro iommu=pt quiet splash vt.handoff=7"
+def iommu_answers(out, cmdline=CMDLINE, group="identity"):
+    """The IOMMU check's answer: the command line, then each GPU's and HCA's iommu_group type
+    (format of tests/fixtures/iommu/*; `group`: the type of every device, "none": no IOMMU)."""
+    paths = [f"/sys/bus/pci/devices/{g}" for g in GPU_BDF] + [f"/sys/class/infiniband/{ca}/device" for ca in HCAS]
+    c = "cat /proc/cmdline; for p in " + " ".join(paths) + """; do printf '%s ' "$p"; cat "$p/iommu_group/type" 2>/dev/null || echo none; done"""
+    cmd(out, c, cmdline + "\n" + "".join(f"{p} {group}\n" for p in paths), ms=5,
+        note=f"the IOMMU mode: the kernel command line, every GPU's and HCA's iommu_group type ({group}; synthesised)")
+
 def health_answers(out, node):
     """fabric_health's PCIe, GPUDirect and version answers: ethtool -i per IPoIB netdev, lspci -vv
     of each HCA (the real ConnectX-7 capture at the HCA's address, an InfiniBand controller at
@@ -308,6 +320,7 @@ def health_answers(out, node):
     cmd(out, "ls /proc/driver/nvidia/gpus", "".join(g + "\n" for g in GPU_BDF), ms=3)
     cmd(out, "test -d /sys/module/nvidia_peermem", "", ms=3, note="synthesised: nvidia_peermem loaded (GPUDirect RDMA)")
     acs_answers(out)
+    iommu_answers(out)
     cmd(out, "ofed_info -s", "MLNX_OFED_LINUX-23.10-1.1.9.0:\n", ms=200)
     cmd(out, "dpkg-query -W -f='${Version}' libnccl2", "2.21.5-1+cuda12.4", ms=30)
     cmd(out, "dpkg-query -W -f='${Version}' perftest", "23.10.0-0.29.2310119", ms=30)
@@ -1037,6 +1050,18 @@ scenario("ib-healthy-dmabuf-without-peermem", "healthy: h100-02 has no nvidia_pe
 scenario("ib-no-gpudirect-path", "h100-02 has no nvidia_peermem and the proprietary NVIDIA kernel module (no DMA-BUF): GPUDirect RDMA is off",
          [("health: gpudirect rdma [h100-02]", ["nvidia_peermem module is not loaded", "DMA-BUF is not available (the proprietary kernel module 515.76, kernel 5.15.0-1063-nvidia"])],
          {"h100-02": no_peermem(PROP_KM)}, parts=["GPUDirect RDMA on h100-02: no nvidia_peermem and no DMA-BUF"])
+
+# The IOMMU translating DMA on h100-02 (booted with intel_iommu=on and no iommu=pt: every GPU's
+# and HCA's group DMA-FQ): GPUDirect RDMA's peer-to-peer DMA goes through the IOMMU.
+scenario("ib-iommu-translated", "h100-02 booted with intel_iommu=on and no iommu=pt: every GPU and HCA in a translated (DMA-FQ) IOMMU group",
+         [("health: iommu [h100-02]", ["h100-02: the IOMMU translates DMA of GPU 0000:1b:00.0", "mlx5_0", "iommu_group type DMA-FQ", "kernel command line: intel_iommu=on", "boot with iommu=pt"])],
+         {"h100-02": lambda out: iommu_answers(out, CMDLINE.replace("iommu=pt", "intel_iommu=on"), "DMA-FQ")},
+         parts=["the IOMMU mode of h100-02 (DMA-FQ for GPU 0000:1b:00.0"])
+# Healthy variant: h100-03 has no IOMMU at all (off in the firmware: no group on any device,
+# no IOMMU parameter), as on the real machine of tests/fixtures/iommu/iommu-group-type-*.
+scenario("ib-healthy-iommu-off", "healthy: h100-03 without an IOMMU (no iommu_group on any GPU or HCA, no IOMMU parameter on the command line)",
+         [], {"h100-03": lambda out: iommu_answers(out, CMDLINE.replace(" iommu=pt", ""), "none")},
+         healthy=True, runs=[("fabric_health.rhai", [])])
 
 # ---- both ends of every link (issue 51 item 2) -------------------------------------------------
 # The switch end of h100-02 mlx5_4's cable (leaf LID 202 port 2) counts 55 symbol errors during
