@@ -21,6 +21,8 @@ pub mod ib_pkeys;
 pub mod ibdev2netdev;
 pub mod ibdiagnet;
 pub mod iblinkinfo;
+pub mod ibnetdiscover;
+pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibtracert;

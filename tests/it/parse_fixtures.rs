@@ -236,6 +236,9 @@ const FIXTURES: &[(&str, &str)] = &[
     ("ibdiags/ibtracert-ibsim-rail-leaf-spine-leaf-cross-su-5-to-12.txt", "ibtracert_paths"),
     ("iommu/proc-cmdline-fdio-csit-denverton-intel_iommu-on-iommu-pt.txt", "iommu_modes"),
     ("iommu/iommu-group-type-firecracker-vm-no-iommu-none.txt", "iommu_modes"),
+    ("ibdiags/ibqueryerrors-sx6036-switch-8-ports-hcas-xmitwait-mailing-list.txt", "ibqueryerrors_sections"),
+    ("ibdiags/ibqueryerrors-ibsim-leaf-uplink-symbol-errors-link-downed.txt", "ibqueryerrors_sections"),
+    ("ibdiags/ibnetdiscover-edr-switchib-two-switch-sections-uplink-4xddr.txt", "ibnetdiscover_links"),
 ];
 
 #[test]
@@ -3453,4 +3456,82 @@ fn iommu_modes() {
         .iter()
         .all(|d| d.group_type == "none" && !d.translated));
     assert_eq!(v.devices[1].path, "/sys/bus/pci/devices/0000:00:01.0");
+}
+
+/// ibqueryerrors (issue 51 item 2): a real SX6036 fabric's sections (CAs by description,
+/// the switch by GUID and description, `port ALL`, port 0, saturated counters) and an ibsim
+/// leaf uplink with symbol errors.
+#[test]
+fn ibqueryerrors_sections() {
+    let a = parse::ibqueryerrors::parse(&fx(
+        "ibdiags/ibqueryerrors-sx6036-switch-8-ports-hcas-xmitwait-mailing-list.txt",
+    ))
+    .unwrap();
+    // 14 ports beyond threshold, and the switch's `port ALL` line
+    assert_eq!(a.ports.len(), 15);
+    assert_eq!(
+        (a.nodes_checked, a.bad_nodes, a.ports_checked, a.bad_ports),
+        (Some(4), Some(4), Some(43), Some(14))
+    );
+    let p5 = a.ports.iter().find(|p| p.port == Some(5)).unwrap();
+    assert_eq!(p5.node, "MF0;ys23ib4:SX6036/U1");
+    assert_eq!(p5.node_guid.as_deref(), Some("0x2c903006e29b0"));
+    assert_eq!(p5.counters["SymbolErrorCounter"], 65535);
+    assert_eq!(p5.counters["PortXmitDiscards"], 649);
+    let all = a.ports.iter().find(|p| p.port.is_none()).unwrap();
+    assert_eq!(all.counters["LinkDownedCounter"], 48);
+    let ca = &a.ports[0];
+    assert_eq!(
+        (ca.node.as_str(), ca.node_guid.as_deref(), ca.port),
+        ("dl380g7 mlx4_0", None, Some(1))
+    );
+    assert_eq!(ca.counters["PortXmitWait"], 4294967295);
+    let b = parse::ibqueryerrors::parse(&fx(
+        "ibdiags/ibqueryerrors-ibsim-leaf-uplink-symbol-errors-link-downed.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.ports[1].port, Some(33));
+    assert_eq!(b.ports[1].counters["SymbolErrorCounter"], 250);
+    assert_eq!(b.ports[1].node, "hxa-su1-leaf-r1");
+}
+
+/// ibnetdiscover (issue 51 item 4): a real EDR fat tree's two switch sections: 36 + 12 links,
+/// HCA peers with their port GUIDs, switch-to-switch uplinks, one uplink at 4xDDR.
+#[test]
+fn ibnetdiscover_links() {
+    let l = parse::ibnetdiscover::parse(&fx(
+        "ibdiags/ibnetdiscover-edr-switchib-two-switch-sections-uplink-4xddr.txt",
+    ))
+    .unwrap();
+    assert_eq!(l.len(), 48);
+    let first = &l[0];
+    assert_eq!(
+        (first.node_type.as_str(), first.node_guid.as_str()),
+        ("Switch", "ec0d9a0300ec8240")
+    );
+    assert_eq!(
+        (
+            first.peer_type.as_str(),
+            first.peer_desc.as_str(),
+            first.peer_lid
+        ),
+        ("H", "node018 HCA-1", Some(67))
+    );
+    let up: Vec<_> = l.iter().filter(|x| x.peer_type == "S").collect();
+    assert_eq!(up.len(), 24);
+    let slow: Vec<_> = l
+        .iter()
+        .filter(|x| x.speed.as_deref() != Some("EDR"))
+        .collect();
+    assert_eq!(slow.len(), 1);
+    assert_eq!(
+        (
+            slow[0].node_guid.as_str(),
+            slow[0].port,
+            slow[0].peer_guid.as_str(),
+            slow[0].peer_port
+        ),
+        ("ec0d9a0300ec8480", 11, "ec0d9a0300ec8200", 11)
+    );
+    assert_eq!(slow[0].speed.as_deref(), Some("DDR"));
 }

@@ -250,6 +250,23 @@ def ibdiagnet_text(stages=(("Discovery", 0, 0), ("Virtualization", 0, 0), ("Rout
             + (f"Adaptive Routing is enabled on {ar} switches\n\n" if ar else "")
             + "---------------------------------------------\nSummary\n-I- Stage                     Warnings   Errors     Comment\n" + rows)
 
+def ibqueryerrors_text(errors=()):
+    """`ibqueryerrors` of this fabric in the format of the real captures
+    tests/fixtures/ibdiags/ibqueryerrors-*.txt: a section per switch with counters beyond
+    threshold (`errors`: (leaf or spine LID, port, {counter: value})), then the summary
+    (every CA port and switch port checked; synthesised)."""
+    out, bad = [], 0
+    for lid, port, counters in errors:
+        g = leaf_guid(lid - 200) if lid < 300 else spine_guid(lid - 300)
+        cs = " ".join(f"[{k} == {v}]" for k, v in counters.items())
+        out += [f'Errors for {g} "MQM9790 Mellanox Technologies"', f"   GUID {g} port ALL: {cs}", f"   GUID {g} port {port}: {cs}"]
+        bad += 1
+    sw = len(HCAS) + SPINES
+    out += ["", f"## Summary: {len(NODES) * len(HCAS) + sw} nodes checked, {bad} bad nodes found",
+            f"##          {len(NODES) * len(HCAS) + sw * (SWITCH_PORTS + 1)} ports checked, {bad} ports have errors beyond threshold",
+            "## Thresholds: ", "## Suppressed:"]
+    return "\n".join(out) + "\n"
+
 KERNEL = "5.15.0-1063-nvidia"
 def ethtool_i_ipoib(i):
     """`ethtool -i` of an IPoIB netdev, in the format of the Spark simulation's ethtool -i answer
@@ -747,6 +764,7 @@ for node in NODES:
             cmd(out, "iblinkinfo", iblinkinfo(), ms=900, note="iblinkinfo: every HCA cable 4X NDR to its rail's leaf switch (format of the real capture)")
             cmd(out, f"cat -- {PLAN}", cabling_plan(), ms=3, note="the site's cabling plan (--set ib_cabling_plan=...): example content, written by cabling_plan()")
             cmd(out, "ibdiagnet", ibdiagnet_text(), ms=95000, note="ibdiagnet's summary (format of the real capture): no warning, no error")
+            cmd(out, "ibqueryerrors", ibqueryerrors_text(), ms=1500, note="ibqueryerrors: no port of the subnet beyond threshold (format of the real captures)")
         # --dry-run's preflight: the tools the primitives run (all present on a DGX H100 with
         # MLNX_OFED; ibdev2netdev is MLNX_OFED's) and the RDMA devices in sysfs
         for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
@@ -1078,6 +1096,25 @@ scenario("ib-raw-ber-high", "h100-03 mlx5_10: raw (pre-FEC) BER 4E-5 with zero s
          [("health: ib physical layer [h100-03]", ["h100-03 mlx5_10: raw (pre-FEC) BER 0.00004 above 0.000001", "symbol errors 0", "module NVIDIA MMA4Z00-NS400 serial MT2302FT00006"])],
          {"h100-03": lambda out: cmd(out, "mlxlink -d mlx5_10 -m -c", mlxlink_text("h100-03", "mlx5_10", raw="4E-5"), ms=900)},
          parts=["the cable or module NVIDIA MMA4Z00-NS400 serial MT2302FT00006 of h100-03 mlx5_10"])
+
+# The subnet's counters under load (ibqueryerrors before and after the baseline's traffic): the
+# rail-4 leaf's (LID 203) uplink port 35 counts 118 symbol errors and 2 link error recoveries
+# during the load; every HCA end is clean (a leaf-spine cable no HCA counter sees).
+def fabric_errors_after(out, errors, code):
+    out += ["# after the load: the leaf uplink's counters grew", "[[command]]", 'command = "ibqueryerrors"', 'after = "ib_write_bw"',
+            f"stdout = {q(ibqueryerrors_text(errors))}", 'stderr = ""', f"exit_code = {code}", "duration_ms = 1500", ""]
+scenario("ib-uplink-errors-under-load", "the rail-4 leaf's (LID 203) uplink port 35 counts 118 symbol errors and 2 link error recoveries under load (ibqueryerrors); every HCA end clean",
+         [("fabric_baseline.rhai", [], "ib: fabric error counters not grown under load",
+           ["switch 0xfc6a1c0300e40300 \"MQM9790 Mellanox Technologies\" port 35: SymbolErrorCounter grew by +118 (0 -> 118)", "LinkErrorRecoveryCounter grew by +2"])],
+         {"h100-01": lambda out: fabric_errors_after(out, [(203, 35, {"SymbolErrorCounter": 118, "LinkErrorRecoveryCounter": 2})], 1)},
+         parts=["the cable at switch 0xfc6a1c0300e40300 \"MQM9790 Mellanox Technologies\" port 35"])
+# Healthy variant: a spine port with 3 link-downed events from a cable replaced before the
+# run, the same before and after the load: standing, not grown.
+def standing(out):
+    e = [(300, 9, {"LinkDownedCounter": 3})]
+    cmd(out, "ibqueryerrors", ibqueryerrors_text(e), ms=1500, note="a standing counter: 3 link-downed events on spine 300 port 9 from before the run")
+scenario("ib-healthy-standing-fabric-errors", "healthy: spine LID 300 port 9 shows 3 link-downed events from a cable replaced before the run, unchanged under the load",
+         [], {"h100-01": standing}, healthy=True, runs=[("fabric_baseline.rhai", ["--filter", "ib: fabric error counters"])])
 
 # ---- the control plane (issue 51 item 3) ------------------------------------------------------
 # ibdiagnet warnings a site fails on (--set ibdiagnet_fail, default Links Check, Speed / Width,
