@@ -455,9 +455,10 @@ fn baseline_rdma_on_infiniband_names_the_slow_rail_and_the_slow_pair() {
     };
     let o = base(None, &[]);
     assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
-    // 12 pairs x (write per port, latency per rail), 4 devices-up, and the 4 bisection pairs
-    // across the spine (h100-01/02 against h100-03/04, both ways)
-    assert_eq!(o.tests().len(), 32);
+    // 12 pairs x (write per port, latency per rail), 4 devices-up, the 4 bisection pairs
+    // across the spine (h100-01/02 against h100-03/04, both ways) and the 2 one-way pairs from
+    // GPU memory
+    assert_eq!(o.tests().len(), 34);
     for t in [
         "rdma: across the spine [h100-01 -> h100-03]",
         "rdma: across the spine [h100-04 -> h100-02]",
@@ -614,6 +615,18 @@ fn the_four_shipped_scripts_are_green_on_the_healthy_ib_simulation() {
                 assert_eq!(p["name"], "dgx-h100-class", "{p:#}");
             }
         }
+    }
+    // issue 51's baseline checks on the healthy fabric: across the spine, from GPU memory, the
+    // subnet's counters, the other collectives
+    let o = ib_run("fabric_baseline.rhai", &[], None);
+    for t in [
+        "rdma: across the spine [h100-03 -> h100-01]",
+        "rdma: gpu memory per rail [h100-01 -> h100-03]",
+        "ib: fabric error counters not grown under load",
+        "nccl: alltoall 4 nodes",
+        "nccl: sendrecv 4 nodes",
+    ] {
+        assert_eq!(o.status(t), "pass", "{t}: {}", o.message(t));
     }
     let o = ib_run("five_step_acceptance.rhai", &[], None);
     for t in [

@@ -560,6 +560,7 @@ def rdma_answers(out, node):
                 cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca), ms=6050)
                 cmd(out, f"ib_write_lat -d {ca} -p 18515 {ip}", ib_write_lat_text(ca), ms=1050)
     spine_answers(out, node)
+    gdr_answers(out, node)
 
 SHIFT = 1  # the baseline's cross-spine test: rail k of the client to rail k+1 of the server
 def spine_answers(out, node, slow=None):
@@ -583,6 +584,27 @@ def spine_answers(out, node, slow=None):
             gbps = (slow or {}).get((peer, ca), 392.18)
             for ip in [fabric_ip(peer, r), HOSTS[peer]]:
                 cmd(out, f"ib_write_bw -d {ca} -p {18515 + k} -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca, gbps, HCAS[r]), ms=6050)
+
+def gdr_answers(out, node, slow=None, cuda=True):
+    """The baseline's GPU-memory test (rdma: gpu memory per rail): whether perftest knows
+    --use_cuda, and per HCA k the server and the client against every peer with
+    --use_cuda=k (GPU k on HCA k's PCIe switch, topo()); the host-memory runs are
+    rdma_answers'. The client answer is ib_write_bw_client's with perftest's CUDA set-up lines
+    before it (synthesised); `slow`: {(peer, hca): Gbit/s}; `cuda`: False answers 0 (perftest
+    built without CUDA)."""
+    cmd(out, "ib_write_bw --help 2>&1 | grep -c -- --use_cuda", "1\n" if cuda else "0\n", ms=20,
+        note="perftest's help lists --use_cuda (built with CUDA)" if cuda else "perftest built without CUDA")
+    server = open(FX + "perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt").read()
+    for k, ca in enumerate(HCAS):
+        cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits --use_cuda={k} ; : fcsrv-ib_write_bw-18515", server, ms=6300)
+        for peer in NODES:
+            if peer == node:
+                continue
+            pre = (f"initializing CUDA\nListing all CUDA devices in system:\nCUDA device {k}: PCIe address is {GPU_BDF[k][5:10].upper()}\n"
+                   f"Picking device No. {k}\n[pid = 4242, dev = {k}] device name = [NVIDIA H100 80GB HBM3]\ncreating CUDA Ctx\nmaking it the current CUDA Ctx\n")
+            t = pre + ib_write_bw_client(node, peer, ca, (slow or {}).get((peer, ca), 391.46))
+            for ip in [fabric_ip(peer, k), HOSTS[peer]]:
+                cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits --use_cuda={k} {ip}", t, ms=6250)
 
 def ibtracert_text(src, sca, dst, dca, up=1):
     """`ibtracert SLID DLID` from `src`'s HCA `sca` to `dst`'s `dca` in this fabric, in the format
@@ -1068,6 +1090,21 @@ scenario("ib-healthy-dmabuf-without-peermem", "healthy: h100-02 has no nvidia_pe
 scenario("ib-no-gpudirect-path", "h100-02 has no nvidia_peermem and the proprietary NVIDIA kernel module (no DMA-BUF): GPUDirect RDMA is off",
          [("health: gpudirect rdma [h100-02]", ["nvidia_peermem module is not loaded", "DMA-BUF is not available (the proprietary kernel module 515.76, kernel 5.15.0-1063-nvidia"])],
          {"h100-02": no_peermem(PROP_KM)}, parts=["GPUDirect RDMA on h100-02: no nvidia_peermem and no DMA-BUF"])
+
+# GPUDirect RDMA from GPU memory: h100-02's mlx5_6 (GPU 4) writes 121.7 Gb/s from GPU memory to
+# h100-04 where the same rail writes 392.18 from host memory (GPU 4's PCIe link trained down,
+# or its switch port redirecting peer-to-peer: the host-memory path is clean).
+GDR = ["--filter", "rdma: gpu memory"]
+scenario("ib-gpu-memory-slow", "h100-02 mlx5_6 writes 121.7 Gb/s from GPU 4's memory (ib_write_bw --use_cuda=4) to h100-04 where the same rail writes 392.18 from host memory",
+         [("fabric_baseline.rhai", GDR, "rdma: gpu memory per rail [h100-02 -> h100-04]",
+           ["mlx5_6 (GPU 4) -> h100-04 mlx5_6: GPU memory 121.7 Gbit/s vs host memory 392.18 Gbit/s (31 %)"])],
+         {"h100-02": lambda out: gdr_answers(out, "h100-02", slow={("h100-04", "mlx5_6"): 121.7})},
+         parts=["the GPUDirect path of h100-02 GPU 4 and mlx5_6"])
+# Healthy variant: perftest on h100-03 built without CUDA: the GPU-memory test is skipped
+# saying so (nothing fails).
+scenario("ib-healthy-perftest-without-cuda", "healthy: perftest on h100-03 built without CUDA (no --use_cuda): the GPU-memory test skips saying why",
+         [], {"h100-03": lambda out: gdr_answers(out, "h100-03", cuda=False)},
+         healthy=True, runs=[("fabric_baseline.rhai", GDR)])
 
 # The IOMMU translating DMA on h100-02 (booted with intel_iommu=on and no iommu=pt: every GPU's
 # and HCA's group DMA-FQ): GPUDirect RDMA's peer-to-peer DMA goes through the IOMMU.
