@@ -17,6 +17,7 @@ const IB_TESTS: &[&str] = &[
     "health: pcie acs",
     "health: ib physical layer",
     "health: iommu",
+    "health: gpu pcie link",
 ];
 
 /// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
@@ -91,9 +92,11 @@ fn healthy_ib_cluster_passes_every_ib_check() {
         .map(|t| t["name"].as_str().unwrap_or("").to_string())
         .collect();
     // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown, ib
-    // partition, pcie acs, ib physical layer, iommu), the fabric's links (iblinkinfo), the
-    // subnet manager (sminfo from every node) and the IB MTU once
-    assert_eq!(passed.len(), 35, "{passed:#?}");
+    // partition, pcie acs, ib physical layer, iommu, gpu pcie link: the GPUs idle at 2.5 GT/s
+    // x16 pass), the fabric's links (iblinkinfo), the subnet manager (sminfo from every node)
+    // and the IB MTU once
+    assert_eq!(passed.len(), 39, "{passed:#?}");
+    assert!(passed.contains(&"health: gpu pcie link [h100-03]".to_string()));
     assert!(passed.contains(&"health: iommu [h100-02]".to_string()));
     assert!(passed.contains(&"health: ib subnet manager".to_string()));
     assert!(passed.contains(&"health: ib fabric links".to_string()));

@@ -324,6 +324,18 @@ def iommu_answers(out, cmdline=CMDLINE, group="identity"):
     cmd(out, c, cmdline + "\n" + "".join(f"{p} {group}\n" for p in paths), ms=5,
         note=f"the IOMMU mode: the kernel command line, every GPU's and HCA's iommu_group type ({group}; synthesised)")
 
+def gpu_lspci_answers(out, sta=None):
+    """`lspci -vv -s BDF` of the eight GPUs in one command (the GPU link check): the real
+    ConnectX-7 capture's layout (lspci_text) renamed to the H100 SXM's 3D controller, LnkCap Gen5
+    x16 and LnkSta at the idle speed, 2.5GT/s (downgraded), x16 (an idle NVIDIA GPU lowers its
+    link speed; synthesised). `sta`: {bdf: LnkSta} replacing it."""
+    texts = []
+    for b in GPU_BDF:
+        t = lspci_text(b, sta=(sta or {}).get(b, "Speed 2.5GT/s (downgraded), Width x16"))
+        texts.append(t.replace("Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]", "3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)", 1))
+    cmd(out, "; ".join(f"lspci -vv -s {b}" for b in GPU_BDF), "\n".join(texts), ms=120,
+        note="lspci -vv of the GPUs: Gen5 x16 capable, idle at 2.5GT/s x16 (synthesised in the format of a real capture)")
+
 def health_answers(out, node):
     """fabric_health's PCIe, GPUDirect and version answers: ethtool -i per IPoIB netdev, lspci -vv
     of each HCA (the real ConnectX-7 capture at the HCA's address, an InfiniBand controller at
@@ -338,6 +350,7 @@ def health_answers(out, node):
     cmd(out, "test -d /sys/module/nvidia_peermem", "", ms=3, note="synthesised: nvidia_peermem loaded (GPUDirect RDMA)")
     acs_answers(out)
     iommu_answers(out)
+    gpu_lspci_answers(out)
     cmd(out, "ofed_info -s", "MLNX_OFED_LINUX-23.10-1.1.9.0:\n", ms=200)
     cmd(out, "dpkg-query -W -f='${Version}' libnccl2", "2.21.5-1+cuda12.4", ms=30)
     cmd(out, "dpkg-query -W -f='${Version}' perftest", "23.10.0-0.29.2310119", ms=30)
@@ -1090,6 +1103,12 @@ scenario("ib-healthy-dmabuf-without-peermem", "healthy: h100-02 has no nvidia_pe
 scenario("ib-no-gpudirect-path", "h100-02 has no nvidia_peermem and the proprietary NVIDIA kernel module (no DMA-BUF): GPUDirect RDMA is off",
          [("health: gpudirect rdma [h100-02]", ["nvidia_peermem module is not loaded", "DMA-BUF is not available (the proprietary kernel module 515.76, kernel 5.15.0-1063-nvidia"])],
          {"h100-02": no_peermem(PROP_KM)}, parts=["GPUDirect RDMA on h100-02: no nvidia_peermem and no DMA-BUF"])
+
+# A GPU's PCIe link at half width: h100-04's GPU 3 (0000:61:00.0) trained x8 of x16 (its riser).
+scenario("ib-gpu-link-x8", "h100-04 GPU 3 (0000:61:00.0) PCIe link at x8 of its x16 (a riser or the board's seating)",
+         [("health: gpu pcie link [h100-04]", ["h100-04 GPU 61:00.0", "PCIe link width x8 of its x16"])],
+         {"h100-04": lambda out: gpu_lspci_answers(out, {"0000:61:00.0": "Speed 32GT/s, Width x8 (downgraded)"})},
+         parts=["h100-04 GPU 61:00.0: its PCIe link at x8 of x16"])
 
 # GPUDirect RDMA from GPU memory: h100-02's mlx5_6 (GPU 4) writes 121.7 Gb/s from GPU memory to
 # h100-04 where the same rail writes 392.18 from host memory (GPU 4's PCIe link trained down,
