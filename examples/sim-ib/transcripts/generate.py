@@ -1161,9 +1161,9 @@ def fabric_errors_after(out, errors, code):
             f"stdout = {q(ibqueryerrors_text(errors))}", 'stderr = ""', f"exit_code = {code}", "duration_ms = 1500", ""]
 scenario("ib-uplink-errors-under-load", "the rail-4 leaf's (LID 203) uplink port 35 counts 118 symbol errors and 2 link error recoveries under load (ibqueryerrors); every HCA end clean",
          [("fabric_baseline.rhai", [], "ib: fabric error counters not grown under load",
-           ["switch 0xfc6a1c0300e40300 \"MQM9790 Mellanox Technologies\" port 35: SymbolErrorCounter grew by +118 (0 -> 118)", "LinkErrorRecoveryCounter grew by +2"])],
+           ["switch 0xfc6a1c0300e40300 \"MQM9790 Mellanox Technologies\" port 35: SymbolErrorCounter grew by +118 (0 -> 118) (its cable's other end: LID 300 port 8", "LinkErrorRecoveryCounter grew by +2"])],
          {"h100-01": lambda out: fabric_errors_after(out, [(203, 35, {"SymbolErrorCounter": 118, "LinkErrorRecoveryCounter": 2})], 1)},
-         parts=["the cable at switch 0xfc6a1c0300e40300 \"MQM9790 Mellanox Technologies\" port 35"])
+         parts=["the cable at switch 0xfc6a1c0300e40300 \"MQM9790 Mellanox Technologies\" port 35 <-> LID 300 port 8"])
 # Healthy variant: a spine port with 3 link-downed events from a cable replaced before the
 # run, the same before and after the load: standing, not grown.
 def standing(out):
