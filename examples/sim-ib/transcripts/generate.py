@@ -1270,6 +1270,17 @@ scenario("ib-ar-off", "adaptive routing is off on 2 of the 10 switches (ibdiagne
 scenario("ib-healthy-ar-not-used-by-site", "healthy: no switch runs adaptive routing (no AR line in ibdiagnet's summary) and the site routes statically by choice (--set ib_adaptive_routing=off)",
          [], {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ar=0), ms=95000)},
          healthy=True, runs=[("fabric_health.rhai", IBD + ["--set", "ib_adaptive_routing=off"])])
+# Healthy variant under the default (consistent): an ibdiagnet whose summary has no AR line is
+# not judged, so a fabric routed statically passes without the site saying anything.
+scenario("ib-healthy-no-ar-line-default", "healthy: ibdiagnet's summary has no adaptive-routing line and the site says nothing (default ib_adaptive_routing=consistent: not judged)",
+         [], {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ar=0), ms=95000)},
+         healthy=True, runs=[("fabric_health.rhai", IBD)])
+# A SuperPOD-style site that requires AR everywhere (--set ib_adaptive_routing=on): a summary
+# without the AR line does not confirm it.
+scenario("ib-ar-required-not-confirmed", "with --set ib_adaptive_routing=on: ibdiagnet's summary has no adaptive-routing line, so AR on the 10 switches is not confirmed",
+         [("fabric_health.rhai", IBD + ["--set", "ib_adaptive_routing=on"], "health: ibdiagnet", ["adaptive routing is off on 10 of 10 switches", "no \"Adaptive Routing is enabled on N switches\" line"])],
+         {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ar=0), ms=95000)},
+         parts=["the subnet's routing as ibdiagnet saw it from h100-01"])
 # SHARP expected on every switch (--set ib_sharp=on): 8 aggregation nodes for 10 switches.
 scenario("ib-sharp-missing", "with --set ib_sharp=on: ibdiagnet counts 8 SHARP aggregation nodes for 10 switches (two switches without one)",
          [("fabric_health.rhai", IBD + ["--set", "ib_sharp=on"], "health: ibdiagnet", ["SHARP: 8 aggregation node(s) for 10 switches"])],
