@@ -3,6 +3,9 @@
 //! `Summary` stage table (`-I- Stage  Warnings  Errors  Comment`, one `-I- NAME W E [comment]`
 //! row per stage). Everything else ibdiagnet prints (progress, `-I-`/`-W-`/`-E-` lines of the
 //! stages) is skipped: the details are in its output directory (`/var/tmp/ibdiagnet2`).
+//! Between the two, the routing lines of the summary: `Adaptive Routing is enabled on N
+//! switches` (and `Hashed Based Forwarding is enabled on N switches`); a summary without the
+//! line leaves the count unknown (`None`), not 0.
 //!
 //! Recognised evidence: the stage table's header or the `Fabric Summary` line.
 
@@ -29,6 +32,10 @@ pub struct Ibdiagnet {
     pub channel_adapters: Option<u64>,
     pub aggregation_nodes: Option<u64>,
     pub routers: Option<u64>,
+    /// `Adaptive Routing is enabled on N switches`.
+    pub adaptive_routing_switches: Option<u64>,
+    /// `Hashed Based Forwarding is enabled on N switches`.
+    pub hbf_switches: Option<u64>,
     pub stages: Vec<Stage>,
     /// Sums over the stages.
     pub warnings: u64,
@@ -60,6 +67,19 @@ pub fn parse(text: &str) -> Result<Ibdiagnet, ParseError> {
             if let Some(v) = count(t, label) {
                 *slot = Some(v);
             }
+        }
+        if let Some(c) = regex!(
+            r"^(Adaptive Routing|Hashed Based Forwarding) is enabled on (\d+) switch(?:es)?$"
+        )
+        .captures(t)
+        {
+            let n = c[2].parse().ok();
+            if &c[1] == "Adaptive Routing" {
+                s.adaptive_routing_switches = n;
+            } else {
+                s.hbf_switches = n;
+            }
+            continue;
         }
         if regex!(r"^-I-\s+Stage\s+Warnings\s+Errors").is_match(t) {
             seen = true;

@@ -452,6 +452,51 @@ mod tests {
         assert_eq!(names, vec!["qsfp0", "qsfp0", "qsfp1"]);
         let tcp: Vec<u16> = plans.iter().map(|p| p.port).collect();
         assert_eq!(tcp, vec![18515, 18516, 18517]);
+        // rail_shift 1: the client's rail k writes to the server's rail k+1 (cross-rail), the
+        // server's address that of the rail it listens on
+        let cross = PerftestOpts {
+            all_ports: true,
+            rail_shift: 1,
+            ..Default::default()
+        };
+        let (_, names, plans) = port_plans("ib_write_bw", &two, &peer, &cross).unwrap();
+        assert_eq!(names, vec!["qsfp0", "qsfp1", "qsfp0"]);
+        assert!(
+            plans[0]
+                .client_cmd
+                .starts_with("ib_write_bw -d rocep1s0f1 "),
+            "{}",
+            plans[0].client_cmd
+        );
+        assert!(
+            plans[0]
+                .server_cmd
+                .starts_with("ib_write_bw -d roceP2p1s0f1 "),
+            "{}",
+            plans[0].server_cmd
+        );
+        assert!(
+            plans[1]
+                .server_cmd
+                .starts_with("ib_write_bw -d rocep1s0f0 "),
+            "{}",
+            plans[1].server_cmd
+        );
+        assert!(
+            plans[2]
+                .client_cmd
+                .starts_with("ib_write_bw -d rocep1s0f0 "),
+            "{}",
+            plans[2].client_cmd
+        );
+        assert!(
+            plans[2]
+                .server_cmd
+                .starts_with("ib_write_bw -d rocep1s0f1 "),
+            "{}",
+            plans[2].server_cmd
+        );
+        assert_eq!(plans[0].server_ip, "192.168.200.10");
         let none = Node::bare("x");
         assert!(
             port_plans("ib_write_bw", &none, &c, &PerftestOpts::default())

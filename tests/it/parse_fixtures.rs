@@ -236,6 +236,13 @@ const FIXTURES: &[(&str, &str)] = &[
     ("nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt", "nvidia_version_open_and_proprietary"),
     ("rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt", "ib_pkeys_azure"),
     ("ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt", "mlxlink_dac_counters_and_module"),
+    ("ibdiags/ibtracert-llnl-hype-qib-3-switch-hops-through-core-s205a.txt", "ibtracert_paths"),
+    ("ibdiags/ibtracert-ibsim-rail-leaf-spine-leaf-cross-su-5-to-12.txt", "ibtracert_paths"),
+    ("iommu/proc-cmdline-fdio-csit-denverton-intel_iommu-on-iommu-pt.txt", "iommu_modes"),
+    ("iommu/iommu-group-type-firecracker-vm-no-iommu-none.txt", "iommu_modes"),
+    ("ibdiags/ibqueryerrors-sx6036-switch-8-ports-hcas-xmitwait-mailing-list.txt", "ibqueryerrors_sections"),
+    ("ibdiags/ibqueryerrors-ibsim-leaf-uplink-symbol-errors-link-downed.txt", "ibqueryerrors_sections"),
+    ("ibdiags/ibnetdiscover-edr-switchib-two-switch-sections-uplink-4xddr.txt", "ibnetdiscover_links"),
 ];
 
 #[test]
@@ -3221,11 +3228,13 @@ fn ip_route_v6_empty() {
 
 /// ibdiagnet's closing summary, read by hand from the real capture: the Fabric Summary block
 /// (15 nodes: 3 switches, 9 CAs, 3 aggregation nodes, 0 routers) and the stage table (Discovery
-/// 3 warnings 0 errors, Virtualization 0 0, Routing 0 0); the "Adaptive Routing is enabled"
-/// line between them is not a count.
+/// 3 warnings 0 errors, Virtualization 0 0, Routing 0 0); the "Adaptive Routing is enabled on
+/// 3 switches" line between them (issue 51 item 3: AR on every switch); no HBF line: unknown.
 #[test]
 fn ibdiagnet_summary() {
     let s = parse::ibdiagnet::parse(&fx("ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt")).unwrap();
+    assert_eq!(s.adaptive_routing_switches, Some(3));
+    assert_eq!(s.hbf_switches, None);
     assert_eq!(s.total_nodes, Some(15));
     assert_eq!(s.switches, Some(3));
     assert_eq!(s.channel_adapters, Some(9));
@@ -3434,4 +3443,143 @@ fn lldpctl_shapes() {
     );
     let e = parse::lldpctl::parse(&fx("lldp/lldpctl-1.0.16-no-daemon-stderr.txt")).unwrap_err();
     assert!(e.to_string().contains("lldpctl -f json"), "{e}");
+}
+
+/// ibtracert (issue 51 item 4): the hops of two real traces, each switch with the ports it is
+/// entered and left by, and the one-line path a red carries.
+#[test]
+fn ibtracert_paths() {
+    let a = parse::ibtracert::parse(&fx(
+        "ibdiags/ibtracert-llnl-hype-qib-3-switch-hops-through-core-s205a.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (a.from.lid, a.from.description.as_str()),
+        (129, "hype281 qib0")
+    );
+    assert_eq!(a.hops.len(), 4);
+    assert_eq!(a.switches, 3);
+    assert!(a.complete);
+    let core = &a.hops[1];
+    assert_eq!((core.out_port, core.in_port, core.lid), (27, 11, 8));
+    assert_eq!(core.description, "ibcore1 S205A");
+    assert_eq!(a.to.as_ref().unwrap().lid, 332);
+    assert_eq!(
+        a.path,
+        "\"hype281 qib0\" LID 129 port 1 -> switch \"ibcore1 L109\" LID 17 in 9 out 27 -> switch \"ibcore1 S205A\" LID 8 in 11 out 3 -> switch \"ibcore1 L101\" LID 7 in 36 out 9 -> ca \"hype353 qib0\" LID 332 in 1"
+    );
+    let b = parse::ibtracert::parse(&fx(
+        "ibdiags/ibtracert-ibsim-rail-leaf-spine-leaf-cross-su-5-to-12.txt",
+    ))
+    .unwrap();
+    // the leaf's uplink (port 33) to the spine, and the To line's node GUID (not the port's)
+    assert_eq!(b.hops[1].out_port, 33);
+    assert_eq!(b.hops[1].description, "hxa-spine01");
+    assert_eq!(b.to.as_ref().unwrap().guid, "0x000000000010000a");
+    assert_eq!(b.hops[3].guid, "0x000000000010000b");
+}
+
+/// The IOMMU mode (issue 51 item 5): a real kernel command line with intel_iommu=on iommu=pt
+/// (passthrough), and a real machine without an IOMMU (no group on any device: `none`).
+#[test]
+fn iommu_modes() {
+    let c = parse::iommu::parse(&fx(
+        "iommu/proc-cmdline-fdio-csit-denverton-intel_iommu-on-iommu-pt.txt",
+    ))
+    .unwrap();
+    assert_eq!(c.params, ["intel_iommu=on", "iommu=pt"]);
+    assert!(c
+        .cmdline
+        .unwrap()
+        .starts_with("BOOT_IMAGE=/boot/vmlinuz-4.15.0-36-generic"));
+    assert!(c.devices.is_empty());
+    let v = parse::iommu::parse(&fx(
+        "iommu/iommu-group-type-firecracker-vm-no-iommu-none.txt",
+    ))
+    .unwrap();
+    assert_eq!(v.cmdline, None);
+    assert_eq!(v.devices.len(), 3);
+    assert!(v
+        .devices
+        .iter()
+        .all(|d| d.group_type == "none" && !d.translated));
+    assert_eq!(v.devices[1].path, "/sys/bus/pci/devices/0000:00:01.0");
+}
+
+/// ibqueryerrors (issue 51 item 2): a real SX6036 fabric's sections (CAs by description,
+/// the switch by GUID and description, `port ALL`, port 0, saturated counters) and an ibsim
+/// leaf uplink with symbol errors.
+#[test]
+fn ibqueryerrors_sections() {
+    let a = parse::ibqueryerrors::parse(&fx(
+        "ibdiags/ibqueryerrors-sx6036-switch-8-ports-hcas-xmitwait-mailing-list.txt",
+    ))
+    .unwrap();
+    // 14 ports beyond threshold, and the switch's `port ALL` line
+    assert_eq!(a.ports.len(), 15);
+    assert_eq!(
+        (a.nodes_checked, a.bad_nodes, a.ports_checked, a.bad_ports),
+        (Some(4), Some(4), Some(43), Some(14))
+    );
+    let p5 = a.ports.iter().find(|p| p.port == Some(5)).unwrap();
+    assert_eq!(p5.node, "MF0;ys23ib4:SX6036/U1");
+    assert_eq!(p5.node_guid.as_deref(), Some("0x2c903006e29b0"));
+    assert_eq!(p5.counters["SymbolErrorCounter"], 65535);
+    assert_eq!(p5.counters["PortXmitDiscards"], 649);
+    let all = a.ports.iter().find(|p| p.port.is_none()).unwrap();
+    assert_eq!(all.counters["LinkDownedCounter"], 48);
+    let ca = &a.ports[0];
+    assert_eq!(
+        (ca.node.as_str(), ca.node_guid.as_deref(), ca.port),
+        ("dl380g7 mlx4_0", None, Some(1))
+    );
+    assert_eq!(ca.counters["PortXmitWait"], 4294967295);
+    let b = parse::ibqueryerrors::parse(&fx(
+        "ibdiags/ibqueryerrors-ibsim-leaf-uplink-symbol-errors-link-downed.txt",
+    ))
+    .unwrap();
+    assert_eq!(b.ports[1].port, Some(33));
+    assert_eq!(b.ports[1].counters["SymbolErrorCounter"], 250);
+    assert_eq!(b.ports[1].node, "hxa-su1-leaf-r1");
+}
+
+/// ibnetdiscover (issue 51 item 4): a real EDR fat tree's two switch sections: 36 + 12 links,
+/// HCA peers with their port GUIDs, switch-to-switch uplinks, one uplink at 4xDDR.
+#[test]
+fn ibnetdiscover_links() {
+    let l = parse::ibnetdiscover::parse(&fx(
+        "ibdiags/ibnetdiscover-edr-switchib-two-switch-sections-uplink-4xddr.txt",
+    ))
+    .unwrap();
+    assert_eq!(l.len(), 48);
+    let first = &l[0];
+    assert_eq!(
+        (first.node_type.as_str(), first.node_guid.as_str()),
+        ("Switch", "ec0d9a0300ec8240")
+    );
+    assert_eq!(
+        (
+            first.peer_type.as_str(),
+            first.peer_desc.as_str(),
+            first.peer_lid
+        ),
+        ("H", "node018 HCA-1", Some(67))
+    );
+    let up: Vec<_> = l.iter().filter(|x| x.peer_type == "S").collect();
+    assert_eq!(up.len(), 24);
+    let slow: Vec<_> = l
+        .iter()
+        .filter(|x| x.speed.as_deref() != Some("EDR"))
+        .collect();
+    assert_eq!(slow.len(), 1);
+    assert_eq!(
+        (
+            slow[0].node_guid.as_str(),
+            slow[0].port,
+            slow[0].peer_guid.as_str(),
+            slow[0].peer_port
+        ),
+        ("ec0d9a0300ec8480", 11, "ec0d9a0300ec8200", 11)
+    );
+    assert_eq!(slow[0].speed.as_deref(), Some("DDR"));
 }

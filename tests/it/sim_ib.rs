@@ -16,6 +16,8 @@ const IB_TESTS: &[&str] = &[
     "health: ib partition",
     "health: pcie acs",
     "health: ib physical layer",
+    "health: iommu",
+    "health: gpu pcie link",
 ];
 
 /// `fabcheck run scripts/SCRIPT -i examples/sim-ib/cluster.toml ARGS [--scenario S]`, with reports.
@@ -90,9 +92,12 @@ fn healthy_ib_cluster_passes_every_ib_check() {
         .map(|t| t["name"].as_str().unwrap_or("").to_string())
         .collect();
     // 4 nodes x (ib ports, gpu nearest hca, error counters, error counters not grown, ib
-    // partition, pcie acs, ib physical layer), the fabric's links (iblinkinfo), the subnet
-    // manager (sminfo from every node) and the IB MTU once
-    assert_eq!(passed.len(), 31, "{passed:#?}");
+    // partition, pcie acs, ib physical layer, iommu, gpu pcie link: the GPUs idle at 2.5 GT/s
+    // x16 pass), the fabric's links (iblinkinfo), the subnet manager (sminfo from every node)
+    // and the IB MTU once
+    assert_eq!(passed.len(), 39, "{passed:#?}");
+    assert!(passed.contains(&"health: gpu pcie link [h100-03]".to_string()));
+    assert!(passed.contains(&"health: iommu [h100-02]".to_string()));
     assert!(passed.contains(&"health: ib subnet manager".to_string()));
     assert!(passed.contains(&"health: ib fabric links".to_string()));
     let t = o.test("health: ib fabric links");
@@ -453,7 +458,22 @@ fn baseline_rdma_on_infiniband_names_the_slow_rail_and_the_slow_pair() {
     };
     let o = base(None, &[]);
     assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
-    assert_eq!(o.tests().len(), 28);
+    // 12 pairs x (write per port, latency per rail), 4 devices-up, the 4 bisection pairs
+    // across the spine (h100-01/02 against h100-03/04, both ways) and the 2 one-way pairs from
+    // GPU memory
+    assert_eq!(o.tests().len(), 34);
+    for t in [
+        "rdma: across the spine [h100-01 -> h100-03]",
+        "rdma: across the spine [h100-04 -> h100-02]",
+    ] {
+        assert_eq!(o.status(t), "pass", "{t}: {}", o.message(t));
+    }
+    let m = serde_json::to_string(&o.test("rdma: across the spine [h100-02 -> h100-04]")).unwrap();
+    // every HCA at once, rail k to the peer's rail k+1
+    assert!(
+        m.contains("rdma_spine_gbps/h100-02:mlx5_11->h100-04:mlx5_0"),
+        "{m}"
+    );
     o.code(0);
 
     let o = base(Some("ib-rail-write-slow"), &[]);
@@ -598,6 +618,18 @@ fn the_four_shipped_scripts_are_green_on_the_healthy_ib_simulation() {
                 assert_eq!(p["name"], "dgx-h100-class", "{p:#}");
             }
         }
+    }
+    // issue 51's baseline checks on the healthy fabric: across the spine, from GPU memory, the
+    // subnet's counters, the other collectives
+    let o = ib_run("fabric_baseline.rhai", &[], None);
+    for t in [
+        "rdma: across the spine [h100-03 -> h100-01]",
+        "rdma: gpu memory per rail [h100-01 -> h100-03]",
+        "ib: fabric error counters not grown under load",
+        "nccl: alltoall 4 nodes",
+        "nccl: sendrecv 4 nodes",
+    ] {
+        assert_eq!(o.status(t), "pass", "{t}: {}", o.message(t));
     }
     let o = ib_run("five_step_acceptance.rhai", &[], None);
     for t in [

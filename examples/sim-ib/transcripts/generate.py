@@ -235,15 +235,37 @@ def cabling_plan(spines=SPINES):
         out.append(f"{leaf_guid(lf)}:{lp} <-> {spine_guid(s)}:{sp}")
     return "\n".join(out) + "\n"
 
-def ibdiagnet_text(stages=(("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0))):
+def ibdiagnet_text(stages=(("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0)), ar=None, ans=0):
     """ibdiagnet's closing summary in the format of the real capture
     tests/fixtures/ibdiags/ibdiagnet-routing-ar-dump-fabric-summary-15-nodes-stage-table-discovery-3-warnings.txt
-    (its stages), for this fabric: N x 8 HCAs, 8 leaf switches and the spines."""
+    (its stages, its "Adaptive Routing is enabled on N switches" line), for this fabric: N x 8
+    HCAs, 8 leaf switches and the spines, adaptive routing on `ar` switches (default every one;
+    0: the line left out), `ans` SHARP aggregation nodes."""
+    sw = len(HCAS) + SPINES
+    ar = sw if ar is None else ar
     rows = "".join(f"-I- {n:<25s} {w:<10d} {e}\n" for n, w, e in stages)
     return ("---------------------------------------------\nFabric Summary\n\n"
-            f"Total Nodes             : {len(NODES) * len(HCAS) + len(HCAS) + SPINES}\nIB Switches             : {len(HCAS) + SPINES}\n"
-            f"IB Channel Adapters     : {len(NODES) * len(HCAS)}\nIB Aggregation Nodes    : 0\nIB Routers              : 0\n\n"
-            "---------------------------------------------\nSummary\n-I- Stage                     Warnings   Errors     Comment\n" + rows)
+            f"Total Nodes             : {len(NODES) * len(HCAS) + sw + ans}\nIB Switches             : {sw}\n"
+            f"IB Channel Adapters     : {len(NODES) * len(HCAS)}\nIB Aggregation Nodes    : {ans}\nIB Routers              : 0\n\n"
+            + (f"Adaptive Routing is enabled on {ar} switches\n\n" if ar else "")
+            + "---------------------------------------------\nSummary\n-I- Stage                     Warnings   Errors     Comment\n" + rows)
+
+def ibqueryerrors_text(errors=()):
+    """`ibqueryerrors` of this fabric in the format of the real captures
+    tests/fixtures/ibdiags/ibqueryerrors-*.txt: a section per switch with counters beyond
+    threshold (`errors`: (leaf or spine LID, port, {counter: value})), then the summary
+    (every CA port and switch port checked; synthesised)."""
+    out, bad = [], 0
+    for lid, port, counters in errors:
+        g = leaf_guid(lid - 200) if lid < 300 else spine_guid(lid - 300)
+        cs = " ".join(f"[{k} == {v}]" for k, v in counters.items())
+        out += [f'Errors for {g} "MQM9790 Mellanox Technologies"', f"   GUID {g} port ALL: {cs}", f"   GUID {g} port {port}: {cs}"]
+        bad += 1
+    sw = len(HCAS) + SPINES
+    out += ["", f"## Summary: {len(NODES) * len(HCAS) + sw} nodes checked, {bad} bad nodes found",
+            f"##          {len(NODES) * len(HCAS) + sw * (SWITCH_PORTS + 1)} ports checked, {bad} ports have errors beyond threshold",
+            "## Thresholds: ", "## Suppressed:"]
+    return "\n".join(out) + "\n"
 
 KERNEL = "5.15.0-1063-nvidia"
 def ethtool_i_ipoib(i):
@@ -290,6 +312,30 @@ def acs_answers(out, on=()):
     cmd(out, "; ".join(f"lspci -vvv -s {b}" for b in bridges), "\n".join(bridge_text(b, ACS_ON if b in on else ACS_OFF) for b in bridges), ms=200,
         note="lspci -vvv of the switch ports above the GPUs and HCAs: ACS off (synthesised in the format of a real capture)")
 
+# The kernel command line of a DGX OS node (synthesised in the format of the real capture
+# tests/fixtures/iommu/proc-cmdline-fdio-csit-denverton-intel_iommu-on-iommu-pt.txt; DGX OS
+# boots with the IOMMU in passthrough)
+CMDLINE = f"BOOT_IMAGE=/boot/vmlinuz-{KERNEL} root=UUID=5b8a3d0e-4c1f-4a57-9d62-0c7e1f2a9b44 ro iommu=pt quiet splash vt.handoff=7"
+def iommu_answers(out, cmdline=CMDLINE, group="identity"):
+    """The IOMMU check's answer: the command line, then each GPU's and HCA's iommu_group type
+    (format of tests/fixtures/iommu/*; `group`: the type of every device, "none": no IOMMU)."""
+    paths = [f"/sys/bus/pci/devices/{g}" for g in GPU_BDF] + [f"/sys/class/infiniband/{ca}/device" for ca in HCAS]
+    c = "cat /proc/cmdline; for p in " + " ".join(paths) + """; do printf '%s ' "$p"; cat "$p/iommu_group/type" 2>/dev/null || echo none; done"""
+    cmd(out, c, cmdline + "\n" + "".join(f"{p} {group}\n" for p in paths), ms=5,
+        note=f"the IOMMU mode: the kernel command line, every GPU's and HCA's iommu_group type ({group}; synthesised)")
+
+def gpu_lspci_answers(out, sta=None):
+    """`lspci -vv -s BDF` of the eight GPUs in one command (the GPU link check): the real
+    ConnectX-7 capture's layout (lspci_text) renamed to the H100 SXM's 3D controller, LnkCap Gen5
+    x16 and LnkSta at the idle speed, 2.5GT/s (downgraded), x16 (an idle NVIDIA GPU lowers its
+    link speed; synthesised). `sta`: {bdf: LnkSta} replacing it."""
+    texts = []
+    for b in GPU_BDF:
+        t = lspci_text(b, sta=(sta or {}).get(b, "Speed 2.5GT/s (downgraded), Width x16"))
+        texts.append(t.replace("Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]", "3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)", 1))
+    cmd(out, "; ".join(f"lspci -vv -s {b}" for b in GPU_BDF), "\n".join(texts), ms=120,
+        note="lspci -vv of the GPUs: Gen5 x16 capable, idle at 2.5GT/s x16 (synthesised in the format of a real capture)")
+
 def health_answers(out, node):
     """fabric_health's PCIe, GPUDirect and version answers: ethtool -i per IPoIB netdev, lspci -vv
     of each HCA (the real ConnectX-7 capture at the HCA's address, an InfiniBand controller at
@@ -303,6 +349,8 @@ def health_answers(out, node):
     cmd(out, "ls /proc/driver/nvidia/gpus", "".join(g + "\n" for g in GPU_BDF), ms=3)
     cmd(out, "test -d /sys/module/nvidia_peermem", "", ms=3, note="synthesised: nvidia_peermem loaded (GPUDirect RDMA)")
     acs_answers(out)
+    iommu_answers(out)
+    gpu_lspci_answers(out)
     cmd(out, "ofed_info -s", "MLNX_OFED_LINUX-23.10-1.1.9.0:\n", ms=200)
     cmd(out, "dpkg-query -W -f='${Version}' libnccl2", "2.21.5-1+cuda12.4", ms=30)
     cmd(out, "dpkg-query -W -f='${Version}' perftest", "23.10.0-0.29.2310119", ms=30)
@@ -475,16 +523,18 @@ def rdma_link(node):
 
 FX = "../../tests/fixtures/"
 SPARK = "../sim/transcripts/synth/"
-def ib_write_bw_client(node, peer, ca, gbps=392.18):
+def ib_write_bw_client(node, peer, ca, gbps=392.18, peer_ca=None):
     """The Spark simulation's synthesised client answer (format of the real RoCE perftest capture)
     rewritten to InfiniBand: link type IB, LID addressing (no GID lines), the HCA's name, and
-    `gbps` (assumed ~98 % of NDR's 400 Gb/s; no public measurement cited)."""
+    `gbps` (assumed ~98 % of NDR's 400 Gb/s; no public measurement cited). `peer_ca`: the
+    server's HCA when it is another rail's (the remote LID is its)."""
     k, j, i = NODES.index(node), NODES.index(peer), HCAS.index(ca)
+    pi = HCAS.index(peer_ca or ca)
     t = open(SPARK + "ib_write_bw-client-rocep1s0f1.txt").read()
     t = (t.replace("Device         : rocep1s0f1", f"Device         : {ca}")
           .replace(" Link type       : Ethernet\n GID index       : 3\n", " Link type       : IB\n")
           .replace(" local address: LID 0000", f" local address: LID {10 + 8 * k + i:#06x}")
-          .replace(" remote address: LID 0000", f" remote address: LID {10 + 8 * j + i:#06x}"))
+          .replace(" remote address: LID 0000", f" remote address: LID {10 + 8 * j + pi:#06x}"))
     t = "\n".join(l for l in t.split("\n") if not l.startswith(" GID:"))
     peak, avg = gbps * 1.0025, gbps
     mpps = gbps * 1e9 / 8 / 65536 / 1e6
@@ -529,6 +579,73 @@ def rdma_answers(out, node):
             note="server: the REAL RoCE ib_write_bw server capture, as above (only the client side is judged)")
         cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 2 --report_gbits 127.0.0.1", ib_write_bw_client(node, node, ca), ms=2550,
             note="SYNTHESISED loopback client (health --context epilog): no real capture of a loopback run")
+    spine_answers(out, node)
+    gdr_answers(out, node)
+
+SHIFT = 1  # the baseline's cross-spine test: rail k of the client to rail k+1 of the server
+def spine_answers(out, node, slow=None):
+    """The baseline's traffic across the spine (rdma: across the spine): every HCA at once, on
+    TCP ports 18515.., the client's rail k writing to the server's rail k+1 (its address on that
+    rail, or the management address without IPoIB); `node` answers as server (the rails' servers,
+    readiness probes, cleanup; port 18515's are rdma_answers') and as client against every peer.
+    `slow`: {(peer, client HCA): Gbit/s} for flows that reach less (synthesised, as
+    ib_write_bw_client)."""
+    server = open(FX + "perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt").read()
+    for k in range(1, len(HCAS)):
+        port, sdev = 18515 + k, HCAS[(k + SHIFT) % len(HCAS)]
+        cmd(out, f"ss -Hltn 'sport = :{port}'", f"LISTEN 0      5            0.0.0.0:{port}      0.0.0.0:*          \n", ms=6)
+        cmd(out, f"pkill -TERM -f -- 'fcsrv-ib_write_bw-{str(port)[:-1]}[{str(port)[-1]}]'; true", "", ms=6)
+        cmd(out, f"ib_write_bw -d {sdev} -p {port} -D 5 --report_gbits ; : fcsrv-ib_write_bw-{port}", server, ms=6100)
+    for peer in NODES:
+        if peer == node:
+            continue
+        for k, ca in enumerate(HCAS):
+            r = (k + SHIFT) % len(HCAS)
+            gbps = (slow or {}).get((peer, ca), 392.18)
+            for ip in [fabric_ip(peer, r), HOSTS[peer]]:
+                cmd(out, f"ib_write_bw -d {ca} -p {18515 + k} -D 5 --report_gbits {ip}", ib_write_bw_client(node, peer, ca, gbps, HCAS[r]), ms=6050)
+
+def gdr_answers(out, node, slow=None, cuda=True):
+    """The baseline's GPU-memory test (rdma: gpu memory per rail): whether perftest knows
+    --use_cuda, and per HCA k the server and the client against every peer with
+    --use_cuda=k (GPU k on HCA k's PCIe switch, topo()); the host-memory runs are
+    rdma_answers'. The client answer is ib_write_bw_client's with perftest's CUDA set-up lines
+    before it (synthesised); `slow`: {(peer, hca): Gbit/s}; `cuda`: False answers 0 (perftest
+    built without CUDA)."""
+    cmd(out, "ib_write_bw --help 2>&1 | grep -c -- --use_cuda", "1\n" if cuda else "0\n", ms=20,
+        note="perftest's help lists --use_cuda (built with CUDA)" if cuda else "perftest built without CUDA")
+    server = open(FX + "perftest/ib_write_bw-server-uc-roce-gid5-gbits-all-sizes-flag-single-row-5hex-qpn.txt").read()
+    for k, ca in enumerate(HCAS):
+        cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits --use_cuda={k} ; : fcsrv-ib_write_bw-18515", server, ms=6300)
+        for peer in NODES:
+            if peer == node:
+                continue
+            pre = (f"initializing CUDA\nListing all CUDA devices in system:\nCUDA device {k}: PCIe address is {GPU_BDF[k][5:10].upper()}\n"
+                   f"Picking device No. {k}\n[pid = 4242, dev = {k}] device name = [NVIDIA H100 80GB HBM3]\ncreating CUDA Ctx\nmaking it the current CUDA Ctx\n")
+            t = pre + ib_write_bw_client(node, peer, ca, (slow or {}).get((peer, ca), 391.46))
+            for ip in [fabric_ip(peer, k), HOSTS[peer]]:
+                cmd(out, f"ib_write_bw -d {ca} -p 18515 -D 5 --report_gbits --use_cuda={k} {ip}", t, ms=6250)
+
+def ibtracert_text(src, sca, dst, dca, up=1):
+    """`ibtracert SLID DLID` from `src`'s HCA `sca` to `dst`'s `dca` in this fabric, in the format
+    of the real captures tests/fixtures/ibdiags/ibtracert-*.txt (From line with the node GUID,
+    each hop `[OUT] -> TYPE port {GUID}[IN] lid A-B "DESC"`, To line): up the source rail's
+    leaf by its `up`-th uplink (uplinks()), down the destination rail's leaf from the same
+    spine (synthesised)."""
+    k, i, j, m = NODES.index(src), HCAS.index(sca), NODES.index(dst), HCAS.index(dca)
+    ups = uplinks({leaf: list(range(len(NODES))) for leaf in range(len(HCAS))})
+    lp = FIRST_UPLINK + up
+    s, sp = ups[(i, lp)]
+    dlp, (_, dsp) = next(((p, v) for (lf, p), v in sorted(ups.items()) if lf == m and v[0] == s))
+    g = lambda n, c: "0x" + guid(n, HCAS.index(c)).replace(":", "")
+    sl, dl = 10 + 8 * k + i, 10 + 8 * j + m
+    sw = '"MQM9790 Mellanox Technologies"'
+    return (f'From ca {{{g(src, sca)}}} portnum 1 lid {sl}-{sl} "{src} {sca}"\n'
+            f'[1] -> switch port {{{leaf_guid(i)}}}[{k + 1}] lid {200 + i}-{200 + i} {sw}\n'
+            f'[{lp}] -> switch port {{{spine_guid(s)}}}[{sp}] lid {300 + s}-{300 + s} {sw}\n'
+            f'[{dsp}] -> switch port {{{leaf_guid(m)}}}[{dlp}] lid {200 + m}-{200 + m} {sw}\n'
+            f'[{j + 1}] -> ca port {{{g(dst, dca)}}}[1] lid {dl}-{dl} "{dst} {dca}"\n'
+            f'To ca {{{g(dst, dca)}}} portnum 1 lid {dl}-{dl} "{dst} {dca}"\n')
 
 NCCL_BIN = "/home/nvidia/nccl-tests/build/all_reduce_perf"
 GPUS = 8
@@ -599,6 +716,50 @@ def nccl_text(nodes, busbw=None, drop=None, no_gdr=(), idle=None):
         res.append(line)
     return "\n".join(res)
 
+# The other collectives (issue 51 item 4) on all nodes, 1 MiB to 8 GiB. SYNTHESISED best busbw
+# (no public measurement of these on 4 x 8 H100 with 8x400G is cited): all_gather and
+# reduce_scatter a little below all_reduce (a real 2-node 8x B200 all_gather over 8x400G peaks
+# at 261.6, tests/fixtures/nccl-tests/all_gather-2node-16xB200-gke-rdma-nccl2.26.txt), alltoall
+# and sendrecv near one NIC per GPU (50 GB/s).
+COLLS = {"alltoall": 46.2, "all_gather": 296.5, "reduce_scatter": 301.2, "sendrecv": 47.1}
+def coll_text(nodes, coll, best):
+    """`{coll}_perf -b 1M -e 8G -f 2 -g 1` over `nodes`, one rank per GPU: the header, rank and
+    NCCL INFO lines of nccl_text() (format of the real nccl-tests captures) with the binary's
+    name, and rows from 1 MiB to 8 GiB whose busbw rises to `best` (busbw = best x s / (s + 16
+    MiB); algbw from nccl-tests' factors: (n-1)/n, sendrecv 1; redop `none` but for
+    reduce_scatter's `sum`). SYNTHESISED."""
+    import re
+    n = GPUS * len(nodes)
+    factor = 1.0 if coll == "sendrecv" else (n - 1) / n
+    redop = "sum" if coll == "reduce_scatter" else "none"
+    rows, size = [], 1 << 20
+    while size <= 8 << 30:
+        bus = best * size / (size + (16 << 20))
+        alg = bus / factor
+        t = size / alg / 1e3
+        cnt = size // 4
+        rows.append(f"{size:12d}  {cnt:12d}     float    {redop:>4s}      -1  {t:8.1f}  {alg:6.2f}  {bus:6.2f}       0  {t * 1.004:8.1f}  {alg / 1.004:6.2f}  {bus / 1.004:6.2f}       0")
+        size *= 2
+    avg = sum(best * (1 << k) / ((1 << k) + (16 << 20)) for k in range(20, 34)) / 14
+    head, body = [], []
+    for line in nccl_text(nodes).split("\n"):
+        if re.match(r"^\s+\d+\s+\d+\s+\w+", line) or line.startswith("# Avg bus") or line.startswith("# Out of bounds"):
+            continue
+        line = line.replace("all_reduce_perf", f"{coll}_perf").replace("minBytes 8 maxBytes 1073741824", "minBytes 1048576 maxBytes 8589934592")
+        (body if head and head[-1].startswith("#        (B)") or body else head).append(line)
+    return "\n".join(head + rows + ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {avg:.4f} "] + body)
+
+def coll_answers(out, colls=None):
+    """The baseline's other collectives as launched from the first node (binary lookup, mpirun
+    over all nodes on the first IPoIB address or, without IPoIB, the management address)."""
+    for coll, best in (colls or COLLS).items():
+        b = NCCL_BIN.replace("all_reduce_perf", f"{coll}_perf")
+        cmd(out, f"""command -v '{coll}_perf' || {{ for d in /usr/local/bin /usr/bin "$HOME/nccl-tests/build"; do [ -x "$d"/'{coll}_perf' ] && echo "$d"/'{coll}_perf' && break; done; }}""", b + "\n", ms=5)
+        for addr in [lambda n: fabric_ip(n, 0), lambda n: HOSTS[n]]:
+            hosts = ",".join(f"{addr(n)}:{GPUS}" for n in NODES)
+            cmd(out, f"mpirun -np {GPUS * len(NODES)} -H {hosts} --bind-to none -x NCCL_IB_HCA -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS {b} -b 1M -e 8G -f 2 -g 1",
+                coll_text(NODES, coll, best), ms=120000, note=f"synthesised {coll}_perf over every node, one rank per GPU (see coll_text)")
+
 def nccl_answers(out, node, drop=None, busbw=None, no_gdr=(), idle=None):
     """The baseline's and five-step's NCCL runs as launched from the first node (h100-01): the
     binary lookup and mpirun over 2 nodes and over all 4, one rank per GPU (8 per node, the
@@ -645,6 +806,7 @@ for node in NODES:
             cmd(out, "iblinkinfo", iblinkinfo(), ms=900, note="iblinkinfo: every HCA cable 4X NDR to its rail's leaf switch (format of the real capture)")
             cmd(out, f"cat -- {PLAN}", cabling_plan(), ms=3, note="the site's cabling plan (--set ib_cabling_plan=...): example content, written by cabling_plan()")
             cmd(out, "ibdiagnet", ibdiagnet_text(), ms=95000, note="ibdiagnet's summary (format of the real capture): no warning, no error")
+            cmd(out, "ibqueryerrors", ibqueryerrors_text(), ms=1500, note="ibqueryerrors: no port of the subnet beyond threshold (format of the real captures)")
         # --dry-run's preflight: the tools the primitives run (all present on a DGX H100 with
         # MLNX_OFED; ibdev2netdev is MLNX_OFED's) and the RDMA devices in sysfs
         for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
@@ -656,6 +818,7 @@ for node in NODES:
         rdma_answers(out, node)
         if node == NODES[0]:
             nccl_answers(out, node)
+            coll_answers(out)
     node_file(f"{OUT}/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
 # The plan as a site would keep it (example content; the same text h100-01 answers for PLAN)
 open("cabling-plan.txt" if N == 4 else "cabling-plan-rack8.txt", "w").write(cabling_plan())
@@ -775,7 +938,8 @@ def gpu_lost(out):
     cmd(out, sysfs_command(), sysfs_ib("h100-03", gpus=[g for g in GPU_BDF if g != "0000:c3:00.0"]), ms=30)
     cmd(out, gpu_command(), "NVIDIA H100 80GB HBM3\n" * 7, ms=40)
 scenario("ib-gpu-lost", "h100-03 shows 7 of its 8 GPUs (GPU 5 fallen off the bus): a full-node collective cannot run",
-         [("fabric_baseline.rhai", NCCL, t, ["h100-03: 7 GPU(s) seen, 8 expected", "profile dgx-h100-class"]) for t in ["nccl: all_reduce 4 nodes"]],
+         [("fabric_baseline.rhai", NCCL, t, ["h100-03: 7 GPU(s) seen, 8 expected", "profile dgx-h100-class"])
+          for t in ["nccl: all_reduce 4 nodes"] + [f"nccl: {c} 4 nodes" for c in COLLS]],
          {"h100-03": gpu_lost})
 # A cable that trained at HDR (issue 33, the fabric view): h100-04 mlx5_10's link to its leaf
 # switch runs 4X at 53.125 Gbps lanes (200 Gb/s) in the NDR fabric, as the subnet sees it
@@ -947,6 +1111,39 @@ scenario("ib-no-gpudirect-path", "h100-02 has no nvidia_peermem and the propriet
          [("health: gpudirect rdma [h100-02]", ["nvidia_peermem module is not loaded", "DMA-BUF is not available (the proprietary kernel module 515.76, kernel 5.15.0-1063-nvidia"])],
          {"h100-02": no_peermem(PROP_KM)}, parts=["GPUDirect RDMA on h100-02: no nvidia_peermem and no DMA-BUF"])
 
+# A GPU's PCIe link at half width: h100-04's GPU 3 (0000:61:00.0) trained x8 of x16 (its riser).
+scenario("ib-gpu-link-x8", "h100-04 GPU 3 (0000:61:00.0) PCIe link at x8 of its x16 (a riser or the board's seating)",
+         [("health: gpu pcie link [h100-04]", ["h100-04 GPU 61:00.0", "PCIe link width x8 of its x16"])],
+         {"h100-04": lambda out: gpu_lspci_answers(out, {"0000:61:00.0": "Speed 32GT/s, Width x8 (downgraded)"})},
+         parts=["h100-04 GPU 61:00.0: its PCIe link at x8 of x16"])
+
+# GPUDirect RDMA from GPU memory: h100-02's mlx5_6 (GPU 4) writes 121.7 Gb/s from GPU memory to
+# h100-04 where the same rail writes 392.18 from host memory (GPU 4's PCIe link trained down,
+# or its switch port redirecting peer-to-peer: the host-memory path is clean).
+GDR = ["--filter", "rdma: gpu memory"]
+scenario("ib-gpu-memory-slow", "h100-02 mlx5_6 writes 121.7 Gb/s from GPU 4's memory (ib_write_bw --use_cuda=4) to h100-04 where the same rail writes 392.18 from host memory",
+         [("fabric_baseline.rhai", GDR, "rdma: gpu memory per rail [h100-02 -> h100-04]",
+           ["mlx5_6 (GPU 4) -> h100-04 mlx5_6: GPU memory 121.7 Gbit/s vs host memory 392.18 Gbit/s (31 %)"])],
+         {"h100-02": lambda out: gdr_answers(out, "h100-02", slow={("h100-04", "mlx5_6"): 121.7})},
+         parts=["the GPUDirect path of h100-02 GPU 4 and mlx5_6"])
+# Healthy variant: perftest on h100-03 built without CUDA: the GPU-memory test is skipped
+# saying so (nothing fails).
+scenario("ib-healthy-perftest-without-cuda", "healthy: perftest on h100-03 built without CUDA (no --use_cuda): the GPU-memory test skips saying why",
+         [], {"h100-03": lambda out: gdr_answers(out, "h100-03", cuda=False)},
+         healthy=True, runs=[("fabric_baseline.rhai", GDR)])
+
+# The IOMMU translating DMA on h100-02 (booted with intel_iommu=on and no iommu=pt: every GPU's
+# and HCA's group DMA-FQ): GPUDirect RDMA's peer-to-peer DMA goes through the IOMMU.
+scenario("ib-iommu-translated", "h100-02 booted with intel_iommu=on and no iommu=pt: every GPU and HCA in a translated (DMA-FQ) IOMMU group",
+         [("health: iommu [h100-02]", ["h100-02: the IOMMU translates DMA of GPU 0000:1b:00.0", "mlx5_0", "iommu_group type DMA-FQ", "kernel command line: intel_iommu=on", "boot with iommu=pt"])],
+         {"h100-02": lambda out: iommu_answers(out, CMDLINE.replace("iommu=pt", "intel_iommu=on"), "DMA-FQ")},
+         parts=["the IOMMU mode of h100-02 (DMA-FQ for GPU 0000:1b:00.0"])
+# Healthy variant: h100-03 has no IOMMU at all (off in the firmware: no group on any device,
+# no IOMMU parameter), as on the real machine of tests/fixtures/iommu/iommu-group-type-*.
+scenario("ib-healthy-iommu-off", "healthy: h100-03 without an IOMMU (no iommu_group on any GPU or HCA, no IOMMU parameter on the command line)",
+         [], {"h100-03": lambda out: iommu_answers(out, CMDLINE.replace(" iommu=pt", ""), "none")},
+         healthy=True, runs=[("fabric_health.rhai", [])])
+
 # ---- both ends of every link (issue 51 item 2) -------------------------------------------------
 # The switch end of h100-02 mlx5_4's cable (leaf LID 202 port 2) counts 55 symbol errors during
 # the load; the HCA end counts none (a cable or module failing towards the switch): the
@@ -962,6 +1159,25 @@ scenario("ib-raw-ber-high", "h100-03 mlx5_10: raw (pre-FEC) BER 4E-5 with zero s
          [("health: ib physical layer [h100-03]", ["h100-03 mlx5_10: raw (pre-FEC) BER 0.00004 above 0.000001", "symbol errors 0", "module NVIDIA MMA4Z00-NS400 serial MT2302FT00006"])],
          {"h100-03": lambda out: cmd(out, "mlxlink -d mlx5_10 -m -c", mlxlink_text("h100-03", "mlx5_10", raw="4E-5"), ms=900)},
          parts=["the cable or module NVIDIA MMA4Z00-NS400 serial MT2302FT00006 of h100-03 mlx5_10"])
+
+# The subnet's counters under load (ibqueryerrors before and after the baseline's traffic): the
+# rail-4 leaf's (LID 203) uplink port 35 counts 118 symbol errors and 2 link error recoveries
+# during the load; every HCA end is clean (a leaf-spine cable no HCA counter sees).
+def fabric_errors_after(out, errors, code):
+    out += ["# after the load: the leaf uplink's counters grew", "[[command]]", 'command = "ibqueryerrors"', 'after = "ib_write_bw"',
+            f"stdout = {q(ibqueryerrors_text(errors))}", 'stderr = ""', f"exit_code = {code}", "duration_ms = 1500", ""]
+scenario("ib-uplink-errors-under-load", "the rail-4 leaf's (LID 203) uplink port 35 counts 118 symbol errors and 2 link error recoveries under load (ibqueryerrors); every HCA end clean",
+         [("fabric_baseline.rhai", [], "ib: fabric error counters not grown under load",
+           ["switch 0xfc6a1c0300e40300 \"MQM9790 Mellanox Technologies\" port 35: SymbolErrorCounter grew by +118 (0 -> 118) (its cable's other end: LID 300 port 8", "LinkErrorRecoveryCounter grew by +2"])],
+         {"h100-01": lambda out: fabric_errors_after(out, [(203, 35, {"SymbolErrorCounter": 118, "LinkErrorRecoveryCounter": 2})], 1)},
+         parts=["the cable at switch 0xfc6a1c0300e40300 \"MQM9790 Mellanox Technologies\" port 35 <-> LID 300 port 8"])
+# Healthy variant: a spine port with 3 link-downed events from a cable replaced before the
+# run, the same before and after the load: standing, not grown.
+def standing(out):
+    e = [(300, 9, {"LinkDownedCounter": 3})]
+    cmd(out, "ibqueryerrors", ibqueryerrors_text(e), ms=1500, note="a standing counter: 3 link-downed events on spine 300 port 9 from before the run")
+scenario("ib-healthy-standing-fabric-errors", "healthy: spine LID 300 port 9 shows 3 link-downed events from a cable replaced before the run, unchanged under the load",
+         [], {"h100-01": standing}, healthy=True, runs=[("fabric_baseline.rhai", ["--filter", "ib: fabric error counters"])])
 
 # ---- the control plane (issue 51 item 3) ------------------------------------------------------
 # ibdiagnet warnings a site fails on (--set ibdiagnet_fail, default Links Check, Speed / Width,
@@ -1003,6 +1219,76 @@ scenario("ib-healthy-mtu-2048-by-site", "healthy: every port at IB MTU 2048 wher
          healthy=True, runs=[("fabric_health.rhai", ["--set", "ib_mtu=2048"])])
 scenario("ib-healthy-sm-as-site-says", "healthy: the master and standby SMs the site names (--set ib_sm, ib_sm_standby), no SM on a node",
          [], {}, healthy=True, runs=[("fabric_health.rhai", SITE_SM)])
+
+# ---- traffic across the spine (issue 51 item 4) -----------------------------------------------
+# The baseline's cross-rail test (every HCA at once, rail k to the peer's rail k+1, half the
+# nodes against the other half). h100-01's mlx5_4 (rail 3, leaf LID 202) writing to h100-03's
+# mlx5_5 (rail 4, leaf LID 203) reaches 183.6 Gb/s: its path goes up leaf 202's uplink port 34
+# to spine LID 301. Every cable is Active 4X NDR in iblinkinfo and every flow that stays on a
+# leaf is at line rate: only traffic over that uplink shows it (a cable the switches keep
+# retrying, or a spine port that does not forward at rate).
+SPINE = ["--filter", "rdma: across the spine"]
+scenario("ib-spine-path-slow", "h100-01 mlx5_4 -> h100-03 mlx5_5 (rail 3 to rail 4, up leaf LID 202's uplink port 34 to spine LID 301) writes 183.6 Gb/s; every link Active 4X NDR, every leaf-local flow at rate",
+         [("fabric_baseline.rhai", SPINE, "rdma: across the spine [h100-01 -> h100-03]",
+           ["h100-01 mlx5_4 -> h100-03 mlx5_5 183.6 Gbit/s", "1 of 8 flows below 90% of 400 Gb/s",
+            "switch \"MQM9790 Mellanox Technologies\" LID 202 in 1 out 34 -> switch \"MQM9790 Mellanox Technologies\" LID 301 in"])],
+         {"h100-01": lambda out: (spine_answers(out, "h100-01", slow={("h100-03", "mlx5_4"): 183.6}),
+                                  cmd(out, "ibtracert 12 29", ibtracert_text("h100-01", "mlx5_4", "h100-03", "mlx5_5"), ms=40,
+                                      note="ibtracert from h100-01 mlx5_4 (LID 12) to h100-03 mlx5_5 (LID 29): leaf 202 -> spine 301 -> leaf 203"))},
+         parts=["the path of h100-01 mlx5_4 -> h100-03 mlx5_5 across the spine", "LID 202 in 1 out 34", "LID 301"])
+# Healthy variant: a site whose spines are oversubscribed 2:1 by design (half as many uplinks
+# as node cables) sees every cross-spine flow at 196.4 Gb/s when every HCA sends at once, and
+# says so (--set spine_pct=45).
+scenario("ib-healthy-spine-oversubscribed-by-site", "healthy: spines oversubscribed 2:1 by design: every cross-spine flow at 196.4 Gb/s with all HCAs at once, the site's line 45 % (--set spine_pct=45)",
+         [], {n: (lambda out, n=n: spine_answers(out, n, slow={(p, c): 196.4 for p in NODES for c in HCAS})) for n in NODES},
+         healthy=True, runs=[("fabric_baseline.rhai", SPINE + ["--set", "spine_pct=45"])])
+
+# The other collectives: alltoall (every GPU to every other, across the spines) peaks at 14.8
+# GB/s while all_reduce, all_gather, reduce_scatter and sendrecv pass (rings and trees keep to
+# the rails; an all-to-all loads every leaf-spine path at once: static routes that stack flows
+# on a few uplinks, adaptive routing off, show here first).
+scenario("ib-alltoall-low", "alltoall over the 4 nodes peaks at 14.79 GB/s busbw (line 25: half of one NDR port per rank) while all_reduce, all_gather, reduce_scatter and sendrecv pass",
+         [("fabric_baseline.rhai", NCCL, "nccl: alltoall 4 nodes", ["nccl alltoall best bus bandwidth over 32 ranks, 8 per node (the line: 50 % of one port (50.0 GB/s)", "expected >= 25, actual 14.79"])],
+         {"h100-01": lambda out: coll_answers(out, {"alltoall": 14.82})},
+         parts=["the path of NCCL's traffic between h100-01, h100-02, h100-03, h100-04"])
+# Healthy variant: a site whose spines are oversubscribed 2:1 by design sees alltoall at 21.3
+# GB/s and gives its line (--set nccl_collective_min_gbs=18).
+scenario("ib-healthy-alltoall-by-site-line", "healthy: alltoall at 21.3 GB/s on spines oversubscribed 2:1 by design, the site's line 18 GB/s (--set nccl_collective_min_gbs=18)",
+         [], {"h100-01": lambda out: coll_answers(out, {"alltoall": 21.35})},
+         healthy=True, runs=[("fabric_baseline.rhai", NCCL + ["--set", "nccl_collective_min_gbs=18"])])
+
+# ---- adaptive routing and SHARP as the site expects (issue 51 item 3), from ibdiagnet ---------
+# AR off on the two spines (replaced, their AR settings not restored): "enabled on 8 switches"
+# of 10; every link and stage clean.
+IBD = ["--set", "ibdiagnet=true"]
+scenario("ib-ar-off", "adaptive routing is off on 2 of the 10 switches (ibdiagnet: \"Adaptive Routing is enabled on 8 switches\"); every stage clean",
+         [("fabric_health.rhai", IBD, "health: ibdiagnet", ["adaptive routing is off on 2 of 10 switches", "Adaptive Routing is enabled on 8 of its 10 switches", "ibdiagnet2.far"])],
+         {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ar=8), ms=95000)},
+         parts=["the subnet's routing as ibdiagnet saw it from h100-01", "Adaptive Routing is enabled on 8 of its 10 switches"])
+# Healthy variant: a site that routes statically by choice (no AR line in ibdiagnet's summary)
+# says so (--set ib_adaptive_routing=off).
+scenario("ib-healthy-ar-not-used-by-site", "healthy: no switch runs adaptive routing (no AR line in ibdiagnet's summary) and the site routes statically by choice (--set ib_adaptive_routing=off)",
+         [], {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ar=0), ms=95000)},
+         healthy=True, runs=[("fabric_health.rhai", IBD + ["--set", "ib_adaptive_routing=off"])])
+# Healthy variant under the default (consistent): an ibdiagnet whose summary has no AR line is
+# not judged, so a fabric routed statically passes without the site saying anything.
+scenario("ib-healthy-no-ar-line-default", "healthy: ibdiagnet's summary has no adaptive-routing line and the site says nothing (default ib_adaptive_routing=consistent: not judged)",
+         [], {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ar=0), ms=95000)},
+         healthy=True, runs=[("fabric_health.rhai", IBD)])
+# A SuperPOD-style site that requires AR everywhere (--set ib_adaptive_routing=on): a summary
+# without the AR line does not confirm it.
+scenario("ib-ar-required-not-confirmed", "with --set ib_adaptive_routing=on: ibdiagnet's summary has no adaptive-routing line, so AR on the 10 switches is not confirmed",
+         [("fabric_health.rhai", IBD + ["--set", "ib_adaptive_routing=on"], "health: ibdiagnet", ["adaptive routing is off on 10 of 10 switches", "no \"Adaptive Routing is enabled on N switches\" line"])],
+         {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ar=0), ms=95000)},
+         parts=["the subnet's routing as ibdiagnet saw it from h100-01"])
+# SHARP expected on every switch (--set ib_sharp=on): 8 aggregation nodes for 10 switches.
+scenario("ib-sharp-missing", "with --set ib_sharp=on: ibdiagnet counts 8 SHARP aggregation nodes for 10 switches (two switches without one)",
+         [("fabric_health.rhai", IBD + ["--set", "ib_sharp=on"], "health: ibdiagnet", ["SHARP: 8 aggregation node(s) for 10 switches"])],
+         {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ans=8), ms=95000)},
+         parts=["the subnet's routing as ibdiagnet saw it from h100-01", "8 SHARP aggregation node(s)"])
+scenario("ib-healthy-sharp-everywhere", "healthy: a SHARP aggregation node on each of the 10 switches, --set ib_sharp=on",
+         [], {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ans=10), ms=95000)},
+         healthy=True, runs=[("fabric_health.rhai", IBD + ["--set", "ib_sharp=on"])])
 
 # ---- the rack of eight (FCSIM_NODES=8): the fleet view at rack size --------------------------
 RACK_RDMA = ["--filter", "rdma: write"]

@@ -15,6 +15,7 @@ use std::time::Duration;
 struct PortArgs {
     port_name: Option<String>,
     all_ports: bool,
+    rail_shift: i64,
     device: Option<String>,
     gid_index: Option<i64>,
     port: Option<i64>,
@@ -34,6 +35,7 @@ impl From<PortArgs> for PerftestOpts {
         PerftestOpts {
             port_name: a.port_name,
             all_ports: a.all_ports,
+            rail_shift: a.rail_shift,
             device: a.device,
             gid_index: a.gid_index,
             port: a.port,

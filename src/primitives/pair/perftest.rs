@@ -31,6 +31,11 @@ pub(crate) struct PerftestOpts {
     /// `_port` forms: every port of the node (all its NICs) at the same time.
     #[serde(skip)]
     pub all_ports: bool,
+    /// `_port` forms with `all_ports`: the client's k-th rail writes to the server's
+    /// (k + rail_shift)-th (mod the rails): cross-rail pairs, whose traffic leaves the rail's
+    /// leaf for the spine in a rail-optimised fabric. 0 (default): rail k to rail k.
+    #[serde(skip)]
+    pub rail_shift: i64,
 }
 
 /// The command lines of one perftest exchange. `tool` is `ib_write_bw` etc.
@@ -235,25 +240,30 @@ pub(crate) fn port_plans(
         )]
     };
     let base_port = o.port.unwrap_or(18515).clamp(1, 65000) as u16;
-    let mut plans = Vec::new();
-    let mut names = Vec::new();
+    let mut rails: Vec<(String, String, String)> = Vec::new();
     for (sp, cp) in &pairs {
         for (i, sdev) in sp.rdma_devices.iter().enumerate() {
-            let ro = PerftestOpts {
-                device: None,
-                server_device: Some(sdev.clone()),
-                client_device: Some(
-                    cp.rdma_devices
-                        .get(i)
-                        .cloned()
-                        .unwrap_or_else(|| sdev.clone()),
-                ),
-                ..o.clone()
-            };
-            let tcp = base_port.saturating_add(plans.len() as u16);
-            plans.push(perftest_plan(tool, server, &ro, Some(tcp))?);
-            names.push(sp.name.clone());
+            let cdev = cp.rdma_devices.get(i).cloned();
+            rails.push((
+                sp.name.clone(),
+                sdev.clone(),
+                cdev.unwrap_or_else(|| sdev.clone()),
+            ));
         }
+    }
+    let shifted = shift_servers(&rails, o.rail_shift);
+    let mut plans = Vec::new();
+    let mut names = Vec::new();
+    for (port, sdev, cdev) in shifted {
+        let ro = PerftestOpts {
+            device: None,
+            server_device: Some(sdev),
+            client_device: Some(cdev),
+            ..o.clone()
+        };
+        let tcp = base_port.saturating_add(plans.len() as u16);
+        plans.push(perftest_plan(tool, server, &ro, Some(tcp))?);
+        names.push(port);
     }
     let label = if o.all_ports {
         "all".to_string()
@@ -261,6 +271,21 @@ pub(crate) fn port_plans(
         pairs[0].0.name.clone()
     };
     Ok((label, names, plans))
+}
+
+/// (port, server device, client device) per rail with the client's rail k paired with the
+/// server's rail (k + shift) mod the rails (the port named is the server's).
+fn shift_servers(rails: &[(String, String, String)], shift: i64) -> Vec<(String, String, String)> {
+    let n = rails.len() as i64;
+    if n == 0 || shift.rem_euclid(n) == 0 {
+        return rails.to_vec();
+    }
+    (0..rails.len())
+        .map(|k| {
+            let s = &rails[(k as i64 + shift).rem_euclid(n) as usize];
+            (s.0.clone(), s.1.clone(), rails[k].2.clone())
+        })
+        .collect()
 }
 
 /// Every port of a node: its inventory `ports`, else each RDMA device as its own port.
