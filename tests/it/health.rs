@@ -715,23 +715,7 @@ fn link_flaps_in_the_kernel_log_since_the_last_run_fail_the_healthcheck_naming_t
         &flapped,
     );
     let st = d.path().join("state");
-    let run = |scenario: Option<&str>| {
-        let mut f = Fab::new()
-            .args([
-                "health",
-                "--context",
-                "healthcheck",
-                "-i",
-                &inv,
-                "--node",
-                "spark-02",
-            ])
-            .args(["--state".to_string(), st.display().to_string()]);
-        if let Some(s) = scenario {
-            f = f.args(["--scenario", s]);
-        }
-        f.run()
-    };
+    let run = |scenario: Option<&str>| healthcheck(&inv, "spark-02", &st, scenario);
     let o = run(None);
     o.code(0);
     assert!(o.stdout.contains("PASS  link flaps"), "{}", o.stdout);
@@ -784,23 +768,7 @@ fn ib_link_flaps_are_the_link_downed_counter_growth_since_the_last_run() {
     assert_ne!(healthy, flapped);
     let inv = sim_with_overlay(d.path(), "ib", "hca-flapped", "h100-02", cmd, &flapped);
     let st = d.path().join("state");
-    let run = |scenario: Option<&str>| {
-        let mut f = Fab::new()
-            .args([
-                "health",
-                "--context",
-                "healthcheck",
-                "-i",
-                &inv,
-                "--node",
-                "h100-02",
-            ])
-            .args(["--state".to_string(), st.display().to_string()]);
-        if let Some(s) = scenario {
-            f = f.args(["--scenario", s]);
-        }
-        f.run()
-    };
+    let run = |scenario: Option<&str>| healthcheck(&inv, "h100-02", &st, scenario);
     run(None).code(0);
     let o = run(Some("hca-flapped"));
     o.code(1);
@@ -1061,4 +1029,23 @@ fn prom_and_state_files_never_write_through_a_planted_link() {
         "{said}"
     );
     assert!(said.contains("the state was not kept"), "{said}");
+}
+
+/// `fabcheck health --context healthcheck` of `node` with its state in `st`, under `scenario`.
+fn healthcheck(inv: &str, node: &str, st: &Path, scenario: Option<&str>) -> Outcome {
+    let mut f = Fab::new()
+        .args([
+            "health",
+            "--context",
+            "healthcheck",
+            "-i",
+            inv,
+            "--node",
+            node,
+        ])
+        .args(["--state".to_string(), st.display().to_string()]);
+    if let Some(s) = scenario {
+        f = f.args(["--scenario", s]);
+    }
+    f.run()
 }

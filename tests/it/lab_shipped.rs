@@ -270,22 +270,15 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
     let (_, out) = lab.exec("lab01", ": > /home/fclab/.ssh/known_hosts; echo cleared");
     assert!(out.contains("cleared"), "{out}");
     let script = five_step_script();
-    let o = Fab::new()
-        .file("inv.toml", &inv)
-        .args([
-            "run",
-            &script,
-            "-i",
-            "inv.toml",
-            "-w",
-            "lab[01-02]",
-            "--filter",
-            "step 2",
-            "--set",
-            "strict_host_key=true",
-        ])
-        .reports()
-        .run();
+    let step2_strict = || {
+        Fab::new()
+            .file("inv.toml", &inv)
+            .args(["run", &script, "-i", "inv.toml", "-w", "lab[01-02]"])
+            .args(["--filter", "step 2", "--set", "strict_host_key=true"])
+            .reports()
+            .run()
+    };
+    let o = step2_strict();
     o.code(1);
     let m = o.message("step 2: passwordless ssh [lab01 -> lab02]");
     assert!(
@@ -318,21 +311,7 @@ fn five_step_on_a_lab_without_names_and_with_the_users_ssh_config() {
     );
     let (_, out) = lab.exec("lab01", &plant);
     assert!(out.contains("planted"), "{out}");
-    let o = Fab::new()
-        .file("inv.toml", &inv)
-        .args([
-            "run",
-            &script,
-            "-i",
-            "inv.toml",
-            "-w",
-            "lab[01-02]",
-            "--filter",
-            "step 2",
-        ])
-        .args(["--set", "strict_host_key=true"])
-        .reports()
-        .run();
+    let o = step2_strict();
     o.code(1);
     let m = o.message("step 2: passwordless ssh [lab01 -> lab02]");
     assert!(m.contains("REMOTE HOST IDENTIFICATION HAS CHANGED"), "{m}");
