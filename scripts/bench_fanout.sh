@@ -14,14 +14,9 @@ FCLAB_ARGS=("$@")
 cd "$(dirname "$0")/.."
 N=${1:-64}
 ROUNDS=${2:-5}
-DIR=${FCLAB_DIR:-/tmp/fclab}
-[[ $(id -u) -eq 0 ]] || { echo "bench: needs root (namespace lab)"; exit 77; }
 for t in pdsh clush /usr/bin/time python3; do command -v "$t" >/dev/null || { echo "bench: missing $t (apt-get install pdsh clustershell time)"; exit 2; }; done
-[[ -x target/release/fabcheck ]] || cargo build --release --quiet
-FC=$PWD/target/release/fabcheck
-FCLAB_QUIET=1 bash tests/lab/lab.sh ensure "$N" --dir "$DIR"
-# the lab lives in a network namespace of its own (tests/lab/README.md): the rest runs in it
-[[ -n ${FCLAB_IN_NETNS:-} ]] || FCLAB_IN_NETNS=1 exec nsenter --net=/run/netns/fclab-net -- bash "$0" "${FCLAB_ARGS[@]}"
+source scripts/lab_bench.sh
+lab_enter "$N"
 INV=$DIR/inventory.toml
 HOSTS=$(paste -sd, "$DIR/hosts")
 export PDSH_SSH_ARGS="-F $DIR/ssh_config -l fclab %h"

@@ -14,15 +14,8 @@ FCLAB_ARGS=("$@")
 cd "$(dirname "$0")/.."
 N=${1:-16}
 COUNT=${2:-5}
-DIR=${FCLAB_DIR:-/tmp/fclab}
-[[ $(id -u) -eq 0 ]] || { echo "bench: needs root (namespace lab)"; exit 77; }
-[[ -x target/release/fabcheck ]] || cargo build --release --quiet
-FC=$PWD/target/release/fabcheck
-exec 9>/run/fclab.tests.lock
-flock 9
-FCLAB_QUIET=1 bash tests/lab/lab.sh ensure "$((N > 16 ? N : 16))" --dir "$DIR"
-# the lab lives in a network namespace of its own (tests/lab/README.md): the rest runs in it
-[[ -n ${FCLAB_IN_NETNS:-} ]] || FCLAB_IN_NETNS=1 exec nsenter --net=/run/netns/fclab-net -- bash "$0" "${FCLAB_ARGS[@]}"
+source scripts/lab_bench.sh
+lab_enter "$((N > 16 ? N : 16))"
 INV=$DIR/inventory.toml
 WORK=$(mktemp -d)
 ROUNDS_SCRIPT=$PWD/scripts/.bench_rounds.rhai # next to the script: same module paths

@@ -8,14 +8,9 @@ FCLAB_ARGS=("$@")
 cd "$(dirname "$0")/.."
 ITER=${1:-20}
 NODES=${NODES:-16}
-DIR=${FCLAB_DIR:-/tmp/fclab}
-[[ $(id -u) -eq 0 ]] || { echo "reliability: needs root (namespace lab)"; exit 77; }
-[[ -x target/release/fabcheck ]] || cargo build --release --quiet
-FC=$PWD/target/release/fabcheck
 XSD=tests/junit/jenkins-xunit-junit-10-2018-04.xsd
-FCLAB_QUIET=1 bash tests/lab/lab.sh ensure 16 --dir "$DIR"
-# the lab lives in a network namespace of its own (tests/lab/README.md): the rest runs in it
-[[ -n ${FCLAB_IN_NETNS:-} ]] || FCLAB_IN_NETNS=1 exec nsenter --net=/run/netns/fclab-net -- bash "$0" "${FCLAB_ARGS[@]}"
+source scripts/lab_bench.sh
+lab_enter 16 reliability
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 cat > "$W/s.rhai" <<'RHAI'
 let all = nodes(param("nodes", "lab[01-16]"));
