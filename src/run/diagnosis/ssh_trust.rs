@@ -171,7 +171,7 @@ fn pair_words(kind: Trust, from: &str, to: &str) -> (String, String) {
     }
 }
 
-fn next_steps(topo: &Topology, kind: Trust, hops: &[&Hop]) -> Vec<String> {
+fn next_steps(topo: &Topology, kind: Trust, hops: &[Hop]) -> Vec<String> {
     let mut v = vec![];
     for h in hops.iter().take(2) {
         let addr = h.addr.clone().unwrap_or_else(|| h.to.clone());
@@ -216,48 +216,44 @@ pub(crate) fn ssh_trust(ctx: &mut Ctx) {
     for kind in [Trust::KeyChanged, Trust::KeyUnknown, Trust::LoginRefused] {
         let mut left = hops(ctx, kind);
         while !left.is_empty() {
+            // A pair's node is the one its hops start from: every hop from it goes to that peer.
             let (node, side) = widest(&left);
             let (mine, rest): (Vec<Hop>, Vec<Hop>) = left.into_iter().partition(|h| match side {
                 Side::Peer => h.to == node,
                 Side::Source | Side::Pair => h.from == node,
             });
-            let (mine, mut rest) = match side {
-                Side::Pair => {
-                    let mut mine = mine;
-                    let more = mine.split_off(1);
-                    (mine, more.into_iter().chain(rest).collect())
-                }
-                _ => (mine, rest),
-            };
-            rest.sort_by_key(|h| h.red);
             left = rest;
-            let others = list(
-                mine.iter()
-                    .map(|h| match side {
-                        Side::Peer => h.from.clone(),
-                        _ => h.to.clone(),
-                    })
-                    .collect(),
-            );
-            let (cause, part) = words(kind, &node, side, &others);
-            let refs: Vec<&Hop> = mine.iter().collect();
-            let next = next_steps(ctx.topo, kind, &refs);
-            let mut evidence = vec![];
-            for h in &mine {
-                ctx.claimed[h.red] = true;
-                let name = ctx.reds[h.red].t.name.clone();
-                if !evidence.contains(&name) {
-                    evidence.push(name);
-                }
-            }
-            ctx.out.push(Diagnosis {
-                rule: "ssh_trust".into(),
-                metric: None,
-                cause,
-                part,
-                evidence,
-                next,
-            });
+            let d = diagnosis(ctx, kind, &node, side, &mine);
+            ctx.out.push(d);
         }
+    }
+}
+
+/// The diagnosis of the hops `mine`, which share `node` on `side`; claims their reds.
+fn diagnosis(ctx: &mut Ctx, kind: Trust, node: &str, side: Side, mine: &[Hop]) -> Diagnosis {
+    let others = list(
+        mine.iter()
+            .map(|h| match side {
+                Side::Peer => h.from.clone(),
+                _ => h.to.clone(),
+            })
+            .collect(),
+    );
+    let (cause, part) = words(kind, node, side, &others);
+    let mut evidence = vec![];
+    for h in mine {
+        ctx.claimed[h.red] = true;
+        let name = ctx.reds[h.red].t.name.clone();
+        if !evidence.contains(&name) {
+            evidence.push(name);
+        }
+    }
+    Diagnosis {
+        rule: "ssh_trust".into(),
+        metric: None,
+        cause,
+        part,
+        evidence,
+        next: next_steps(ctx.topo, kind, mine),
     }
 }
