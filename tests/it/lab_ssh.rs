@@ -785,7 +785,11 @@ fn yes_on_sixteen_nodes_keeps_memory_bounded() {
     }
     o.code(0);
     o.junit_is_valid();
-    assert!(rss_kib < 64 * 1024, "peak RSS {rss_kib} KiB");
+    // Bounded, not proportional to the output: 10 s of `yes` on 16 nodes is many GiB, and the
+    // runs keep 1 MiB a node. About 60 MiB on an idle machine (before and after issue 48), 71
+    // MiB seen in a loaded CI run: the bound leaves room for load and still fails on a flood
+    // that is kept.
+    assert!(rss_kib < 256 * 1024, "peak RSS {rss_kib} KiB");
 }
 
 #[test]
