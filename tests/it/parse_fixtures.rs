@@ -2324,6 +2324,39 @@ fn nccl_h200_2_28_socket() {
     assert_eq!(by, vec![("vm", vec!["eth0:192.0.2.2<0>"])]);
 }
 
+/// The four other collectives of nccl-tests 2.19.6 on one H100 (real, captured by this project,
+/// 8 B to 8 GiB, one rank): reduce_scatter, all_gather and alltoall print busbw 0.00 on every
+/// row (their bus factor is (n-1)/n), sendrecv prints busbw = algbw (factor 1: one rank is NOT
+/// 0 for it); alltoall's and sendrecv's in-place rows print algbw `2e+06`, `8e+06` (no copy is made), which
+/// is a number, not a parse failure.
+#[test]
+fn nccl_other_collectives_one_h100() {
+    let p = |c: &str| {
+        parse::nccl::parse(&fx(&format!(
+            "nccl-tests/{c}-v2.19.6-nccl2.28.9-1xH100-g1-8B-8G-debug-info-socket-firecracker.txt"
+        )))
+        .unwrap()
+    };
+    for c in ["reduce_scatter", "all_gather", "alltoall"] {
+        let n = p(c);
+        assert_eq!(n.collective.as_deref(), Some(c));
+        assert_eq!(n.transport.as_deref(), Some("Socket"), "{c}");
+        assert_eq!(n.out_of_bounds, Some(0), "{c}");
+        assert_eq!(n.avg_busbw_gbs, Some(0.0), "{c}");
+        assert_eq!(n.max_busbw_gbs, Some(0.0), "{c}");
+        assert!(n.rows.len() >= 28, "{c}: {}", n.rows.len());
+    }
+    let a = p("alltoall");
+    let last = a.rows.last().unwrap();
+    assert_eq!(last.redop.as_deref(), Some("none"));
+    assert_eq!(last.in_place.algbw_gbs, Some(8e6));
+    let s = p("sendrecv");
+    assert_eq!(s.rows.last().unwrap().size_bytes, 8589934592);
+    assert_eq!(s.rows.last().unwrap().out_of_place.busbw_gbs, Some(1433.0));
+    assert_eq!(s.avg_busbw_gbs, Some(91278.7));
+    assert_eq!(s.max_busbw_gbs, Some(2e6));
+}
+
 /// GPUDirect RDMA in NCCL's INFO log (real job logs from NVIDIA/nccl issues): 12 channel lines
 /// all `via NET/IB/N/GDRDMA`; `GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` and HCA 1 on a RoCE
 /// job; 6 channel lines over the IBext_v8 plugin without `/GDRDMA`.
