@@ -202,6 +202,9 @@ pub enum Finding {
     Bandwidth,
     /// A latency above its line.
     Latency,
+    /// A flow across the spine below its line: `links` are the switch ports its path leaves
+    /// by (ibtracert), so that slow flows sharing one cable are put on it.
+    SpinePath,
     /// Receive error counters grew (CRC, symbol errors, pre-FEC BER): the signal arriving at
     /// this port is bad.
     RxErrors,
@@ -240,6 +243,7 @@ impl Finding {
         ("ib_port", Finding::IbPort),
         ("ib_no_sm", Finding::IbNoSm),
         ("rail_crossed", Finding::RailCrossed),
+        ("spine_path", Finding::SpinePath),
         ("ssh_trust", Finding::SshTrust),
         ("script", Finding::Script),
         ("config", Finding::Config),
@@ -302,6 +306,10 @@ pub struct Subject {
     /// Mb/s`; `rx_crc_errors_phy +1234`): the diagnosis says it with the cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<String>,
+    /// The links of the path the evidence took, one per switch port it left by (`"DESC"
+    /// GUID port N`, as a trace gives them): reds whose paths share a link are put on it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
 }
 
 impl Subject {
@@ -316,6 +324,7 @@ impl Subject {
             cable: None,
             part: None,
             found: None,
+            links: vec![],
         }
     }
 }

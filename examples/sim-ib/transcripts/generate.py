@@ -1236,6 +1236,22 @@ scenario("ib-spine-path-slow", "h100-01 mlx5_4 -> h100-03 mlx5_5 (rail 3 to rail
                                   cmd(out, "ibtracert 12 29", ibtracert_text("h100-01", "mlx5_4", "h100-03", "mlx5_5"), ms=40,
                                       note="ibtracert from h100-01 mlx5_4 (LID 12) to h100-03 mlx5_5 (LID 29): leaf 202 -> spine 301 -> leaf 203"))},
          parts=["the path of h100-01 mlx5_4 -> h100-03 mlx5_5 across the spine", "LID 202 in 1 out 34", "LID 301"])
+# Two slow flows whose paths share links: h100-01 mlx5_4 -> h100-03 mlx5_5 and h100-02 mlx5_4 ->
+# h100-04 mlx5_5 both leave leaf 202 by uplink port 34 to spine 301 and come down to leaf 203 by
+# the same spine port (ibtracert of each); the diagnosis puts both reds on the links they share,
+# once, not one path per red (every other flow at rate).
+scenario("ib-spine-link-shared", "two cross-spine flows from two nodes (h100-01 and h100-02 mlx5_4 to mlx5_5 of h100-03 and h100-04) write 171-176 Gb/s; both traces go up leaf LID 202's port 34 to spine LID 301 and down to leaf LID 203: the links they share are the part",
+         [("fabric_baseline.rhai", SPINE, "rdma: across the spine [h100-01 -> h100-03]",
+           ["h100-01 mlx5_4 -> h100-03 mlx5_5 176.2 Gbit/s", "1 of 8 flows below 90% of 400 Gb/s"]),
+          ("fabric_baseline.rhai", SPINE, "rdma: across the spine [h100-02 -> h100-04]",
+           ["h100-02 mlx5_4 -> h100-04 mlx5_5 171.9 Gbit/s", "1 of 8 flows below 90% of 400 Gb/s"])],
+         {"h100-01": lambda out: (spine_answers(out, "h100-01", slow={("h100-03", "mlx5_4"): 176.2}),
+                                  cmd(out, "ibtracert 12 29", ibtracert_text("h100-01", "mlx5_4", "h100-03", "mlx5_5"), ms=40,
+                                      note="ibtracert from h100-01 mlx5_4 (LID 12) to h100-03 mlx5_5 (LID 29): leaf 202 port 34 -> spine 301 -> leaf 203")),
+          "h100-02": lambda out: (spine_answers(out, "h100-02", slow={("h100-04", "mlx5_4"): 171.9}),
+                                  cmd(out, "ibtracert 20 37", ibtracert_text("h100-02", "mlx5_4", "h100-04", "mlx5_5"), ms=40,
+                                      note="ibtracert from h100-02 mlx5_4 (LID 20) to h100-04 mlx5_5 (LID 37): leaf 202 port 34 -> spine 301 -> leaf 203"))},
+         parts=["switch LID 202 (0xfc6a1c0300e40200) port 34", "switch LID 301"])
 # Healthy variant: a site whose spines are oversubscribed 2:1 by design (half as many uplinks
 # as node cables) sees every cross-spine flow at 196.4 Gb/s when every HCA sends at once, and
 # says so (--set spine_pct=45).

@@ -27,6 +27,7 @@ struct SubjectArgs {
     part: Option<String>,
     #[serde(deserialize_with = "options::shown")]
     found: Option<String>,
+    links: Vec<String>,
 }
 
 /// A cable: an `ethtool_module` result (`n.optics(iface)`) or a map with these fields; any
@@ -89,6 +90,7 @@ fn subject_of(ctx: &NativeCallContext, opts: Map) -> Result<Option<Subject>, Rha
             .found
             .map(|p| p.trim().to_string())
             .filter(|p| !p.is_empty()),
+        links: o.links,
         node,
     }))
 }
@@ -99,7 +101,7 @@ static REGISTER: Binder = register;
 fn register(api: &mut Api) {
     api.function("subject(opts)")
         .options::<SubjectArgs>()
-        .doc("name the part the running test found wrong, for the run's diagnosis: kind (link_down, link_slow, unreachable, bandwidth, latency, rx_errors, flapping, pcie_downtrained, config, other), node (required), port, netdev, rail, peer, cable (an ethtool_module result: vendor, PN, SN), part (the part in words where the check knows it better: `nvidia-peermem on spark-01`), found (measured against expected: `negotiated 100000 Mb/s, expected 200000 Mb/s`); docs/diagnosis.md")
+        .doc("name the part the running test found wrong, for the run's diagnosis: kind (link_down, link_slow, unreachable, bandwidth, latency, rx_errors, flapping, pcie_downtrained, spine_path, config, other), node (required), port, netdev, rail, peer, cable (an ethtool_module result: vendor, PN, SN), part (the part in words where the check knows it better: `nvidia-peermem on spark-01`), found (measured against expected: `negotiated 100000 Mb/s, expected 200000 Mb/s`), links (the switch ports a path leaves by, an array of strings: reds sharing one are put on it); docs/diagnosis.md")
         .register(|engine, name| {
             engine.register_fn(
                 name,

@@ -6,6 +6,7 @@
 
 pub(crate) mod fleet;
 pub(crate) mod rules;
+mod spine;
 mod ssh_trust;
 
 use super::model::{Diagnosis, Finding, RunResult, Status, Subject, TestResult};

@@ -19,6 +19,7 @@ pub(crate) const ALL: &[Rule] = &[
     ib_port,
     rail_crossed,
     receiver_errors,
+    super::spine::spine_links,
     super::fleet::slow_parts,
     rail_bandwidth,
     named_part,

@@ -554,3 +554,117 @@ fn one_hop_alone_names_both_ends_not_a_whole_node() {
         d[0].next
     );
 }
+
+/// A slow flow across the spine from `node`'s `hca` to `peer`, its path leaving switches by
+/// `links`.
+fn flow(t: &mut TestResult, node: &str, hca: &str, peer: &str, links: &[&str]) {
+    t.subjects.push(Subject {
+        rail: Some(hca.into()),
+        peer: Some(peer.into()),
+        found: Some(format!("180 Gbit/s to {peer} mlx5_5")),
+        part: Some(format!("the path of {node} {hca} -> {peer}")),
+        links: links.iter().map(|l| l.to_string()).collect(),
+        ..Subject::new(Finding::SpinePath, node)
+    });
+}
+
+fn spine_red(node: &str, peer: &str, flows: &[(&str, &[&str])]) -> TestResult {
+    let mut t = red(
+        &format!("rdma: across the spine [{node} -> {peer}]"),
+        Some(node),
+        Some(peer),
+    );
+    for (hca, links) in flows {
+        flow(&mut t, node, hca, peer, links);
+    }
+    t
+}
+
+const UP: &str = "switch LID 202 (0x02) port 34";
+const DOWN: &str = "switch LID 301 (0x31) port 7";
+
+#[test]
+fn slow_flows_sharing_a_link_are_put_on_it_once() {
+    let d = run(vec![
+        spine_red("a", "c", &[("mlx5_4", &[UP, DOWN])]),
+        spine_red(
+            "b",
+            "d",
+            &[("mlx5_4", &[UP, "switch LID 301 (0x31) port 9"])],
+        ),
+    ]);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].rule, "spine_link");
+    assert!(
+        d[0].part.starts_with(&format!("the link {UP}:")),
+        "{}",
+        d[0].part
+    );
+    assert_eq!(d[0].evidence.len(), 2);
+    assert!(
+        d[0].cause
+            .contains("a mlx5_4: 180 Gbit/s to c mlx5_5; b mlx5_4"),
+        "{}",
+        d[0].cause
+    );
+}
+
+#[test]
+fn slow_flows_on_separate_paths_are_each_their_own_path() {
+    let d = run(vec![
+        spine_red("a", "c", &[("mlx5_4", &[UP, DOWN])]),
+        spine_red(
+            "b",
+            "d",
+            &[(
+                "mlx5_0",
+                &[
+                    "switch LID 200 (0x00) port 33",
+                    "switch LID 300 (0x30) port 1",
+                ],
+            )],
+        ),
+    ]);
+    assert!(d.iter().all(|x| x.rule != "spine_link"), "{d:#?}");
+    assert_eq!(d.len(), 2, "{d:#?}");
+    assert!(
+        d.iter().any(|x| x.part.contains("the path of a mlx5_4")),
+        "{d:#?}"
+    );
+}
+
+#[test]
+fn a_red_with_a_slow_flow_outside_the_shared_link_keeps_that_flow_named() {
+    let d = run(vec![
+        spine_red(
+            "a",
+            "c",
+            &[
+                ("mlx5_4", &[UP, DOWN]),
+                ("mlx5_0", &["switch LID 200 (0x00) port 33"]),
+            ],
+        ),
+        spine_red("b", "d", &[("mlx5_4", &[UP, DOWN])]),
+    ]);
+    let shared = d
+        .iter()
+        .find(|x| x.rule == "spine_link")
+        .expect("a shared-link diagnosis");
+    assert!(
+        shared.part.starts_with("one of the links"),
+        "{}",
+        shared.part
+    );
+    // a -> c has a slow flow the shared links do not explain: it is not claimed by them
+    assert_eq!(
+        shared.evidence,
+        vec!["rdma: across the spine [b -> d]".to_string()]
+    );
+    assert!(
+        d.iter().any(|x| x
+            .evidence
+            .contains(&"rdma: across the spine [a -> c]".to_string())
+            && x.rule != "spine_link"),
+        "{d:#?}"
+    );
+}
