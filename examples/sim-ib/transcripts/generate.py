@@ -336,6 +336,59 @@ def gpu_lspci_answers(out, sta=None):
     cmd(out, "; ".join(f"lspci -vv -s {b}" for b in GPU_BDF), "\n".join(texts), ms=120,
         note="lspci -vv of the GPUs: Gen5 x16 capable, idle at 2.5GT/s x16 (synthesised in the format of a real capture)")
 
+# The kernel's AER statistics (sysfs aer_dev_*) with the names of current kernels, in the
+# format of the real files tests/fixtures/aer/aer_dev_*-node-exporter-*; `head -v` prints a
+# `==> PATH <==` line before each file and a blank line between (coreutils).
+AER_NAMES = {
+    "correctable": ["RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr", "HeaderOF"],
+    "nonfatal": ["Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "UnxCmplt", "RxOF", "MalfTLP", "ECRC", "UnsupReq",
+                 "ACSViol", "UncorrIntErr", "BlockedTLP", "AtomicOpBlocked", "TLPBlockedErr", "PoisonTLPBlocked"],
+}
+AER_NAMES["fatal"] = AER_NAMES["nonfatal"]
+AER_TOTAL = {"correctable": "TOTAL_ERR_COR", "nonfatal": "TOTAL_ERR_NONFATAL", "fatal": "TOTAL_ERR_FATAL"}
+def aer_dirs():
+    """The device directories the GPU PCIe error check reads, in its order: each GPU and the
+    port above it, then each HCA and the port above it (pcie_paths' numbering)."""
+    gpu, hca, _ = pcie_paths()
+    return [d for p in gpu + hca for d in (p, p.rsplit("/", 1)[0])]
+def aer_text(over=None):
+    """`head -v -n 40` of every directory's three aer_dev_* files: every count 0 (synthesised),
+    `over`: {device address: {severity: {name: count}}} replacing some."""
+    files = []
+    for d in aer_dirs():
+        for sev in ["correctable", "nonfatal", "fatal"]:
+            c = (over or {}).get(d.rsplit("/", 1)[1], {}).get(sev, {})
+            body = "".join(f"{n} {c.get(n, 0)}\n" for n in AER_NAMES[sev]) + f"{AER_TOTAL[sev]} {sum(c.values())}\n"
+            files.append(f"==> {d}/aer_dev_{sev} <==\n{body}")
+    return "\n".join(files)
+def aer_cmd():
+    return "head -v -n 40 " + " ".join(f"{d}/aer_dev_{s}" for d in aer_dirs() for s in ["correctable", "nonfatal", "fatal"])
+def aer_answers(out, over=None, after=None, note=None):
+    cmd(out, aer_cmd(), aer_text(over), ms=20, after=after,
+        note=note or "the AER statistics of every GPU, HCA and the switch port above each: all 0 (synthesised in the format of the real sysfs files)")
+# nvidia-smi -q, abbreviated to what the check reads: per GPU its `GPU` line, Product Name and
+# the PCI section of the real H100 capture tests/fixtures/nvidia-smi/q-1xH100-*.txt (other
+# lines of each GPU's section left out; synthesised: the GPUs' addresses, replay counters)
+def smi_q_text(replays=None):
+    """`replays`: {GPU address: (replays, rollovers)} (else 0, 0)."""
+    SMI_Q = open(FX + "nvidia-smi/q-1xH100-pcie-gen5-x16-replays-0-firecracker-580.txt").read()
+    SMI_PCI = SMI_Q[SMI_Q.index("    PCI\n"):SMI_Q.index("    Fan Speed")]
+    head = SMI_Q[:SMI_Q.index("Attached GPUs")] + "Attached GPUs                                          : 8\n"
+    blocks = []
+    for b in GPU_BDF:
+        bus, dev = b[5:7].upper(), b[8:10].upper()
+        r, ro = (replays or {}).get(b, (0, 0))
+        t = SMI_PCI.replace("00000000:00:06.0", f"00000000:{bus}:{dev}.0")
+        t = t.replace("Bus                                            : 0x00", f"Bus                                            : 0x{bus}")
+        t = t.replace("Device                                         : 0x06", f"Device                                         : 0x{dev}")
+        t = t.replace("Replays Since Reset                            : 0", f"Replays Since Reset                            : {r}")
+        t = t.replace("Replay Number Rollovers                        : 0", f"Replay Number Rollovers                        : {ro}")
+        blocks.append(f"GPU 00000000:{bus}:{dev}.0\n    Product Name                                       : NVIDIA H100 80GB HBM3\n" + t)
+    return head + "".join(blocks)
+def smi_q_answers(out, replays=None, after=None, note=None):
+    cmd(out, "nvidia-smi -q", smi_q_text(replays), ms=400, after=after,
+        note=note or "nvidia-smi -q (abbreviated: each GPU's name and PCI section, the real H100 capture's format): replay counters 0")
+
 def health_answers(out, node):
     """fabric_health's PCIe, GPUDirect and version answers: ethtool -i per IPoIB netdev, lspci -vv
     of each HCA (the real ConnectX-7 capture at the HCA's address, an InfiniBand controller at
@@ -351,6 +404,8 @@ def health_answers(out, node):
     acs_answers(out)
     iommu_answers(out)
     gpu_lspci_answers(out)
+    aer_answers(out)
+    smi_q_answers(out)
     cmd(out, "ofed_info -s", "MLNX_OFED_LINUX-23.10-1.1.9.0:\n", ms=200)
     cmd(out, "dpkg-query -W -f='${Version}' libnccl2", "2.21.5-1+cuda12.4", ms=30)
     cmd(out, "dpkg-query -W -f='${Version}' perftest", "23.10.0-0.29.2310119", ms=30)
@@ -812,7 +867,7 @@ for node in NODES:
         for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
                   "ib_read_bw", "ib_send_bw", "ib_write_lat", "iperf3", "mpirun", "timeout", "ss", "pkill", "ssh",
                   "sudo", NCCL_BIN, "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos",
-                  "dpkg-query", "hostname", "ibstat", "perfquery", "nvidia-smi", "sh"]:
+                  "dpkg-query", "hostname", "ibstat", "perfquery", "nvidia-smi", "sh", "head"]:
             cmd(out, f"command -v {t} >/dev/null", "", ms=3)
         cmd(out, "ls -1 /sys/class/infiniband", "".join(sorted(c + "\n" for c in HCAS)), ms=3)
         rdma_answers(out, node)
