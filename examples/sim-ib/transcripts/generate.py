@@ -1345,6 +1345,62 @@ scenario("ib-healthy-sharp-everywhere", "healthy: a SHARP aggregation node on ea
          [], {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ans=10), ms=95000)},
          healthy=True, runs=[("fabric_health.rhai", IBD + ["--set", "ib_sharp=on"])])
 
+# ---- the GPUs' PCIe error counters (issue 51 item 5): AER in sysfs, nvidia-smi's replays ----
+def port_above(gpu):
+    """The address of the switch port above a GPU (pcie_paths' numbering)."""
+    g, _, _ = pcie_paths()
+    return g[GPU_BDF.index(gpu)].rsplit("/", 2)[1]
+GPU_ERR = "health: gpu pcie errors not grown under load"
+# h100-03 GPU 5 receives bad TLPs during the load: its own AER counts (RxErr, BadTLP) grow by 64
+scenario("ib-gpu-pcie-errors-growing", "h100-03 GPU 5 (0000:c3:00.0) counts 41 RxErr and 23 BadTLP (correctable AER) during the load: its PCIe link to the switch is marginal",
+         [("fabric_baseline.rhai", [], f"{GPU_ERR} [h100-03]",
+           [f"h100-03 GPU 0000:c3:00.0 (NVIDIA H100 80GB HBM3) on its link to the switch port {port_above('0000:c3:00.0')} above GPU 0000:c3:00.0: correctable PCIe errors grew by +64 (TOTAL_ERR 0 -> 64: BadTLP +23, RxErr +41) above 8"])],
+         {"h100-03": lambda out: aer_answers(out, {"0000:c3:00.0": {"correctable": {"RxErr": 41, "BadTLP": 23}}}, after="ib_write_bw",
+                                             note="after the load: GPU 0000:c3:00.0's correctable AER counts grew (synthesised)")},
+         parts=["h100-03 GPU 0000:c3:00.0 (NVIDIA H100 80GB HBM3)"])
+# h100-02: the switch port above GPU 3 counts the errors (it receives the GPU's bad TLPs); the
+# GPU's own AER counters stay 0, its replay counter grows (it sends those TLPs again)
+P3 = port_above("0000:61:00.0")
+def port_counts(out):
+    aer_answers(out, {P3: {"correctable": {"RxErr": 18, "BadDLLP": 9}}}, after="ib_write_bw",
+                note=f"after the load: the switch port {P3} above GPU 0000:61:00.0 counted errors, the GPU none (synthesised)")
+    smi_q_answers(out, {"0000:61:00.0": (212, 0)}, after="ib_write_bw", note="after the load: GPU 0000:61:00.0 replayed 212 TLPs")
+scenario("ib-gpu-switch-port-errors", f"h100-02: the switch port {P3} above GPU 3 (0000:61:00.0) counts 27 correctable errors during the load while the GPU's own AER counts stay 0; the GPU's replay counter grows by 212",
+         [("fabric_baseline.rhai", [], f"{GPU_ERR} [h100-02]",
+           [f"h100-02 the switch port {P3} above GPU 0000:61:00.0 on its link to GPU 0000:61:00.0 (NVIDIA H100 80GB HBM3): correctable PCIe errors grew by +27 (TOTAL_ERR 0 -> 27: BadDLLP +9, RxErr +18)",
+            "h100-02 GPU 0000:61:00.0 (NVIDIA H100 80GB HBM3): its PCIe replay counter (nvidia-smi Replays Since Reset) grew by +212 (0 -> 212)"])],
+         {"h100-02": port_counts}, parts=[f"h100-02 the switch port {P3} above GPU 0000:61:00.0"])
+# h100-04 GPU 0: two uncorrectable non-fatal completion timeouts since boot (every read)
+NF = ["h100-04 GPU 0000:1b:00.0 (NVIDIA H100 80GB HBM3) counted 2 uncorrectable non-fatal PCIe error(s) since boot (aer_dev_nonfatal: CmpltTO 2)",
+      f"its link to the switch port {port_above('0000:1b:00.0')} above GPU 0000:1b:00.0", "not noise"]
+scenario("ib-gpu-pcie-nonfatal", "h100-04 GPU 0 (0000:1b:00.0) shows 2 uncorrectable non-fatal AER errors (completion timeouts) since boot",
+         [("health: gpu pcie errors [h100-04]", NF), ("fabric_baseline.rhai", [], "health: gpu pcie errors before load [h100-04]", NF)],
+         {"h100-04": lambda out: aer_answers(out, {"0000:1b:00.0": {"nonfatal": {"CmpltTO": 2}}}, note="GPU 0000:1b:00.0: 2 completion timeouts (non-fatal) since boot (synthesised)")},
+         parts=["h100-04 GPU 0000:1b:00.0 (NVIDIA H100 80GB HBM3)", "CmpltTO 2"])
+GPU_RUNS = [("fabric_health.rhai", ["--filter", "gpu pcie errors"]), ("fabric_baseline.rhai", ["--filter", "gpu pcie errors"])]
+# Healthy: a long uptime's few correctable errors (and the GPU's replays), unchanged under load
+def standing_pcie(out):
+    aer_answers(out, {"0000:43:00.0": {"correctable": {"RxErr": 3}}, port_above("0000:43:00.0"): {"correctable": {"BadDLLP": 1, "Timeout": 1}}},
+                note="a long uptime: 3 RxErr on GPU 0000:43:00.0 and 2 errors at the port above it, the same in every read (synthesised)")
+    smi_q_answers(out, {"0000:43:00.0": (5, 0)}, note="GPU 0000:43:00.0: 5 replays since its reset, the same in every read")
+scenario("ib-healthy-gpu-pcie-errors-standing", "healthy: h100-02 GPU 1 and the port above it show a few correctable AER errors and 5 replays from a long uptime, unchanged under the load",
+         [], {"h100-02": standing_pcie}, healthy=True, runs=GPU_RUNS)
+# Healthy: a VM (or AER off in the firmware): no aer_dev_* files, head says so; the replay
+# counter is still read (a warning, not a red)
+def no_aer(out):
+    err = "".join(f"head: cannot open '{d}/aer_dev_{s}' for reading: No such file or directory\n" for d in aer_dirs() for s in ["correctable", "nonfatal", "fatal"])
+    raw(out, aer_cmd(), "", 1, err)
+scenario("ib-healthy-gpu-vm-without-aer", "healthy: h100-03 is a VM without AER statistics in sysfs (no aer_dev_* files): a warning; the GPUs' replay counters are still read",
+         [], {"h100-03": no_aer}, healthy=True, runs=GPU_RUNS)
+# Without AER the GPU's own replay counter still catches a bad link: h100-03 (no AER files) GPU 6
+def no_aer_replays(out):
+    no_aer(out)
+    smi_q_answers(out, {"0000:d1:00.0": (1450, 0)}, after="ib_write_bw", note="after the load: GPU 0000:d1:00.0 replayed 1450 TLPs")
+scenario("ib-gpu-replays-growing-without-aer", "h100-03 has no AER statistics (a VM); its GPU 6 (0000:d1:00.0) replays 1450 TLPs during the load (nvidia-smi's replay counter)",
+         [("fabric_baseline.rhai", [], f"{GPU_ERR} [h100-03]",
+           ["h100-03 GPU 0000:d1:00.0 (NVIDIA H100 80GB HBM3): its PCIe replay counter (nvidia-smi Replays Since Reset) grew by +1450 (0 -> 1450) above 8"])],
+         {"h100-03": no_aer_replays}, parts=["h100-03 GPU 0000:d1:00.0 (NVIDIA H100 80GB HBM3), its PCIe link"])
+
 # ---- the rack of eight (FCSIM_NODES=8): the fleet view at rack size --------------------------
 RACK_RDMA = ["--filter", "rdma: write"]
 scenario("rack-node-slow-every-rail", "rack of 8: h100-06 writes and is written to at 331.6 Gb/s on all eight HCAs; every other pair 392.18: the node, not 112 rails",
