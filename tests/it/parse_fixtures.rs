@@ -248,6 +248,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("aer/aer_dev_fatal-node-exporter-sys-ttar-nvme-01-00-0-all-zero.txt", "aer_statistics_short_and_long_names"),
     ("aer/aer_dev_correctable-kernel-abi-doc-sample-long-names-receiver-error-2.txt", "aer_statistics_short_and_long_names"),
     ("aer/aer_dev_fatal-kernel-abi-doc-sample-long-names.txt", "aer_statistics_short_and_long_names"),
+    ("aer/head-v-aer-dev-stderr-firecracker-vm-h100-no-aer-files.txt", "aer_files_absent_in_a_vm"),
     ("nvidia-smi/q-1xH100-pcie-gen5-x16-replays-0-firecracker-580.txt", "nvidia_smi_q_replay_counters"),
     ("nvidia-smi/q-8xV100-sxm2-550-pci-sections-excerpt.txt", "nvidia_smi_q_replay_counters"),
 ];
@@ -3701,4 +3702,22 @@ fn nvidia_smi_q_replay_counters() {
     assert!(v.gpus.iter().all(|g| g.replays == Some(0)
         && g.name.as_deref() == Some("Tesla V100-SXM2-16GB")
         && g.link_gen_max == Some(3)));
+}
+
+/// A real VM without AER statistics (issue 51 item 5): `head -v` of the GPU's and its parent's
+/// aer_dev_* prints nothing on stdout and one `cannot open` line per file on stderr (exit 1);
+/// empty stdout is not AER statistics to the parser (n.aer_stats answers "none read" for it,
+/// and the check warns, the simulation's `ib-healthy-gpu-vm-without-aer` answering the same).
+#[test]
+fn aer_files_absent_in_a_vm() {
+    let err = fx("aer/head-v-aer-dev-stderr-firecracker-vm-h100-no-aer-files.txt");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 6);
+    assert!(lines.iter().all(
+        |l| l.starts_with("head: cannot open '/sys/devices/pci0000:00/")
+            && l.contains("/aer_dev_")
+            && l.ends_with("' for reading: No such file or directory")
+    ));
+    assert!(parse::aer::parse("").is_err());
+    assert!(parse::aer::parse(&err).is_err());
 }

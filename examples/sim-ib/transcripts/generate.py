@@ -1385,7 +1385,9 @@ def standing_pcie(out):
     smi_q_answers(out, {"0000:43:00.0": (5, 0)}, note="GPU 0000:43:00.0: 5 replays since its reset, the same in every read")
 scenario("ib-healthy-gpu-pcie-errors-standing", "healthy: h100-02 GPU 1 and the port above it show a few correctable AER errors and 5 replays from a long uptime, unchanged under the load",
          [], {"h100-02": standing_pcie}, healthy=True, runs=GPU_RUNS)
-# Healthy: a VM (or AER off in the firmware): no aer_dev_* files, head says so; the replay
+# Healthy: a VM (or AER off in the firmware): no aer_dev_* files, head says so on stderr and
+# exits 1, stdout empty (the format of the real VM capture
+# tests/fixtures/aer/head-v-aer-dev-stderr-firecracker-vm-h100-no-aer-files.txt); the replay
 # counter is still read (a warning, not a red)
 def no_aer(out):
     err = "".join(f"head: cannot open '{d}/aer_dev_{s}' for reading: No such file or directory\n" for d in aer_dirs() for s in ["correctable", "nonfatal", "fatal"])
