@@ -1385,6 +1385,18 @@ def standing_pcie(out):
     smi_q_answers(out, {"0000:43:00.0": (5, 0)}, note="GPU 0000:43:00.0: 5 replays since its reset, the same in every read")
 scenario("ib-healthy-gpu-pcie-errors-standing", "healthy: h100-02 GPU 1 and the port above it show a few correctable AER errors and 5 replays from a long uptime, unchanged under the load",
          [], {"h100-02": standing_pcie}, healthy=True, runs=GPU_RUNS)
+# A burst of 3 correctable errors under the load on h100-04 GPU 7 (a retrain as the link
+# leaves a low-power state): within the default budget (8), green; a site that tolerates none
+# (--set gpu_pcie_error_growth=0) fails on the same answers
+def few_under_load(out):
+    aer_answers(out, {"0000:df:00.0": {"correctable": {"RxErr": 2, "BadDLLP": 1}}}, after="ib_write_bw",
+                note="after the load: GPU 0000:df:00.0 counted 3 correctable errors (synthesised)")
+scenario("ib-healthy-gpu-pcie-few-under-load", "healthy: h100-04 GPU 7 (0000:df:00.0) counts 3 correctable AER errors during the load (RxErr 2, BadDLLP 1), within the default gpu_pcie_error_growth of 8",
+         [], {"h100-04": few_under_load}, healthy=True, runs=[("fabric_baseline.rhai", ["--filter", "gpu pcie errors"])])
+scenario("ib-gpu-pcie-few-under-load-strict-site", "the same 3 correctable errors of h100-04 GPU 7 under the load where the site tolerates none (--set gpu_pcie_error_growth=0)",
+         [("fabric_baseline.rhai", ["--set", "gpu_pcie_error_growth=0"], f"{GPU_ERR} [h100-04]",
+           [f"h100-04 GPU 0000:df:00.0 (NVIDIA H100 80GB HBM3) on its link to the switch port {port_above('0000:df:00.0')} above GPU 0000:df:00.0: correctable PCIe errors grew by +3 (TOTAL_ERR 0 -> 3: BadDLLP +1, RxErr +2) above 0"])],
+         {"h100-04": few_under_load}, parts=["h100-04 GPU 0000:df:00.0 (NVIDIA H100 80GB HBM3)"])
 # Healthy: a VM (or AER off in the firmware): no aer_dev_* files, head says so on stderr and
 # exits 1, stdout empty (the format of the real VM capture
 # tests/fixtures/aer/head-v-aer-dev-stderr-firecracker-vm-h100-no-aer-files.txt); the replay
