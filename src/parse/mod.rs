@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 mod util;
 
+pub mod aer;
 pub mod bonding;
 pub mod dmesg;
 pub mod eee;
@@ -40,6 +41,7 @@ pub mod mlxlink;
 pub mod nccl;
 pub(crate) mod nccl_env;
 pub(crate) mod nccl_ib_hca;
+pub mod nvidia_smi_q;
 pub mod nvidia_smi_topo;
 pub mod nvidia_version;
 pub mod ofed_info;

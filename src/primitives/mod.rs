@@ -5,6 +5,7 @@
 //! Every command goes through [`RunEnv`](crate::run::env::RunEnv): the one timeout policy,
 //! logged into the current test, dry runs printed instead of run.
 
+pub(crate) mod aer;
 pub(crate) mod bonding;
 pub(crate) mod command;
 pub(crate) mod counter_growth;
@@ -33,6 +34,7 @@ pub(crate) mod mlnx_qos;
 pub(crate) mod nccl;
 pub(crate) mod nccl_env;
 pub(crate) mod net_state;
+pub(crate) mod nvidia_smi_q;
 pub(crate) mod nvidia_smi_topo;
 pub(crate) mod ofed_info;
 pub(crate) mod pair;

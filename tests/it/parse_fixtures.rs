@@ -247,6 +247,14 @@ const FIXTURES: &[(&str, &str)] = &[
     ("ibdiags/ibqueryerrors-sx6036-switch-8-ports-hcas-xmitwait-mailing-list.txt", "ibqueryerrors_sections"),
     ("ibdiags/ibqueryerrors-ibsim-leaf-uplink-symbol-errors-link-downed.txt", "ibqueryerrors_sections"),
     ("ibdiags/ibnetdiscover-edr-switchib-two-switch-sections-uplink-4xddr.txt", "ibnetdiscover_links"),
+    ("aer/aer_dev_correctable-node-exporter-sys-ttar-nvme-01-00-0-all-zero.txt", "aer_statistics_short_and_long_names"),
+    ("aer/aer_dev_nonfatal-node-exporter-sys-ttar-nvme-01-00-0-all-zero.txt", "aer_statistics_short_and_long_names"),
+    ("aer/aer_dev_fatal-node-exporter-sys-ttar-nvme-01-00-0-all-zero.txt", "aer_statistics_short_and_long_names"),
+    ("aer/aer_dev_correctable-kernel-abi-doc-sample-long-names-receiver-error-2.txt", "aer_statistics_short_and_long_names"),
+    ("aer/aer_dev_fatal-kernel-abi-doc-sample-long-names.txt", "aer_statistics_short_and_long_names"),
+    ("aer/head-v-aer-dev-stderr-firecracker-vm-h100-no-aer-files.txt", "aer_files_absent_in_a_vm"),
+    ("nvidia-smi/q-1xH100-pcie-gen5-x16-replays-0-firecracker-580.txt", "nvidia_smi_q_replay_counters"),
+    ("nvidia-smi/q-8xV100-sxm2-550-pci-sections-excerpt.txt", "nvidia_smi_q_replay_counters"),
 ];
 
 #[test]
@@ -3619,4 +3627,101 @@ fn ibnetdiscover_links() {
         ("ec0d9a0300ec8480", 11, "ec0d9a0300ec8200", 11)
     );
     assert_eq!(slow[0].speed.as_deref(), Some("DDR"));
+}
+
+/// The kernel's AER statistics (issue 51 item 5): a real machine's three files as node_exporter
+/// keeps them (current kernels' short names, all zero), and the kernel ABI document's sample
+/// (the long names of older kernels, `Receiver Error 2`): the count is the last word.
+#[test]
+fn aer_statistics_short_and_long_names() {
+    let one = |p: &str| {
+        let a = parse::aer::parse(&fx(p)).unwrap();
+        assert_eq!(a.files.len(), 1, "{p}");
+        a.files.into_iter().next().unwrap()
+    };
+    let c = one("aer/aer_dev_correctable-node-exporter-sys-ttar-nvme-01-00-0-all-zero.txt");
+    assert_eq!((c.severity.as_str(), c.total), ("correctable", 0));
+    assert_eq!(c.counters.len(), 8);
+    assert_eq!(c.counters["BadTLP"], 0);
+    assert_eq!((c.path, c.device), (None, None));
+    let n = one("aer/aer_dev_nonfatal-node-exporter-sys-ttar-nvme-01-00-0-all-zero.txt");
+    assert_eq!((n.severity.as_str(), n.counters.len()), ("nonfatal", 18));
+    assert_eq!(n.counters["CmpltTO"], 0);
+    let f = one("aer/aer_dev_fatal-node-exporter-sys-ttar-nvme-01-00-0-all-zero.txt");
+    assert_eq!((f.severity.as_str(), f.counters.len()), ("fatal", 18));
+    let l = one("aer/aer_dev_correctable-kernel-abi-doc-sample-long-names-receiver-error-2.txt");
+    assert_eq!((l.severity.as_str(), l.total), ("correctable", 2));
+    assert_eq!(l.counters["Receiver Error"], 2);
+    assert_eq!(l.counters["RELAY_NUM Rollover"], 0);
+    let lf = one("aer/aer_dev_fatal-kernel-abi-doc-sample-long-names.txt");
+    assert_eq!((lf.severity.as_str(), lf.counters.len()), ("fatal", 17));
+    assert_eq!(lf.counters["Surprise Down Error"], 0);
+    // the three real files in one `head -v` (the check reads them so): each with its device
+    let mut t = String::new();
+    for s in ["correctable", "nonfatal", "fatal"] {
+        t += &format!(
+            "==> /sys/devices/pci0000:00/0000:00:02.1/0000:01:00.0/aer_dev_{s} <==\n{}\n",
+            fx(&format!(
+                "aer/aer_dev_{s}-node-exporter-sys-ttar-nvme-01-00-0-all-zero.txt"
+            ))
+        );
+    }
+    let all = parse::aer::parse(&t).unwrap();
+    assert_eq!(all.files.len(), 3);
+    assert!(all
+        .files
+        .iter()
+        .all(|f| f.device.as_deref() == Some("0000:01:00.0")
+            && f.parent.as_deref() == Some("0000:00:02.1")));
+    assert_eq!(all.files[2].severity, "fatal");
+}
+
+/// nvidia-smi -q (issue 51 item 5): the GPU's own PCIe replay counter, on a real H100's whole
+/// output (one GPU, driver 580) and the PCI sections of a real 8x V100 node (driver 550).
+#[test]
+fn nvidia_smi_q_replay_counters() {
+    let h = parse::nvidia_smi_q::parse(&fx(
+        "nvidia-smi/q-1xH100-pcie-gen5-x16-replays-0-firecracker-580.txt",
+    ))
+    .unwrap();
+    assert_eq!(h.driver_version.as_deref(), Some("580.159.04"));
+    assert_eq!(h.gpus.len(), 1);
+    let g = &h.gpus[0];
+    assert_eq!(
+        (g.bus_id.as_str(), g.bdf.as_str()),
+        ("00000000:00:06.0", "0000:00:06.0")
+    );
+    assert_eq!(g.name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+    assert_eq!((g.replays, g.replay_rollovers), (Some(0), Some(0)));
+    assert_eq!((g.link_gen_current, g.link_gen_max), (Some(5), Some(5)));
+    assert_eq!(
+        (g.link_width_current, g.link_width_max),
+        (Some(16), Some(16))
+    );
+    let v =
+        parse::nvidia_smi_q::parse(&fx("nvidia-smi/q-8xV100-sxm2-550-pci-sections-excerpt.txt"))
+            .unwrap();
+    assert_eq!(v.gpus.len(), 8);
+    assert_eq!(v.gpus[6].bdf, "0000:00:0a.0");
+    assert!(v.gpus.iter().all(|g| g.replays == Some(0)
+        && g.name.as_deref() == Some("Tesla V100-SXM2-16GB")
+        && g.link_gen_max == Some(3)));
+}
+
+/// A real VM without AER statistics (issue 51 item 5): `head -v` of the GPU's and its parent's
+/// aer_dev_* prints nothing on stdout and one `cannot open` line per file on stderr (exit 1);
+/// empty stdout is not AER statistics to the parser (n.aer_stats answers "none read" for it,
+/// and the check warns, the simulation's `ib-healthy-gpu-vm-without-aer` answering the same).
+#[test]
+fn aer_files_absent_in_a_vm() {
+    let err = fx("aer/head-v-aer-dev-stderr-firecracker-vm-h100-no-aer-files.txt");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 6);
+    assert!(lines.iter().all(
+        |l| l.starts_with("head: cannot open '/sys/devices/pci0000:00/")
+            && l.contains("/aer_dev_")
+            && l.ends_with("' for reading: No such file or directory")
+    ));
+    assert!(parse::aer::parse("").is_err());
+    assert!(parse::aer::parse(&err).is_err());
 }

@@ -336,6 +336,59 @@ def gpu_lspci_answers(out, sta=None):
     cmd(out, "; ".join(f"lspci -vv -s {b}" for b in GPU_BDF), "\n".join(texts), ms=120,
         note="lspci -vv of the GPUs: Gen5 x16 capable, idle at 2.5GT/s x16 (synthesised in the format of a real capture)")
 
+# The kernel's AER statistics (sysfs aer_dev_*) with the names of current kernels, in the
+# format of the real files tests/fixtures/aer/aer_dev_*-node-exporter-*; `head -v` prints a
+# `==> PATH <==` line before each file and a blank line between (coreutils).
+AER_NAMES = {
+    "correctable": ["RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr", "HeaderOF"],
+    "nonfatal": ["Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "UnxCmplt", "RxOF", "MalfTLP", "ECRC", "UnsupReq",
+                 "ACSViol", "UncorrIntErr", "BlockedTLP", "AtomicOpBlocked", "TLPBlockedErr", "PoisonTLPBlocked"],
+}
+AER_NAMES["fatal"] = AER_NAMES["nonfatal"]
+AER_TOTAL = {"correctable": "TOTAL_ERR_COR", "nonfatal": "TOTAL_ERR_NONFATAL", "fatal": "TOTAL_ERR_FATAL"}
+def aer_dirs():
+    """The device directories the GPU PCIe error check reads, in its order: each GPU and the
+    port above it, then each HCA and the port above it (pcie_paths' numbering)."""
+    gpu, hca, _ = pcie_paths()
+    return [d for p in gpu + hca for d in (p, p.rsplit("/", 1)[0])]
+def aer_text(over=None):
+    """`head -v -n 40` of every directory's three aer_dev_* files: every count 0 (synthesised),
+    `over`: {device address: {severity: {name: count}}} replacing some."""
+    files = []
+    for d in aer_dirs():
+        for sev in ["correctable", "nonfatal", "fatal"]:
+            c = (over or {}).get(d.rsplit("/", 1)[1], {}).get(sev, {})
+            body = "".join(f"{n} {c.get(n, 0)}\n" for n in AER_NAMES[sev]) + f"{AER_TOTAL[sev]} {sum(c.values())}\n"
+            files.append(f"==> {d}/aer_dev_{sev} <==\n{body}")
+    return "\n".join(files)
+def aer_cmd():
+    return "head -v -n 40 " + " ".join(f"{d}/aer_dev_{s}" for d in aer_dirs() for s in ["correctable", "nonfatal", "fatal"])
+def aer_answers(out, over=None, after=None, note=None):
+    cmd(out, aer_cmd(), aer_text(over), ms=20, after=after,
+        note=note or "the AER statistics of every GPU, HCA and the switch port above each: all 0 (synthesised in the format of the real sysfs files)")
+# nvidia-smi -q, abbreviated to what the check reads: per GPU its `GPU` line, Product Name and
+# the PCI section of the real H100 capture tests/fixtures/nvidia-smi/q-1xH100-*.txt (other
+# lines of each GPU's section left out; synthesised: the GPUs' addresses, replay counters)
+def smi_q_text(replays=None):
+    """`replays`: {GPU address: (replays, rollovers)} (else 0, 0)."""
+    SMI_Q = open(FX + "nvidia-smi/q-1xH100-pcie-gen5-x16-replays-0-firecracker-580.txt").read()
+    SMI_PCI = SMI_Q[SMI_Q.index("    PCI\n"):SMI_Q.index("    Fan Speed")]
+    head = SMI_Q[:SMI_Q.index("Attached GPUs")] + "Attached GPUs                                          : 8\n"
+    blocks = []
+    for b in GPU_BDF:
+        bus, dev = b[5:7].upper(), b[8:10].upper()
+        r, ro = (replays or {}).get(b, (0, 0))
+        t = SMI_PCI.replace("00000000:00:06.0", f"00000000:{bus}:{dev}.0")
+        t = t.replace("Bus                                            : 0x00", f"Bus                                            : 0x{bus}")
+        t = t.replace("Device                                         : 0x06", f"Device                                         : 0x{dev}")
+        t = t.replace("Replays Since Reset                            : 0", f"Replays Since Reset                            : {r}")
+        t = t.replace("Replay Number Rollovers                        : 0", f"Replay Number Rollovers                        : {ro}")
+        blocks.append(f"GPU 00000000:{bus}:{dev}.0\n    Product Name                                       : NVIDIA H100 80GB HBM3\n" + t)
+    return head + "".join(blocks)
+def smi_q_answers(out, replays=None, after=None, note=None):
+    cmd(out, "nvidia-smi -q", smi_q_text(replays), ms=400, after=after,
+        note=note or "nvidia-smi -q (abbreviated: each GPU's name and PCI section, the real H100 capture's format): replay counters 0")
+
 def health_answers(out, node):
     """fabric_health's PCIe, GPUDirect and version answers: ethtool -i per IPoIB netdev, lspci -vv
     of each HCA (the real ConnectX-7 capture at the HCA's address, an InfiniBand controller at
@@ -351,6 +404,8 @@ def health_answers(out, node):
     acs_answers(out)
     iommu_answers(out)
     gpu_lspci_answers(out)
+    aer_answers(out)
+    smi_q_answers(out)
     cmd(out, "ofed_info -s", "MLNX_OFED_LINUX-23.10-1.1.9.0:\n", ms=200)
     cmd(out, "dpkg-query -W -f='${Version}' libnccl2", "2.21.5-1+cuda12.4", ms=30)
     cmd(out, "dpkg-query -W -f='${Version}' perftest", "23.10.0-0.29.2310119", ms=30)
@@ -812,7 +867,7 @@ for node in NODES:
         for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
                   "ib_read_bw", "ib_send_bw", "ib_write_lat", "iperf3", "mpirun", "timeout", "ss", "pkill", "ssh",
                   "sudo", NCCL_BIN, "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos",
-                  "dpkg-query", "hostname", "ibstat", "perfquery", "nvidia-smi", "sh"]:
+                  "dpkg-query", "hostname", "ibstat", "perfquery", "nvidia-smi", "sh", "head"]:
             cmd(out, f"command -v {t} >/dev/null", "", ms=3)
         cmd(out, "ls -1 /sys/class/infiniband", "".join(sorted(c + "\n" for c in HCAS)), ms=3)
         rdma_answers(out, node)
@@ -1305,6 +1360,76 @@ scenario("ib-sharp-missing", "with --set ib_sharp=on: ibdiagnet counts 8 SHARP a
 scenario("ib-healthy-sharp-everywhere", "healthy: a SHARP aggregation node on each of the 10 switches, --set ib_sharp=on",
          [], {"h100-01": lambda out: cmd(out, "ibdiagnet", ibdiagnet_text(ans=10), ms=95000)},
          healthy=True, runs=[("fabric_health.rhai", IBD + ["--set", "ib_sharp=on"])])
+
+# ---- the GPUs' PCIe error counters (issue 51 item 5): AER in sysfs, nvidia-smi's replays ----
+def port_above(gpu):
+    """The address of the switch port above a GPU (pcie_paths' numbering)."""
+    g, _, _ = pcie_paths()
+    return g[GPU_BDF.index(gpu)].rsplit("/", 2)[1]
+GPU_ERR = "health: gpu pcie errors not grown under load"
+# h100-03 GPU 5 receives bad TLPs during the load: its own AER counts (RxErr, BadTLP) grow by 64
+scenario("ib-gpu-pcie-errors-growing", "h100-03 GPU 5 (0000:c3:00.0) counts 41 RxErr and 23 BadTLP (correctable AER) during the load: its PCIe link to the switch is marginal",
+         [("fabric_baseline.rhai", [], f"{GPU_ERR} [h100-03]",
+           [f"h100-03 GPU 0000:c3:00.0 (NVIDIA H100 80GB HBM3) on its link to the switch port {port_above('0000:c3:00.0')} above GPU 0000:c3:00.0: correctable PCIe errors grew by +64 (TOTAL_ERR 0 -> 64: BadTLP +23, RxErr +41) above 8"])],
+         {"h100-03": lambda out: aer_answers(out, {"0000:c3:00.0": {"correctable": {"RxErr": 41, "BadTLP": 23}}}, after="ib_write_bw",
+                                             note="after the load: GPU 0000:c3:00.0's correctable AER counts grew (synthesised)")},
+         parts=["h100-03 GPU 0000:c3:00.0 (NVIDIA H100 80GB HBM3)"])
+# h100-02: the switch port above GPU 3 counts the errors (it receives the GPU's bad TLPs); the
+# GPU's own AER counters stay 0, its replay counter grows (it sends those TLPs again)
+P3 = port_above("0000:61:00.0")
+def port_counts(out):
+    aer_answers(out, {P3: {"correctable": {"RxErr": 18, "BadDLLP": 9}}}, after="ib_write_bw",
+                note=f"after the load: the switch port {P3} above GPU 0000:61:00.0 counted errors, the GPU none (synthesised)")
+    smi_q_answers(out, {"0000:61:00.0": (212, 0)}, after="ib_write_bw", note="after the load: GPU 0000:61:00.0 replayed 212 TLPs")
+scenario("ib-gpu-switch-port-errors", f"h100-02: the switch port {P3} above GPU 3 (0000:61:00.0) counts 27 correctable errors during the load while the GPU's own AER counts stay 0; the GPU's replay counter grows by 212",
+         [("fabric_baseline.rhai", [], f"{GPU_ERR} [h100-02]",
+           [f"h100-02 the switch port {P3} above GPU 0000:61:00.0 on its link to GPU 0000:61:00.0 (NVIDIA H100 80GB HBM3): correctable PCIe errors grew by +27 (TOTAL_ERR 0 -> 27: BadDLLP +9, RxErr +18)",
+            "h100-02 GPU 0000:61:00.0 (NVIDIA H100 80GB HBM3): its PCIe replay counter (nvidia-smi Replays Since Reset) grew by +212 (0 -> 212)"])],
+         {"h100-02": port_counts}, parts=[f"h100-02 the switch port {P3} above GPU 0000:61:00.0"])
+# h100-04 GPU 0: two uncorrectable non-fatal completion timeouts since boot (every read)
+NF = ["h100-04 GPU 0000:1b:00.0 (NVIDIA H100 80GB HBM3) counted 2 uncorrectable non-fatal PCIe error(s) since boot (aer_dev_nonfatal: CmpltTO 2)",
+      f"its link to the switch port {port_above('0000:1b:00.0')} above GPU 0000:1b:00.0", "not noise"]
+scenario("ib-gpu-pcie-nonfatal", "h100-04 GPU 0 (0000:1b:00.0) shows 2 uncorrectable non-fatal AER errors (completion timeouts) since boot",
+         [("health: gpu pcie errors [h100-04]", NF), ("fabric_baseline.rhai", [], "health: gpu pcie errors before load [h100-04]", NF)],
+         {"h100-04": lambda out: aer_answers(out, {"0000:1b:00.0": {"nonfatal": {"CmpltTO": 2}}}, note="GPU 0000:1b:00.0: 2 completion timeouts (non-fatal) since boot (synthesised)")},
+         parts=["h100-04 GPU 0000:1b:00.0 (NVIDIA H100 80GB HBM3)", "CmpltTO 2"])
+GPU_RUNS = [("fabric_health.rhai", ["--filter", "gpu pcie errors"]), ("fabric_baseline.rhai", ["--filter", "gpu pcie errors"])]
+# Healthy: a long uptime's few correctable errors (and the GPU's replays), unchanged under load
+def standing_pcie(out):
+    aer_answers(out, {"0000:43:00.0": {"correctable": {"RxErr": 3}}, port_above("0000:43:00.0"): {"correctable": {"BadDLLP": 1, "Timeout": 1}}},
+                note="a long uptime: 3 RxErr on GPU 0000:43:00.0 and 2 errors at the port above it, the same in every read (synthesised)")
+    smi_q_answers(out, {"0000:43:00.0": (5, 0)}, note="GPU 0000:43:00.0: 5 replays since its reset, the same in every read")
+scenario("ib-healthy-gpu-pcie-errors-standing", "healthy: h100-02 GPU 1 and the port above it show a few correctable AER errors and 5 replays from a long uptime, unchanged under the load",
+         [], {"h100-02": standing_pcie}, healthy=True, runs=GPU_RUNS)
+# A burst of 3 correctable errors under the load on h100-04 GPU 7 (a retrain as the link
+# leaves a low-power state): within the default budget (8), green; a site that tolerates none
+# (--set gpu_pcie_error_growth=0) fails on the same answers
+def few_under_load(out):
+    aer_answers(out, {"0000:df:00.0": {"correctable": {"RxErr": 2, "BadDLLP": 1}}}, after="ib_write_bw",
+                note="after the load: GPU 0000:df:00.0 counted 3 correctable errors (synthesised)")
+scenario("ib-healthy-gpu-pcie-few-under-load", "healthy: h100-04 GPU 7 (0000:df:00.0) counts 3 correctable AER errors during the load (RxErr 2, BadDLLP 1), within the default gpu_pcie_error_growth of 8",
+         [], {"h100-04": few_under_load}, healthy=True, runs=[("fabric_baseline.rhai", ["--filter", "gpu pcie errors"])])
+scenario("ib-gpu-pcie-few-under-load-strict-site", "the same 3 correctable errors of h100-04 GPU 7 under the load where the site tolerates none (--set gpu_pcie_error_growth=0)",
+         [("fabric_baseline.rhai", ["--set", "gpu_pcie_error_growth=0"], f"{GPU_ERR} [h100-04]",
+           [f"h100-04 GPU 0000:df:00.0 (NVIDIA H100 80GB HBM3) on its link to the switch port {port_above('0000:df:00.0')} above GPU 0000:df:00.0: correctable PCIe errors grew by +3 (TOTAL_ERR 0 -> 3: BadDLLP +1, RxErr +2) above 0"])],
+         {"h100-04": few_under_load}, parts=["h100-04 GPU 0000:df:00.0 (NVIDIA H100 80GB HBM3)"])
+# Healthy: a VM (or AER off in the firmware): no aer_dev_* files, head says so on stderr and
+# exits 1, stdout empty (the format of the real VM capture
+# tests/fixtures/aer/head-v-aer-dev-stderr-firecracker-vm-h100-no-aer-files.txt); the replay
+# counter is still read (a warning, not a red)
+def no_aer(out):
+    err = "".join(f"head: cannot open '{d}/aer_dev_{s}' for reading: No such file or directory\n" for d in aer_dirs() for s in ["correctable", "nonfatal", "fatal"])
+    raw(out, aer_cmd(), "", 1, err)
+scenario("ib-healthy-gpu-vm-without-aer", "healthy: h100-03 is a VM without AER statistics in sysfs (no aer_dev_* files): a warning; the GPUs' replay counters are still read",
+         [], {"h100-03": no_aer}, healthy=True, runs=GPU_RUNS)
+# Without AER the GPU's own replay counter still catches a bad link: h100-03 (no AER files) GPU 6
+def no_aer_replays(out):
+    no_aer(out)
+    smi_q_answers(out, {"0000:d1:00.0": (1450, 0)}, after="ib_write_bw", note="after the load: GPU 0000:d1:00.0 replayed 1450 TLPs")
+scenario("ib-gpu-replays-growing-without-aer", "h100-03 has no AER statistics (a VM); its GPU 6 (0000:d1:00.0) replays 1450 TLPs during the load (nvidia-smi's replay counter)",
+         [("fabric_baseline.rhai", [], f"{GPU_ERR} [h100-03]",
+           ["h100-03 GPU 0000:d1:00.0 (NVIDIA H100 80GB HBM3): its PCIe replay counter (nvidia-smi Replays Since Reset) grew by +1450 (0 -> 1450) above 8"])],
+         {"h100-03": no_aer_replays}, parts=["h100-03 GPU 0000:d1:00.0 (NVIDIA H100 80GB HBM3), its PCIe link"])
 
 # ---- the rack of eight (FCSIM_NODES=8): the fleet view at rack size --------------------------
 RACK_RDMA = ["--filter", "rdma: write"]

@@ -3,6 +3,7 @@
 //! test outcomes. Timeouts are not decided here: every option struct carries the call's own
 //! `timeout` and the primitives apply the run's one policy (`RunEnv::command_timeout`).
 
+mod aer;
 pub(crate) mod api;
 pub(crate) mod assertions;
 mod at_once;
@@ -31,6 +32,7 @@ mod nccl;
 mod nccl_env;
 mod net_state;
 pub(crate) mod nodes;
+mod nvidia_smi_q;
 mod nvidia_smi_topo;
 mod ofed_info;
 mod options;
