@@ -2344,10 +2344,16 @@ fn nccl_h200_2_28_socket() {
 #[test]
 fn nccl_other_collectives_one_h100() {
     let p = |c: &str| {
-        parse::nccl::parse(&fx(&format!(
-            "nccl-tests/{c}-v2.19.6-nccl2.28.9-1xH100-g1-8B-8G-debug-info-socket-firecracker.txt"
-        )))
-        .unwrap()
+        let path = [
+            "nccl-tests/reduce_scatter-v2.19.6-nccl2.28.9-1xH100-g1-8B-8G-debug-info-socket-firecracker.txt",
+            "nccl-tests/all_gather-v2.19.6-nccl2.28.9-1xH100-g1-8B-8G-debug-info-socket-firecracker.txt",
+            "nccl-tests/alltoall-v2.19.6-nccl2.28.9-1xH100-g1-8B-8G-debug-info-socket-firecracker.txt",
+            "nccl-tests/sendrecv-v2.19.6-nccl2.28.9-1xH100-g1-8B-8G-debug-info-socket-firecracker.txt",
+        ]
+        .into_iter()
+        .find(|f| f.starts_with(&format!("nccl-tests/{c}-")))
+        .unwrap();
+        parse::nccl::parse(&fx(path)).unwrap()
     };
     for c in ["reduce_scatter", "all_gather", "alltoall"] {
         let n = p(c);
