@@ -217,7 +217,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
     row("ib_adaptive_routing", Text, "", "consistent", "on", &[Reader::Stdlib("infiniband")], Set,
         "adaptive routing as the site runs it, judged from ibdiagnet's summary: consistent (on every switch or on none; none warns), on (every switch), off (none: static routing by choice) or any"),
     row("ib_cabling_plan", Text, "", "none: cables are not compared with a plan", "/etc/fabcheck/cabling-plan.txt", &[Reader::Stdlib("infiniband")], Set,
-        "the site's cabling plan (lines `SWITCH:PORT <-> SWITCH:PORT` or `SWITCH:PORT <-> HOST:HCA`, docs/infiniband.md), read on the node iblinkinfo runs on; every planned cable is compared with where it lands"),
+        "the site's cabling plan (lines `SWITCH:PORT <-> SWITCH:PORT` or `SWITCH:PORT <-> HOST:HCA`, docs/infiniband.md), or an `ibnetdiscover` output saved when the fabric was accepted (the whole fabric: a cable it does not list fails too), read on the node iblinkinfo runs on; every planned cable is compared with where it lands"),
     row("ib_mtu", Number, "bytes", "4096", "4096", &[Reader::Stdlib("infiniband")], Set,
         "the IB MTU every active InfiniBand port must run (ibv_devinfo active_mtu)"),
     row("ib_pkey", Text, "", "0x7fff (the default partition)", "0x8001", &[Reader::Stdlib("infiniband")], Set,

@@ -166,7 +166,7 @@ def uplinks(leaves, spines=SPINES, place_up=None):
             out[(leaf, lp)] = place_up(leaf, lp, to) if place_up else to
     return {k: v for k, v in out.items() if v is not None}
 
-def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None):
+def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None, extra_up=None):
     """`iblinkinfo` of the fabric in the format of the real capture
     tests/fixtures/ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt:
     a CA section per HCA (node description "NODE HCA", rdma-ndd's default "%h %d"), its port
@@ -177,7 +177,8 @@ def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None
     have node cables (uplinks()). `over`: {(node, hca): (width, lane, state, phys)} for a
     cable that trained otherwise; `place`: (node index, rail index) -> (leaf index, port) where
     the cable lands (default (i, k+1)); `up_over`: {(leaf, leaf port): (width, lane, state,
-    phys)} for an uplink that trained otherwise; `place_up`: see uplinks()."""
+    phys)} for an uplink that trained otherwise; `place_up`: see uplinks(); `extra_up`:
+    {(leaf, leaf port): (spine, spine port)} cables beyond the tree's."""
     over = over or {}
     up_over = up_over or {}
     place = place or (lambda k, i: (i, k + 1))
@@ -195,7 +196,7 @@ def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None
             ports.setdefault(leaf, []).append((port, k, i))
             out += [f"CA: {node} {ca}:",
                     f"      {g}     {10 + 8 * k + i:2d}    1[  ] {cell(*w)}     {200 + leaf:3d}   {port:2d}[  ] {sw}"]
-    ups = uplinks(ports, spines, place_up)
+    ups = {**uplinks(ports, spines, place_up), **(extra_up or {})}
     ok = ("4X", "106.25", "Active", "LinkUp")
     for leaf in sorted(ports):
         out.append(f"Switch: {leaf_guid(leaf)} MQM9790 Mellanox Technologies:")
@@ -234,6 +235,51 @@ def cabling_plan(spines=SPINES):
     for (lf, lp), (s, sp) in uplinks(ports, spines).items():
         out.append(f"{leaf_guid(lf)}:{lp} <-> {spine_guid(s)}:{sp}")
     return "\n".join(out) + "\n"
+
+TOPO = "/etc/fabcheck/fabric.topo"  # where the simulated site keeps its saved ibnetdiscover
+def ibnetdiscover_text(place=None, spines=SPINES, place_up=None):
+    """`ibnetdiscover` of the fabric iblinkinfo() describes (same `place`, `spines`,
+    `place_up`), SYNTHESISED in the format of the real capture
+    tests/fixtures/ibdiags/ibnetdiscover-edr-switchib-two-switch-sections-uplink-4xddr.txt and
+    infiniband-diags' ibnetdiscover.c (switch sections, then CA sections: a CA's port line
+    names its own port GUID and LID first): what a site saves on the day the fabric is accepted
+    (`ibnetdiscover > fabric.topo`) and gives as its cabling plan."""
+    place = place or (lambda k, i: (i, k + 1))
+    sw = "MQM9790 Mellanox Technologies"
+    ports, cas = {}, []
+    for k, node in enumerate(NODES):
+        for i, ca in enumerate(HCAS):
+            leaf, port = place(k, i)
+            ports.setdefault(leaf, []).append((port, k, i))
+            cas.append((node, ca, guid(node, i).replace(":", ""), 10 + 8 * k + i, leaf, port))
+    ups = uplinks(ports, spines, place_up)
+    out = ["#", "# Topology file: SYNTHESISED by examples/sim-ib/transcripts/generate.py (the healthy simulated fabric;",
+           "# not a capture: the format of tests/fixtures/ibdiags/ibnetdiscover-edr-switchib-*.txt)", "#",
+           f"# Initiated from node {cas[0][2]} port {cas[0][2]}", ""]
+    def switch_head(g, lid):
+        h = g[2:]
+        return ["vendid=0x2c9", "devid=0xd2f2", f"sysimgguid={g}", f"switchguid={g}({h})",
+                f'Switch\t{SWITCH_PORTS} "S-{h}"\t\t# "{sw}" enhanced port 0 lid {lid} lmc 0']
+    for leaf in sorted(ports):
+        out += switch_head(leaf_guid(leaf), 200 + leaf)
+        lines = {}
+        for node, ca, g, lid, lf, port in cas:
+            if lf == leaf:
+                lines[port] = f'[{port}]\t"H-{g}"[1]({g.lstrip("0")}) \t\t# "{node} {ca}" lid {lid} 4xNDR'
+        for (lf, lp), (s, sp) in ups.items():
+            if lf == leaf:
+                lines[lp] = f'[{lp}]\t"S-{spine_guid(s)[2:]}"[{sp}]\t\t# "{sw}" lid {300 + s} 4xNDR'
+        out += [lines[p] for p in sorted(lines)] + [""]
+    for s in range(spines):
+        out += switch_head(spine_guid(s), 300 + s)
+        lines = {sp: f'[{sp}]\t"S-{leaf_guid(lf)[2:]}"[{lp}]\t\t# "{sw}" lid {200 + lf} 4xNDR'
+                 for (lf, lp), (t, sp) in ups.items() if t == s}
+        out += [lines[p] for p in sorted(lines)] + [""]
+    for node, ca, g, lid, leaf, port in cas:
+        out += ["vendid=0x2c9", "devid=0x1021", f"sysimgguid=0x{g}", f"caguid=0x{g}",
+                f'Ca\t1 "H-{g}"\t\t# "{node} {ca}"',
+                f'[1]({g.lstrip("0")}) \t"S-{leaf_guid(leaf)[2:]}"[{port}]\t\t# lid {lid} lmc 0 "{sw}" lid {200 + leaf} 4xNDR', ""]
+    return "\n".join(out)
 
 def ibdiagnet_text(stages=(("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0)), ar=None, ans=0):
     """ibdiagnet's closing summary in the format of the real capture
@@ -822,6 +868,9 @@ for node in NODES:
     node_file(f"{OUT}/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
 # The plan as a site would keep it (example content; the same text h100-01 answers for PLAN)
 open("cabling-plan.txt" if N == 4 else "cabling-plan-rack8.txt", "w").write(cabling_plan())
+# The healthy fabric's ibnetdiscover, saved as a site would on the day of acceptance (SYNTHESISED;
+# the scenarios with --set ib_cabling_plan=/etc/fabcheck/fabric.topo answer it)
+open("fabric.topo" if N == 4 else "fabric-rack8.topo", "w").write(ibnetdiscover_text())
 
 # ---- fault scenarios: scenarios/NAME/{scenario.toml, NODE.toml} -------------------------------
 # What each fault's first diagnosis's `part` field alone must name (tests/it/sim_ib.rs: never
@@ -1084,6 +1133,31 @@ scenario("ib-cable-wrong-port-vs-plan", "the rail-2 leaf's (LID 201) uplink port
 # cable on them): nothing fails.
 scenario("ib-healthy-plan-matches", "healthy: every cable where the cabling plan puts it; the switches' unused ports Down (no planned cable: not a fault)",
          [], {}, healthy=True, runs=[("fabric_health.rhai", PLAN_ARGS), ("fabric_baseline.rhai", PLAN_ARGS + ["--filter", "ib: fabric links"])])
+
+# The plan as a saved ibnetdiscover (the whole fabric as accepted): h100-03 mlx5_6's cable was
+# moved from port 3 of its rail's leaf (LID 204) to port 9 of the same leaf. Every link is Active
+# 4X NDR on the right rail's leaf with 4 uplinks per leaf: only the saved topology tells it.
+TOPO_ARGS = ["--set", f"ib_cabling_plan={TOPO}"]
+def topo_answer(out):
+    cmd(out, f"cat -- {TOPO}", ibnetdiscover_text(), ms=3, note="the saved ibnetdiscover of the healthy fabric (SYNTHESISED, examples/sim-ib/fabric.topo)")
+def moved_port(k, i):
+    return (4, 9) if (k, i) == (2, 4) else (i, k + 1)
+scenario("ib-cable-moved-vs-ibnetdiscover", "h100-03 mlx5_6's cable sits on port 9 of its rail's leaf (LID 204) where the saved ibnetdiscover has it on port 3 (every link Active 4X NDR, on its rail's leaf)",
+         [("fabric_health.rhai", TOPO_ARGS, LINKS_H, ["planned cable switch 0xfc6a1c0300e40400 \"MQM9790 Mellanox Technologies\" LID 204 port 3 <-> h100-03 mlx5_6 (/etc/fabcheck/fabric.topo on h100-01 line ",
+                                                      "LID 204 port 3 is Down/Polling (no cable); h100-03 mlx5_6 is cabled to switch 0xfc6a1c0300e40400 \"MQM9790 Mellanox Technologies\" LID 204 port 9"])],
+         with_ends({"h100-01": lambda out: (topo_answer(out), cmd(out, "iblinkinfo", iblinkinfo(place=moved_port), ms=900))}, moved_port),
+         parts=["the cable planned switch 0xfc6a1c0300e40400 \"MQM9790 Mellanox Technologies\" LID 204 port 3 <-> h100-03 mlx5_6"])
+# A new cable the saved topology does not have: a spare leaf-spine cable added between leaf 207's
+# unused port 50 and spine 301's unused port 40 (the leaf then has 5 uplinks: more than the
+# others is not a fault; only the plan tells it).
+scenario("ib-cable-new-vs-ibnetdiscover", "a cable added since the fabric was accepted: leaf LID 207 port 50 to spine LID 301 port 40, ports the saved ibnetdiscover has unconnected",
+         [("fabric_health.rhai", TOPO_ARGS, LINKS_H, ["cable switch 0xfc6a1c0300e40700 \"MQM9790 Mellanox Technologies\" LID 207 port 50 <-> switch 0xfc6a1c0300e50100 \"MQM9790 Mellanox Technologies\" LID 301 port 40 is not in the plan /etc/fabcheck/fabric.topo on h100-01 (a saved ibnetdiscover, the whole fabric)"])],
+         {"h100-01": lambda out: (topo_answer(out), cmd(out, "iblinkinfo", iblinkinfo(extra_up={(7, 50): (1, 40)}), ms=900))},
+         parts=["the unplanned cable switch 0xfc6a1c0300e40700 \"MQM9790 Mellanox Technologies\" LID 207 port 50"])
+# Healthy variant: the fabric as it was saved; the switches' unused ports Down (not in the
+# topology: ibnetdiscover lists connected ports only).
+scenario("ib-healthy-ibnetdiscover-plan-matches", "healthy: every cable where the saved ibnetdiscover (the fabric as accepted) has it; unused ports Down",
+         [], {"h100-01": topo_answer}, healthy=True, runs=[("fabric_health.rhai", TOPO_ARGS), ("fabric_baseline.rhai", TOPO_ARGS + ["--filter", "ib: fabric links"])])
 
 # ---- the GPUDirect path (issue 51 item 5) -----------------------------------------------------
 def raw(out, c, stdout, code, stderr=""):
