@@ -311,7 +311,7 @@ fn plan(s: &Sweep, p: &Plan, source: &str, out: &mut FabricCheck) {
         .filter_map(|(k, (l, p))| match (k, p) {
             (Key::Sw(..), Some(p))
                 if l.state == "Active"
-                    && !(matches!(p, Key::Sw(..)) && p < k)
+                    && (matches!(p, Key::Ca(..)) || k < p)
                     && !planned.contains(k)
                     && !planned.contains(p) =>
             {
@@ -470,7 +470,10 @@ fn components(n: usize, links: impl Iterator<Item = (usize, usize)>) -> Vec<Vec<
 }
 
 /// The leaf LID each HCA of each node (`nodes`: name and HCAs in rail order) is cabled to.
-fn hca_leaves(s: &Sweep, nodes: &[(String, Vec<String>)]) -> Result<Vec<Vec<Option<u64>>>, String> {
+fn hca_leaves(
+    s: &Sweep,
+    nodes: &[(String, Vec<String>)],
+) -> Result<Vec<Vec<Option<u64>>>, Unresolved> {
     let mut out = Vec::new();
     for (name, hcas) in nodes {
         let leaves: Vec<Option<u64>> = hcas
@@ -481,7 +484,7 @@ fn hca_leaves(s: &Sweep, nodes: &[(String, Vec<String>)]) -> Result<Vec<Vec<Opti
             })
             .collect();
         if leaves.iter().all(Option::is_none) {
-            return Err(format!("no HCA of {name} is cabled to a switch in the sweep (node descriptions `HOST HCA`?)"));
+            return Err(Unresolved(format!("no HCA of {name} is cabled to a switch in the sweep (node descriptions `HOST HCA`?)")));
         }
         out.push(leaves);
     }
@@ -506,7 +509,7 @@ pub(crate) fn spine_pairs(
         Ok(l) => l,
         Err(e) => {
             return SpinePairs {
-                unknown: e,
+                unknown: e.0,
                 ..SpinePairs::default()
             }
         }
@@ -851,6 +854,137 @@ mod tests {
             ),
             "{:?}",
             c.notes
+        );
+    }
+
+    /// `iblinkinfo` of hosts on leaves: `hosts`: (host, [leaf of each HCA]); `spines`: (leaf,
+    /// spine) cables. Leaves are LID 200+, spines 300+.
+    fn placed(hosts: &[(&str, &[u64])], spines: &[(u64, u64)]) -> Vec<Link> {
+        let mut t = String::new();
+        let mut port: BTreeMap<u64, u32> = BTreeMap::new();
+        let mut sw: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+        for (h, (name, leaves)) in hosts.iter().enumerate() {
+            for (k, leaf) in leaves.iter().enumerate() {
+                let p = port.entry(*leaf).or_insert(0);
+                *p += 1;
+                let lid = 10 + h * 8 + k;
+                t += &format!("CA: {name} mlx5_{k}:\n      0x{lid:016x}     {lid}    1[  ] {UP}     {leaf}   {p}[  ] \"Q\" ( )\n");
+                sw.entry(*leaf).or_default().push(format!(
+                    "         {leaf}    {p}[  ] {UP}      {lid}    1[  ] \"{name} mlx5_{k}\" ( )\n"
+                ));
+            }
+        }
+        for (leaf, spine) in spines {
+            let p = port.entry(*leaf).or_insert(0);
+            *p += 1;
+            let q = port.entry(*spine).or_insert(0);
+            *q += 1;
+            let (p, q) = (*port.get(leaf).unwrap(), *port.get(spine).unwrap());
+            sw.entry(*leaf).or_default().push(format!(
+                "         {leaf}    {p}[  ] {UP}      {spine}    {q}[  ] \"s\" ( )\n"
+            ));
+            sw.entry(*spine).or_default().push(format!(
+                "         {spine}    {q}[  ] {UP}      {leaf}    {p}[  ] \"l\" ( )\n"
+            ));
+        }
+        for (lid, lines) in sw {
+            t += &format!("Switch: 0x{lid:016x} sw-{lid}:\n{}", lines.concat());
+        }
+        iblinkinfo::parse(&t).unwrap()
+    }
+
+    fn nodes(names: &[&str], hcas: usize) -> Vec<(String, Vec<String>)> {
+        names
+            .iter()
+            .map(|n| {
+                (
+                    n.to_string(),
+                    (0..hcas).map(|k| format!("mlx5_{k}")).collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn spine_pairs_cross_the_groups_of_nodes_sharing_leaves() {
+        // a, c on leaves 200/201; b, d on 202/203; the inventory's halves (a, b | c, d) would
+        // pair a with c and b with d, each on its own leaves
+        let hosts: &[(&str, &[u64])] = &[
+            ("a", &[200, 201]),
+            ("c", &[200, 201]),
+            ("b", &[202, 203]),
+            ("d", &[202, 203]),
+        ];
+        let ups = [(200, 300), (201, 300), (202, 300), (203, 300)];
+        let p = spine_pairs(&placed(hosts, &ups), &nodes(&["a", "b", "c", "d"], 2), 1);
+        assert_eq!(p.unknown, "");
+        assert_eq!(p.groups, [vec!["a", "c"], vec!["b", "d"]]);
+        assert_eq!(p.pods, 1);
+        let pairs: Vec<String> = p.pairs.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+        assert_eq!(pairs, ["a-b", "c-d"]);
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+    }
+
+    #[test]
+    fn spine_pairs_cross_pods_first_and_name_what_stays_inside() {
+        // two pods (spines 300 and 301 reach disjoint leaves), each of two groups of one node
+        let hosts: &[(&str, &[u64])] =
+            &[("a", &[200]), ("b", &[201]), ("c", &[202]), ("d", &[203])];
+        let ups = [(200, 300), (201, 300), (202, 301), (203, 301)];
+        // the inventory's halves (a, c | b, d) would pair a with b and c with d, inside a pod
+        let p = spine_pairs(&placed(hosts, &ups), &nodes(&["a", "c", "b", "d"], 1), 1);
+        assert_eq!(p.pods, 2);
+        let pairs: Vec<String> = p.pairs.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+        // every pair between the pods (a, b in one; c, d in the other)
+        assert_eq!(pairs, ["a-c", "b-d"]);
+        // one group of three nodes and one of one (odd N): the last node is paired with the
+        // first; two pairs stay in the big group and are named
+        let hosts: &[(&str, &[u64])] = &[
+            ("a", &[200, 201]),
+            ("b", &[200, 201]),
+            ("c", &[200, 201]),
+            ("d", &[202, 203]),
+        ];
+        let ups = [(200, 300), (201, 300), (202, 300), (203, 300)];
+        let p = spine_pairs(&placed(hosts, &ups), &nodes(&["a", "b", "c", "d"], 2), 1);
+        let pairs: Vec<String> = p.pairs.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+        assert_eq!(pairs, ["a-c", "b-d"]);
+        assert!(
+            p.notes[0].starts_with("1 pair(s) within one group of nodes sharing leaves"),
+            "{:?}",
+            p.notes
+        );
+        let p = spine_pairs(
+            &placed(&hosts[..3], &ups[..2]),
+            &nodes(&["a", "b", "c"], 2),
+            1,
+        );
+        let pairs: Vec<String> = p.pairs.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+        assert_eq!(pairs, ["a-b", "c-a"]);
+        // one group, rail shift 0: every flow stays on its leaf, said
+        let p = spine_pairs(&placed(&hosts[..2], &ups[..2]), &nodes(&["a", "b"], 2), 0);
+        assert_eq!(p.notes.len(), 2, "{:?}", p.notes);
+        assert!(
+            p.notes[0].contains("a mlx5_0 -> b mlx5_0 share leaf switch 0x00000000000000c8"),
+            "{:?}",
+            p.notes
+        );
+    }
+
+    #[test]
+    fn spine_pairs_of_nodes_the_sweep_does_not_place_are_unknown() {
+        let hosts: &[(&str, &[u64])] = &[("a", &[200]), ("b", &[201])];
+        let p = spine_pairs(
+            &placed(hosts, &[(200, 300), (201, 300)]),
+            &nodes(&["a", "x"], 1),
+            1,
+        );
+        assert!(p.pairs.is_empty());
+        assert!(
+            p.unknown
+                .starts_with("no HCA of x is cabled to a switch in the sweep"),
+            "{}",
+            p.unknown
         );
     }
 }

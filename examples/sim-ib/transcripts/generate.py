@@ -858,7 +858,7 @@ for node in NODES:
         for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
                   "ib_read_bw", "ib_send_bw", "ib_write_lat", "iperf3", "mpirun", "timeout", "ss", "pkill", "ssh",
                   "sudo", NCCL_BIN, "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos",
-                  "dpkg-query", "hostname", "ibstat", "perfquery", "nvidia-smi", "sh"]:
+                  "dpkg-query", "hostname", "ibstat", "perfquery", "nvidia-smi", "sh", "iblinkinfo"]:
             cmd(out, f"command -v {t} >/dev/null", "", ms=3)
         cmd(out, "ls -1 /sys/class/infiniband", "".join(sorted(c + "\n" for c in HCAS)), ms=3)
         rdma_answers(out, node)
@@ -1310,6 +1310,63 @@ scenario("ib-spine-path-slow", "h100-01 mlx5_4 -> h100-03 mlx5_5 (rail 3 to rail
                                   cmd(out, "ibtracert 12 29", ibtracert_text("h100-01", "mlx5_4", "h100-03", "mlx5_5"), ms=40,
                                       note="ibtracert from h100-01 mlx5_4 (LID 12) to h100-03 mlx5_5 (LID 29): leaf 202 -> spine 301 -> leaf 203"))},
          parts=["the path of h100-01 mlx5_4 -> h100-03 mlx5_5 across the spine", "LID 202 in 1 out 34", "LID 301"])
+# Pairs from the topology: a fabric of two switches by node where the inventory's halves share
+# them (h100-01 and h100-03 on leaf LID 200, h100-02 and h100-04 on LID 201, each node's eight
+# HCAs on its switch's ports). The inventory's bisection pairs h100-01 with h100-03 and h100-02
+# with h100-04: every flow stays on its switch, and a spine path at half rate (the flows on the
+# even rails between the switches, routed over spine LID 300) is never crossed (--set
+# spine_pairs=inventory: green). The topology puts h100-01/03 and h100-02/04 in two groups and
+# pairs across them: h100-01 <-> h100-02, h100-03 <-> h100-04, whose even-rail flows fail.
+def by_node(k, i):
+    return (k % 2, 8 * (k // 2) + i + 1)
+def ibtracert_placed(src, sca, dst, dca, place, spine=0):
+    """`ibtracert SLID DLID` from `src`'s HCA `sca` to `dst`'s `dca` in the fabric laid out by
+    `place` (as iblinkinfo(place=...)): up the source leaf's first uplink to `spine`, down the
+    destination leaf's (synthesised, in the format of the real captures, as ibtracert_text)."""
+    k, i, j, m = NODES.index(src), HCAS.index(sca), NODES.index(dst), HCAS.index(dca)
+    ports = {}
+    for a in range(len(NODES)):
+        for b in range(len(HCAS)):
+            lf, p = place(a, b)
+            ports.setdefault(lf, []).append(p)
+    ups = uplinks(ports)
+    (sl_leaf, sl_port), (dl_leaf, dl_port) = place(k, i), place(j, m)
+    up = lambda leaf: next(((p, v) for (lf, p), v in sorted(ups.items()) if lf == leaf and v[0] == spine))
+    (slp, (_, ssp)), (dlp, (_, dsp)) = up(sl_leaf), up(dl_leaf)
+    g = lambda n, c: "0x" + guid(n, HCAS.index(c)).replace(":", "")
+    sl, dl = 10 + 8 * k + i, 10 + 8 * j + m
+    sw = '"MQM9790 Mellanox Technologies"'
+    return (f'From ca {{{g(src, sca)}}} portnum 1 lid {sl}-{sl} "{src} {sca}"\n'
+            f'[1] -> switch port {{{leaf_guid(sl_leaf)}}}[{sl_port}] lid {200 + sl_leaf}-{200 + sl_leaf} {sw}\n'
+            f'[{slp}] -> switch port {{{spine_guid(spine)}}}[{ssp}] lid {300 + spine}-{300 + spine} {sw}\n'
+            f'[{dsp}] -> switch port {{{leaf_guid(dl_leaf)}}}[{dlp}] lid {200 + dl_leaf}-{200 + dl_leaf} {sw}\n'
+            f'[{dl_port}] -> ca port {{{g(dst, dca)}}}[1] lid {dl}-{dl} "{dst} {dca}"\n'
+            f'To ca {{{g(dst, dca)}}} portnum 1 lid {dl}-{dl} "{dst} {dca}"\n')
+def spine_by_node(out, node, slow_gbps=None):
+    """`node`'s answers on the by-node fabric: its cross-spine flows to the other switch's nodes
+    on even rails at `slow_gbps` (None: at rate), with ibtracert of each slow one."""
+    k = NODES.index(node)
+    others = [p for j, p in enumerate(NODES) if j % 2 != k % 2]
+    slow = {(p, HCAS[i]): slow_gbps for p in others for i in range(0, len(HCAS), 2)} if slow_gbps else {}
+    spine_answers(out, node, slow=slow)
+    for p, ca in slow:
+        r = HCAS[(HCAS.index(ca) + SHIFT) % len(HCAS)]
+        sl, dl = 10 + 8 * k + HCAS.index(ca), 10 + 8 * NODES.index(p) + HCAS.index(r)
+        cmd(out, f"ibtracert {sl} {dl}", ibtracert_placed(node, ca, p, r, by_node), ms=40)
+    if node == NODES[0]:
+        cmd(out, "iblinkinfo", iblinkinfo(place=by_node), ms=900, note="two switches by node: h100-01/03 on LID 200, h100-02/04 on LID 201")
+if N == 4:
+    BY_NODE_PAIRS = ["rdma: across the spine [h100-01 -> h100-02]", "rdma: across the spine [h100-02 -> h100-01]",
+                     "rdma: across the spine [h100-03 -> h100-04]", "rdma: across the spine [h100-04 -> h100-03]"]
+    scenario("ib-spine-pairs-from-topology", "h100-01/03 share leaf LID 200 and h100-02/04 LID 201 (switches by node); the flows between the switches on even rails (over spine LID 300) reach 183.6 Gb/s. The inventory's halves (h100-01 with h100-03) never leave their switch; the pairs from the topology cross it",
+             [("fabric_baseline.rhai", SPINE, t, [f"{t[24:-1].split(' -> ')[0]} mlx5_0 -> {t[24:-1].split(' -> ')[1]} mlx5_3 183.6 Gbit/s", "LID 300"]) for t in BY_NODE_PAIRS],
+             with_ends({n: (lambda out, n=n: spine_by_node(out, n, 183.6)) for n in NODES}, by_node),
+             parts=["the path of h100-01 mlx5_0 -> h100-02 mlx5_3 across the spine", "LID 300"])
+    # Healthy variant: the same fabric at rate: the pairs across the switches pass.
+    scenario("ib-healthy-spine-pairs-by-node-leaves", "healthy: h100-01/03 on one switch, h100-02/04 on another; the pairs from the topology cross between them, every flow at rate",
+             [], with_ends({n: (lambda out, n=n: spine_by_node(out, n)) for n in NODES}, by_node),
+             healthy=True, runs=[("fabric_baseline.rhai", SPINE)])
+
 # Healthy variant: a site whose spines are oversubscribed 2:1 by design (half as many uplinks
 # as node cables) sees every cross-spine flow at 196.4 Gb/s when every HCA sends at once, and
 # says so (--set spine_pct=45).
