@@ -52,6 +52,11 @@ pub(crate) struct Plan {
     pub whole_fabric: bool,
     /// `the site's plan` or `a saved ibnetdiscover`, for the log.
     pub format: &'static str,
+    /// Switch ends of cables left out of the comparison (an HCA end whose node description
+    /// names several HCAs): a live cable there is not new.
+    pub unjudged: Vec<End>,
+    /// Why cables were left out, for the log.
+    pub notes: Vec<String>,
 }
 
 /// One planned cable and the line it was written on.
@@ -133,16 +138,14 @@ pub(crate) fn parse(text: &str, source: &str) -> Result<Vec<Cable>, PlanError> {
 pub(crate) fn read(text: &str, source: &str) -> Result<Plan, PlanError> {
     let node_line = regex!(r#"^(Switch|Ca|Rt)\s+\d+\s+"[SHR]-[0-9a-fA-F]+""#);
     if text.lines().any(|l| node_line.is_match(l.trim())) {
-        return Ok(Plan {
-            cables: from_ibnetdiscover(text, source)?,
-            whole_fabric: true,
-            format: "a saved ibnetdiscover",
-        });
+        return from_ibnetdiscover(text, source);
     }
     Ok(Plan {
         cables: parse(text, source)?,
         whole_fabric: false,
         format: "the site's plan",
+        unjudged: Vec::new(),
+        notes: Vec::new(),
     })
 }
 
@@ -163,11 +166,12 @@ fn switch_end(guid: &str, port: u32) -> End {
     }
 }
 
-/// The cables of a saved ibnetdiscover: one per link, listed from either end once; links of
-/// routers are left out (no router end in a plan). Two HCAs (different node GUIDs) with one
-/// node description cannot be told apart: an error saying so.
-fn from_ibnetdiscover(text: &str, source: &str) -> Result<Vec<Cable>, PlanError> {
-    let links = super::ibnetdiscover::parse_numbered(text).map_err(|e| {
+/// A saved ibnetdiscover's links, read or named as `FILE:LINE:COL` with what to do.
+fn ibnetdiscover_links(
+    text: &str,
+    source: &str,
+) -> Result<Vec<(usize, super::ibnetdiscover::TopoLink)>, PlanError> {
+    super::ibnetdiscover::parse_numbered(text).map_err(|e| {
         let raw = text.lines().nth(e.line.saturating_sub(1)).unwrap_or("");
         let col = raw.len() - raw.trim_start().len() + 1;
         PlanError(format!(
@@ -176,54 +180,101 @@ fn from_ibnetdiscover(text: &str, source: &str) -> Result<Vec<Cable>, PlanError>
             e.reason,
             e.text.trim()
         ))
-    })?;
-    let mut descs: BTreeMap<String, (String, usize)> = BTreeMap::new();
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    for (line, l) in links {
-        if l.node_type == "Rt" || l.peer_type == "R" {
-            continue;
+    })
+}
+
+/// The cables of a saved ibnetdiscover: one per link, listed from either end once; links of
+/// routers are left out (no router end in a plan). An HCA whose node description another HCA
+/// (another node GUID) shares cannot be found by it: its cables are left out, said in the notes,
+/// and their switch ends are not judged.
+fn from_ibnetdiscover(text: &str, source: &str) -> Result<Plan, PlanError> {
+    let links: Vec<_> = ibnetdiscover_links(text, source)?
+        .into_iter()
+        .filter(|(_, l)| l.node_type != "Rt" && l.peer_type != "R")
+        .collect();
+    // node description -> (node GUIDs, first line)
+    let mut descs: BTreeMap<&str, (BTreeSet<String>, usize)> = BTreeMap::new();
+    for (line, l) in &links {
+        for (is_ca, desc, guid) in [
+            (
+                l.node_type == "Ca",
+                l.node_desc.as_str(),
+                l.node_guid.as_str(),
+            ),
+            (
+                l.peer_type == "H",
+                l.peer_desc.as_str(),
+                l.peer_guid.as_str(),
+            ),
+        ] {
+            if is_ca {
+                let e = descs
+                    .entry(desc)
+                    .or_insert_with(|| (BTreeSet::new(), *line));
+                e.0.insert(guid.to_lowercase());
+            }
         }
-        let mut hcas = Vec::new();
+    }
+    let shared = |d: &str| descs.get(d).is_some_and(|(g, _)| g.len() > 1);
+    let mut seen = BTreeSet::new();
+    let mut plan = Plan {
+        cables: Vec::new(),
+        whole_fabric: true,
+        format: "a saved ibnetdiscover",
+        unjudged: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut left: BTreeMap<&str, usize> = BTreeMap::new();
+    for (line, l) in &links {
         let a = if l.node_type == "Ca" {
-            hcas.push((&l.node_desc, &l.node_guid));
             host_end(&l.node_desc, l.port)
         } else {
             switch_end(&l.node_guid, l.port)
         };
         let b = if l.peer_type == "H" {
-            hcas.push((&l.peer_desc, &l.peer_guid));
             host_end(&l.peer_desc, l.peer_port)
         } else {
             switch_end(&l.peer_guid, l.peer_port)
         };
-        for (desc, guid) in hcas {
-            let g = guid.to_lowercase();
-            match descs.get(desc.as_str()) {
-                Some((other, first)) if *other != g => return Err(PlanError(format!(
-                    "{source}:{line}:1: the node description \"{desc}\" names two HCAs (node GUIDs {other}, line {first}, and {g}): the plan's HCA ends are found by node description; set each HCA's to `HOST HCA` (rdma-ndd's default) and save ibnetdiscover again, or write the site's `SWITCH:PORT <-> HOST:HCA` lines"
-                ))),
-                Some(_) => {}
-                None => {
-                    descs.insert(desc.clone(), (g, line));
-                }
-            }
-        }
         let key = if a <= b {
             (a.clone(), b.clone())
         } else {
             (b.clone(), a.clone())
         };
-        if seen.insert(key) {
-            out.push(Cable { a, b, line });
+        if !seen.insert(key) {
+            continue;
         }
+        let ambiguous = [
+            (l.node_type == "Ca", l.node_desc.as_str()),
+            (l.peer_type == "H", l.peer_desc.as_str()),
+        ]
+        .into_iter()
+        .find(|(ca, d)| *ca && shared(d));
+        if let Some((_, d)) = ambiguous {
+            *left.entry(d).or_default() += 1;
+            plan.unjudged.extend(
+                [a, b]
+                    .into_iter()
+                    .filter(|e| matches!(e, End::Switch { .. })),
+            );
+            continue;
+        }
+        plan.cables.push(Cable { a, b, line: *line });
     }
-    if out.is_empty() {
+    for (d, n) in left {
+        let (guids, first) = &descs[d];
+        plan.notes.push(format!(
+            "{n} cable(s) of the plan {source} not compared: the node description \"{d}\" names {} HCAs (node GUIDs {}; first on line {first}), and HCA ends are found by node description: set each HCA's to `HOST HCA` (rdma-ndd's default) and save ibnetdiscover again",
+            guids.len(),
+            guids.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if plan.cables.is_empty() {
         return Err(PlanError(format!(
-            "{source}: a saved ibnetdiscover with no link (every node's ports unconnected): save it again from a node of the fabric (`ibnetdiscover > FILE`)"
+            "{source}: a saved ibnetdiscover with no link to compare (every node's ports unconnected, or every HCA's node description shared): save it again from a node of the fabric (`ibnetdiscover > FILE`) after setting each HCA's node description to `HOST HCA`"
         )));
     }
-    Ok(out)
+    Ok(plan)
 }
 
 #[cfg(test)]
@@ -341,10 +392,15 @@ mod tests {
         let ca = "caguid=0x506b4b03003fa9b6\nCa\t1 \"H-506b4b03003fa9b6\"\t\t# \"node018 HCA-1\"\n[1](506b4b03003fa9b6) \t\"S-ec0d9a0300ec8240\"[1]\t\t# lid 67 lmc 0 \"SwitchIB Mellanox Technologies\" lid 48 4xEDR\n";
         let p = read(&format!("{EDR}{ca}"), "fabric.topo").unwrap();
         assert_eq!(p.cables.len(), 48);
-        // another HCA (another node GUID) with node018's description: which is which?
-        let twin = ca.replace("506b4b03003fa9b6", "506b4b03003fa9b7");
-        let e = read(&format!("{EDR}{twin}"), "fabric.topo").unwrap_err();
-        assert!(e.0.starts_with("fabric.topo:65:1: the node description \"node018 HCA-1\" names two HCAs (node GUIDs 506b4b03003fa9b6, line 10, and 506b4b03003fa9b7)"), "{e}");
+        // another HCA (another node GUID) on port 37 with node018's description: which is
+        // which? Both cables left out, said, their switch ends not judged
+        let twin = ca
+            .replace("506b4b03003fa9b6", "506b4b03003fa9b7")
+            .replace("[1]\t\t#", "[37]\t\t#");
+        let p = read(&format!("{EDR}{twin}"), "fabric.topo").unwrap();
+        assert_eq!(p.cables.len(), 47);
+        assert_eq!(p.unjudged.len(), 2, "{:?}", p.unjudged);
+        assert!(p.notes[0].starts_with("2 cable(s) of the plan fabric.topo not compared: the node description \"node018 HCA-1\" names 2 HCAs (node GUIDs 506b4b03003fa9b6, 506b4b03003fa9b7; first on line 10)"), "{:?}", p.notes);
     }
 
     #[test]
