@@ -45,6 +45,12 @@ pub struct TopoLink {
 }
 
 pub fn parse(text: &str) -> Result<Vec<TopoLink>, ParseError> {
+    Ok(parse_numbered(text)?.into_iter().map(|(_, l)| l).collect())
+}
+
+/// [`parse`] with each link's line number (1-based): a saved ibnetdiscover output used as the
+/// cabling plan (`parse::ib_cabling_plan`) names the line of each planned cable.
+pub(crate) fn parse_numbered(text: &str) -> Result<Vec<(usize, TopoLink)>, ParseError> {
     let mut out = Vec::new();
     let mut node: Option<(String, String, String)> = None;
     let mut seen = false;
@@ -74,19 +80,22 @@ pub fn parse(text: &str) -> Result<Vec<TopoLink>, ParseError> {
                 "expected a node line (`Switch N \"S-GUID\" # \"DESC\" ...`) or a port line (`[P] \"S-GUID\"[P] # \"DESC\" lid L 4xNDR`)",
             ));
         };
-        out.push(TopoLink {
-            node_type: ty.clone(),
-            node_guid: guid.clone(),
-            node_desc: desc.clone(),
-            port: c[1].parse().unwrap_or(0),
-            peer_type: c[2].to_string(),
-            peer_guid: c[3].trim_start_matches("0x").to_string(),
-            peer_port: c[4].parse().unwrap_or(0),
-            peer_desc: c[5].to_string(),
-            peer_lid: c[6].parse().ok(),
-            width: Some(c[7].to_string()),
-            speed: Some(c[8].to_string()),
-        });
+        out.push((
+            n,
+            TopoLink {
+                node_type: ty.clone(),
+                node_guid: guid.clone(),
+                node_desc: desc.clone(),
+                port: c[1].parse().unwrap_or(0),
+                peer_type: c[2].to_string(),
+                peer_guid: c[3].trim_start_matches("0x").to_string(),
+                peer_port: c[4].parse().unwrap_or(0),
+                peer_desc: c[5].to_string(),
+                peer_lid: c[6].parse().ok(),
+                width: Some(c[7].to_string()),
+                speed: Some(c[8].to_string()),
+            },
+        ));
     }
     if !seen {
         return Err(unrecognised(

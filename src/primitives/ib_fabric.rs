@@ -7,7 +7,7 @@
 //! ends (switch GUID, node description, LID and port; or host and HCA) and, against a plan, the
 //! planned port. A Down switch port no planned cable uses is not a fault (unused ports are).
 
-use crate::parse::ib_cabling_plan::{Cable, End};
+use crate::parse::ib_cabling_plan::{Cable, End, Plan};
 use crate::parse::iblinkinfo::Link;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -30,6 +30,8 @@ pub(crate) struct FabricCheck {
     pub uplinks: BTreeMap<String, usize>,
     /// Planned cables compared (0 without a plan).
     pub planned: usize,
+    /// The plan's format: `the site's plan` or `a saved ibnetdiscover` ("" without a plan).
+    pub plan_format: String,
     pub problems: Vec<Problem>,
     /// Logged, not failed.
     pub notes: Vec<String>,
@@ -271,7 +273,8 @@ fn resolve_switch(s: &Sweep, name: &str) -> Result<u64, Unresolved> {
 fn key_of(s: &Sweep, e: &End) -> Result<Key, Unresolved> {
     match e {
         End::Switch { switch, port } => Ok(Key::Sw(resolve_switch(s, switch)?, *port)),
-        End::Host { host, hca } => Ok(Key::Ca(format!("{host} {hca}"), 1)),
+        End::Host { host, hca, port } if hca.is_empty() => Ok(Key::Ca(host.clone(), *port)),
+        End::Host { host, hca, port } => Ok(Key::Ca(format!("{host} {hca}"), *port)),
     }
 }
 
@@ -285,67 +288,99 @@ fn lands(s: &Sweep, k: &Key) -> String {
 }
 
 /// Every planned cable against the sweep: both ends must be cabled to each other. A red names
-/// the planned cable (its line), where each end's cable goes instead, and both ends.
-fn plan(s: &Sweep, cables: &[Cable], source: &str, out: &mut FabricCheck) {
-    out.planned = cables.len();
-    for c in cables {
-        let (a, b) = match (key_of(s, &c.a), key_of(s, &c.b)) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(e), _) | (_, Err(e)) => {
-                out.problems.push(Problem {
-                    message: format!(
-                        "planned cable {} <-> {} ({source} line {}): {e}",
-                        c.a.shown(),
-                        c.b.shown(),
-                        c.line
-                    ),
-                    part: format!("the cable planned {} <-> {}", c.a.shown(), c.b.shown()),
-                });
-                continue;
-            }
-        };
-        let ok = matches!(s.ends.get(&a), Some((l, Some(p))) if *p == b && l.state == "Active");
-        if ok {
-            continue;
-        }
-        out.problems.push(Problem {
-            message: format!(
-                "planned cable {} <-> {} ({source} line {}): {} {}; {} {}",
-                s.name(&a),
-                s.name(&b),
-                c.line,
-                s.name(&a),
-                lands(s, &a),
-                s.name(&b),
-                lands(s, &b)
-            ),
-            part: format!("the cable planned {} <-> {}", s.name(&a), s.name(&b)),
-        });
+/// the planned cable (its line), where each end's cable goes instead, and both ends. Then the
+/// Active cables at a switch port that no planned cable has at either end: against the whole
+/// fabric (a saved ibnetdiscover) each is a red naming both ends; against the site's list they
+/// are logged (the list may cover part of the fabric).
+fn plan(s: &Sweep, p: &Plan, source: &str, out: &mut FabricCheck) {
+    out.planned = p.cables.len();
+    out.plan_format = p.format.to_string();
+    for c in &p.cables {
+        planned_cable(s, c, source, out);
     }
-    // Active cables on planned switches that the plan does not list: logged
-    let planned: Vec<Key> = cables
+    out.notes.extend(p.notes.iter().cloned());
+    let planned: std::collections::HashSet<Key> = p
+        .cables
         .iter()
         .flat_map(|c| [key_of(s, &c.a).ok(), key_of(s, &c.b).ok()])
+        .chain(p.unjudged.iter().map(|e| key_of(s, e).ok()))
         .flatten()
         .collect();
-    let mut extra: Vec<String> = s
+    // each cable once: from its switch end, or from the lower of two switch ends
+    let mut extra: Vec<(Key, Key)> = s
         .ends
         .iter()
-        .filter_map(|(k, (_, p))| match (k, p) {
-            (Key::Sw(..), Some(p)) if !planned.contains(k) && !planned.contains(p) => {
-                Some(format!("{} <-> {}", s.name(k), s.name(p)))
+        .filter_map(|(k, (l, p))| match (k, p) {
+            (Key::Sw(..), Some(p))
+                if l.state == "Active"
+                    && (matches!(p, Key::Ca(..)) || k < p)
+                    && !planned.contains(k)
+                    && !planned.contains(p) =>
+            {
+                Some((k.clone(), p.clone()))
             }
             _ => None,
         })
         .collect();
     extra.sort();
-    if !extra.is_empty() {
-        out.notes.push(format!(
-            "{} cable end(s) not in the plan {source} (not judged): {}",
-            extra.len(),
-            extra.join("; ")
-        ));
+    if extra.is_empty() {
+        return;
     }
+    if !p.whole_fabric {
+        let shown: Vec<String> = extra
+            .iter()
+            .map(|(a, b)| format!("{} <-> {}", s.name(a), s.name(b)))
+            .collect();
+        out.notes.push(format!(
+            "{} cable(s) not in the plan {source} (not judged): {}",
+            shown.len(),
+            shown.join("; ")
+        ));
+        return;
+    }
+    for (a, b) in extra {
+        let ends = format!("{} <-> {}", s.name(&a), s.name(&b));
+        out.problems.push(Problem {
+            message: format!("cable {ends} is not in the plan {source} ({}, the whole fabric): neither end has a planned cable; a cable added or moved since the plan was saved", p.format),
+            part: format!("the unplanned cable {ends}"),
+        });
+    }
+}
+
+/// One planned cable against the sweep (see [`plan`]).
+fn planned_cable(s: &Sweep, c: &Cable, source: &str, out: &mut FabricCheck) {
+    let (a, b) = match (key_of(s, &c.a), key_of(s, &c.b)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            out.problems.push(Problem {
+                message: format!(
+                    "planned cable {} <-> {} ({source} line {}): {e}",
+                    c.a.shown(),
+                    c.b.shown(),
+                    c.line
+                ),
+                part: format!("the cable planned {} <-> {}", c.a.shown(), c.b.shown()),
+            });
+            return;
+        }
+    };
+    let ok = matches!(s.ends.get(&a), Some((l, Some(p))) if *p == b && l.state == "Active");
+    if ok {
+        return;
+    }
+    out.problems.push(Problem {
+        message: format!(
+            "planned cable {} <-> {} ({source} line {}): {} {}; {} {}",
+            s.name(&a),
+            s.name(&b),
+            c.line,
+            s.name(&a),
+            lands(s, &a),
+            s.name(&b),
+            lands(s, &b)
+        ),
+        part: format!("the cable planned {} <-> {}", s.name(&a), s.name(&b)),
+    });
 }
 
 /// The switches' side of one iblinkinfo sweep: switch-to-switch cables at 4X and `rate_gbps`
@@ -354,14 +389,14 @@ pub(crate) fn check(
     links: &[Link],
     rate_gbps: f64,
     from: &str,
-    plan_cables: Option<(&[Cable], &str)>,
+    plan_cables: Option<(&Plan, &str)>,
 ) -> FabricCheck {
     let s = sweep(links);
     let mut out = FabricCheck::default();
     switch_links(&s, rate_gbps, from, &mut out);
     uplinks(&s, &mut out);
-    if let Some((cables, source)) = plan_cables {
-        plan(&s, cables, source, &mut out);
+    if let Some((p, source)) = plan_cables {
+        plan(&s, p, source, &mut out);
     }
     out
 }
@@ -381,7 +416,7 @@ pub(crate) fn check_texts(
         None
     } else {
         Some(
-            crate::parse::ib_cabling_plan::parse(plan_text, source)
+            crate::parse::ib_cabling_plan::read(plan_text, source)
                 .map_err(|e| super::PrimError::error(e.to_string()))?,
         )
     };
@@ -389,8 +424,203 @@ pub(crate) fn check_texts(
         &links,
         rate_gbps,
         from,
-        cables.as_deref().map(|c| (c, source)),
+        cables.as_ref().map(|c| (c, source)),
     ))
+}
+
+/// Cross-spine pairs chosen from the fabric (issue 51 item 4): which nodes share leaves, and
+/// pairs that leave them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub(crate) struct SpinePairs {
+    /// `[client, server]` one way; empty when the topology is unknown.
+    pub pairs: Vec<[String; 2]>,
+    /// Groups of nodes sharing leaves (a scalable unit; nodes in inventory order), in pairing
+    /// order: by pod (groups whose leaves reach a common spine), then by size.
+    pub groups: Vec<Vec<String>>,
+    /// Pods: groups of `groups` (indices) whose leaves reach a common spine.
+    pub pods: usize,
+    /// Why the topology is unknown ("" when known).
+    pub unknown: String,
+    /// Logged: pairs within one group, flows that stay on a leaf.
+    pub notes: Vec<String>,
+}
+
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+/// Components of `n` items joined by `links` (pairs of indices), each in item order, in order
+/// of their first item.
+fn components(n: usize, links: impl Iterator<Item = (usize, usize)>) -> Vec<Vec<usize>> {
+    let mut parent: Vec<usize> = (0..n).collect();
+    for (a, b) in links {
+        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+        if ra != rb {
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
+    let mut out: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..n {
+        let r = find(&mut parent, i);
+        out.entry(r).or_default().push(i);
+    }
+    out.into_values().collect()
+}
+
+/// The leaf LID each HCA of each node (`nodes`: name and HCAs in rail order) is cabled to.
+fn hca_leaves(
+    s: &Sweep,
+    nodes: &[(String, Vec<String>)],
+) -> Result<Vec<Vec<Option<u64>>>, Unresolved> {
+    let mut out = Vec::new();
+    for (name, hcas) in nodes {
+        let leaves: Vec<Option<u64>> = hcas
+            .iter()
+            .map(|h| match s.ends.get(&Key::Ca(format!("{name} {h}"), 1)) {
+                Some((l, Some(Key::Sw(lid, _)))) if l.state == "Active" => Some(*lid),
+                _ => None,
+            })
+            .collect();
+        if leaves.iter().all(Option::is_none) {
+            return Err(Unresolved(format!("no HCA of {name} is cabled to a switch in the sweep (node descriptions `HOST HCA`?)")));
+        }
+        out.push(leaves);
+    }
+    Ok(out)
+}
+
+/// Pairs for traffic across the spine from the sweep: nodes whose HCAs share a leaf are one
+/// group (a scalable unit: in a rail-optimised fabric rail k of every node of an SU is on one
+/// leaf); groups whose leaves reach a common spine (a switch cabled to a leaf that has no host)
+/// are one pod. Nodes in order of pod, then group (largest first), then inventory; node i is
+/// paired with node i + N/2 (an odd last node with the first): where no pod (group) holds more
+/// than half the nodes, every pair crosses pods (groups) and so leaves its leaves. Each node is
+/// in one pair one way (two with an odd N): O(N) pairs, two rounds both ways. A flow of a pair
+/// whose client HCA k and server HCA k+`shift` share a leaf is noted (it stays on the leaf).
+pub(crate) fn spine_pairs(
+    links: &[Link],
+    nodes: &[(String, Vec<String>)],
+    shift: usize,
+) -> SpinePairs {
+    let s = sweep(links);
+    let leaves = match hca_leaves(&s, nodes) {
+        Ok(l) => l,
+        Err(e) => {
+            return SpinePairs {
+                unknown: e.0,
+                ..SpinePairs::default()
+            }
+        }
+    };
+    let n = nodes.len();
+    // nodes sharing a leaf
+    let mut first: HashMap<u64, usize> = HashMap::new();
+    let mut joins = Vec::new();
+    for (i, ls) in leaves.iter().enumerate() {
+        for lid in ls.iter().flatten() {
+            let f = *first.entry(*lid).or_insert(i);
+            joins.push((f, i));
+        }
+    }
+    let groups = components(n, joins.into_iter());
+    // groups whose leaves reach a common spine
+    let mut up: HashMap<u64, Vec<u64>> = HashMap::new();
+    for (k, (_, p)) in &s.ends {
+        if let (Key::Sw(me, _), Some(Key::Sw(sp, _))) = (k, p) {
+            if first.contains_key(me) && !first.contains_key(sp) {
+                up.entry(*me).or_default().push(*sp);
+            }
+        }
+    }
+    let mut spine_of: HashMap<u64, usize> = HashMap::new();
+    let mut gjoins = Vec::new();
+    for (g, members) in groups.iter().enumerate() {
+        for lid in members.iter().flat_map(|&i| leaves[i].iter().flatten()) {
+            for sp in up.get(lid).into_iter().flatten() {
+                let f = *spine_of.entry(*sp).or_insert(g);
+                gjoins.push((f, g));
+            }
+        }
+    }
+    let mut pods = components(groups.len(), gjoins.into_iter());
+    let size = |gs: &Vec<usize>| gs.iter().map(|g| groups[*g].len()).sum::<usize>();
+    pods.sort_by_key(|p| std::cmp::Reverse(size(p)));
+    let mut ordered_groups: Vec<&Vec<usize>> = Vec::new();
+    for p in &pods {
+        let mut gs: Vec<&Vec<usize>> = p.iter().map(|g| &groups[*g]).collect();
+        gs.sort_by_key(|g| std::cmp::Reverse(g.len()));
+        ordered_groups.extend(gs);
+    }
+    let order: Vec<usize> = ordered_groups
+        .iter()
+        .flat_map(|g| g.iter().copied())
+        .collect();
+    let group_of: HashMap<usize, usize> = ordered_groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, m)| m.iter().map(move |i| (*i, g)))
+        .collect();
+    let h = n / 2;
+    let mut idx: Vec<(usize, usize)> = (0..h).map(|i| (order[i], order[i + h])).collect();
+    if n % 2 == 1 && n > 1 {
+        idx.push((order[n - 1], order[0]));
+    }
+    let mut out = SpinePairs {
+        groups: ordered_groups
+            .iter()
+            .map(|g| g.iter().map(|i| nodes[*i].0.clone()).collect())
+            .collect(),
+        pods: pods.len(),
+        ..SpinePairs::default()
+    };
+    let same: Vec<String> = idx
+        .iter()
+        .filter(|(a, b)| group_of[a] == group_of[b])
+        .map(|(a, b)| format!("{} -> {}", nodes[*a].0, nodes[*b].0))
+        .collect();
+    if !same.is_empty() && ordered_groups.len() > 1 {
+        out.notes.push(format!(
+            "{} pair(s) within one group of nodes sharing leaves (a group holds more than half the nodes): {}",
+            same.len(),
+            same.join(", ")
+        ));
+    }
+    for &(a, b) in &idx {
+        let (la, lb) = (&leaves[a], &leaves[b]);
+        for (k, x) in la.iter().enumerate() {
+            let Some(x) = x else { continue };
+            if lb.is_empty() {
+                continue;
+            }
+            if lb[(k + shift) % lb.len()] == Some(*x) {
+                out.notes.push(format!(
+                    "{} {} -> {} {} share leaf {}: that flow stays on its leaf",
+                    nodes[a].0,
+                    nodes[a].1[k],
+                    nodes[b].0,
+                    nodes[b].1[(k + shift) % lb.len()],
+                    s.switch(*x)
+                ));
+            }
+        }
+        out.pairs.push([nodes[a].0.clone(), nodes[b].0.clone()]);
+    }
+    out
+}
+
+/// [`spine_pairs`] of iblinkinfo's text: what the script function `ib_spine_pairs` runs.
+pub(crate) fn spine_pairs_text(
+    text: &str,
+    nodes: &[(String, Vec<String>)],
+    shift: usize,
+) -> super::PResult<SpinePairs> {
+    let links = crate::parse::iblinkinfo::parse(text)
+        .map_err(|e| super::PrimError::error(e.to_string()))?;
+    Ok(spine_pairs(&links, nodes, shift))
 }
 
 #[cfg(test)]
@@ -451,7 +681,7 @@ mod tests {
 
     #[test]
     fn healthy_two_tier_fabric_passes_with_its_plan_and_down_unused_ports() {
-        let cables = ib_cabling_plan::parse(PLAN, "plan").unwrap();
+        let cables = ib_cabling_plan::read(PLAN, "plan").unwrap();
         let c = check(&fabric(|t| t), 400.0, "profile", Some((&cables, "plan")));
         assert!(c.problems.is_empty(), "{:#?}", c.problems);
         assert_eq!(
@@ -506,7 +736,7 @@ mod tests {
         let links = fabric(moved);
         // without a plan nothing is wrong: every cable is Active 4X NDR, two uplinks per leaf
         assert!(check(&links, 400.0, "p", None).problems.is_empty());
-        let cables = ib_cabling_plan::parse(PLAN, "plan").unwrap();
+        let cables = ib_cabling_plan::read(PLAN, "plan").unwrap();
         let c = check(&links, 400.0, "p", Some((&cables, "plan")));
         assert_eq!(c.problems.len(), 1, "{:#?}", c.problems);
         let m = &c.problems[0].message;
@@ -515,7 +745,7 @@ mod tests {
 
     #[test]
     fn a_plan_naming_an_unknown_or_ambiguous_switch_says_so() {
-        let cables = ib_cabling_plan::parse("leaf-9:1 <-> n1:mlx5_0\n", "plan").unwrap();
+        let cables = ib_cabling_plan::read("leaf-9:1 <-> n1:mlx5_0\n", "plan").unwrap();
         let c = check(&fabric(|t| t), 400.0, "p", Some((&cables, "plan")));
         assert!(
             c.problems[0]
@@ -525,7 +755,7 @@ mod tests {
             c.problems
         );
         let same = |t: String| t.replace(" spine-1:", " spine-0:");
-        let cables = ib_cabling_plan::parse("spine-0:1 <-> leaf-0:3\n", "plan").unwrap();
+        let cables = ib_cabling_plan::read("spine-0:1 <-> leaf-0:3\n", "plan").unwrap();
         let c = check(&fabric(same), 400.0, "p", Some((&cables, "plan")));
         assert!(
             c.problems[0]
@@ -533,6 +763,246 @@ mod tests {
                 .contains("2 switches have the node description \"spine-0\": name them by GUID"),
             "{:?}",
             c.problems
+        );
+    }
+
+    /// The test fabric as a saved `ibnetdiscover` (infiniband-diags' layout: switch sections,
+    /// then CA sections listing the same cables from the other end).
+    fn topo() -> String {
+        let mut t = String::from("#\n# Topology file: generated by hand for a unit test\n#\n");
+        for leaf in 0..2u64 {
+            t += &format!("switchguid=0x00000000000002{leaf:02x}(00000000000002{leaf:02x})\nSwitch\t64 \"S-00000000000002{leaf:02x}\"\t\t# \"leaf-{leaf}\" enhanced port 0 lid {} lmc 0\n", 200 + leaf);
+            for (k, h) in ["n1", "n2"].iter().enumerate() {
+                let g = 10 + k as u64 * 2 + leaf;
+                t += &format!(
+                    "[{}]\t\"H-{g:016x}\"[1]({g:x}) \t\t# \"{h} mlx5_{leaf}\" lid {g} 4xNDR\n",
+                    k + 1
+                );
+            }
+            for s in 0..2u64 {
+                t += &format!(
+                    "[{}]\t\"S-00000000000003{s:02x}\"[{}]\t\t# \"spine-{s}\" lid {} 4xNDR\n",
+                    3 + s,
+                    leaf + 1,
+                    300 + s
+                );
+            }
+        }
+        for s in 0..2u64 {
+            t += &format!("Switch\t64 \"S-00000000000003{s:02x}\"\t\t# \"spine-{s}\" enhanced port 0 lid {} lmc 0\n", 300 + s);
+            for leaf in 0..2u64 {
+                t += &format!(
+                    "[{}]\t\"S-00000000000002{leaf:02x}\"[{}]\t\t# \"leaf-{leaf}\" lid {} 4xNDR\n",
+                    leaf + 1,
+                    3 + s,
+                    200 + leaf
+                );
+            }
+        }
+        for (k, h) in ["n1", "n2"].iter().enumerate() {
+            for leaf in 0..2u64 {
+                let g = 10 + k as u64 * 2 + leaf;
+                t += &format!("caguid=0x{g:016x}\nCa\t1 \"H-{g:016x}\"\t\t# \"{h} mlx5_{leaf}\"\n[1]({g:x}) \t\"S-00000000000002{leaf:02x}\"[{}]\t\t# lid {g} lmc 0 \"leaf-{leaf}\" lid {} 4xNDR\n", k + 1, 200 + leaf);
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn a_saved_ibnetdiscover_is_the_whole_fabric_as_planned() {
+        let p = ib_cabling_plan::read(&topo(), "fabric.topo").unwrap();
+        // 4 host cables and 4 uplinks, each listed twice (both ends' sections): 8 cables
+        assert!(p.whole_fabric);
+        assert_eq!(p.cables.len(), 8, "{:#?}", p.cables);
+        let c = check(&fabric(|t| t), 400.0, "p", Some((&p, "fabric.topo")));
+        assert!(c.problems.is_empty(), "{:#?}", c.problems);
+        assert_eq!(c.planned, 8);
+    }
+
+    #[test]
+    fn against_a_saved_ibnetdiscover_a_moved_host_cable_and_a_new_cable_are_named() {
+        // n2 mlx5_1 moved from leaf-1 port 2 to port 5; leaf-0 port 5 (unused) now cabled to
+        // a host the plan does not know (n3 mlx5_0): a new cable
+        let moved = |t: String| {
+            t.replace("     201   2[  ] \"Q\"", "     201   5[  ] \"Q\"")
+                .replace(
+                    &format!("         201    2[  ] {UP}      13    1[  ] \"n2 mlx5_1\" ( )"),
+                    &format!("         201    2[  ] {DOWN}"),
+                )
+                .replace(
+                    &format!("         201    5[  ] {DOWN}"),
+                    &format!("         201    5[  ] {UP}      13    1[  ] \"n2 mlx5_1\" ( )"),
+                )
+                .replace(
+                    &format!("         200    5[  ] {DOWN}"),
+                    &format!("         200    5[  ] {UP}      99    1[  ] \"n3 mlx5_0\" ( )"),
+                )
+        };
+        let links = fabric(moved);
+        let p = ib_cabling_plan::read(&topo(), "fabric.topo").unwrap();
+        let c = check(&links, 400.0, "p", Some((&p, "fabric.topo")));
+        assert_eq!(c.problems.len(), 2, "{:#?}", c.problems);
+        let m = &c.problems[0].message;
+        assert!(m.contains("planned cable switch 0x0000000000000201 \"leaf-1\" LID 201 port 2 <-> n2 mlx5_1 (fabric.topo line 13): switch 0x0000000000000201 \"leaf-1\" LID 201 port 2 is Down/Polling (no cable); n2 mlx5_1 is cabled to switch 0x0000000000000201 \"leaf-1\" LID 201 port 5"), "{m}");
+        let m = &c.problems[1].message;
+        assert!(m.starts_with("cable switch 0x0000000000000200 \"leaf-0\" LID 200 port 5 <-> n3 mlx5_0 is not in the plan fabric.topo (a saved ibnetdiscover, the whole fabric)"), "{m}");
+        // the site's own plan of the same fabric logs the new cable, fails the moved one
+        let site = ib_cabling_plan::read(PLAN, "plan").unwrap();
+        let c = check(&links, 400.0, "p", Some((&site, "plan")));
+        assert_eq!(c.problems.len(), 1, "{:#?}", c.problems);
+        assert!(
+            c.notes[0].starts_with(
+                "1 cable(s) not in the plan plan (not judged): switch 0x0000000000000200"
+            ),
+            "{:?}",
+            c.notes
+        );
+    }
+
+    /// `iblinkinfo` of hosts on leaves: `hosts`: (host, [leaf of each HCA]); `spines`: (leaf,
+    /// spine) cables. Leaves are LID 200+, spines 300+.
+    fn placed(hosts: &[(&str, &[u64])], spines: &[(u64, u64)]) -> Vec<Link> {
+        let mut t = String::new();
+        let mut port: BTreeMap<u64, u32> = BTreeMap::new();
+        let mut sw: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+        for (h, (name, leaves)) in hosts.iter().enumerate() {
+            for (k, leaf) in leaves.iter().enumerate() {
+                let p = port.entry(*leaf).or_insert(0);
+                *p += 1;
+                let lid = 10 + h * 8 + k;
+                t += &format!("CA: {name} mlx5_{k}:\n      0x{lid:016x}     {lid}    1[  ] {UP}     {leaf}   {p}[  ] \"Q\" ( )\n");
+                sw.entry(*leaf).or_default().push(format!(
+                    "         {leaf}    {p}[  ] {UP}      {lid}    1[  ] \"{name} mlx5_{k}\" ( )\n"
+                ));
+            }
+        }
+        for (leaf, spine) in spines {
+            let p = port.entry(*leaf).or_insert(0);
+            *p += 1;
+            let q = port.entry(*spine).or_insert(0);
+            *q += 1;
+            let (p, q) = (*port.get(leaf).unwrap(), *port.get(spine).unwrap());
+            sw.entry(*leaf).or_default().push(format!(
+                "         {leaf}    {p}[  ] {UP}      {spine}    {q}[  ] \"s\" ( )\n"
+            ));
+            sw.entry(*spine).or_default().push(format!(
+                "         {spine}    {q}[  ] {UP}      {leaf}    {p}[  ] \"l\" ( )\n"
+            ));
+        }
+        for (lid, lines) in sw {
+            t += &format!("Switch: 0x{lid:016x} sw-{lid}:\n{}", lines.concat());
+        }
+        iblinkinfo::parse(&t).unwrap()
+    }
+
+    fn nodes(names: &[&str], hcas: usize) -> Vec<(String, Vec<String>)> {
+        names
+            .iter()
+            .map(|n| {
+                (
+                    n.to_string(),
+                    (0..hcas).map(|k| format!("mlx5_{k}")).collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn spine_pairs_cross_the_groups_of_nodes_sharing_leaves() {
+        // a, c on leaves 200/201; b, d on 202/203; the inventory's halves (a, b | c, d) would
+        // pair a with c and b with d, each on its own leaves
+        let hosts: &[(&str, &[u64])] = &[
+            ("a", &[200, 201]),
+            ("c", &[200, 201]),
+            ("b", &[202, 203]),
+            ("d", &[202, 203]),
+        ];
+        let ups = [(200, 300), (201, 300), (202, 300), (203, 300)];
+        let p = spine_pairs(&placed(hosts, &ups), &nodes(&["a", "b", "c", "d"], 2), 1);
+        assert_eq!(p.unknown, "");
+        assert_eq!(p.groups, [vec!["a", "c"], vec!["b", "d"]]);
+        assert_eq!(p.pods, 1);
+        let pairs: Vec<String> = p.pairs.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+        assert_eq!(pairs, ["a-b", "c-d"]);
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+    }
+
+    #[test]
+    fn spine_pairs_cross_pods_first_and_name_what_stays_inside() {
+        // two pods (spines 300 and 301 reach disjoint leaves), each of two groups of one node
+        let hosts: &[(&str, &[u64])] =
+            &[("a", &[200]), ("b", &[201]), ("c", &[202]), ("d", &[203])];
+        let ups = [(200, 300), (201, 300), (202, 301), (203, 301)];
+        // the inventory's halves (a, c | b, d) would pair a with b and c with d, inside a pod
+        let p = spine_pairs(&placed(hosts, &ups), &nodes(&["a", "c", "b", "d"], 1), 1);
+        assert_eq!(p.pods, 2);
+        let pairs: Vec<String> = p.pairs.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+        // every pair between the pods (a, b in one; c, d in the other)
+        assert_eq!(pairs, ["a-c", "b-d"]);
+        // one group of three nodes and one of one (odd N): the last node is paired with the
+        // first; two pairs stay in the big group and are named
+        let hosts: &[(&str, &[u64])] = &[
+            ("a", &[200, 201]),
+            ("b", &[200, 201]),
+            ("c", &[200, 201]),
+            ("d", &[202, 203]),
+        ];
+        let ups = [(200, 300), (201, 300), (202, 300), (203, 300)];
+        let p = spine_pairs(&placed(hosts, &ups), &nodes(&["a", "b", "c", "d"], 2), 1);
+        let pairs: Vec<String> = p.pairs.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+        assert_eq!(pairs, ["a-c", "b-d"]);
+        assert!(
+            p.notes[0].starts_with("1 pair(s) within one group of nodes sharing leaves"),
+            "{:?}",
+            p.notes
+        );
+        let p = spine_pairs(
+            &placed(&hosts[..3], &ups[..2]),
+            &nodes(&["a", "b", "c"], 2),
+            1,
+        );
+        let pairs: Vec<String> = p.pairs.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+        assert_eq!(pairs, ["a-b", "c-a"]);
+        // one group, rail shift 0: every flow stays on its leaf, said
+        let p = spine_pairs(&placed(&hosts[..2], &ups[..2]), &nodes(&["a", "b"], 2), 0);
+        assert_eq!(p.notes.len(), 2, "{:?}", p.notes);
+        assert!(
+            p.notes[0].contains("a mlx5_0 -> b mlx5_0 share leaf switch 0x00000000000000c8"),
+            "{:?}",
+            p.notes
+        );
+    }
+
+    #[test]
+    fn spine_pairs_of_nodes_the_sweep_does_not_place_are_unknown() {
+        let hosts: &[(&str, &[u64])] = &[("a", &[200]), ("b", &[201])];
+        let p = spine_pairs(
+            &placed(hosts, &[(200, 300), (201, 300)]),
+            &nodes(&["a", "x"], 1),
+            1,
+        );
+        assert!(p.pairs.is_empty());
+        assert!(
+            p.unknown
+                .starts_with("no HCA of x is cabled to a switch in the sweep"),
+            "{}",
+            p.unknown
+        );
+    }
+
+    #[test]
+    fn hcas_sharing_a_description_in_the_saved_topology_are_left_out_not_new() {
+        // n2 mlx5_1 saved under n1 mlx5_0's description: both cables left out, said; the
+        // live cable at leaf-1 port 2 is not a new one
+        let t = topo().replace("\"n2 mlx5_1\"", "\"n1 mlx5_0\"");
+        let p = ib_cabling_plan::read(&t, "fabric.topo").unwrap();
+        assert_eq!(p.cables.len(), 6);
+        let c = check(&fabric(|t| t), 400.0, "p", Some((&p, "fabric.topo")));
+        assert!(c.problems.is_empty(), "{:#?}", c.problems);
+        assert!(
+            c.notes[0].starts_with("2 cable(s) of the plan fabric.topo not compared: the node description \"n1 mlx5_0\" names 2 HCAs"),
+            "{:?}",
+            c.notes
         );
     }
 }

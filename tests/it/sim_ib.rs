@@ -1008,3 +1008,73 @@ fn gpu_pcie_errors_without_aer_warn_and_standing_counts_pass() {
             .unwrap();
     assert!(t.contains("no GPU PCIe error counter grew beyond 8"), "{t}");
 }
+
+/// Cross-spine pairs from the topology (issue 51 item 4): on a fabric of two switches by node
+/// whose inventory halves share them (h100-01/03 on one, h100-02/04 on the other), the
+/// inventory's bisection keeps every flow on its switch and misses a spine path at half rate
+/// (`--set spine_pairs=inventory`: green); the pairs from iblinkinfo cross between the
+/// switches and fail naming the path. The log says which pairing was used and why.
+#[test]
+fn cross_spine_pairs_come_from_the_topology_and_cross_the_leaf_groups() {
+    let spine = |extra: &[&str]| {
+        let mut a = vec!["--filter", "rdma: across the spine"];
+        a.extend(extra);
+        ib_run(
+            "fabric_baseline.rhai",
+            &a,
+            Some("ib-spine-pairs-from-topology"),
+        )
+    };
+    let o = spine(&[]);
+    let names: Vec<String> = o
+        .tests()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        [
+            "rdma: across the spine [h100-01 -> h100-02]",
+            "rdma: across the spine [h100-02 -> h100-01]",
+            "rdma: across the spine [h100-03 -> h100-04]",
+            "rdma: across the spine [h100-04 -> h100-03]"
+        ]
+    );
+    for n in &names {
+        assert_eq!(o.status(n), "failure", "{n}");
+    }
+    assert!(
+        o.stdout.contains("cross-spine pairs from the fabric's topology (iblinkinfo on h100-01): 2 group(s) of nodes sharing leaves (2, 2 nodes) in 1 pod(s); each node paired with one of another group"),
+        "{}",
+        o.stdout
+    );
+    // the inventory's order: h100-01 with h100-03 on one switch, the slow spine never crossed
+    let o = spine(&["--set", "spine_pairs=inventory"]);
+    assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
+    assert_eq!(
+        o.status("rdma: across the spine [h100-01 -> h100-03]"),
+        "pass"
+    );
+    assert!(o
+        .stdout
+        .contains("cross-spine pairs in the inventory's order"));
+    // the healthy rail-optimised fabric: one group, the inventory's halves as before
+    let o = ib_run(
+        "fabric_baseline.rhai",
+        &["--filter", "rdma: across the spine"],
+        None,
+    );
+    assert!(problems(&o).is_empty(), "{:#?}", problems(&o));
+    assert_eq!(
+        o.status("rdma: across the spine [h100-01 -> h100-03]"),
+        "pass"
+    );
+    assert!(
+        o.stdout
+            .contains("1 group(s) of nodes sharing leaves (4 nodes) in 1 pod(s); one group"),
+        "{}",
+        o.stdout
+    );
+}

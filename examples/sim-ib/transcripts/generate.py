@@ -166,7 +166,7 @@ def uplinks(leaves, spines=SPINES, place_up=None):
             out[(leaf, lp)] = place_up(leaf, lp, to) if place_up else to
     return {k: v for k, v in out.items() if v is not None}
 
-def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None):
+def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None, extra_up=None):
     """`iblinkinfo` of the fabric in the format of the real capture
     tests/fixtures/ibdiags/iblinkinfo-hdr-quantum-21ca-sharp-aggregation-node-down-polling.txt:
     a CA section per HCA (node description "NODE HCA", rdma-ndd's default "%h %d"), its port
@@ -177,7 +177,8 @@ def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None
     have node cables (uplinks()). `over`: {(node, hca): (width, lane, state, phys)} for a
     cable that trained otherwise; `place`: (node index, rail index) -> (leaf index, port) where
     the cable lands (default (i, k+1)); `up_over`: {(leaf, leaf port): (width, lane, state,
-    phys)} for an uplink that trained otherwise; `place_up`: see uplinks()."""
+    phys)} for an uplink that trained otherwise; `place_up`: see uplinks(); `extra_up`:
+    {(leaf, leaf port): (spine, spine port)} cables beyond the tree's."""
     over = over or {}
     up_over = up_over or {}
     place = place or (lambda k, i: (i, k + 1))
@@ -195,7 +196,7 @@ def iblinkinfo(over=None, place=None, spines=SPINES, up_over=None, place_up=None
             ports.setdefault(leaf, []).append((port, k, i))
             out += [f"CA: {node} {ca}:",
                     f"      {g}     {10 + 8 * k + i:2d}    1[  ] {cell(*w)}     {200 + leaf:3d}   {port:2d}[  ] {sw}"]
-    ups = uplinks(ports, spines, place_up)
+    ups = {**uplinks(ports, spines, place_up), **(extra_up or {})}
     ok = ("4X", "106.25", "Active", "LinkUp")
     for leaf in sorted(ports):
         out.append(f"Switch: {leaf_guid(leaf)} MQM9790 Mellanox Technologies:")
@@ -234,6 +235,51 @@ def cabling_plan(spines=SPINES):
     for (lf, lp), (s, sp) in uplinks(ports, spines).items():
         out.append(f"{leaf_guid(lf)}:{lp} <-> {spine_guid(s)}:{sp}")
     return "\n".join(out) + "\n"
+
+TOPO = "/etc/fabcheck/fabric.topo"  # where the simulated site keeps its saved ibnetdiscover
+def ibnetdiscover_text(place=None, spines=SPINES, place_up=None):
+    """`ibnetdiscover` of the fabric iblinkinfo() describes (same `place`, `spines`,
+    `place_up`), SYNTHESISED in the format of the real capture
+    tests/fixtures/ibdiags/ibnetdiscover-edr-switchib-two-switch-sections-uplink-4xddr.txt and
+    infiniband-diags' ibnetdiscover.c (switch sections, then CA sections: a CA's port line
+    names its own port GUID and LID first): what a site saves on the day the fabric is accepted
+    (`ibnetdiscover > fabric.topo`) and gives as its cabling plan."""
+    place = place or (lambda k, i: (i, k + 1))
+    sw = "MQM9790 Mellanox Technologies"
+    ports, cas = {}, []
+    for k, node in enumerate(NODES):
+        for i, ca in enumerate(HCAS):
+            leaf, port = place(k, i)
+            ports.setdefault(leaf, []).append((port, k, i))
+            cas.append((node, ca, guid(node, i).replace(":", ""), 10 + 8 * k + i, leaf, port))
+    ups = uplinks(ports, spines, place_up)
+    out = ["#", "# Topology file: SYNTHESISED by examples/sim-ib/transcripts/generate.py (the healthy simulated fabric;",
+           "# not a capture: the format of tests/fixtures/ibdiags/ibnetdiscover-edr-switchib-*.txt)", "#",
+           f"# Initiated from node {cas[0][2]} port {cas[0][2]}", ""]
+    def switch_head(g, lid):
+        h = g[2:]
+        return ["vendid=0x2c9", "devid=0xd2f2", f"sysimgguid={g}", f"switchguid={g}({h})",
+                f'Switch\t{SWITCH_PORTS} "S-{h}"\t\t# "{sw}" enhanced port 0 lid {lid} lmc 0']
+    for leaf in sorted(ports):
+        out += switch_head(leaf_guid(leaf), 200 + leaf)
+        lines = {}
+        for node, ca, g, lid, lf, port in cas:
+            if lf == leaf:
+                lines[port] = f'[{port}]\t"H-{g}"[1]({g.lstrip("0")}) \t\t# "{node} {ca}" lid {lid} 4xNDR'
+        for (lf, lp), (s, sp) in ups.items():
+            if lf == leaf:
+                lines[lp] = f'[{lp}]\t"S-{spine_guid(s)[2:]}"[{sp}]\t\t# "{sw}" lid {300 + s} 4xNDR'
+        out += [lines[p] for p in sorted(lines)] + [""]
+    for s in range(spines):
+        out += switch_head(spine_guid(s), 300 + s)
+        lines = {sp: f'[{sp}]\t"S-{leaf_guid(lf)[2:]}"[{lp}]\t\t# "{sw}" lid {200 + lf} 4xNDR'
+                 for (lf, lp), (t, sp) in ups.items() if t == s}
+        out += [lines[p] for p in sorted(lines)] + [""]
+    for node, ca, g, lid, leaf, port in cas:
+        out += ["vendid=0x2c9", "devid=0x1021", f"sysimgguid=0x{g}", f"caguid=0x{g}",
+                f'Ca\t1 "H-{g}"\t\t# "{node} {ca}"',
+                f'[1]({g.lstrip("0")}) \t"S-{leaf_guid(leaf)[2:]}"[{port}]\t\t# lid {lid} lmc 0 "{sw}" lid {200 + leaf} 4xNDR', ""]
+    return "\n".join(out)
 
 def ibdiagnet_text(stages=(("Discovery", 0, 0), ("Virtualization", 0, 0), ("Routing", 0, 0)), ar=None, ans=0):
     """ibdiagnet's closing summary in the format of the real capture
@@ -867,7 +913,7 @@ for node in NODES:
         for t in ["ping", "ethtool", "ip", "rdma", "ibdev2netdev", "ofed_info", "cat", "stat", "ib_write_bw",
                   "ib_read_bw", "ib_send_bw", "ib_write_lat", "iperf3", "mpirun", "timeout", "ss", "pkill", "ssh",
                   "sudo", NCCL_BIN, "ibv_devinfo", "show_gids", "lspci", "ls", "test", "uname", "mlnx_qos",
-                  "dpkg-query", "hostname", "ibstat", "perfquery", "nvidia-smi", "sh", "head"]:
+                  "dpkg-query", "hostname", "ibstat", "perfquery", "nvidia-smi", "sh", "head", "iblinkinfo"]:
             cmd(out, f"command -v {t} >/dev/null", "", ms=3)
         cmd(out, "ls -1 /sys/class/infiniband", "".join(sorted(c + "\n" for c in HCAS)), ms=3)
         rdma_answers(out, node)
@@ -877,6 +923,9 @@ for node in NODES:
     node_file(f"{OUT}/{node}.toml", node, f"Transcript of the SIMULATED InfiniBand node {node}.", body)
 # The plan as a site would keep it (example content; the same text h100-01 answers for PLAN)
 open("cabling-plan.txt" if N == 4 else "cabling-plan-rack8.txt", "w").write(cabling_plan())
+# The healthy fabric's ibnetdiscover, saved as a site would on the day of acceptance (SYNTHESISED;
+# the scenarios with --set ib_cabling_plan=/etc/fabcheck/fabric.topo answer it)
+open("fabric.topo" if N == 4 else "fabric-rack8.topo", "w").write(ibnetdiscover_text())
 
 # ---- fault scenarios: scenarios/NAME/{scenario.toml, NODE.toml} -------------------------------
 # What each fault's first diagnosis's `part` field alone must name (tests/it/sim_ib.rs: never
@@ -1140,6 +1189,31 @@ scenario("ib-cable-wrong-port-vs-plan", "the rail-2 leaf's (LID 201) uplink port
 scenario("ib-healthy-plan-matches", "healthy: every cable where the cabling plan puts it; the switches' unused ports Down (no planned cable: not a fault)",
          [], {}, healthy=True, runs=[("fabric_health.rhai", PLAN_ARGS), ("fabric_baseline.rhai", PLAN_ARGS + ["--filter", "ib: fabric links"])])
 
+# The plan as a saved ibnetdiscover (the whole fabric as accepted): h100-03 mlx5_6's cable was
+# moved from port 3 of its rail's leaf (LID 204) to port 9 of the same leaf. Every link is Active
+# 4X NDR on the right rail's leaf with 4 uplinks per leaf: only the saved topology tells it.
+TOPO_ARGS = ["--set", f"ib_cabling_plan={TOPO}"]
+def topo_answer(out):
+    cmd(out, f"cat -- {TOPO}", ibnetdiscover_text(), ms=3, note="the saved ibnetdiscover of the healthy fabric (SYNTHESISED, examples/sim-ib/fabric.topo)")
+def moved_port(k, i):
+    return (4, 9) if (k, i) == (2, 4) else (i, k + 1)
+scenario("ib-cable-moved-vs-ibnetdiscover", "h100-03 mlx5_6's cable sits on port 9 of its rail's leaf (LID 204) where the saved ibnetdiscover has it on port 3 (every link Active 4X NDR, on its rail's leaf)",
+         [("fabric_health.rhai", TOPO_ARGS, LINKS_H, ["planned cable switch 0xfc6a1c0300e40400 \"MQM9790 Mellanox Technologies\" LID 204 port 3 <-> h100-03 mlx5_6 (/etc/fabcheck/fabric.topo on h100-01 line ",
+                                                      "LID 204 port 3 is Down/Polling (no cable); h100-03 mlx5_6 is cabled to switch 0xfc6a1c0300e40400 \"MQM9790 Mellanox Technologies\" LID 204 port 9"])],
+         with_ends({"h100-01": lambda out: (topo_answer(out), cmd(out, "iblinkinfo", iblinkinfo(place=moved_port), ms=900))}, moved_port),
+         parts=["the cable planned switch 0xfc6a1c0300e40400 \"MQM9790 Mellanox Technologies\" LID 204 port 3 <-> h100-03 mlx5_6"])
+# A new cable the saved topology does not have: a spare leaf-spine cable added between leaf 207's
+# unused port 50 and spine 301's unused port 40 (the leaf then has 5 uplinks: more than the
+# others is not a fault; only the plan tells it).
+scenario("ib-cable-new-vs-ibnetdiscover", "a cable added since the fabric was accepted: leaf LID 207 port 50 to spine LID 301 port 40, ports the saved ibnetdiscover has unconnected",
+         [("fabric_health.rhai", TOPO_ARGS, LINKS_H, ["cable switch 0xfc6a1c0300e40700 \"MQM9790 Mellanox Technologies\" LID 207 port 50 <-> switch 0xfc6a1c0300e50100 \"MQM9790 Mellanox Technologies\" LID 301 port 40 is not in the plan /etc/fabcheck/fabric.topo on h100-01 (a saved ibnetdiscover, the whole fabric)"])],
+         {"h100-01": lambda out: (topo_answer(out), cmd(out, "iblinkinfo", iblinkinfo(extra_up={(7, 50): (1, 40)}), ms=900))},
+         parts=["the unplanned cable switch 0xfc6a1c0300e40700 \"MQM9790 Mellanox Technologies\" LID 207 port 50"])
+# Healthy variant: the fabric as it was saved; the switches' unused ports Down (not in the
+# topology: ibnetdiscover lists connected ports only).
+scenario("ib-healthy-ibnetdiscover-plan-matches", "healthy: every cable where the saved ibnetdiscover (the fabric as accepted) has it; unused ports Down",
+         [], {"h100-01": topo_answer}, healthy=True, runs=[("fabric_health.rhai", TOPO_ARGS), ("fabric_baseline.rhai", TOPO_ARGS + ["--filter", "ib: fabric links"])])
+
 # ---- the GPUDirect path (issue 51 item 5) -----------------------------------------------------
 def raw(out, c, stdout, code, stderr=""):
     """A transcript entry with an exit code (cmd() answers 0)."""
@@ -1307,6 +1381,63 @@ scenario("ib-spine-link-shared", "two cross-spine flows from two nodes (h100-01 
                                   cmd(out, "ibtracert 20 37", ibtracert_text("h100-02", "mlx5_4", "h100-04", "mlx5_5"), ms=40,
                                       note="ibtracert from h100-02 mlx5_4 (LID 20) to h100-04 mlx5_5 (LID 37): leaf 202 port 34 -> spine 301 -> leaf 203"))},
          parts=["switch LID 202 (0xfc6a1c0300e40200) port 34", "switch LID 301"])
+# Pairs from the topology: a fabric of two switches by node where the inventory's halves share
+# them (h100-01 and h100-03 on leaf LID 200, h100-02 and h100-04 on LID 201, each node's eight
+# HCAs on its switch's ports). The inventory's bisection pairs h100-01 with h100-03 and h100-02
+# with h100-04: every flow stays on its switch, and a spine path at half rate (the flows on the
+# even rails between the switches, routed over spine LID 300) is never crossed (--set
+# spine_pairs=inventory: green). The topology puts h100-01/03 and h100-02/04 in two groups and
+# pairs across them: h100-01 <-> h100-02, h100-03 <-> h100-04, whose even-rail flows fail.
+def by_node(k, i):
+    return (k % 2, 8 * (k // 2) + i + 1)
+def ibtracert_placed(src, sca, dst, dca, place, spine=0):
+    """`ibtracert SLID DLID` from `src`'s HCA `sca` to `dst`'s `dca` in the fabric laid out by
+    `place` (as iblinkinfo(place=...)): up the source leaf's first uplink to `spine`, down the
+    destination leaf's (synthesised, in the format of the real captures, as ibtracert_text)."""
+    k, i, j, m = NODES.index(src), HCAS.index(sca), NODES.index(dst), HCAS.index(dca)
+    ports = {}
+    for a in range(len(NODES)):
+        for b in range(len(HCAS)):
+            lf, p = place(a, b)
+            ports.setdefault(lf, []).append(p)
+    ups = uplinks(ports)
+    (sl_leaf, sl_port), (dl_leaf, dl_port) = place(k, i), place(j, m)
+    up = lambda leaf: next(((p, v) for (lf, p), v in sorted(ups.items()) if lf == leaf and v[0] == spine))
+    (slp, (_, ssp)), (dlp, (_, dsp)) = up(sl_leaf), up(dl_leaf)
+    g = lambda n, c: "0x" + guid(n, HCAS.index(c)).replace(":", "")
+    sl, dl = 10 + 8 * k + i, 10 + 8 * j + m
+    sw = '"MQM9790 Mellanox Technologies"'
+    return (f'From ca {{{g(src, sca)}}} portnum 1 lid {sl}-{sl} "{src} {sca}"\n'
+            f'[1] -> switch port {{{leaf_guid(sl_leaf)}}}[{sl_port}] lid {200 + sl_leaf}-{200 + sl_leaf} {sw}\n'
+            f'[{slp}] -> switch port {{{spine_guid(spine)}}}[{ssp}] lid {300 + spine}-{300 + spine} {sw}\n'
+            f'[{dsp}] -> switch port {{{leaf_guid(dl_leaf)}}}[{dlp}] lid {200 + dl_leaf}-{200 + dl_leaf} {sw}\n'
+            f'[{dl_port}] -> ca port {{{g(dst, dca)}}}[1] lid {dl}-{dl} "{dst} {dca}"\n'
+            f'To ca {{{g(dst, dca)}}} portnum 1 lid {dl}-{dl} "{dst} {dca}"\n')
+def spine_by_node(out, node, slow_gbps=None):
+    """`node`'s answers on the by-node fabric: its cross-spine flows to the other switch's nodes
+    on even rails at `slow_gbps` (None: at rate), with ibtracert of each slow one."""
+    k = NODES.index(node)
+    others = [p for j, p in enumerate(NODES) if j % 2 != k % 2]
+    slow = {(p, HCAS[i]): slow_gbps for p in others for i in range(0, len(HCAS), 2)} if slow_gbps else {}
+    spine_answers(out, node, slow=slow)
+    for p, ca in slow:
+        r = HCAS[(HCAS.index(ca) + SHIFT) % len(HCAS)]
+        sl, dl = 10 + 8 * k + HCAS.index(ca), 10 + 8 * NODES.index(p) + HCAS.index(r)
+        cmd(out, f"ibtracert {sl} {dl}", ibtracert_placed(node, ca, p, r, by_node), ms=40)
+    if node == NODES[0]:
+        cmd(out, "iblinkinfo", iblinkinfo(place=by_node), ms=900, note="two switches by node: h100-01/03 on LID 200, h100-02/04 on LID 201")
+if N == 4:
+    BY_NODE_PAIRS = ["rdma: across the spine [h100-01 -> h100-02]", "rdma: across the spine [h100-02 -> h100-01]",
+                     "rdma: across the spine [h100-03 -> h100-04]", "rdma: across the spine [h100-04 -> h100-03]"]
+    scenario("ib-spine-pairs-from-topology", "h100-01/03 share leaf LID 200 and h100-02/04 LID 201 (switches by node); the flows between the switches on even rails (over spine LID 300) reach 183.6 Gb/s. The inventory's halves (h100-01 with h100-03) never leave their switch; the pairs from the topology cross it",
+             [("fabric_baseline.rhai", SPINE, t, [f"{t[24:-1].split(' -> ')[0]} mlx5_0 -> {t[24:-1].split(' -> ')[1]} mlx5_3 183.6 Gbit/s", "LID 300"]) for t in BY_NODE_PAIRS],
+             with_ends({n: (lambda out, n=n: spine_by_node(out, n, 183.6)) for n in NODES}, by_node),
+             parts=["one of the links switch LID 200 (0xfc6a1c0300e40000) port 33", "switch LID 300"])
+    # Healthy variant: the same fabric at rate: the pairs across the switches pass.
+    scenario("ib-healthy-spine-pairs-by-node-leaves", "healthy: h100-01/03 on one switch, h100-02/04 on another; the pairs from the topology cross between them, every flow at rate",
+             [], with_ends({n: (lambda out, n=n: spine_by_node(out, n)) for n in NODES}, by_node),
+             healthy=True, runs=[("fabric_baseline.rhai", SPINE)])
+
 # Healthy variant: a site whose spines are oversubscribed 2:1 by design (half as many uplinks
 # as node cables) sees every cross-spine flow at 196.4 Gb/s when every HCA sends at once, and
 # says so (--set spine_pct=45).
