@@ -1191,7 +1191,7 @@ scenario("ib-raw-ber-high", "h100-03 mlx5_10: raw (pre-FEC) BER 4E-5 with zero s
 # lane 2 reads -11.42 dBm where the transceiver's range is -9.508..6.999 dBm (a dirty fibre end
 # or a failing far-end laser on that lane); the link is still Active 4X NDR and its BER clean.
 scenario("ib-rx-power-low", "h100-02 mlx5_6: lane 2 of its NVIDIA MMA4Z00-NS400 transceiver receives -11.42 dBm, below the module's low alarm threshold -9.508 dBm; the link Active, the BER clean",
-         [("health: ib physical layer [h100-02]", ["h100-02 mlx5_6 port 1: module NVIDIA MMA4Z00-NS400 serial MT2301FT00004 lane 2: rx power -11.42 dBm below the module's low alarm threshold -9.508 dBm", "clean both fibre end faces", "look at the far end too"])],
+         [("health: ib physical layer [h100-02]", ["h100-02 mlx5_6 port 1: module NVIDIA MMA4Z00-NS400 serial MT2301FT00004 lane 2: rx power -11.42 dBm below the module's low alarm threshold -9.508 dBm", "clean both fibre end faces", "look at the far end too (switch \"MQM9790 Mellanox Technologies\" LID 204 port 2"])],
          {"h100-02": lambda out: mlxlink_answers(out, "h100-02", rx={"mlx5_6": "1.9,2.0,-11.42,2.1"})},
          parts=["the cable or module NVIDIA MMA4Z00-NS400 serial MT2301FT00004 of h100-02 mlx5_6"])
 # Healthy variants: copper cables carry no light (h100-03 NVIDIA passive DACs with diagnostics:
