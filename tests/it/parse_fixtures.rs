@@ -240,6 +240,10 @@ const FIXTURES: &[(&str, &str)] = &[
     ("nvidia-smi/proc-driver-nvidia-version-proprietary-515.txt", "nvidia_version_open_and_proprietary"),
     ("rdma/sysfs-pkeys-azure-hpc-tenant-0x800b-default-limited-0x7fff.txt", "ib_pkeys_azure"),
     ("ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt", "mlxlink_dac_counters_and_module"),
+    ("ibdiags/mlxlink-show-module-cx7-ndr-osfp-passive-dac-fs-osfpfl-400g-pc01-zero-thresholds.txt", "mlxlink_ndr_dac_module_zero_thresholds"),
+    ("ibdiags/mlxlink-m-grep-dbm-rx-tx-power-4-lanes-alarm-thresholds.txt", "mlxlink_optical_power_lanes_and_thresholds"),
+    ("ibdiags/mlxlink-port-type-pcie-e-cx6-gen3-x16-eye-opening-16-lanes.txt", "mlxlink_eye_opening_and_errors"),
+    ("ibdiags/mlxlink-port-type-pcie-e-cx6-gen1-x4-errors-no-eye-below-gen3.txt", "mlxlink_eye_opening_and_errors"),
     ("ibdiags/ibtracert-llnl-hype-qib-3-switch-hops-through-core-s205a.txt", "ibtracert_paths"),
     ("ibdiags/ibtracert-ibsim-rail-leaf-spine-leaf-cross-su-5-to-12.txt", "ibtracert_paths"),
     ("iommu/proc-cmdline-fdio-csit-denverton-intel_iommu-on-iommu-pt.txt", "iommu_modes"),
@@ -3436,7 +3440,7 @@ fn mlxlink_dac_counters_and_module() {
         (Some("FS"), Some("Q28-PC03"), Some("S2202655321-1"))
     );
     // N/A is no value
-    assert_eq!((m.temperature_c, m.rx_power_dbm.as_deref()), (None, None));
+    assert_eq!((m.temperature_c, m.rx_power_dbm.as_ref()), (None, None));
     // 15E-255: no error at all, as mlxlink prints it
     assert!(m.raw_ber.unwrap() < 1e-250 && m.effective_ber.unwrap() < 1e-250);
     assert_eq!(
@@ -3451,6 +3455,120 @@ fn mlxlink_dac_counters_and_module() {
         "mft 4.30.1-8"
     );
     assert!(parse::mlxlink::parse("State : Active\n").is_err());
+    assert_eq!(m.firmware.as_deref(), Some("32.43.2402"));
+    assert_eq!(
+        m.cable_technology.as_deref(),
+        Some("Copper cable, passive, unequalized")
+    );
+    assert_eq!((m.tx_power_dbm, m.module_firmware), (None, None));
+    assert!(m.eye.is_none() && m.errors.is_empty());
+}
+
+/// MFT 4.35 on a ConnectX-7 NDR port with a passive copper OSFP cable that has diagnostics:
+/// every module reading `0,0,0,0 [0..0]` (no light, no thresholds), trailing blanks after
+/// the values of the first sections.
+#[test]
+fn mlxlink_ndr_dac_module_zero_thresholds() {
+    let m = parse::mlxlink::parse(&fx(
+        "ibdiags/mlxlink-show-module-cx7-ndr-osfp-passive-dac-fs-osfpfl-400g-pc01-zero-thresholds.txt",
+    ))
+    .unwrap();
+    assert_eq!(
+        (m.state.as_deref(), m.speed.as_deref(), m.width.as_deref()),
+        (Some("Active"), Some("IB-NDR"), Some("4x"))
+    );
+    assert_eq!(m.firmware.as_deref(), Some("28.46.3048"));
+    assert_eq!(
+        (
+            m.identifier.as_deref(),
+            m.vendor.as_deref(),
+            m.part_number.as_deref(),
+            m.serial.as_deref()
+        ),
+        (
+            Some("OSFP"),
+            Some("FS"),
+            Some("OSFPFL-400G-PC01"),
+            Some("C2604279049-2")
+        )
+    );
+    assert_eq!(
+        m.cable_technology.as_deref(),
+        Some("Copper cable, passive, unequalized")
+    );
+    let rx = m.rx_power_dbm.unwrap();
+    assert_eq!(rx.lanes, [0.0, 0.0, 0.0, 0.0]);
+    assert_eq!((rx.low, rx.high), (Some(0.0), Some(0.0)));
+    assert_eq!(m.temperature_c, Some(0.0));
+    assert_eq!(m.module_firmware, None);
+    assert_eq!(m.sections["Module Info"]["Rx LOS [per lane]"], "1,0,1,1");
+    // no counters asked for (--show_module only)
+    assert_eq!((m.raw_ber, m.symbol_errors), (None, None));
+}
+
+/// `mlxlink -m | grep dBm` on an optical module: four lanes and the module's own alarm
+/// thresholds, read by the same function the parser uses for `Module Info`.
+#[test]
+fn mlxlink_optical_power_lanes_and_thresholds() {
+    let text = fx("ibdiags/mlxlink-m-grep-dbm-rx-tx-power-4-lanes-alarm-thresholds.txt");
+    let v: Vec<&str> = text
+        .lines()
+        .map(|l| l.split_once(" : ").unwrap().1)
+        .collect();
+    let rx = parse::mlxlink::reading(v[0]).unwrap();
+    assert_eq!(rx.lanes, [1.103, 1.290, 0.931, 1.103]);
+    assert_eq!((rx.low, rx.high), (Some(-9.508), Some(6.999)));
+    let tx = parse::mlxlink::reading(v[1]).unwrap();
+    assert_eq!(tx.lanes, [1.380, 1.638, 1.449, 1.123]);
+    assert_eq!((tx.low, tx.high), (Some(-8.508), Some(6.999)));
+    // the other forms mlxlink prints
+    let t = parse::mlxlink::reading("54 [-5..75]").unwrap();
+    assert_eq!(
+        (t.lanes, t.low, t.high),
+        (vec![54.0], Some(-5.0), Some(75.0))
+    );
+    assert_eq!(parse::mlxlink::reading("47").unwrap().lanes, [47.0]);
+    assert_eq!(parse::mlxlink::reading("N/A"), None);
+    assert_eq!(parse::mlxlink::reading("1.0,N/A [0..1]"), None);
+    // a whole mlxlink output is refused without one of its sections
+    assert!(parse::mlxlink::parse(&text).is_err());
+}
+
+/// `mlxlink --port_type PCIE -e` on a ConnectX-6: the eye per lane (16 lanes, padded, the
+/// `Phase  Eye` key with two blanks), and below Gen 3 no eye but mlxlink's `Errors` text.
+#[test]
+fn mlxlink_eye_opening_and_errors() {
+    let m = parse::mlxlink::parse(&fx(
+        "ibdiags/mlxlink-port-type-pcie-e-cx6-gen3-x16-eye-opening-16-lanes.txt",
+    ))
+    .unwrap();
+    let e = m.eye.unwrap();
+    assert_eq!(e.title, "EYE Opening Info (PCIe)");
+    assert_eq!(e.physical_grade.len(), 16);
+    assert_eq!(
+        (
+            e.physical_grade[0],
+            e.physical_grade[11],
+            e.physical_grade[15]
+        ),
+        (1848, 2340, 2072)
+    );
+    assert_eq!((e.height_mv[0], e.height_mv[11]), (147, 187));
+    assert_eq!(e.phase_ps, [16; 16]);
+    assert!(m.errors.is_empty());
+    let m = parse::mlxlink::parse(&fx(
+        "ibdiags/mlxlink-port-type-pcie-e-cx6-gen1-x4-errors-no-eye-below-gen3.txt",
+    ))
+    .unwrap();
+    assert!(m.eye.is_none());
+    assert_eq!(
+        m.errors,
+        ["Showing Eye via SLRG raised the following exception: Eye information available for Gen3 and above"]
+    );
+    assert_eq!(
+        m.sections["PCIe Operational (Enabled) Info"]["Link Speed Active (Enabled)"],
+        "2.5G-Gen 1 (16G-Gen 4)"
+    );
 }
 
 /// `lldpctl -f json` (lldpd 1.0.16, real captures): "interface" as a list (two interfaces) and

@@ -534,19 +534,40 @@ def perfquery_switch(lid, port, symbol=0):
     out += [f"{n}:{'.' * (33 - len(n) - 1)}{v}" for n, v in rows]
     return "\n".join(out) + "\n"
 
-def mlxlink_text(node, ca, raw="15E-255", symbol=0):
-    """mlxlink -d CA -m -c in the format of the real capture
-    tests/fixtures/ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt (the same
-    sections, `Key<35>: value`), with NDR values: IB-NDR 4x, an NVIDIA OSFP NDR transceiver
-    (part number MMA4Z00-NS400), the IB counters Symbol Errors / Symbol BER; raw BER `raw`
-    (synthesised)."""
+# The module each HCA's cable plugs into, as mlxlink -m prints it (MFT's `value [low..high]`
+# form of the real captures ibdiags/mlxlink-show-module-cx7-ndr-osfp-passive-dac-*.txt and
+# ibdiags/mlxlink-m-grep-dbm-rx-tx-power-*.txt; values and thresholds SYNTHESISED). "optical":
+# an NVIDIA OSFP NDR transceiver (part number MMA4Z00-NS400), the module's alarm range for rx
+# power -9.508..6.999 dBm; "dac": a passive copper OSFP with diagnostics (every reading
+# `0,0,0,0 [0..0]`, as the real MFT 4.35 capture); "dac-na": one without (N/A, as the real
+# BlueField-3 capture).
+RX_RANGE, TX_RANGE = "[-9.508..6.999]", "[-8.508..6.999]"
+def module_rows(node, ca, kind="optical", rx="1.9,2.0,1.8,2.1"):
     k, i = NODES.index(node), HCAS.index(ca)
+    if kind == "dac-na":
+        return [("Temperature [C]", "N/A"), ("Rx Power Current [dBm]", "N/A"), ("Tx Power Current [dBm]", "N/A"), ("Identifier", "OSFP"),
+                ("Cable Technology", "Copper cable, passive, unequalized"), ("Vendor Name", "NVIDIA"), ("Vendor Part Number", "MCP4Y10-N001"),
+                ("Vendor Serial Number", f"MT24{k:02d}VS{i:05d}"), ("FW Version", "N/A")]
+    if kind == "dac":
+        return [("Temperature [C]", "0 [0..0]"), ("Rx Power Current [dBm]", "0,0,0,0 [0..0]"), ("Tx Power Current [dBm]", "0,0,0,0 [0..0]"),
+                ("Identifier", "OSFP"), ("Cable Technology", "Copper cable, passive, unequalized"), ("Vendor Name", "NVIDIA"),
+                ("Vendor Part Number", "MCP4Y10-N001"), ("Vendor Serial Number", f"MT24{k:02d}VS{i:05d}"), ("FW Version", "N/A")]
+    return [("Temperature [C]", "47 [-5..75]"), ("Rx Power Current [dBm]", f"{rx} {RX_RANGE}"), ("Tx Power Current [dBm]", f"1.4,1.6,1.5,1.1 {TX_RANGE}"),
+            ("Identifier", "OSFP"), ("Cable Technology", "850 nm VCSEL"), ("Vendor Name", "NVIDIA"), ("Vendor Part Number", "MMA4Z00-NS400"),
+            ("Vendor Serial Number", f"MT23{k:02d}FT{i:05d}"), ("Rev", "A3"), ("FW Version", "46.120")]
+
+def mlxlink_text(node, ca, raw="15E-255", symbol=0, module=None):
+    """mlxlink -d CA -m -c -e in the format of the real capture
+    tests/fixtures/ibdiags/mlxlink-m-c-bluefield3-100g-dac-fs-q28-pc03-ber-15e-255.txt (the same
+    sections, `Key<35>: value`), with NDR values: IB-NDR 4x, the module of `module_rows`
+    (`module`: its rows, default the optical transceiver), the IB counters Symbol Errors /
+    Symbol BER; raw BER `raw` (synthesised). No eye section: no real capture of ConnectX-7's
+    (FOM) eye output was found, so none is synthesised."""
     sec = [("Operational Info", [("State", "Active"), ("Physical state", "LinkUp"), ("Speed", "IB-NDR"), ("Width", "4x"),
                                  ("FEC", "Standard_RS-FEC (544,514)"), ("Loopback Mode", "No Loopback"), ("Auto Negotiation", "ON")]),
            ("Troubleshooting Info", [("Status Opcode", "0"), ("Group Opcode", "N/A"), ("Recommendation", "No issue was observed")]),
            ("Tool Information", [("Firmware Version", "28.39.1002"), ("amBER Version", "3.6"), ("MFT Version", "mft 4.26.1-3")]),
-           ("Module Info", [("Temperature [C]", "47"), ("Rx Power Current [dBm]", "1.9,2.0,1.8,2.1"), ("Identifier", "OSFP"),
-                            ("Vendor Name", "NVIDIA"), ("Vendor Part Number", "MMA4Z00-NS400"), ("Vendor Serial Number", f"MT23{k:02d}FT{i:05d}"), ("Rev", "A3")]),
+           ("Module Info", module or module_rows(node, ca)),
            ("Physical Counters and BER Info", [("Time Since Last Clear [Min]", "4213.6"), ("Symbol Errors", str(symbol)), ("Symbol BER", "15E-255"),
                                                ("Effective Physical Errors", "0"), ("Effective Physical BER", "15E-255"),
                                                ("Raw Physical Errors Per Lane", "0,0,0,0" if raw == "15E-255" else "318211,301877,355120,299014"),
@@ -555,6 +576,13 @@ def mlxlink_text(node, ca, raw="15E-255", symbol=0):
     for h, rows in sec:
         out += [h, "-" * len(h)] + [f"{a:<35s}: {b}" for a, b in rows] + [""]
     return "\n".join(out)
+
+def mlxlink_answers(out, node, kind=None, rx=None):
+    """Every HCA's mlxlink -m -c -e: `kind` (ca -> module kind) and `rx` (ca -> rx lanes) change
+    some HCAs' modules."""
+    for ca in HCAS:
+        m = module_rows(node, ca, (kind or {}).get(ca, "optical"), (rx or {}).get(ca, "1.9,2.0,1.8,2.1"))
+        cmd(out, f"mlxlink -d {ca} -m -c -e", mlxlink_text(node, ca, module=m), ms=900)
 
 def switch_ends(out, node, place=None, bad=None):
     """The switch end of each of `node`'s HCA cables (iblinkinfo's layout `place`, default
@@ -898,8 +926,7 @@ for node in NODES:
         for ca in HCAS:
             cmd(out, f"perfquery -x -C {ca} -P 1", perfquery(node, ca), ms=15)
         switch_ends(out, node)
-        for ca in HCAS:
-            cmd(out, f"mlxlink -d {ca} -m -c", mlxlink_text(node, ca), ms=900)
+        mlxlink_answers(out, node)
         cmd(out, "nvidia-smi topo -m", topo(), ms=300, note="one HCA per GPU on its PCIe switch (PIX)")
         ipoib_answers(out, node)
         health_answers(out, node)
@@ -1286,8 +1313,34 @@ scenario("ib-switch-end-errors", "the leaf end (LID 202 port 2) of h100-02 mlx5_
 # link runs at a raw BER of 4E-5 (above 1e-6), the effective BER and the symbol errors are 0.
 scenario("ib-raw-ber-high", "h100-03 mlx5_10: raw (pre-FEC) BER 4E-5 with zero symbol errors and a clean effective BER (a link near failure, hidden by FEC)",
          [("health: ib physical layer [h100-03]", ["h100-03 mlx5_10: raw (pre-FEC) BER 0.00004 above 0.000001", "symbol errors 0", "module NVIDIA MMA4Z00-NS400 serial MT2302FT00006"])],
-         {"h100-03": lambda out: cmd(out, "mlxlink -d mlx5_10 -m -c", mlxlink_text("h100-03", "mlx5_10", raw="4E-5"), ms=900)},
+         {"h100-03": lambda out: cmd(out, "mlxlink -d mlx5_10 -m -c -e", mlxlink_text("h100-03", "mlx5_10", raw="4E-5"), ms=900)},
          parts=["the cable or module NVIDIA MMA4Z00-NS400 serial MT2302FT00006 of h100-03 mlx5_10"])
+
+# One lane's received light below the module's own low (alarm) threshold: h100-02 mlx5_6's
+# lane 2 reads -11.42 dBm where the transceiver's range is -9.508..6.999 dBm (a dirty fibre end
+# or a failing far-end laser on that lane); the link is still Active 4X NDR and its BER clean.
+scenario("ib-rx-power-low", "h100-02 mlx5_6: lane 2 of its NVIDIA MMA4Z00-NS400 transceiver receives -11.42 dBm, below the module's low alarm threshold -9.508 dBm; the link Active, the BER clean",
+         [("health: ib physical layer [h100-02]", ["h100-02 mlx5_6 port 1: module NVIDIA MMA4Z00-NS400 serial MT2301FT00004 lane 2: rx power -11.42 dBm below the module's low alarm threshold -9.508 dBm", "clean both fibre end faces", "look at the far end too (switch \"MQM9790 Mellanox Technologies\" LID 204 port 2"])],
+         {"h100-02": lambda out: mlxlink_answers(out, "h100-02", rx={"mlx5_6": "1.9,2.0,-11.42,2.1"})},
+         parts=["the cable or module NVIDIA MMA4Z00-NS400 serial MT2301FT00004 of h100-02 mlx5_6"])
+# Healthy variants: copper cables carry no light (h100-03 NVIDIA passive DACs with diagnostics:
+# `0,0,0,0 [0..0]`; h100-04 without: N/A), not judged; optics near but inside their thresholds
+# (h100-02: lanes 0.2 dB above the low alarm, one 0.1 dB under the high).
+scenario("ib-healthy-dac-no-rx-power", "healthy: h100-03's HCAs cabled with passive copper OSFP DACs that read 0,0,0,0 [0..0], h100-04's with DACs without diagnostics (N/A): rx power not judged",
+         [], {"h100-03": lambda out: mlxlink_answers(out, "h100-03", kind={ca: "dac" for ca in HCAS}),
+              "h100-04": lambda out: mlxlink_answers(out, "h100-04", kind={ca: "dac-na" for ca in HCAS})},
+         healthy=True, runs=[("fabric_health.rhai", [])])
+# Healthy variant: mlxlink could not read h100-04 mlx5_9's eye and says so in its `Errors`
+# section (the real capture's first words; the exception text synthesised), exiting 1 after
+# printing everything else: the BER and the module are still judged, the error logged.
+def eye_error(out):
+    t = mlxlink_text("h100-04", "mlx5_9") + "\nErrors\n------\nShowing Eye via SLRG raised the following exception: Failed to send access register\n"
+    out += ["[[command]]", 'command = "mlxlink -d mlx5_9 -m -c -e"', f"stdout = {q(t)}", 'stderr = ""', "exit_code = 1", "duration_ms = 900", ""]
+scenario("ib-healthy-mlxlink-eye-error", "healthy: mlxlink could not read h100-04 mlx5_9's eye (its Errors section, exit 1) but printed the counters and the module: judged, the error logged",
+         [], {"h100-04": eye_error}, healthy=True, runs=[("fabric_health.rhai", [])])
+scenario("ib-healthy-optics-near-thresholds", "healthy: h100-02's transceivers receive -9.3 dBm on every lane (0.2 dB inside the low alarm -9.508) and mlx5_0's lane 3 6.9 dBm (inside the high 6.999)",
+         [], {"h100-02": lambda out: mlxlink_answers(out, "h100-02", rx={ca: ("-9.3,-9.3,-9.3,6.9" if ca == "mlx5_0" else "-9.3,-9.3,-9.3,-9.3") for ca in HCAS})},
+         healthy=True, runs=[("fabric_health.rhai", [])])
 
 # The subnet's counters under load (ibqueryerrors before and after the baseline's traffic): the
 # rail-4 leaf's (LID 203) uplink port 35 counts 118 symbol errors and 2 link error recoveries
