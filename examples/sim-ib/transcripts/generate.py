@@ -1578,6 +1578,11 @@ scenario("ib-gpu-pcie-nonfatal", "h100-04 GPU 0 (0000:1b:00.0) shows 2 uncorrect
          {"h100-04": lambda out: aer_answers(out, {"0000:1b:00.0": {"nonfatal": {"CmpltTO": 2}}}, note="GPU 0000:1b:00.0: 2 completion timeouts (non-fatal) since boot (synthesised)")},
          parts=["h100-04 GPU 0000:1b:00.0 (NVIDIA H100 80GB HBM3)", "CmpltTO 2"])
 GPU_RUNS = [("fabric_health.rhai", ["--filter", "gpu pcie errors"]), ("fabric_baseline.rhai", ["--filter", "gpu pcie errors"])]
+# Healthy: Unsupported Requests alone since boot on the port above a GPU (firmware and the
+# kernel's config-space probing cause them on healthy hosts): a warning, unchanged under load
+scenario("ib-healthy-gpu-pcie-unsupported-requests-at-boot", "healthy: the switch port above h100-03 GPU 0 shows 4 non-fatal Unsupported Requests since boot and nothing else, unchanged under the load: a warning, not a red",
+         [], {"h100-03": lambda out: aer_answers(out, {port_above("0000:1b:00.0"): {"nonfatal": {"UnsupReq": 4}}}, note="the port above GPU 0000:1b:00.0: 4 Unsupported Requests since boot, the same in every read (synthesised)")},
+         healthy=True, runs=GPU_RUNS)
 # Healthy: a long uptime's few correctable errors (and the GPU's replays), unchanged under load
 def standing_pcie(out):
     aer_answers(out, {"0000:43:00.0": {"correctable": {"RxErr": 3}}, port_above("0000:43:00.0"): {"correctable": {"BadDLLP": 1, "Timeout": 1}}},
