@@ -17,6 +17,7 @@ from formats import ping_text, ping_all_cmd, ping_all_out  # pings; n.ping_all
 from formats import sysfs_command, sysfs_text, gpu_command, gpu_text  # discover, platform detection
 from formats import ip_route_json, iperf3_json
 from formats import KERNEL_LOG_CMD, kernel_log_text, boot_link_events  # health link flaps (issue 47)
+from formats import hca_readlink_cmd, hca_readlink_text, hca_aer_cmd, hca_aer_text  # the HCAs' PCIe errors
 
 N = int(os.environ.get("FCSIM_NODES", "4"))
 OUT = os.environ.get("FCSIM_OUT", "transcripts")
@@ -345,6 +346,10 @@ def health_answers(out, node):
     cmd(out, "dpkg-query -W -f='${Version}' perftest", stdout="24.01.0+0.38-1build2", ms=30)
     cmd(out, "ls /proc/driver/nvidia/gpus", stdout="000f:01:00.0\n", ms=3)
     cmd(out, "test -d /sys/module/nvidia_peermem", stdout="", ms=3)
+    cmd(out, hca_readlink_cmd(DEVS), stdout=hca_readlink_text(DEVS), ms=5,
+        note="the RDMA devices' sysfs device paths (each rail its own root port; synthesised, formats.py)")
+    cmd(out, hca_aer_cmd(DEVS), stdout=hca_aer_text(DEVS), ms=20,
+        note="the AER statistics of each rail's PCIe function and the root port above it: all 0 (synthesised)")
     cmd(out, sysfs_command(), stdout=sysfs_text(), ms=30, note="the two-Spark simulation's sysfs listing (SYNTHESISED DGX Spark values)")
     cmd(out, gpu_command(), stdout=gpu_text(), ms=40)
 

@@ -225,3 +225,41 @@ def boot_link_events(bdfs, start=14.037558):
         t = start + 0.42 * k
         out += [(t, bdf, nd, "down"), (t + 0.033332, bdf, nd, "up")]
     return out
+
+
+# The HCAs' PCIe paths (health: gpu pcie errors on RoCE): each rail's RDMA device is its own
+# PCIe function below its own root port (a DGX Spark: two Gen5 x4 paths, PCI domains 0000 and
+# 0002; SYNTHESISED sysfs paths in the kernel's form /sys/devices/pciDDDD:BB/<root port>/<function>).
+SPARK_PCIE = {"rocep1s0f1": "/sys/devices/pci0000:00/0000:00:00.0/0000:01:00.1",
+              "roceP2p1s0f1": "/sys/devices/pci0002:00/0002:00:00.0/0002:01:00.1"}
+def hca_readlink_cmd(devs):
+    """The check's `readlink -f` of every inventory RDMA device's sysfs device (stdlib infiniband
+    gpu_pcie_snapshot: no GPU read on a Spark, gdr = false)."""
+    return "for p in  " + " ".join(f"/sys/class/infiniband/{d}/device" for d in devs) + '; do readlink -f "$p"; done'
+def hca_readlink_text(devs):
+    return "".join(SPARK_PCIE[d] + "\n" for d in devs)
+# The kernel's AER statistics (sysfs aer_dev_*) with the names of current kernels, in the format
+# of the real files tests/fixtures/aer/aer_dev_*-node-exporter-* (as examples/sim-ib's generator);
+# `head -v` prints a `==> PATH <==` line before each file and a blank line between (coreutils).
+AER_NAMES = {
+    "correctable": ["RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr", "HeaderOF"],
+    "nonfatal": ["Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "UnxCmplt", "RxOF", "MalfTLP", "ECRC", "UnsupReq",
+                 "ACSViol", "UncorrIntErr", "BlockedTLP", "AtomicOpBlocked", "TLPBlockedErr", "PoisonTLPBlocked"],
+}
+AER_NAMES["fatal"] = AER_NAMES["nonfatal"]
+AER_TOTAL = {"correctable": "TOTAL_ERR_COR", "nonfatal": "TOTAL_ERR_NONFATAL", "fatal": "TOTAL_ERR_FATAL"}
+def hca_aer_dirs(devs):
+    """The directories the check reads, in its order: each RDMA device's function, then the root port above it."""
+    return [d for dev in devs for d in (SPARK_PCIE[dev], SPARK_PCIE[dev].rsplit("/", 1)[0])]
+def hca_aer_cmd(devs):
+    return "head -v -n 40 " + " ".join(f"{d}/aer_dev_{s}" for d in hca_aer_dirs(devs) for s in ["correctable", "nonfatal", "fatal"])
+def hca_aer_text(devs, over=None):
+    """`head -v -n 40` of every directory's three aer_dev_* files: every count 0 (synthesised);
+    `over`: {device address: {severity: {name: count}}} replacing some."""
+    files = []
+    for d in hca_aer_dirs(devs):
+        for sev in ["correctable", "nonfatal", "fatal"]:
+            c = (over or {}).get(d.rsplit("/", 1)[1], {}).get(sev, {})
+            body = "".join(f"{n} {c.get(n, 0)}\n" for n in AER_NAMES[sev]) + f"{AER_TOTAL[sev]} {sum(c.values())}\n"
+            files.append(f"==> {d}/aer_dev_{sev} <==\n{body}")
+    return "\n".join(files)

@@ -10,6 +10,7 @@ from formats import gpu_command, gpu_text  # platform profile detection (issue 3
 from formats import ip_route_json  # step 5's running-network snapshot (issue 30 section 3)
 from formats import iperf3_json  # iperf3 -J answers
 from formats import KERNEL_LOG_CMD, kernel_log_text, boot_link_events  # health link flaps (issue 47)
+from formats import hca_readlink_cmd, hca_readlink_text, hca_aer_cmd, hca_aer_text  # the HCAs' PCIe errors
 # Replay reads captured files only from inside the transcript directory (issue 14), so the
 # real fixtures and the recipe files are copied in: real/ (from tests/fixtures/), recipes/.
 def inside(src, dst):
@@ -266,6 +267,12 @@ for name, n in nodes.items():
         note="the perftest package version a public DGX Spark inventory reports (Ubuntu 24.04's perftest)")
     cmd("ls /proc/driver/nvidia/gpus", stdout="000f:01:00.0\n", ms=3, note="synthesised: the GB10 GPU")
     cmd("test -d /sys/module/nvidia_peermem", stdout="", ms=3, note="synthesised: nvidia_peermem loaded")
+    # the HCAs' PCIe paths (health: gpu pcie errors on RoCE): each rail's function and its root
+    # port, AER all 0 (synthesised, formats.py hca_aer_text)
+    cmd(hca_readlink_cmd(devs), stdout=hca_readlink_text(devs), ms=5,
+        note="synthesised: the RDMA devices' sysfs device paths (each rail its own root port, PCI domains 0000 and 0002)")
+    cmd(hca_aer_cmd(devs), stdout=hca_aer_text(devs), ms=20,
+        note="the AER statistics of each rail's PCIe function and the root port above it: all 0 (synthesised in the format of the real sysfs files)")
     # fabcheck discover (issue 30 section 2): the sysfs listing (synthesised, see formats.py)
     cmd(sysfs_command(), stdout=sysfs_text(), ms=30,
         note="fabcheck discover's sysfs listing: SYNTHESISED DGX Spark values (formats.py sysfs_text)")
