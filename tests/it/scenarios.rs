@@ -591,3 +591,68 @@ fn rails_of_one_port_without_ports_are_an_inventory_problem_said_first() {
     }
     o.code(0);
 }
+
+/// The HCAs' PCIe error counters on DGX Sparks (RoCE; `health: gpu pcie errors ...`): the GB10
+/// is not read and the log says why (no GPUDirect RDMA: no GPU link on the HCAs' path), both
+/// rails' functions and the root ports above them are read; counts standing since boot and
+/// unchanged under the load (a few correctable, Unsupported Requests) are logged and warned,
+/// not failed; a rail's function whose correctable counts grew by 64 fails at the default limit
+/// (8) and passes with `--set gpu_pcie_error_growth=64` (the limit is the setting's).
+#[test]
+fn spark_pcie_paths_are_read_per_rail_and_growth_is_judged_against_the_setting() {
+    let filter = |extra: &[&str]| {
+        let mut a = vec!["--filter".to_string(), "gpu pcie errors".to_string()];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let o = run("fabric_baseline.rhai", None, &filter(&[]));
+    o.code(0);
+    let t =
+        serde_json::to_string(&o.test("health: gpu pcie errors before load [spark-02]")).unwrap();
+    assert!(
+        t.contains("GPU 000f:01:00.0 not read") && t.contains("gdr = false"),
+        "{t}"
+    );
+    assert!(
+        t.contains("AER statistics of 4 of 4 devices on the HCAs' PCIe paths read"),
+        "{t}"
+    );
+    assert!(o
+        .warnings("health: gpu pcie errors before load [spark-01]")
+        .is_empty());
+
+    let o = run(
+        "fabric_baseline.rhai",
+        Some("pcie-path-errors-standing-healthy"),
+        &filter(&[]),
+    );
+    o.code(0);
+    let w = o.warnings("health: gpu pcie errors before load [spark-01]");
+    assert!(
+        w.iter().any(
+            |x| x.contains("the root port 0002:00:00.0 above roceP2p1s0f1")
+                && x.contains("only Unsupported Requests")
+        ),
+        "{w:#?}"
+    );
+    let t =
+        serde_json::to_string(&o.test("health: gpu pcie errors before load [spark-01]")).unwrap();
+    assert!(t.contains("BadDLLP 1, RxErr 2"), "{t}");
+
+    // the whole script: the counts grow once ib_write_bw has run
+    let grown = "health: gpu pcie errors not grown under load [spark-02]";
+    let o = run(
+        "fabric_baseline.rhai",
+        Some("pcie-path-errors-growing"),
+        &[],
+    );
+    o.code(1);
+    assert_eq!(problems(&o).keys().collect::<Vec<_>>(), vec![grown]);
+    let o = run(
+        "fabric_baseline.rhai",
+        Some("pcie-path-errors-growing"),
+        &["--set".to_string(), "gpu_pcie_error_growth=64".to_string()],
+    );
+    o.code(0);
+    assert_eq!(o.status(grown), "pass");
+}

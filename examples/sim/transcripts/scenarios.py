@@ -8,6 +8,7 @@ import json, os, re, shutil, sys
 sys.path.insert(0, "transcripts")
 from formats import lspci_text, show_gids_text, show_fec_text, ping_text, ping_all_cmd, ping_all_out
 from formats import sysfs_command, sysfs_text  # fabcheck discover (issue 30 section 2)
+from formats import hca_aer_cmd, hca_aer_text  # the HCAs' PCIe error counters (AER)
 T = "transcripts/"
 IFACES = ["enp1s0f1np1", "enP2p1s0f1np1"]
 DEVS = ["rocep1s0f1", "roceP2p1s0f1"]
@@ -119,6 +120,8 @@ PARTS = {
     "optics-rx-low": ("receiver_errors", ["spark-02 port qsfp1 enp1s0f1np1", "Mellanox PN MMA1B00-C100D SN MT1708FT01255"]),
     "pause-storm-errors-growing": ("named_part", ["spark-02 port qsfp1 enp1s0f1np1"]),
     "pcie-downtrained": ("pcie_downtrained", ["spark-01 port qsfp1 enP2p1s0f1np1 (roceP2p1s0f1)", "PCIe path"]),
+    "pcie-path-uncorrectable": ("named_part", ["spark-01 the root port 0000:00:00.0 above rocep1s0f1", "not its cable"]),
+    "pcie-path-errors-growing": ("named_part", ["spark-02 RDMA device roceP2p1s0f1 (enP2p1s0f1np1), its PCIe function 0002:01:00.1", "not its cable"]),
     "perftest-missing-on-peer": ("named_part", ["spark-02", "ib_write_bw"]),
     "pfc-differs": ("setting", ["spark-02 port qsfp1 enp1s0f1np1"]),
     "pfc-off-behind-switch": ("setting", ["spark-01 port qsfp1", "spark-02 port qsfp1"]),
@@ -399,6 +402,35 @@ s = Scenario("pcie-downtrained", "spark-01's second CX7 function (0002:01:00.1) 
 s.answer("spark-01", "lspci -vv -s 0002:01:00.1", "the healthy lspci answer with LnkSta Speed 2.5GT/s (downgraded), Width x4",
          stdout=lspci_text("0002:01:00.1", "Speed 2.5GT/s (downgraded), Width x4 (downgraded)"), ms=40)
 s.expect(HEALTH, "health: pcie link [spark-01]", ["enP2p1s0f1np1 (0002:01:00.1)", "2.5 GT/s x4", "expected 32 GT/s x4"])
+s.write()
+
+# The HCAs' PCIe error counters (AER; health: gpu pcie errors on RoCE): a marginal x4 PCIe path
+# of one rail counts correctable errors under the RDMA/NCCL load, the cable is fine.
+PCIE_ERR = "health: gpu pcie errors not grown under load"
+s = Scenario("pcie-path-errors-growing", "spark-02's second PCIe path is marginal: roceP2p1s0f1's function (0002:01:00.1) counts 41 RxErr and 23 BadTLP (correctable AER) during the RDMA and NCCL load; bandwidth still passes, the cable is fine")
+s.answer("spark-02", hca_aer_cmd(DEVS), "after the RDMA load: the AER statistics with 0002:01:00.1's correctable counts grown (RxErr 41, BadTLP 23); before it: the healthy answer, all 0",
+         stdout=hca_aer_text(DEVS, {"0002:01:00.1": {"correctable": {"RxErr": 41, "BadTLP": 23}}}), ms=20, after="ib_write_bw")
+s.expect(BASE, f"{PCIE_ERR} [spark-02]", ["spark-02 RDMA device roceP2p1s0f1 (enP2p1s0f1np1), its PCIe function 0002:01:00.1 on its link to the root port 0002:00:00.0 above roceP2p1s0f1",
+                                          "correctable PCIe errors grew by +64 (TOTAL_ERR 0 -> 64: BadTLP +23, RxErr +41) above 8", "not its cable"])
+s.write()
+
+NF = ["spark-01 the root port 0000:00:00.0 above rocep1s0f1 counted 2 uncorrectable non-fatal PCIe error(s) since boot (aer_dev_nonfatal: CmpltTO 2) on its link to RDMA device rocep1s0f1 (enp1s0f1np1), its PCIe function 0000:01:00.1",
+      "not noise", "not its cable"]
+s = Scenario("pcie-path-uncorrectable", "spark-01's first rail: the root port above rocep1s0f1 (0000:00:00.0) counted 2 uncorrectable non-fatal AER errors (completion timeouts) since boot")
+s.answer("spark-01", hca_aer_cmd(DEVS), "every read: the root port 0000:00:00.0 above rocep1s0f1 with 2 non-fatal completion timeouts (synthesised)",
+         stdout=hca_aer_text(DEVS, {"0000:00:00.0": {"nonfatal": {"CmpltTO": 2}}}), ms=20)
+s.expect(HEALTH, "health: gpu pcie errors [spark-01]", NF)
+s.expect(BASE, "health: gpu pcie errors before load [spark-01]", NF)
+s.write()
+
+def standing_aer(over):
+    def f(s, note):
+        s.answer("spark-01", hca_aer_cmd(DEVS), note, stdout=hca_aer_text(DEVS, over), ms=20)
+    return f
+s = Scenario("pcie-path-errors-standing-healthy", "healthy: spark-01's second rail's root port (0002:00:00.0) shows 3 correctable AER errors (RxErr 2, BadDLLP 1) and 4 Unsupported Requests since boot, unchanged under the load: logged and one warning, no red", healthy=True)
+standing_aer({"0002:00:00.0": {"correctable": {"RxErr": 2, "BadDLLP": 1}, "nonfatal": {"UnsupReq": 4}}})(s, "the root port 0002:00:00.0: RxErr 2, BadDLLP 1 and UnsupReq 4 since boot, the same in every read (synthesised)")
+s.expect(BASE, f"{PCIE_ERR} [spark-01]", [])
+s.expect(HEALTH, "health: gpu pcie errors [spark-01]", [])
 s.write()
 
 s = Scenario("roce-mtu-1024", "spark-02's rocep1s0f1 runs RoCE at active_mtu 1024 while its netdev has MTU 9000 (RDMA sends 1 KiB packets)")
