@@ -593,7 +593,7 @@ fn rails_of_one_port_without_ports_are_an_inventory_problem_said_first() {
 }
 
 /// The HCAs' PCIe error counters on DGX Sparks (RoCE; `health: gpu pcie errors ...`): the GB10
-/// is not read and the log says why (no GPUDirect RDMA: no GPU link on the HCAs' path), both
+/// is not read and the log says why (integrated: no discrete PCIe link on the HCAs' path), both
 /// rails' functions and the root ports above them are read; counts standing since boot and
 /// unchanged under the load (a few correctable, Unsupported Requests) are logged and warned,
 /// not failed; a rail's function whose correctable counts grew by 64 fails at the default limit
@@ -610,7 +610,7 @@ fn spark_pcie_paths_are_read_per_rail_and_growth_is_judged_against_the_setting()
     let t =
         serde_json::to_string(&o.test("health: gpu pcie errors before load [spark-02]")).unwrap();
     assert!(
-        t.contains("GPU 000f:01:00.0 not read") && t.contains("gdr = false"),
+        t.contains("GPU 000f:01:00.0 not read: platform profile dgx-spark"),
         "{t}"
     );
     assert!(

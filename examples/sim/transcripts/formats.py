@@ -252,12 +252,16 @@ def hca_aer_dirs(devs):
     """The directories the check reads, in its order: each RDMA device's function, then the root port above it."""
     return [d for dev in devs for d in (SPARK_PCIE[dev], SPARK_PCIE[dev].rsplit("/", 1)[0])]
 def hca_aer_cmd(devs):
-    return "head -v -n 40 " + " ".join(f"{d}/aer_dev_{s}" for d in hca_aer_dirs(devs) for s in ["correctable", "nonfatal", "fatal"])
+    return aer_cmd_of(hca_aer_dirs(devs))
 def hca_aer_text(devs, over=None):
+    return aer_text_of(hca_aer_dirs(devs), over)
+def aer_cmd_of(dirs):
+    return "head -v -n 40 " + " ".join(f"{d}/aer_dev_{s}" for d in dirs for s in ["correctable", "nonfatal", "fatal"])
+def aer_text_of(dirs, over=None):
     """`head -v -n 40` of every directory's three aer_dev_* files: every count 0 (synthesised);
     `over`: {device address: {severity: {name: count}}} replacing some."""
     files = []
-    for d in hca_aer_dirs(devs):
+    for d in dirs:
         for sev in ["correctable", "nonfatal", "fatal"]:
             c = (over or {}).get(d.rsplit("/", 1)[1], {}).get(sev, {})
             body = "".join(f"{n} {c.get(n, 0)}\n" for n in AER_NAMES[sev]) + f"{AER_TOTAL[sev]} {sum(c.values())}\n"

@@ -8,7 +8,7 @@ import json, os, re, shutil, sys
 sys.path.insert(0, "transcripts")
 from formats import lspci_text, show_gids_text, show_fec_text, ping_text, ping_all_cmd, ping_all_out
 from formats import sysfs_command, sysfs_text  # fabcheck discover (issue 30 section 2)
-from formats import hca_aer_cmd, hca_aer_text  # the HCAs' PCIe error counters (AER)
+from formats import hca_aer_cmd, hca_aer_text, hca_aer_dirs, hca_readlink_text, aer_cmd_of, aer_text_of  # the HCAs' PCIe error counters (AER)
 T = "transcripts/"
 IFACES = ["enp1s0f1np1", "enP2p1s0f1np1"]
 DEVS = ["rocep1s0f1", "roceP2p1s0f1"]
@@ -927,10 +927,31 @@ s.answer("spark-02", "lspci -vv -s 0000:01:00.1", "the healthy lspci answer with
 s.expect(HEALTH, "health: pcie link [spark-02]", ["spark-02 enp1s0f1np1 (01:00.1)", "32.0 GT/s x2", "expected 32 GT/s x4", "width from profile dgx-spark"])
 s.write()
 
+# Not a DGX Spark by its profile: the GPU PCIe error check reads the GPU the node lists
+# (/proc/driver/nvidia/gpus: the healthy 000f:01:00.0) and the root port above it with the HCAs,
+# and nvidia-smi -q (smi: the real H100 capture's text at that address; else not installed)
+def gpu_pcie_answers(s, smi):
+    gpu_dir = "/sys/devices/pci000f:00/000f:00:00.0/000f:01:00.0"
+    s.answer("spark-01", "for p in  /sys/bus/pci/devices/000f:01:00.0 " + " ".join(f"/sys/class/infiniband/{d}/device" for d in DEVS) + '; do readlink -f "$p"; done',
+             "the GPU's and the RDMA devices' sysfs device paths (synthesised)", stdout=gpu_dir + "\n" + hca_readlink_text(DEVS), ms=5)
+    aer_dirs = [gpu_dir, gpu_dir.rsplit("/", 1)[0]] + hca_aer_dirs(DEVS)
+    s.answer("spark-01", aer_cmd_of(aer_dirs), "the AER statistics of the GPU, the root port above it and each rail's function and root port: all 0 (synthesised)",
+             stdout=aer_text_of(aer_dirs), ms=20)
+    if not smi:
+        s.answer("spark-01", "nvidia-smi -q", "the shell's answer to a missing program (exit 127)",
+                 stdout="", stderr="bash: line 1: nvidia-smi: command not found\n", exit_code=127, ms=3)
+        return
+    q = open("../../tests/fixtures/nvidia-smi/q-1xH100-pcie-gen5-x16-replays-0-firecracker-580.txt").read()
+    q = q.replace("00000000:00:06.0", "0000000F:01:00.0").replace("Bus                                            : 0x00", "Bus                                            : 0x01")
+    q = q.replace("Device                                         : 0x06", "Device                                         : 0x00").replace("Domain                                         : 0x0000", "Domain                                         : 0x000F")
+    s.answer("spark-01", "nvidia-smi -q", "the real H100 nvidia-smi -q capture (tests/fixtures/nvidia-smi/q-1xH100-pcie-gen5-x16-replays-0-firecracker-580.txt) at the GPU's address 000f:01:00.0 (synthesised address; replays 0)",
+             stdout=q, ms=400)
+
 s = Scenario("unknown-platform", "spark-01 cannot be told apart: no DMI product name (an OEM board without it), no nvidia-smi; it is judged generically and says so: its rails' x4 of the x16 LnkCap is red, GPUDirect RDMA is required of NCCL")
 s.answer("spark-01", sysfs_command(), "the sysfs listing with an empty DMI product name", stdout=sysfs_text(dmi=""), ms=30)
 s.answer("spark-01", gpu_command(), "the shell's answer to a missing program (exit 127)",
          stdout="", stderr="bash: line 1: nvidia-smi: command not found\n", exit_code=127, ms=3)
+gpu_pcie_answers(s, smi=False)
 s.expect(HEALTH, "health: pcie link [spark-01]", ["expected 32.0 GT/s x16", "width from hardware (profile generic has no pcie_width)"])
 s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["0 of", "network channels go via GDRDMA"])
 s.expect(BASE, "nccl: all_reduce 2 nodes", ["0 of", "network channels go via GDRDMA"])
@@ -944,6 +965,7 @@ for i, bdf in BDFS.items():
     s.answer("spark-01", f"lspci -vv -s {bdf}", "the healthy lspci answer with LnkSta Width x8",
              stdout=lspci_text(bdf, "Speed 32GT/s (ok), Width x8 (downgraded)"), ms=40)
 s.expect(HEALTH, "health: pcie link [spark-01]", ["32.0 GT/s x8", "expected 32 GT/s x16", "width from profile dgx-h100-class"])
+gpu_pcie_answers(s, smi=True)
 s.expect(FIVE, "step 3: nccl all_reduce busbw and transport", ["0 of", "network channels go via GDRDMA"])
 s.expect(BASE, "nccl: all_reduce 2 nodes", ["0 of", "network channels go via GDRDMA"])
 s.write()
