@@ -210,7 +210,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
     row("gpu_memory", Bool, "", "true", "false", &[BASELINE], Set,
         "the InfiniBand rails' RDMA write from GPU memory (ib_write_bw --use_cuda) against host memory; false leaves it out"),
     row("gpu_pcie_error_growth", Number, "errors", "8", "0", &[BASELINE], Set,
-        "how much a GPU link's correctable AER count (per device: the GPU, the port above it, an HCA) and the GPU's PCIe replay counter may grow between the baseline's reads before and after the load; uncorrectable (non-fatal, fatal) AER errors and replay rollovers are never tolerated"),
+        "how much a PCIe device's correctable AER count (per device: a GPU, an HCA or RoCE RDMA device such as a DGX Spark rail's ConnectX-7 function, the port above each) and a GPU's PCIe replay counter may grow between the baseline's reads before and after the load; uncorrectable (non-fatal, fatal) AER errors and replay rollovers are never tolerated"),
     row("gpus_per_node", Number, "ranks", "the GPUs the node shows", "1",
         &[Reader::Run("src/primitives/nccl.rs")], Expect,
         "NCCL ranks per node in a full-node collective, one per GPU"),
