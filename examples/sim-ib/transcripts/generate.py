@@ -7,7 +7,7 @@ import json, os, shutil, sys
 sys.path.insert(0, "../sim/transcripts")
 from formats import lat_scaled  # the Spark simulation's latency scaling, one source
 from formats import ping_text, ping_all_cmd, ping_all_out, sysfs_command, gpu_command, ip_route_json
-from formats import lspci_text
+from formats import lspci_text, aer_cmd_of, aer_text_of  # the AER statistics' answers
 
 # FCSIM_NODES=8 FCSIM_OUT=transcripts-rack8 writes the 8-node rack (examples/sim-ib/rack8.toml):
 # the same answers for eight nodes, and only the `rack-` scenarios.
@@ -382,33 +382,18 @@ def gpu_lspci_answers(out, sta=None):
     cmd(out, "; ".join(f"lspci -vv -s {b}" for b in GPU_BDF), "\n".join(texts), ms=120,
         note="lspci -vv of the GPUs: Gen5 x16 capable, idle at 2.5GT/s x16 (synthesised in the format of a real capture)")
 
-# The kernel's AER statistics (sysfs aer_dev_*) with the names of current kernels, in the
-# format of the real files tests/fixtures/aer/aer_dev_*-node-exporter-*; `head -v` prints a
-# `==> PATH <==` line before each file and a blank line between (coreutils).
-AER_NAMES = {
-    "correctable": ["RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr", "HeaderOF"],
-    "nonfatal": ["Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "UnxCmplt", "RxOF", "MalfTLP", "ECRC", "UnsupReq",
-                 "ACSViol", "UncorrIntErr", "BlockedTLP", "AtomicOpBlocked", "TLPBlockedErr", "PoisonTLPBlocked"],
-}
-AER_NAMES["fatal"] = AER_NAMES["nonfatal"]
-AER_TOTAL = {"correctable": "TOTAL_ERR_COR", "nonfatal": "TOTAL_ERR_NONFATAL", "fatal": "TOTAL_ERR_FATAL"}
+# The kernel's AER statistics (sysfs aer_dev_*): formats.py's aer_cmd_of / aer_text_of, the
+# Spark simulation's (the format of the real files tests/fixtures/aer/aer_dev_*-node-exporter-*).
 def aer_dirs():
     """The device directories the GPU PCIe error check reads, in its order: each GPU and the
     port above it, then each HCA and the port above it (pcie_paths' numbering)."""
     gpu, hca, _ = pcie_paths()
     return [d for p in gpu + hca for d in (p, p.rsplit("/", 1)[0])]
 def aer_text(over=None):
-    """`head -v -n 40` of every directory's three aer_dev_* files: every count 0 (synthesised),
-    `over`: {device address: {severity: {name: count}}} replacing some."""
-    files = []
-    for d in aer_dirs():
-        for sev in ["correctable", "nonfatal", "fatal"]:
-            c = (over or {}).get(d.rsplit("/", 1)[1], {}).get(sev, {})
-            body = "".join(f"{n} {c.get(n, 0)}\n" for n in AER_NAMES[sev]) + f"{AER_TOTAL[sev]} {sum(c.values())}\n"
-            files.append(f"==> {d}/aer_dev_{sev} <==\n{body}")
-    return "\n".join(files)
+    """Every directory's three aer_dev_* files: every count 0 (synthesised), `over` replacing some."""
+    return aer_text_of(aer_dirs(), over)
 def aer_cmd():
-    return "head -v -n 40 " + " ".join(f"{d}/aer_dev_{s}" for d in aer_dirs() for s in ["correctable", "nonfatal", "fatal"])
+    return aer_cmd_of(aer_dirs())
 def aer_answers(out, over=None, after=None, note=None):
     cmd(out, aer_cmd(), aer_text(over), ms=20, after=after,
         note=note or "the AER statistics of every GPU, HCA and the switch port above each: all 0 (synthesised in the format of the real sysfs files)")
