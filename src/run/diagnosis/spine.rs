@@ -38,22 +38,22 @@ fn flows(ctx: &Ctx) -> Vec<Flow> {
     v
 }
 
-/// The link most of `flows` take (at least two), if any, with the flows through it.
-fn busiest<'a>(flows: &[&'a Flow]) -> Option<(String, Vec<&'a Flow>)> {
-    let mut best: Option<(String, Vec<&Flow>)> = None;
-    for f in flows {
-        for l in &f.links {
-            let on: Vec<&Flow> = flows
-                .iter()
-                .copied()
-                .filter(|g| g.links.contains(l))
-                .collect();
-            if on.len() >= 2 && best.as_ref().is_none_or(|b| on.len() > b.1.len()) {
-                best = Some((l.clone(), on));
-            }
-        }
-    }
-    best
+/// The flows (indices into `all`, among `left`) through the link most of them take, if two or
+/// more take one.
+fn busiest(all: &[Flow], left: &[usize]) -> Option<Vec<usize>> {
+    let through = |l: &String| -> Vec<usize> {
+        left.iter()
+            .copied()
+            .filter(|&g| all[g].links.contains(l))
+            .collect()
+    };
+    left.iter()
+        .flat_map(|&f| all[f].links.iter().map(through))
+        .filter(|on| on.len() >= 2)
+        .fold(None, |best: Option<Vec<usize>>, on| match best {
+            Some(b) if b.len() >= on.len() => Some(b),
+            _ => Some(on),
+        })
 }
 
 /// The links every flow of `group` takes, in the first flow's path order.
@@ -70,24 +70,23 @@ fn common(group: &[&Flow]) -> Vec<String> {
 /// links its flows share, and claims the reds whose every slow flow is in it or an earlier group.
 pub(crate) fn spine_links(ctx: &mut Ctx) {
     let all = flows(ctx);
-    let mut left: Vec<&Flow> = all.iter().collect();
-    let mut covered: Vec<*const Flow> = vec![];
-    while let Some((_, group)) = busiest(&left) {
-        left.retain(|f| !group.iter().any(|g| std::ptr::eq(*g, *f)));
-        covered.extend(group.iter().map(|g| *g as *const Flow));
-        let whole = |i: usize| {
-            all.iter()
-                .filter(|f| f.red == i)
-                .all(|f| covered.contains(&(f as *const Flow)))
-        };
+    let mut left: Vec<usize> = (0..all.len()).collect();
+    let mut covered = vec![false; all.len()];
+    while let Some(group) = busiest(&all, &left) {
+        left.retain(|f| !group.contains(f));
+        for &g in &group {
+            covered[g] = true;
+        }
         let mut evidence = vec![];
-        for i in group.iter().map(|f| f.red) {
-            if !ctx.claimed[i] && whole(i) {
-                ctx.claimed[i] = true;
-                evidence.push(ctx.reds[i].t.name.clone());
+        for red in group.iter().map(|&g| all[g].red) {
+            let whole = (0..all.len()).all(|f| all[f].red != red || covered[f]);
+            if !ctx.claimed[red] && whole {
+                ctx.claimed[red] = true;
+                evidence.push(ctx.reds[red].t.name.clone());
             }
         }
-        ctx.out.push(diagnosis(&group, evidence));
+        let flows: Vec<&Flow> = group.iter().map(|&g| &all[g]).collect();
+        ctx.out.push(diagnosis(&flows, evidence));
     }
 }
 
