@@ -1543,6 +1543,16 @@ scenario("ib-gpu-pcie-errors-growing", "h100-03 GPU 5 (0000:c3:00.0) counts 41 R
          {"h100-03": lambda out: aer_answers(out, {"0000:c3:00.0": {"correctable": {"RxErr": 41, "BadTLP": 23}}}, after="ib_write_bw",
                                              note="after the load: GPU 0000:c3:00.0's correctable AER counts grew (synthesised)")},
          parts=["h100-03 GPU 0000:c3:00.0 (NVIDIA H100 80GB HBM3)"])
+# Unsupported Requests standing since boot are a warning (healthy variant below), but ones that
+# grow under the load are not boot-time probing: the port above h100-01 GPU 2 shows 4 before the
+# load and 31 after it
+scenario("ib-gpu-pcie-unsupported-requests-growing", "the switch port above h100-01 GPU 2 (0000:52:00.0) shows 4 Unsupported Requests since boot and 31 after the load: a warning before, a red under load",
+         [("fabric_baseline.rhai", [], f"{GPU_ERR} [h100-01]",
+           [f"the switch port {port_above('0000:52:00.0')} above GPU 0000:52:00.0 on its link to GPU 0000:52:00.0", "uncorrectable non-fatal PCIe errors grew by +27", "UnsupReq +27"])],
+         {"h100-01": lambda out: (aer_answers(out, {port_above("0000:52:00.0"): {"nonfatal": {"UnsupReq": 4}}}, note="before the load: 4 Unsupported Requests since boot at the port above GPU 0000:52:00.0 (synthesised)"),
+                                  aer_answers(out, {port_above("0000:52:00.0"): {"nonfatal": {"UnsupReq": 31}}}, after="ib_write_bw",
+                                              note="after the load: 31 Unsupported Requests at the port above GPU 0000:52:00.0 (synthesised)"))},
+         parts=[f"the switch port {port_above('0000:52:00.0')} above GPU 0000:52:00.0"])
 # h100-02: the switch port above GPU 3 counts the errors (it receives the GPU's bad TLPs); the
 # GPU's own AER counters stay 0, its replay counter grows (it sends those TLPs again)
 P3 = port_above("0000:61:00.0")
